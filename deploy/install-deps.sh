@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# deploy/install-deps.sh — installs the Debian (bookworm) packages rdev needs to
+# build, test and benchmark. Idempotent: does nothing when all are present.
+# Run as root (or with sudo available). Used by README's commands and .ci/run.
+set -euo pipefail
+
+PKGS=(
+  build-essential cmake pkg-config
+  check libsubunit-dev
+  libgrpc-dev protobuf-compiler protobuf-compiler-grpc
+  nanopb
+  libcurl4-openssl-dev libssl-dev
+  python3 python3-grpcio python3-protobuf
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,321 @@
+/*
+ * rdev/runtime.h — the device runtime: the CANN runtime's model of devices,
+ * device memory, streams, events, host callbacks and kernels, behind one
+ * backend table. It knows nothing of gRPC; the server drives devices only
+ * through this header, and tests and benchmarks use it in-process.
+ *
+ * Conventions (as the CANN runtime):
+ * - Every function returns an rdev_status_t code (0 = RDEV_OK) unless noted.
+ *   On failure a human-readable detail is kept per thread: rdev_rt_last_error().
+ * - Device pointers are opaque `void *` device addresses. On the sim backend
+ *   they point into the device's arena, but callers must never dereference
+ *   them; only the runtime may.
+ * - "Async" calls enqueue work on a stream and return before it runs. Their
+ *   results are valid only after rdev_rt_stream_synchronize() on that stream.
+ *   Errors of asynchronous work (kernel fault, injected fault) are reported by
+ *   the next synchronize of that stream, which clears them: the stream stays
+ *   usable.
+ * - Work on one stream runs in submission order; different streams run
+ *   concurrently. All functions are thread-safe unless noted.
+ */
+#ifndef RDEV_RUNTIME_H
+#define RDEV_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rdev/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rdev_rt rdev_rt_t;               /* an opened runtime: one backend and its devices */
+typedef struct rdev_rt_stream rdev_rt_stream_t; /* an ordered queue of device work */
+typedef struct rdev_rt_event rdev_rt_event_t;   /* a marker recorded in a stream */
+
+/* aclrtMemcpyKind, same numbers. */
+typedef enum {
+  RDEV_MEMCPY_HOST_TO_HOST = 0,
+  RDEV_MEMCPY_HOST_TO_DEVICE = 1,
+  RDEV_MEMCPY_DEVICE_TO_HOST = 2,
+  RDEV_MEMCPY_DEVICE_TO_DEVICE = 3,
+  RDEV_MEMCPY_DEFAULT = 4 /* direction inferred from the addresses */
+} rdev_memcpy_kind_t;
+
+/* aclrtMemMallocPolicy, same numbers. The sim backend accepts all and ignores them. */
+typedef enum {
+  RDEV_MEM_MALLOC_HUGE_FIRST = 0,
+  RDEV_MEM_MALLOC_HUGE_ONLY = 1,
+  RDEV_MEM_MALLOC_NORMAL_ONLY = 2,
+  RDEV_MEM_MALLOC_HUGE_FIRST_P2P = 3,
+  RDEV_MEM_MALLOC_HUGE_ONLY_P2P = 4,
+  RDEV_MEM_MALLOC_NORMAL_ONLY_P2P = 5
+} rdev_mem_policy_t;
+
+/* Limits shared by every backend (Ascend A2/A3 figures). */
+#define RDEV_RT_MAX_STREAMS_PER_DEVICE 1984
+#define RDEV_RT_MAX_EVENTS_PER_DEVICE 65536
+#define RDEV_RT_MEM_ALIGN 64          /* every device address is 64-byte aligned */
+#define RDEV_RT_MAX_KERNEL_ARGS 8
+#define RDEV_RT_MAX_KERNEL_BLOCKS 65535
+#define RDEV_RT_PRINT_LIMIT 65536     /* bytes of kernel print kept per launch */
+
+/* ---- opening a runtime -------------------------------------------------- */
+
+typedef struct {
+  const char *backend;       /* "sim" (default when NULL) */
+  int sim_devices;           /* sim: number of devices (default 2 when 0) */
+  size_t sim_mem_bytes;      /* sim: arena size per device (default 1 GiB when 0) */
+  unsigned stream_depth;     /* tasks a stream queues before submitters block (default 1024) */
+} rdev_rt_config_t;
+
+/* Opens the backend named in cfg (NULL cfg = all defaults) and its devices.
+ * On success *out owns everything created through it until rdev_rt_close(). */
+int rdev_rt_open(const rdev_rt_config_t *cfg, rdev_rt_t **out);
+
+/* Closes the runtime: force-destroys remaining streams (their queued work is
+ * discarded, callbacks run with RDEV_CANCELLED), then frees remaining events,
+ * device and host memory. Blocks until the stream workers have exited. */
+void rdev_rt_close(rdev_rt_t *rt);
+
+/* Name of the backend the runtime was opened with ("sim"). Never NULL. */
+const char *rdev_rt_backend_name(const rdev_rt_t *rt);
+
+/* Detail of the calling thread's most recent failure (like aclGetRecentErrMsg);
+ * "" when there is none. Valid until this thread's next runtime call. */
+const char *rdev_rt_last_error(void);
+
+/* ---- devices ------------------------------------------------------------ */
+
+typedef struct {
+  char name[32];        /* SoC-style name; "sim" for the sim backend */
+  size_t total_bytes;   /* device memory */
+  size_t free_bytes;    /* total minus what allocations reserve */
+} rdev_rt_device_info_t;
+
+/* Number of devices. Never blocks. */
+int rdev_rt_device_count(rdev_rt_t *rt, int *count);
+
+/* Name and memory of device dev; RDEV_RT_INVALID_DEVICEID when out of range. */
+int rdev_rt_device_info(rdev_rt_t *rt, int dev, rdev_rt_device_info_t *info);
+
+/* aclrtGetMemInfo for device dev: free and total bytes. */
+int rdev_rt_mem_info(rdev_rt_t *rt, int dev, size_t *free_bytes, size_t *total_bytes);
+
+/* ---- memory ------------------------------------------------------------- */
+
+/* The bytes an allocation of `size` reserves on a device: CANN's rule (round
+ * up to 32, pad by 32) kept on 64-byte granules so that every address stays
+ * 64-byte aligned. free_bytes drops by exactly this much per allocation.
+ * Returns 0 when size is 0 or the rounding would overflow. */
+size_t rdev_rt_mem_reserved_size(size_t size);
+
+/* aclrtMalloc on device dev: *dptr gets a 64-byte-aligned device address of
+ * at least size bytes. size 0 is RDEV_INVALID_PARAM; no room is
+ * RDEV_RT_DEVICE_OOM. Contents are undefined. Never blocks on streams. */
+int rdev_rt_malloc(rdev_rt_t *rt, int dev, void **dptr, size_t size, rdev_mem_policy_t policy);
+
+/* aclrtFree: releases an allocation made by rdev_rt_malloc (dptr must be its
+ * start). Does not wait for in-flight work that uses it, as CANN. */
+int rdev_rt_free(rdev_rt_t *rt, void *dptr);
+
+/* Finds the allocation that contains device address p: its start, its size
+ * (as requested) and its device. RDEV_INVALID_PARAM when p is in none. */
+int rdev_rt_mem_lookup(rdev_rt_t *rt, const void *p, void **base, size_t *size, int *dev);
+
+/* aclrtMallocHost: page-aligned host staging memory (pinned on real
+ * backends). size 0 is RDEV_INVALID_PARAM. Caller frees with rdev_rt_free_host. */
+int rdev_rt_malloc_host(rdev_rt_t *rt, void **ptr, size_t size);
+
+/* aclrtFreeHost: p must come from rdev_rt_malloc_host, else RDEV_INVALID_PARAM. */
+int rdev_rt_free_host(rdev_rt_t *rt, void *p);
+
+/* aclrtMemcpy: copies count bytes and returns when they are copied. Does not
+ * synchronize any stream. count > dest_max is RDEV_RT_PARAM_INVALID; count 0
+ * is a no-op success; a device side that is not inside one allocation for all
+ * count bytes is RDEV_INVALID_PARAM; D2D needs both addresses 64-byte aligned
+ * (RDEV_MEMORY_ADDRESS_UNALIGNED). The host side is the caller's memory and
+ * must hold count bytes. */
+int rdev_rt_memcpy(rdev_rt_t *rt, void *dst, size_t dest_max, const void *src, size_t count,
+                   rdev_memcpy_kind_t kind);
+
+/* aclrtMemcpyAsync: checks as rdev_rt_memcpy, enqueues the copy on s and
+ * returns. Host memory on either side must stay valid until the stream is
+ * synchronized; the destination is valid only after that. */
+int rdev_rt_memcpy_async(rdev_rt_t *rt, void *dst, size_t dest_max, const void *src, size_t count,
+                         rdev_memcpy_kind_t kind, rdev_rt_stream_t *s);
+
+/* aclrtMemset on device memory: sets count bytes at dptr to (uint8_t)value.
+ * Same count/dest_max and range rules as rdev_rt_memcpy. */
+int rdev_rt_memset(rdev_rt_t *rt, void *dptr, size_t dest_max, int value, size_t count);
+
+/* aclrtMemsetAsync: as rdev_rt_memset, enqueued on s. */
+int rdev_rt_memset_async(rdev_rt_t *rt, void *dptr, size_t dest_max, int value, size_t count,
+                         rdev_rt_stream_t *s);
+
+/* ---- streams ------------------------------------------------------------ */
+
+/* aclrtCreateStream on device dev. At most RDEV_RT_MAX_STREAMS_PER_DEVICE per
+ * device (RDEV_STORAGE_OVER_LIMIT beyond). */
+int rdev_rt_stream_create(rdev_rt_t *rt, int dev, rdev_rt_stream_t **s);
+
+/* aclrtDestroyStream: waits until the work already queued on s has run, then
+ * frees the stream. Errors that work raised are returned, as by synchronize.
+ * s is invalid afterwards whatever the result. */
+int rdev_rt_stream_destroy(rdev_rt_stream_t *s);
+
+/* aclrtDestroyStreamForce: discards work not yet started (host callbacks of
+ * discarded work still run, with RDEV_CANCELLED, so their owners can release
+ * what they hold), interrupts a running delay or injected hang, waits for the
+ * task in progress to end, then frees the stream. */
+int rdev_rt_stream_destroy_force(rdev_rt_stream_t *s);
+
+/* aclrtSynchronizeStream: blocks until all work queued on s before the call
+ * has run; returns the first error that work raised since the previous
+ * synchronize (and clears it), else RDEV_OK. */
+int rdev_rt_stream_synchronize(rdev_rt_stream_t *s);
+
+/* aclrtSynchronizeStreamWithTimeout: as synchronize, but gives up after
+ * timeout_ms (-1 = wait forever) with RDEV_RT_STREAM_SYNC_TIMEOUT, leaving
+ * the work queued and any pending error in place. */
+int rdev_rt_stream_synchronize_timeout(rdev_rt_stream_t *s, int32_t timeout_ms);
+
+/* aclrtStreamQuery: *done = 1 when every queued task has run, else 0. Never blocks. */
+int rdev_rt_stream_query(rdev_rt_stream_t *s, int *done);
+
+/* Device the stream belongs to. */
+int rdev_rt_stream_device(const rdev_rt_stream_t *s);
+
+/* ---- host callbacks ----------------------------------------------------- */
+
+/* Runs on a runtime thread, never the submitting one. status is RDEV_OK when
+ * the callback ran in stream order, RDEV_CANCELLED when its stream was
+ * force-destroyed before it could. */
+typedef void (*rdev_rt_host_fn)(void *user, int status);
+
+/* aclrtLaunchCallback (blocking mode): fn runs after the work queued on s
+ * before it, and the work queued after it waits for fn to return. fn is called
+ * exactly once. */
+int rdev_rt_launch_callback(rdev_rt_stream_t *s, rdev_rt_host_fn fn, void *user);
+
+/* ---- events ------------------------------------------------------------- */
+
+/* aclrtCreateEvent on device dev (events recorded in streams of that device). */
+int rdev_rt_event_create(rdev_rt_t *rt, int dev, rdev_rt_event_t **ev);
+
+/* aclrtDestroyEvent. Safe while streams still have work that records or waits
+ * on it: the event lives on until that work has run. */
+int rdev_rt_event_destroy(rdev_rt_event_t *ev);
+
+/* aclrtRecordEvent: the event completes when the work queued on s before it
+ * has run. Re-recording replaces the previous record. */
+int rdev_rt_event_record(rdev_rt_event_t *ev, rdev_rt_stream_t *s);
+
+/* aclrtStreamWaitEvent: work queued on s after this call waits until the
+ * event's latest record (at the time of this call) completes. Waiting on a
+ * never-recorded event waits for nothing. */
+int rdev_rt_stream_wait_event(rdev_rt_stream_t *s, rdev_rt_event_t *ev);
+
+/* aclrtSynchronizeEvent: blocks until the latest record completes (returns at
+ * once if never recorded). timeout_ms -1 = forever, else RDEV_RT_WAIT_TIMEOUT. */
+int rdev_rt_event_synchronize(rdev_rt_event_t *ev, int32_t timeout_ms);
+
+/* aclrtQueryEventStatus: *done = 1 when the latest record has completed (or
+ * there is none). Never blocks. */
+int rdev_rt_event_query(rdev_rt_event_t *ev, int *done);
+
+/* aclrtEventElapsedTime: milliseconds between two completed records.
+ * RDEV_INVALID_PARAM when either is not recorded or not yet complete. */
+int rdev_rt_event_elapsed_ms(float *ms, rdev_rt_event_t *start, rdev_rt_event_t *end);
+
+/* ---- kernels ------------------------------------------------------------ */
+
+typedef enum {
+  RDEV_ARG_PTR = 1, /* device memory: base address + byte offset */
+  RDEV_ARG_I32,
+  RDEV_ARG_U32,
+  RDEV_ARG_I64,
+  RDEV_ARG_U64,
+  RDEV_ARG_F32,
+  RDEV_ARG_F64
+} rdev_arg_type_t;
+
+typedef struct {
+  rdev_arg_type_t type;
+  union {
+    struct {
+      void *base;      /* any address inside a device allocation */
+      uint64_t offset; /* bytes past base */
+    } ptr;
+    int32_t i32;
+    uint32_t u32;
+    int64_t i64;
+    uint64_t u64;
+    float f32;
+    double f64;
+  } v;
+} rdev_kernel_arg_t;
+
+/* How many elements a pointer parameter spans. */
+typedef enum {
+  RDEV_EXTENT_ONE = 0,    /* one element */
+  RDEV_EXTENT_BLOCKS = 1, /* one element per block */
+  RDEV_EXTENT_ARG = 2     /* as many elements as the integer argument count_arg */
+} rdev_extent_kind_t;
+
+typedef struct {
+  const char *name;        /* e.g. "out" */
+  rdev_arg_type_t type;
+  uint8_t writes;          /* PTR: the kernel writes through it */
+  uint8_t elem_size;       /* PTR: bytes per element */
+  uint8_t extent;          /* PTR: rdev_extent_kind_t */
+  uint8_t count_arg;       /* PTR with RDEV_EXTENT_ARG: index of the count parameter */
+} rdev_kernel_param_t;
+
+typedef struct {
+  const char *name;        /* e.g. "square_f32" */
+  const char *doc;         /* one line */
+  int nparams;
+  rdev_kernel_param_t params[RDEV_RT_MAX_KERNEL_ARGS];
+} rdev_kernel_sig_t;
+
+/* The built-in kernel registry: write_i32, square_f32, add_f32, axpy_f32,
+ * reduce_sum_f32, delay_us. *count gets its length; the array is static. */
+const rdev_kernel_sig_t *rdev_rt_kernels(int *count);
+
+/* The signature of the kernel called name, or NULL. */
+const rdev_kernel_sig_t *rdev_rt_kernel_find(const char *name);
+
+/* Receives what one launch printed, once, after the launch ran and only if it
+ * printed something (at most RDEV_RT_PRINT_LIMIT bytes, then a truncation
+ * note). Runs on the stream's worker thread; text is valid during the call. */
+typedef void (*rdev_rt_print_fn)(void *user, const char *text, size_t len);
+
+/* Launches kernel `name` with `blocks` blocks (1..RDEV_RT_MAX_KERNEL_BLOCKS)
+ * on s. Arguments must match the signature in number and type
+ * (RDEV_KERNEL_ARGS otherwise, naming the argument); every pointer argument's
+ * extent, derived from the other arguments, must lie inside the allocation its
+ * base points into (RDEV_INVALID_PARAM otherwise, naming the argument).
+ * Unknown names are RDEV_UNKNOWN_KERNEL. args are copied; print_fn may be NULL. */
+int rdev_rt_launch(rdev_rt_stream_t *s, const char *name, uint32_t blocks,
+                   const rdev_kernel_arg_t *args, int nargs, rdev_rt_print_fn print_fn,
+                   void *print_user);
+
+/* ---- fault injection (tests) -------------------------------------------- */
+
+typedef enum {
+  RDEV_FAULT_ALLOC = 1,  /* the nth allocation on dev from now fails with RDEV_RT_DEVICE_OOM */
+  RDEV_FAULT_KERNEL = 2, /* the nth kernel run on dev from now faults: RDEV_RT_AICORE_EXCEPTION at sync */
+  RDEV_FAULT_HANG = 3    /* the nth task run on dev from now first stalls for hang_ms */
+} rdev_fault_kind_t;
+
+/* Arms one fault of `kind` on device dev, to fire on the nth (1 = next)
+ * matching event. Arming the same kind again replaces the previous one. */
+int rdev_rt_fault_inject(rdev_rt_t *rt, int dev, rdev_fault_kind_t kind, uint32_t nth,
+                         uint32_t hang_ms);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

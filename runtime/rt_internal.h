@@ -1,0 +1,118 @@
+/*
+ * runtime/rt_internal.h — what the runtime's generic layer (runtime.c) and
+ * its backends share: the backend table, the task record that async work is
+ * described by, and the error-detail helper. Not installed; not for the
+ * server or client.
+ *
+ * The generic layer validates every call (arguments, ranges, kernel
+ * signatures) and turns async work into rt_task records; a backend only
+ * executes validated work. A new backend (acl, cuda) fills rt_backend_t.
+ */
+#ifndef RDEV_RT_INTERNAL_H
+#define RDEV_RT_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "rdev/runtime.h"
+
+/* Common head of every backend's stream and event objects. */
+struct rdev_rt_stream {
+  rdev_rt_t *rt;
+  int dev;
+};
+
+struct rdev_rt_event {
+  rdev_rt_t *rt;
+  int dev;
+};
+
+typedef enum {
+  RT_TASK_COPY = 1,     /* memcpy(dst, src, n) in any direction */
+  RT_TASK_MEMSET,       /* memset(dst, value, n) */
+  RT_TASK_KERNEL,       /* run kernel k over blocks */
+  RT_TASK_CALLBACK,     /* host function */
+  RT_TASK_EVENT_RECORD, /* complete event record `gen` */
+  RT_TASK_EVENT_WAIT    /* wait for event record `gen` */
+} rt_task_op_t;
+
+/* One unit of async work, validated by the generic layer. Self-contained:
+ * copied into the stream's queue, so the caller's memory is not referenced
+ * except the host side of a copy (as CANN). */
+typedef struct {
+  uint8_t op; /* rt_task_op_t */
+  union {
+    struct {
+      void *dst;
+      const void *src;
+      size_t n;
+      int value; /* memset */
+    } mem;
+    struct {
+      int index;                                 /* into rdev_rt_kernels() */
+      uint32_t blocks;
+      rdev_kernel_arg_t args[RDEV_RT_MAX_KERNEL_ARGS]; /* PTR args resolved: base = address, offset = 0 */
+      rdev_rt_print_fn print_fn;
+      void *print_user;
+    } kernel;
+    struct {
+      rdev_rt_host_fn fn;
+      void *user;
+    } cb;
+    struct {
+      rdev_rt_event_t *ev;
+      uint64_t gen; /* filled in by the backend's submit */
+    } event;
+  } u;
+} rt_task_t;
+
+typedef struct rt_backend {
+  const char *name;
+  int (*open)(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl);
+  void (*close)(void *impl);
+  int (*device_count)(void *impl);
+  int (*device_info)(void *impl, int dev, rdev_rt_device_info_t *info);
+  int (*malloc)(void *impl, int dev, void **dptr, size_t size, size_t reserved);
+  int (*free)(void *impl, void *dptr);
+  int (*lookup)(void *impl, const void *p, void **base, size_t *size, int *dev);
+  int (*malloc_host)(void *impl, void **p, size_t size);
+  int (*free_host)(void *impl, void *p);
+  int (*copy)(void *impl, void *dst, const void *src, size_t n, rdev_memcpy_kind_t kind);
+  int (*memset)(void *impl, void *dst, int value, size_t n);
+  int (*stream_create)(void *impl, int dev, rdev_rt_stream_t **s);
+  int (*stream_destroy)(rdev_rt_stream_t *s, int force);
+  int (*stream_sync)(rdev_rt_stream_t *s, int32_t timeout_ms);
+  int (*stream_query)(rdev_rt_stream_t *s, int *done);
+  int (*submit)(rdev_rt_stream_t *s, const rt_task_t *t);
+  int (*event_create)(void *impl, int dev, rdev_rt_event_t **ev);
+  int (*event_destroy)(rdev_rt_event_t *ev);
+  int (*event_sync)(rdev_rt_event_t *ev, int32_t timeout_ms);
+  int (*event_query)(rdev_rt_event_t *ev, int *done);
+  int (*event_elapsed)(float *ms, rdev_rt_event_t *a, rdev_rt_event_t *b);
+  int (*fault_inject)(void *impl, int dev, rdev_fault_kind_t kind, uint32_t nth, uint32_t hang_ms);
+} rt_backend_t;
+
+struct rdev_rt {
+  const rt_backend_t *be;
+  void *impl;
+};
+
+extern const rt_backend_t rt_sim_backend;
+
+/* Records a detail for rdev_rt_last_error() and returns code. */
+int rt_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Clears the calling thread's error detail (every public entry point does). */
+void rt_clear_error(void);
+
+/* Kernel print channel, used by kernel bodies: appends to the launch's print
+ * buffer, bounded by RDEV_RT_PRINT_LIMIT. */
+typedef struct rt_print_buf {
+  char *data;
+  size_t len, cap;
+  int truncated;
+} rt_print_buf_t;
+
+void rt_print(rt_print_buf_t *pb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rt_print_release(rt_print_buf_t *pb);
+
+#endif

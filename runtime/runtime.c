@@ -1,0 +1,551 @@
+/*
+ * runtime/runtime.c — the runtime's generic layer: opens a backend by name,
+ * validates every call the way the CANN runtime does (null and range checks,
+ * count/destMax, copy directions, kernel signatures and pointer extents), and
+ * hands validated work to the backend table. Backends never see unchecked
+ * input, so a check written here holds for every backend.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+/* ---- error detail -------------------------------------------------------- */
+
+static _Thread_local char rt_errmsg[256];
+
+int rt_fail(int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(rt_errmsg, sizeof rt_errmsg, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+void rt_clear_error(void) { rt_errmsg[0] = '\0'; }
+
+const char *rdev_rt_last_error(void) { return rt_errmsg; }
+
+/* ---- kernel print channel ------------------------------------------------ */
+
+void rt_print(rt_print_buf_t *pb, const char *fmt, ...) {
+  if (pb->truncated) return;
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+  if (pb->len + len > RDEV_RT_PRINT_LIMIT) {
+    static const char note[] = "[kernel print truncated]\n";
+    len = sizeof note - 1;
+    memcpy(line, note, len);
+    pb->truncated = 1;
+  }
+  if (pb->len + len > pb->cap) {
+    size_t cap = pb->cap ? pb->cap * 2 : 256;
+    while (cap < pb->len + len) cap *= 2;
+    char *d = realloc(pb->data, cap);
+    if (!d) {
+      pb->truncated = 1;
+      return;
+    }
+    pb->data = d;
+    pb->cap = cap;
+  }
+  memcpy(pb->data + pb->len, line, len);
+  pb->len += len;
+}
+
+void rt_print_release(rt_print_buf_t *pb) {
+  free(pb->data);
+  memset(pb, 0, sizeof *pb);
+}
+
+/* ---- open / close -------------------------------------------------------- */
+
+static const rt_backend_t *const rt_backends[] = {&rt_sim_backend};
+
+int rdev_rt_open(const rdev_rt_config_t *cfg, rdev_rt_t **out) {
+  rt_clear_error();
+  static const rdev_rt_config_t defaults = {0};
+  if (!out) return rt_fail(RDEV_INVALID_PARAM, "out is NULL");
+  *out = NULL;
+  if (!cfg) cfg = &defaults;
+  const char *name = cfg->backend ? cfg->backend : "sim";
+  const rt_backend_t *be = NULL;
+  for (size_t i = 0; i < sizeof rt_backends / sizeof rt_backends[0]; i++)
+    if (strcmp(rt_backends[i]->name, name) == 0) be = rt_backends[i];
+  if (!be) return rt_fail(RDEV_API_NOT_SUPPORT, "unknown backend '%s' (this build has: sim)", name);
+  rdev_rt_t *rt = calloc(1, sizeof *rt);
+  if (!rt) return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
+  rt->be = be;
+  int rc = be->open(rt, cfg, &rt->impl);
+  if (rc != RDEV_OK) {
+    free(rt);
+    return rc;
+  }
+  *out = rt;
+  return RDEV_OK;
+}
+
+void rdev_rt_close(rdev_rt_t *rt) {
+  if (!rt) return;
+  rt->be->close(rt->impl);
+  free(rt);
+}
+
+const char *rdev_rt_backend_name(const rdev_rt_t *rt) { return rt ? rt->be->name : "none"; }
+
+/* ---- devices ------------------------------------------------------------- */
+
+static int check_dev(rdev_rt_t *rt, int dev) {
+  if (!rt) return rt_fail(RDEV_INVALID_PARAM, "runtime is NULL");
+  int n = rt->be->device_count(rt->impl);
+  if (dev < 0 || dev >= n)
+    return rt_fail(RDEV_RT_INVALID_DEVICEID, "device %d does not exist (devices: 0..%d)", dev, n - 1);
+  return RDEV_OK;
+}
+
+int rdev_rt_device_count(rdev_rt_t *rt, int *count) {
+  rt_clear_error();
+  if (!rt || !count) return rt_fail(RDEV_INVALID_PARAM, "NULL argument");
+  *count = rt->be->device_count(rt->impl);
+  return RDEV_OK;
+}
+
+int rdev_rt_device_info(rdev_rt_t *rt, int dev, rdev_rt_device_info_t *info) {
+  rt_clear_error();
+  int rc = check_dev(rt, dev);
+  if (rc) return rc;
+  if (!info) return rt_fail(RDEV_INVALID_PARAM, "info is NULL");
+  return rt->be->device_info(rt->impl, dev, info);
+}
+
+int rdev_rt_mem_info(rdev_rt_t *rt, int dev, size_t *free_bytes, size_t *total_bytes) {
+  rdev_rt_device_info_t info;
+  int rc = rdev_rt_device_info(rt, dev, &info);
+  if (rc) return rc;
+  if (!free_bytes || !total_bytes) return rt_fail(RDEV_INVALID_PARAM, "NULL argument");
+  *free_bytes = info.free_bytes;
+  *total_bytes = info.total_bytes;
+  return RDEV_OK;
+}
+
+/* ---- memory -------------------------------------------------------------- */
+
+size_t rdev_rt_mem_reserved_size(size_t size) {
+  if (size == 0 || size > SIZE_MAX - 2 * RDEV_RT_MEM_ALIGN) return 0;
+  size_t r = ((size + 31) & ~(size_t)31) + 32;
+  return (r + RDEV_RT_MEM_ALIGN - 1) & ~(size_t)(RDEV_RT_MEM_ALIGN - 1);
+}
+
+int rdev_rt_malloc(rdev_rt_t *rt, int dev, void **dptr, size_t size, rdev_mem_policy_t policy) {
+  rt_clear_error();
+  int rc = check_dev(rt, dev);
+  if (rc) return rc;
+  if (!dptr) return rt_fail(RDEV_INVALID_PARAM, "dptr is NULL");
+  *dptr = NULL;
+  if ((unsigned)policy > RDEV_MEM_MALLOC_NORMAL_ONLY_P2P)
+    return rt_fail(RDEV_INVALID_PARAM, "unknown malloc policy %d", (int)policy);
+  if (size == 0) return rt_fail(RDEV_INVALID_PARAM, "size 0 cannot be allocated");
+  size_t reserved = rdev_rt_mem_reserved_size(size);
+  if (reserved == 0) return rt_fail(RDEV_RT_DEVICE_OOM, "size %zu overflows", size);
+  return rt->be->malloc(rt->impl, dev, dptr, size, reserved);
+}
+
+int rdev_rt_free(rdev_rt_t *rt, void *dptr) {
+  rt_clear_error();
+  if (!rt || !dptr) return rt_fail(RDEV_INVALID_PARAM, "NULL argument");
+  return rt->be->free(rt->impl, dptr);
+}
+
+int rdev_rt_mem_lookup(rdev_rt_t *rt, const void *p, void **base, size_t *size, int *dev) {
+  rt_clear_error();
+  if (!rt || !base || !size || !dev) return rt_fail(RDEV_INVALID_PARAM, "NULL argument");
+  if (rt->be->lookup(rt->impl, p, base, size, dev) != RDEV_OK)
+    return rt_fail(RDEV_INVALID_PARAM, "%p is not inside a device allocation", p);
+  return RDEV_OK;
+}
+
+int rdev_rt_malloc_host(rdev_rt_t *rt, void **ptr, size_t size) {
+  rt_clear_error();
+  if (!rt || !ptr) return rt_fail(RDEV_INVALID_PARAM, "NULL argument");
+  *ptr = NULL;
+  if (size == 0) return rt_fail(RDEV_INVALID_PARAM, "size 0 cannot be allocated");
+  return rt->be->malloc_host(rt->impl, ptr, size);
+}
+
+int rdev_rt_free_host(rdev_rt_t *rt, void *p) {
+  rt_clear_error();
+  if (!rt || !p) return rt_fail(RDEV_INVALID_PARAM, "NULL argument");
+  return rt->be->free_host(rt->impl, p);
+}
+
+/* The device side of a copy or memset: n bytes at p must lie in one allocation.
+ * *dev gets its device. */
+static int check_dev_range(rdev_rt_t *rt, const void *p, size_t n, const char *what, int *dev) {
+  void *base;
+  size_t size;
+  if (rt->be->lookup(rt->impl, p, &base, &size, dev) != RDEV_OK)
+    return rt_fail(RDEV_INVALID_PARAM, "%s %p is not device memory", what, p);
+  size_t off = (size_t)((const char *)p - (const char *)base);
+  if (n > size - off)
+    return rt_fail(RDEV_INVALID_PARAM,
+                   "%s: %zu bytes at offset %zu run past the end of a %zu-byte allocation", what,
+                   n, off, size);
+  return RDEV_OK;
+}
+
+static int is_device(rdev_rt_t *rt, const void *p) {
+  void *base;
+  size_t size;
+  int dev;
+  return rt->be->lookup(rt->impl, p, &base, &size, &dev) == RDEV_OK;
+}
+
+static const char *kind_name(rdev_memcpy_kind_t k) {
+  static const char *names[] = {"H2H", "H2D", "D2H", "D2D", "DEFAULT"};
+  return (unsigned)k <= RDEV_MEMCPY_DEFAULT ? names[k] : "?";
+}
+
+/* Validates a copy. Returns RDEV_OK with *kind resolved (DEFAULT inferred),
+ * or an error; *noop = 1 for count 0. */
+static int check_copy(rdev_rt_t *rt, void *dst, size_t dest_max, const void *src, size_t count,
+                      rdev_memcpy_kind_t *kind, int *noop) {
+  *noop = 0;
+  if (!rt) return rt_fail(RDEV_INVALID_PARAM, "runtime is NULL");
+  if ((unsigned)*kind > RDEV_MEMCPY_DEFAULT)
+    return rt_fail(RDEV_INVALID_PARAM, "unknown copy kind %d", (int)*kind);
+  if (count > dest_max)
+    return rt_fail(RDEV_RT_PARAM_INVALID, "count %zu exceeds destMax %zu", count, dest_max);
+  if (count == 0) {
+    *noop = 1;
+    return RDEV_OK;
+  }
+  if (!dst || !src) return rt_fail(RDEV_INVALID_PARAM, "NULL %s", dst ? "src" : "dst");
+  int dst_dev = is_device(rt, dst), src_dev = is_device(rt, src);
+  if (*kind == RDEV_MEMCPY_DEFAULT)
+    *kind = dst_dev ? (src_dev ? RDEV_MEMCPY_DEVICE_TO_DEVICE : RDEV_MEMCPY_HOST_TO_DEVICE)
+                    : (src_dev ? RDEV_MEMCPY_DEVICE_TO_HOST : RDEV_MEMCPY_HOST_TO_HOST);
+  int want_dst = *kind == RDEV_MEMCPY_HOST_TO_DEVICE || *kind == RDEV_MEMCPY_DEVICE_TO_DEVICE;
+  int want_src = *kind == RDEV_MEMCPY_DEVICE_TO_HOST || *kind == RDEV_MEMCPY_DEVICE_TO_DEVICE;
+  if (want_dst != dst_dev)
+    return rt_fail(RDEV_INVALID_PARAM, "%s copy: dst %p is %s memory", kind_name(*kind), dst,
+                   dst_dev ? "device" : "not device");
+  if (want_src != src_dev)
+    return rt_fail(RDEV_INVALID_PARAM, "%s copy: src %p is %s memory", kind_name(*kind), src,
+                   src_dev ? "device" : "not device");
+  int d, rc;
+  if (want_dst && (rc = check_dev_range(rt, dst, count, "dst", &d))) return rc;
+  if (want_src && (rc = check_dev_range(rt, src, count, "src", &d))) return rc;
+  if (*kind == RDEV_MEMCPY_DEVICE_TO_DEVICE &&
+      (((uintptr_t)dst | (uintptr_t)src) & (RDEV_RT_MEM_ALIGN - 1)))
+    return rt_fail(RDEV_MEMORY_ADDRESS_UNALIGNED,
+                   "D2D copy needs 64-byte-aligned addresses (dst %p, src %p)", dst, src);
+  return RDEV_OK;
+}
+
+int rdev_rt_memcpy(rdev_rt_t *rt, void *dst, size_t dest_max, const void *src, size_t count,
+                   rdev_memcpy_kind_t kind) {
+  rt_clear_error();
+  int noop, rc = check_copy(rt, dst, dest_max, src, count, &kind, &noop);
+  if (rc || noop) return rc;
+  return rt->be->copy(rt->impl, dst, src, count, kind);
+}
+
+static int check_stream(rdev_rt_t *rt, rdev_rt_stream_t *s) {
+  if (!s) return rt_fail(RDEV_INVALID_RESOURCE_HANDLE, "stream is NULL");
+  if (rt && s->rt != rt) return rt_fail(RDEV_INVALID_RESOURCE_HANDLE, "stream of another runtime");
+  return RDEV_OK;
+}
+
+int rdev_rt_memcpy_async(rdev_rt_t *rt, void *dst, size_t dest_max, const void *src, size_t count,
+                         rdev_memcpy_kind_t kind, rdev_rt_stream_t *s) {
+  rt_clear_error();
+  int noop, rc = check_stream(rt, s);
+  if (rc) return rc;
+  if ((rc = check_copy(rt, dst, dest_max, src, count, &kind, &noop)) || noop) return rc;
+  rt_task_t t = {.op = RT_TASK_COPY};
+  t.u.mem.dst = dst;
+  t.u.mem.src = src;
+  t.u.mem.n = count;
+  return rt->be->submit(s, &t);
+}
+
+static int check_memset(rdev_rt_t *rt, void *dptr, size_t dest_max, size_t count, int *noop) {
+  *noop = 0;
+  if (!rt) return rt_fail(RDEV_INVALID_PARAM, "runtime is NULL");
+  if (count > dest_max)
+    return rt_fail(RDEV_RT_PARAM_INVALID, "count %zu exceeds destMax %zu", count, dest_max);
+  if (count == 0) {
+    *noop = 1;
+    return RDEV_OK;
+  }
+  int d;
+  return check_dev_range(rt, dptr, count, "dst", &d);
+}
+
+int rdev_rt_memset(rdev_rt_t *rt, void *dptr, size_t dest_max, int value, size_t count) {
+  rt_clear_error();
+  int noop, rc = check_memset(rt, dptr, dest_max, count, &noop);
+  if (rc || noop) return rc;
+  return rt->be->memset(rt->impl, dptr, value, count);
+}
+
+int rdev_rt_memset_async(rdev_rt_t *rt, void *dptr, size_t dest_max, int value, size_t count,
+                         rdev_rt_stream_t *s) {
+  rt_clear_error();
+  int noop, rc = check_stream(rt, s);
+  if (rc) return rc;
+  if ((rc = check_memset(rt, dptr, dest_max, count, &noop)) || noop) return rc;
+  rt_task_t t = {.op = RT_TASK_MEMSET};
+  t.u.mem.dst = dptr;
+  t.u.mem.value = value;
+  t.u.mem.n = count;
+  return rt->be->submit(s, &t);
+}
+
+/* ---- streams ------------------------------------------------------------- */
+
+int rdev_rt_stream_create(rdev_rt_t *rt, int dev, rdev_rt_stream_t **s) {
+  rt_clear_error();
+  int rc = check_dev(rt, dev);
+  if (rc) return rc;
+  if (!s) return rt_fail(RDEV_INVALID_PARAM, "s is NULL");
+  *s = NULL;
+  return rt->be->stream_create(rt->impl, dev, s);
+}
+
+int rdev_rt_stream_destroy(rdev_rt_stream_t *s) {
+  rt_clear_error();
+  int rc = check_stream(NULL, s);
+  return rc ? rc : s->rt->be->stream_destroy(s, 0);
+}
+
+int rdev_rt_stream_destroy_force(rdev_rt_stream_t *s) {
+  rt_clear_error();
+  int rc = check_stream(NULL, s);
+  return rc ? rc : s->rt->be->stream_destroy(s, 1);
+}
+
+int rdev_rt_stream_synchronize(rdev_rt_stream_t *s) { return rdev_rt_stream_synchronize_timeout(s, -1); }
+
+int rdev_rt_stream_synchronize_timeout(rdev_rt_stream_t *s, int32_t timeout_ms) {
+  rt_clear_error();
+  int rc = check_stream(NULL, s);
+  if (rc) return rc;
+  if (timeout_ms < -1) return rt_fail(RDEV_INVALID_PARAM, "timeout %d ms", (int)timeout_ms);
+  return s->rt->be->stream_sync(s, timeout_ms);
+}
+
+int rdev_rt_stream_query(rdev_rt_stream_t *s, int *done) {
+  rt_clear_error();
+  int rc = check_stream(NULL, s);
+  if (rc) return rc;
+  if (!done) return rt_fail(RDEV_INVALID_PARAM, "done is NULL");
+  return s->rt->be->stream_query(s, done);
+}
+
+int rdev_rt_stream_device(const rdev_rt_stream_t *s) { return s ? s->dev : -1; }
+
+int rdev_rt_launch_callback(rdev_rt_stream_t *s, rdev_rt_host_fn fn, void *user) {
+  rt_clear_error();
+  int rc = check_stream(NULL, s);
+  if (rc) return rc;
+  if (!fn) return rt_fail(RDEV_INVALID_PARAM, "fn is NULL");
+  rt_task_t t = {.op = RT_TASK_CALLBACK};
+  t.u.cb.fn = fn;
+  t.u.cb.user = user;
+  return s->rt->be->submit(s, &t);
+}
+
+/* ---- events -------------------------------------------------------------- */
+
+static int check_event(rdev_rt_event_t *ev) {
+  return ev ? RDEV_OK : rt_fail(RDEV_INVALID_RESOURCE_HANDLE, "event is NULL");
+}
+
+int rdev_rt_event_create(rdev_rt_t *rt, int dev, rdev_rt_event_t **ev) {
+  rt_clear_error();
+  int rc = check_dev(rt, dev);
+  if (rc) return rc;
+  if (!ev) return rt_fail(RDEV_INVALID_PARAM, "ev is NULL");
+  *ev = NULL;
+  return rt->be->event_create(rt->impl, dev, ev);
+}
+
+int rdev_rt_event_destroy(rdev_rt_event_t *ev) {
+  rt_clear_error();
+  int rc = check_event(ev);
+  return rc ? rc : ev->rt->be->event_destroy(ev);
+}
+
+/* Event work crosses streams only within one device (as CANN without IPC). */
+static int event_task(rdev_rt_event_t *ev, rdev_rt_stream_t *s, rt_task_op_t op) {
+  rt_clear_error();
+  int rc = check_event(ev);
+  if (rc || (rc = check_stream(ev->rt, s))) return rc;
+  if (ev->dev != s->dev)
+    return rt_fail(RDEV_INVALID_PARAM, "event of device %d used on a stream of device %d", ev->dev,
+                   s->dev);
+  rt_task_t t = {.op = (uint8_t)op};
+  t.u.event.ev = ev;
+  return s->rt->be->submit(s, &t);
+}
+
+int rdev_rt_event_record(rdev_rt_event_t *ev, rdev_rt_stream_t *s) {
+  return event_task(ev, s, RT_TASK_EVENT_RECORD);
+}
+
+int rdev_rt_stream_wait_event(rdev_rt_stream_t *s, rdev_rt_event_t *ev) {
+  return event_task(ev, s, RT_TASK_EVENT_WAIT);
+}
+
+int rdev_rt_event_synchronize(rdev_rt_event_t *ev, int32_t timeout_ms) {
+  rt_clear_error();
+  int rc = check_event(ev);
+  if (rc) return rc;
+  if (timeout_ms < -1) return rt_fail(RDEV_INVALID_PARAM, "timeout %d ms", (int)timeout_ms);
+  return ev->rt->be->event_sync(ev, timeout_ms);
+}
+
+int rdev_rt_event_query(rdev_rt_event_t *ev, int *done) {
+  rt_clear_error();
+  int rc = check_event(ev);
+  if (rc) return rc;
+  if (!done) return rt_fail(RDEV_INVALID_PARAM, "done is NULL");
+  return ev->rt->be->event_query(ev, done);
+}
+
+int rdev_rt_event_elapsed_ms(float *ms, rdev_rt_event_t *start, rdev_rt_event_t *end) {
+  rt_clear_error();
+  int rc = check_event(start);
+  if (rc || (rc = check_event(end))) return rc;
+  if (!ms) return rt_fail(RDEV_INVALID_PARAM, "ms is NULL");
+  if (start->rt != end->rt) return rt_fail(RDEV_INVALID_PARAM, "events of different runtimes");
+  return start->rt->be->event_elapsed(ms, start, end);
+}
+
+/* ---- kernels ------------------------------------------------------------- */
+
+static const char *arg_type_name(rdev_arg_type_t t) {
+  switch (t) {
+    case RDEV_ARG_PTR: return "ptr";
+    case RDEV_ARG_I32: return "i32";
+    case RDEV_ARG_U32: return "u32";
+    case RDEV_ARG_I64: return "i64";
+    case RDEV_ARG_U64: return "u64";
+    case RDEV_ARG_F32: return "f32";
+    case RDEV_ARG_F64: return "f64";
+  }
+  return "unknown";
+}
+
+/* The element count an integer argument stands for; -1 if negative. */
+static int64_t arg_count(const rdev_kernel_arg_t *a) {
+  switch (a->type) {
+    case RDEV_ARG_I32: return a->v.i32 < 0 ? -1 : a->v.i32;
+    case RDEV_ARG_U32: return a->v.u32;
+    case RDEV_ARG_I64: return a->v.i64 < 0 ? -1 : a->v.i64;
+    case RDEV_ARG_U64: return a->v.u64 > INT64_MAX ? INT64_MAX : (int64_t)a->v.u64;
+    default: return -1;
+  }
+}
+
+/* Resolves pointer argument i of kernel sig against the allocation its base
+ * is in; on success *out holds the address the kernel may use. */
+static int check_ptr_arg(rdev_rt_stream_t *s, const rdev_kernel_sig_t *sig, int i, uint32_t blocks,
+                         const rdev_kernel_arg_t *args, rdev_kernel_arg_t *out) {
+  const rdev_kernel_param_t *p = &sig->params[i];
+  uint64_t count = 1;
+  if (p->extent == RDEV_EXTENT_BLOCKS) count = blocks;
+  if (p->extent == RDEV_EXTENT_ARG) {
+    int64_t c = arg_count(&args[p->count_arg]);
+    if (c < 0)
+      return rt_fail(RDEV_KERNEL_ARGS, "%s: argument '%s' must not be negative", sig->name,
+                     sig->params[p->count_arg].name);
+    count = (uint64_t)c;
+  }
+  uint64_t bytes;
+  if (__builtin_mul_overflow(count, (uint64_t)p->elem_size, &bytes))
+    return rt_fail(RDEV_INVALID_PARAM, "%s: argument '%s' extent overflows", sig->name, p->name);
+  void *base;
+  size_t size;
+  int dev;
+  const void *b = args[i].v.ptr.base;
+  if (s->rt->be->lookup(s->rt->impl, b, &base, &size, &dev) != RDEV_OK)
+    return rt_fail(RDEV_INVALID_PARAM, "%s: argument '%s' (%p) is not device memory", sig->name,
+                   p->name, b);
+  if (dev != s->dev)
+    return rt_fail(RDEV_INVALID_PARAM, "%s: argument '%s' is memory of device %d, stream is on device %d",
+                   sig->name, p->name, dev, s->dev);
+  uint64_t off = (uint64_t)((const char *)b - (const char *)base), end;
+  if (__builtin_add_overflow(off, args[i].v.ptr.offset, &off) || off > size ||
+      __builtin_add_overflow(off, bytes, &end) || end > size)
+    return rt_fail(RDEV_INVALID_PARAM,
+                   "%s: argument '%s' needs %llu bytes at offset %llu of a %zu-byte buffer",
+                   sig->name, p->name, (unsigned long long)bytes,
+                   (unsigned long long)args[i].v.ptr.offset, size);
+  char *addr = (char *)base + off;
+  if ((uintptr_t)addr % p->elem_size)
+    return rt_fail(RDEV_MEMORY_ADDRESS_UNALIGNED, "%s: argument '%s' is not %u-byte aligned",
+                   sig->name, p->name, p->elem_size);
+  out->type = RDEV_ARG_PTR;
+  out->v.ptr.base = addr;
+  out->v.ptr.offset = 0;
+  return RDEV_OK;
+}
+
+int rdev_rt_launch(rdev_rt_stream_t *s, const char *name, uint32_t blocks,
+                   const rdev_kernel_arg_t *args, int nargs, rdev_rt_print_fn print_fn,
+                   void *print_user) {
+  rt_clear_error();
+  int rc = check_stream(NULL, s);
+  if (rc) return rc;
+  if (!name) return rt_fail(RDEV_INVALID_PARAM, "kernel name is NULL");
+  int nk;
+  const rdev_kernel_sig_t *all = rdev_rt_kernels(&nk);
+  const rdev_kernel_sig_t *sig = rdev_rt_kernel_find(name);
+  if (!sig) return rt_fail(RDEV_UNKNOWN_KERNEL, "unknown kernel '%.64s'", name);
+  if (blocks < 1 || blocks > RDEV_RT_MAX_KERNEL_BLOCKS)
+    return rt_fail(RDEV_INVALID_PARAM, "%s: blocks must be 1..%d, got %u", sig->name,
+                   RDEV_RT_MAX_KERNEL_BLOCKS, blocks);
+  if (nargs != sig->nparams)
+    return rt_fail(RDEV_KERNEL_ARGS, "%s takes %d arguments, got %d", sig->name, sig->nparams, nargs);
+  if (nargs > 0 && !args) return rt_fail(RDEV_INVALID_PARAM, "args is NULL");
+  for (int i = 0; i < nargs; i++)
+    if (args[i].type != sig->params[i].type)
+      return rt_fail(RDEV_KERNEL_ARGS, "%s: argument %d '%s' must be %s, got %s", sig->name, i,
+                     sig->params[i].name, arg_type_name(sig->params[i].type),
+                     arg_type_name(args[i].type));
+  rt_task_t t = {.op = RT_TASK_KERNEL};
+  t.u.kernel.index = (int)(sig - all);
+  t.u.kernel.blocks = blocks;
+  t.u.kernel.print_fn = print_fn;
+  t.u.kernel.print_user = print_user;
+  for (int i = 0; i < nargs; i++) {
+    t.u.kernel.args[i] = args[i];
+    if (args[i].type == RDEV_ARG_PTR &&
+        (rc = check_ptr_arg(s, sig, i, blocks, args, &t.u.kernel.args[i])))
+      return rc;
+  }
+  return s->rt->be->submit(s, &t);
+}
+
+/* ---- faults -------------------------------------------------------------- */
+
+int rdev_rt_fault_inject(rdev_rt_t *rt, int dev, rdev_fault_kind_t kind, uint32_t nth,
+                         uint32_t hang_ms) {
+  rt_clear_error();
+  int rc = check_dev(rt, dev);
+  if (rc) return rc;
+  if (kind < RDEV_FAULT_ALLOC || kind > RDEV_FAULT_HANG)
+    return rt_fail(RDEV_INVALID_PARAM, "unknown fault kind %d", (int)kind);
+  if (nth == 0) return rt_fail(RDEV_INVALID_PARAM, "nth must be 1 or more");
+  return rt->be->fault_inject(rt->impl, dev, kind, nth, hang_ms);
+}
