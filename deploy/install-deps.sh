@@ -8,7 +8,7 @@ PKGS=(
   build-essential cmake pkg-config
   check libsubunit-dev
   libgrpc-dev protobuf-compiler protobuf-compiler-grpc
-  nanopb
+  nanopb libnanopb-dev
   libcurl4-openssl-dev libssl-dev
   python3 python3-grpcio python3-protobuf
 )

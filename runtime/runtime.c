@@ -351,6 +351,12 @@ int rdev_rt_stream_query(rdev_rt_stream_t *s, int *done) {
   return s->rt->be->stream_query(s, done);
 }
 
+int rdev_rt_stream_take_error(rdev_rt_stream_t *s) {
+  rt_clear_error();
+  int rc = check_stream(NULL, s);
+  return rc ? rc : s->rt->be->stream_take_error(s);
+}
+
 int rdev_rt_stream_device(const rdev_rt_stream_t *s) { return s ? s->dev : -1; }
 
 int rdev_rt_launch_callback(rdev_rt_stream_t *s, rdev_rt_host_fn fn, void *user) {

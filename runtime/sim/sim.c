@@ -332,7 +332,8 @@ int sim_stream_sleep(void *stream, uint64_t ns) {
 }
 
 static void run_print(const rt_task_t *t, rt_print_buf_t *pb) {
-  if (pb->len && t->u.kernel.print_fn) t->u.kernel.print_fn(t->u.kernel.print_user, pb->data, pb->len);
+  if (t->u.kernel.print_fn)
+    t->u.kernel.print_fn(t->u.kernel.print_user, pb->data ? pb->data : "", pb->len);
   rt_print_release(pb);
 }
 
@@ -348,10 +349,10 @@ static int exec_task(sim_stream_t *s, rt_task_t *t) {
       memset(t->u.mem.dst, t->u.mem.value, t->u.mem.n);
       return RDEV_OK;
     case RT_TASK_KERNEL: {
-      if (fault_fires(&d->fault_kernel))
-        return rt_fail(RDEV_RT_AICORE_EXCEPTION, "injected kernel fault on device %d", d->index);
       sim_kctx_t ctx = {.blocks = t->u.kernel.blocks, .stream = s};
-      int rc = sim_kernel_fns[t->u.kernel.index](&ctx, t->u.kernel.args);
+      int rc = fault_fires(&d->fault_kernel)
+                   ? rt_fail(RDEV_RT_AICORE_EXCEPTION, "injected kernel fault on device %d", d->index)
+                   : sim_kernel_fns[t->u.kernel.index](&ctx, t->u.kernel.args);
       run_print(t, &ctx.print);
       return rc;
     }
@@ -380,6 +381,9 @@ static int exec_task(sim_stream_t *s, rt_task_t *t) {
 static void discard_task(rt_task_t *t) {
   switch (t->op) {
     case RT_TASK_CALLBACK: t->u.cb.fn(t->u.cb.user, RDEV_CANCELLED); break;
+    case RT_TASK_KERNEL:
+      if (t->u.kernel.print_fn) t->u.kernel.print_fn(t->u.kernel.print_user, "", 0);
+      break;
     case RT_TASK_EVENT_RECORD:
       event_complete((sim_event_t *)t->u.event.ev, t->u.event.gen);
       event_unref((sim_event_t *)t->u.event.ev);
@@ -531,6 +535,15 @@ static int sim_stream_query(rdev_rt_stream_t *st, int *done) {
   return RDEV_OK;
 }
 
+static int sim_stream_take_error(rdev_rt_stream_t *st) {
+  sim_stream_t *s = (sim_stream_t *)st;
+  pthread_mutex_lock(&s->mu);
+  int rc = s->err;
+  s->err = RDEV_OK;
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
 static int sim_submit(rdev_rt_stream_t *st, const rt_task_t *t) {
   sim_stream_t *s = (sim_stream_t *)st;
   pthread_mutex_lock(&s->mu);
@@ -643,6 +656,7 @@ const rt_backend_t rt_sim_backend = {
     .stream_destroy = sim_stream_destroy,
     .stream_sync = sim_stream_sync,
     .stream_query = sim_stream_query,
+    .stream_take_error = sim_stream_take_error,
     .submit = sim_submit,
     .event_create = sim_event_create,
     .event_destroy = sim_event_destroy,

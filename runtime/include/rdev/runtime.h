@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "rdev/status.h"
+#include "rdev/types.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,25 +34,6 @@ extern "C" {
 typedef struct rdev_rt rdev_rt_t;               /* an opened runtime: one backend and its devices */
 typedef struct rdev_rt_stream rdev_rt_stream_t; /* an ordered queue of device work */
 typedef struct rdev_rt_event rdev_rt_event_t;   /* a marker recorded in a stream */
-
-/* aclrtMemcpyKind, same numbers. */
-typedef enum {
-  RDEV_MEMCPY_HOST_TO_HOST = 0,
-  RDEV_MEMCPY_HOST_TO_DEVICE = 1,
-  RDEV_MEMCPY_DEVICE_TO_HOST = 2,
-  RDEV_MEMCPY_DEVICE_TO_DEVICE = 3,
-  RDEV_MEMCPY_DEFAULT = 4 /* direction inferred from the addresses */
-} rdev_memcpy_kind_t;
-
-/* aclrtMemMallocPolicy, same numbers. The sim backend accepts all and ignores them. */
-typedef enum {
-  RDEV_MEM_MALLOC_HUGE_FIRST = 0,
-  RDEV_MEM_MALLOC_HUGE_ONLY = 1,
-  RDEV_MEM_MALLOC_NORMAL_ONLY = 2,
-  RDEV_MEM_MALLOC_HUGE_FIRST_P2P = 3,
-  RDEV_MEM_MALLOC_HUGE_ONLY_P2P = 4,
-  RDEV_MEM_MALLOC_NORMAL_ONLY_P2P = 5
-} rdev_mem_policy_t;
 
 /* Limits shared by every backend (Ascend A2/A3 figures). */
 #define RDEV_RT_MAX_STREAMS_PER_DEVICE 1984
@@ -181,6 +163,12 @@ int rdev_rt_stream_synchronize(rdev_rt_stream_t *s);
  * the work queued and any pending error in place. */
 int rdev_rt_stream_synchronize_timeout(rdev_rt_stream_t *s, int32_t timeout_ms);
 
+/* Returns and clears the first error the stream's work raised since the last
+ * synchronize or take (RDEV_OK if none). Called from a host callback on s it
+ * covers exactly the work queued before that callback: this is how a caller
+ * that must not block (the server) synchronizes a stream. Never blocks. */
+int rdev_rt_stream_take_error(rdev_rt_stream_t *s);
+
 /* aclrtStreamQuery: *done = 1 when every queued task has run, else 0. Never blocks. */
 int rdev_rt_stream_query(rdev_rt_stream_t *s, int *done);
 
@@ -231,16 +219,6 @@ int rdev_rt_event_elapsed_ms(float *ms, rdev_rt_event_t *start, rdev_rt_event_t 
 
 /* ---- kernels ------------------------------------------------------------ */
 
-typedef enum {
-  RDEV_ARG_PTR = 1, /* device memory: base address + byte offset */
-  RDEV_ARG_I32,
-  RDEV_ARG_U32,
-  RDEV_ARG_I64,
-  RDEV_ARG_U64,
-  RDEV_ARG_F32,
-  RDEV_ARG_F64
-} rdev_arg_type_t;
-
 typedef struct {
   rdev_arg_type_t type;
   union {
@@ -287,9 +265,11 @@ const rdev_kernel_sig_t *rdev_rt_kernels(int *count);
 /* The signature of the kernel called name, or NULL. */
 const rdev_kernel_sig_t *rdev_rt_kernel_find(const char *name);
 
-/* Receives what one launch printed, once, after the launch ran and only if it
- * printed something (at most RDEV_RT_PRINT_LIMIT bytes, then a truncation
- * note). Runs on the stream's worker thread; text is valid during the call. */
+/* Receives what one launch printed (at most RDEV_RT_PRINT_LIMIT bytes, then a
+ * truncation note): called exactly once per accepted launch, after it ran, or
+ * with len 0 when it printed nothing or was discarded by a force-destroy, so
+ * print_user may be released in it. Never called when rdev_rt_launch fails.
+ * Runs on a runtime thread; text is valid during the call. */
 typedef void (*rdev_rt_print_fn)(void *user, const char *text, size_t len);
 
 /* Launches kernel `name` with `blocks` blocks (1..RDEV_RT_MAX_KERNEL_BLOCKS)

@@ -1,0 +1,184 @@
+/*
+ * rdev/rdev.h — the public C API of rdev: drive a device owned by a remote
+ * rdevd as the CANN runtime (aclrt*) drives a local one. Each call mirrors
+ * its aclrt counterpart one for one; the `rdev` tool and the ACL shim use
+ * only this header.
+ *
+ * Conventions:
+ * - Functions return an rdev_status_t (0 = RDEV_OK; CANN numbers, see
+ *   rdev/status.h). rdev_session_last_error() gives the server's or the
+ *   library's detail for the calling thread's last failure.
+ * - A session is one gRPC call to rdevd; everything made through it
+ *   (device memory, streams, events) is released by the server when the
+ *   session ends, however it ends.
+ * - Device pointers are opaque addresses that the library maps to server
+ *   handles; pointer arithmetic within an allocation works as on a device
+ *   (dptr + offset), dereferencing them does not.
+ * - Async calls (…_async, rdev_launch, rdev_event_record,
+ *   rdev_stream_wait_event) return once the request is queued for sending.
+ *   Host memory they read or write must stay valid until the stream is
+ *   synchronized; D2H destinations are filled by the library's receiver
+ *   thread and are valid after rdev_stream_synchronize(). Errors of async
+ *   work, including requests the server refused, surface at the next
+ *   synchronize of that stream.
+ * - Synchronous calls block the calling thread until the server answered.
+ * - A session may be used from several threads at once.
+ */
+#ifndef RDEV_RDEV_H
+#define RDEV_RDEV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rdev/status.h"
+#include "rdev/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rdev_session rdev_session_t; /* a connection to rdevd */
+typedef struct rdev_stream rdev_stream_t;   /* a remote device stream */
+typedef struct rdev_event rdev_event_t;     /* a remote device event */
+
+/* ---- sessions ------------------------------------------------------------- */
+
+typedef struct {
+  int64_t connect_timeout_ms; /* 0 = 10000 */
+} rdev_options_t;
+
+/* Connects to rdevd at target ("host:port" or "unix:/path") and opens a
+ * session. opts may be NULL. Blocks until the server accepted the session or
+ * the connect timeout passed (RDEV_UNAVAILABLE). The current device is 0. */
+int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_session_t **out);
+
+/* Ends the session: the server releases everything it holds for it. Frees
+ * streams and events objects still open. Blocks until the call ended. */
+void rdev_session_close(rdev_session_t *s);
+
+/* Detail of the calling thread's last failure in this library; "" if none. */
+const char *rdev_session_last_error(void);
+
+/* Receives kernel print output for launches of this session; runs on the
+ * library's receiver thread. The default writes it to stdout. */
+typedef void (*rdev_print_fn)(void *user, const char *text, size_t len);
+void rdev_session_set_print_fn(rdev_session_t *s, rdev_print_fn fn, void *user);
+
+/* ---- server and devices --------------------------------------------------- */
+
+typedef struct {
+  char version[32];
+  char backend[32];
+  char identity[64];
+  int device_count;
+  uint32_t max_chunk;
+} rdev_server_info_t;
+
+/* Unary Info call. Blocks for one round trip. */
+int rdev_server_info(rdev_session_t *s, rdev_server_info_t *info);
+
+typedef struct {
+  char name[32];
+  size_t total_bytes;
+  size_t free_bytes;
+} rdev_device_info_t;
+
+/* aclrtGetDeviceCount. */
+int rdev_device_count(rdev_session_t *s, int *count);
+/* Name and memory of device dev (RDEV_RT_INVALID_DEVICEID when out of range). */
+int rdev_device_info(rdev_session_t *s, int dev, rdev_device_info_t *info);
+/* aclrtSetDevice: selects the device later mallocs, streams and events of this
+ * session use. Checked against the server's device count. */
+int rdev_device_set(rdev_session_t *s, int dev);
+/* aclrtGetDevice. */
+int rdev_device_get(rdev_session_t *s, int *dev);
+/* aclrtGetMemInfo for the current device. */
+int rdev_mem_info(rdev_session_t *s, size_t *free_bytes, size_t *total_bytes);
+
+/* ---- memory --------------------------------------------------------------- */
+
+/* aclrtMalloc on the current device. size 0 is RDEV_INVALID_PARAM. */
+int rdev_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t policy);
+/* aclrtFree: dptr must be what rdev_malloc returned. */
+int rdev_free(rdev_session_t *s, void *dptr);
+/* aclrtMallocHost: local page-aligned host memory for transfers. */
+int rdev_malloc_host(rdev_session_t *s, void **ptr, size_t size);
+/* aclrtFreeHost. */
+int rdev_free_host(rdev_session_t *s, void *ptr);
+
+/* aclrtMemcpy: returns when the copy is done (no stream is synchronized).
+ * count > dest_max is RDEV_RT_PARAM_INVALID; count 0 a no-op success. */
+int rdev_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count,
+                rdev_memcpy_kind_t kind);
+/* aclrtMemcpyAsync: queues the copy on stream and returns. */
+int rdev_memcpy_async(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count,
+                      rdev_memcpy_kind_t kind, rdev_stream_t *stream);
+/* aclrtMemset on device memory. */
+int rdev_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count);
+/* aclrtMemsetAsync. */
+int rdev_memset_async(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count,
+                      rdev_stream_t *stream);
+
+/* ---- streams -------------------------------------------------------------- */
+
+/* aclrtCreateStream on the current device. */
+int rdev_stream_create(rdev_session_t *s, rdev_stream_t **stream);
+/* aclrtDestroyStream: waits for queued work, then destroys; stream is freed
+ * whatever the result. */
+int rdev_stream_destroy(rdev_stream_t *stream);
+/* aclrtSynchronizeStream: blocks until all work queued before it has run and
+ * its D2H data has arrived; returns the first error since the last
+ * synchronize. */
+int rdev_stream_synchronize(rdev_stream_t *stream);
+/* As synchronize, giving up after timeout_ms (-1 = forever) with
+ * RDEV_RT_STREAM_SYNC_TIMEOUT; the work stays queued and its errors pending. */
+int rdev_stream_synchronize_timeout(rdev_stream_t *stream, int32_t timeout_ms);
+/* aclrtStreamQuery: *done = 1 when the stream is idle. One round trip. */
+int rdev_stream_query(rdev_stream_t *stream, int *done);
+
+/* ---- kernels -------------------------------------------------------------- */
+
+typedef struct {
+  rdev_arg_type_t type; /* RDEV_ARG_PTR: v.ptr is a device pointer from rdev_malloc, plus an offset */
+  union {
+    void *ptr;
+    int32_t i32;
+    uint32_t u32;
+    int64_t i64;
+    uint64_t u64;
+    float f32;
+    double f64;
+  } v;
+} rdev_arg_t;
+
+#define RDEV_MAX_KERNEL_ARGS 8
+
+/* Launches built-in kernel `name` with `blocks` blocks on stream (async).
+ * The server checks the arguments against the kernel's signature and every
+ * pointer's extent against its buffer; a refusal surfaces at the next
+ * synchronize. Kernel print output goes to the session's print function. */
+int rdev_launch(rdev_stream_t *stream, const char *name, uint32_t blocks, const rdev_arg_t *args,
+                int nargs);
+
+/* ---- events --------------------------------------------------------------- */
+
+/* aclrtCreateEvent on the current device. */
+int rdev_event_create(rdev_session_t *s, rdev_event_t **ev);
+/* aclrtDestroyEvent; ev is freed whatever the result. */
+int rdev_event_destroy(rdev_event_t *ev);
+/* aclrtRecordEvent (async). */
+int rdev_event_record(rdev_event_t *ev, rdev_stream_t *stream);
+/* aclrtStreamWaitEvent (async). */
+int rdev_stream_wait_event(rdev_stream_t *stream, rdev_event_t *ev);
+/* aclrtSynchronizeEvent: blocks until the event's latest record completed;
+ * timeout_ms -1 = forever, else RDEV_RT_WAIT_TIMEOUT. */
+int rdev_event_synchronize(rdev_event_t *ev, int32_t timeout_ms);
+/* aclrtQueryEventStatus: *done = 1 when complete. */
+int rdev_event_query(rdev_event_t *ev, int *done);
+/* aclrtEventElapsedTime in milliseconds. */
+int rdev_event_elapsed_ms(float *ms, rdev_event_t *start, rdev_event_t *end);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

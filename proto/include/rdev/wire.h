@@ -1,0 +1,53 @@
+/*
+ * rdev/wire.h — the codec shared by rdevd and the client library: nanopb
+ * messages to and from gRPC byte buffers, method paths and wire limits.
+ * Messages are decoded straight from the received slices (never flattened)
+ * and a payload travels as its own slice behind the nanopb-encoded fields,
+ * so a payload can be sent without copying it.
+ */
+#ifndef RDEV_WIRE_H
+#define RDEV_WIRE_H
+
+#include <grpc/byte_buffer.h>
+#include <grpc/slice.h>
+#include <pb.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "grpc/health/v1/health.pb.h"
+#include "rdev/v1/rdev.pb.h"
+
+#define RDEV_WIRE_METHOD_SESSION "/rdev.v1.Device/Session"
+#define RDEV_WIRE_METHOD_INFO "/rdev.v1.Device/Info"
+#define RDEV_WIRE_METHOD_LIST_DEVICES "/rdev.v1.Device/ListDevices"
+#define RDEV_WIRE_METHOD_HEALTH_CHECK "/grpc.health.v1.Health/Check"
+
+#define RDEV_WIRE_MAX_CHUNK (1u << 20)                   /* payload bytes per Write/Read */
+#define RDEV_WIRE_MAX_MESSAGE (RDEV_WIRE_MAX_CHUNK + 65536) /* whole message limit */
+#define RDEV_WIRE_PAYLOAD_FIELD 100                      /* Request.data and Reply.data */
+
+/* A payload decoded into memory of its own (malloc'd, owned by whoever
+ * decoded it: free(data)). */
+typedef struct {
+  uint8_t *data;
+  size_t len;
+  size_t max;   /* decode refuses payloads longer than this... */
+  int oversize; /* ...and sets this when it did */
+} rdev_wire_bytes_t;
+
+/* Points a callback field at a rdev_wire_bytes_t for decoding. */
+void rdev_wire_bytes_decoder(pb_callback_t *field, rdev_wire_bytes_t *b);
+
+/* Decodes the message in bb (any slice layout) into msg, whose callback fields
+ * the caller has set up. Returns false on malformed input; *err (if non-NULL)
+ * gets nanopb's reason. Does not take ownership of bb. */
+bool rdev_wire_decode(grpc_byte_buffer *bb, const pb_msgdesc_t *fields, void *msg, const char **err);
+
+/* Encodes msg (its callback fields unset) and, when payload is non-NULL,
+ * field RDEV_WIRE_PAYLOAD_FIELD as bytes made of *payload, which is referenced,
+ * not copied (the caller keeps its own reference). Returns a new byte buffer
+ * for the caller to destroy, or NULL if msg cannot be encoded. */
+grpc_byte_buffer *rdev_wire_encode(const pb_msgdesc_t *fields, const void *msg,
+                                   const grpc_slice *payload);
+
+#endif

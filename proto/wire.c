@@ -1,0 +1,107 @@
+/*
+ * proto/wire.c — nanopb over gRPC byte buffers (see rdev/wire.h). Decoding
+ * walks the byte buffer's slices with a pb_istream_t; encoding writes the
+ * small fields with nanopb into one slice and appends the payload slice
+ * behind a hand-written field header, the only hand-written encoding.
+ */
+#include "rdev/wire.h"
+
+#include <grpc/byte_buffer_reader.h>
+#include <pb_decode.h>
+#include <pb_encode.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  grpc_byte_buffer_reader reader;
+  grpc_slice cur;
+  size_t pos;
+  bool have;
+} slice_reader_t;
+
+static bool slices_read(pb_istream_t *stream, pb_byte_t *buf, size_t count) {
+  slice_reader_t *r = stream->state;
+  while (count > 0) {
+    if (!r->have || r->pos == GRPC_SLICE_LENGTH(r->cur)) {
+      if (r->have) grpc_slice_unref(r->cur);
+      r->have = grpc_byte_buffer_reader_next(&r->reader, &r->cur) != 0;
+      r->pos = 0;
+      if (!r->have) return false;
+      continue;
+    }
+    size_t n = GRPC_SLICE_LENGTH(r->cur) - r->pos;
+    if (n > count) n = count;
+    if (buf) {
+      memcpy(buf, GRPC_SLICE_START_PTR(r->cur) + r->pos, n);
+      buf += n;
+    }
+    r->pos += n;
+    count -= n;
+  }
+  return true;
+}
+
+bool rdev_wire_decode(grpc_byte_buffer *bb, const pb_msgdesc_t *fields, void *msg, const char **err) {
+  slice_reader_t r = {0};
+  if (!bb || !grpc_byte_buffer_reader_init(&r.reader, bb)) {
+    if (err) *err = "unreadable message";
+    return false;
+  }
+  pb_istream_t is = {slices_read, &r, grpc_byte_buffer_length(bb), NULL};
+  bool ok = pb_decode(&is, fields, msg);
+  if (!ok && err) *err = PB_GET_ERROR(&is);
+  if (r.have) grpc_slice_unref(r.cur);
+  grpc_byte_buffer_reader_destroy(&r.reader);
+  return ok;
+}
+
+static bool bytes_decode(pb_istream_t *stream, const pb_field_t *field, void **arg) {
+  rdev_wire_bytes_t *b = *arg;
+  size_t n = stream->bytes_left;
+  if (n > b->max) b->oversize = 1;
+  if (b->data || n > b->max) return false; /* repeated or oversized payload */
+  b->data = malloc(n ? n : 1);
+  if (!b->data) return false;
+  b->len = n;
+  return pb_read(stream, b->data, n);
+}
+
+void rdev_wire_bytes_decoder(pb_callback_t *field, rdev_wire_bytes_t *b) {
+  field->funcs.decode = bytes_decode;
+  field->arg = b;
+}
+
+static size_t put_varint(uint8_t *p, uint64_t v) {
+  size_t n = 0;
+  do {
+    p[n] = (uint8_t)(v & 0x7f);
+    v >>= 7;
+    if (v) p[n] |= 0x80;
+    n++;
+  } while (v);
+  return n;
+}
+
+grpc_byte_buffer *rdev_wire_encode(const pb_msgdesc_t *fields, const void *msg,
+                                   const grpc_slice *payload) {
+  size_t size;
+  if (!pb_get_encoded_size(&size, fields, msg)) return NULL;
+  size_t plen = payload ? GRPC_SLICE_LENGTH(*payload) : 0;
+  grpc_slice head = grpc_slice_malloc(size + (payload ? 20 : 0));
+  uint8_t *p = GRPC_SLICE_START_PTR(head);
+  pb_ostream_t os = pb_ostream_from_buffer(p, size);
+  if (!pb_encode(&os, fields, msg)) {
+    grpc_slice_unref(head);
+    return NULL;
+  }
+  size_t n = os.bytes_written;
+  if (payload) {
+    n += put_varint(p + n, ((uint64_t)RDEV_WIRE_PAYLOAD_FIELD << 3) | 2u);
+    n += put_varint(p + n, plen);
+  }
+  head = grpc_slice_sub_no_ref(head, 0, n);
+  grpc_slice parts[2] = {head, payload ? *payload : grpc_empty_slice()};
+  grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(parts, payload && plen ? 2 : 1);
+  grpc_slice_unref(head);
+  return bb;
+}

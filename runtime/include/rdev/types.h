@@ -1,0 +1,38 @@
+/*
+ * rdev/types.h — enums shared by the runtime (rdev/runtime.h) and the public
+ * client API (rdev/rdev.h), with the CANN runtime's numbers.
+ */
+#ifndef RDEV_TYPES_H
+#define RDEV_TYPES_H
+
+/* aclrtMemcpyKind, same numbers. */
+typedef enum {
+  RDEV_MEMCPY_HOST_TO_HOST = 0,
+  RDEV_MEMCPY_HOST_TO_DEVICE = 1,
+  RDEV_MEMCPY_DEVICE_TO_HOST = 2,
+  RDEV_MEMCPY_DEVICE_TO_DEVICE = 3,
+  RDEV_MEMCPY_DEFAULT = 4 /* direction inferred from the addresses */
+} rdev_memcpy_kind_t;
+
+/* aclrtMemMallocPolicy, same numbers. The sim backend accepts all and ignores them. */
+typedef enum {
+  RDEV_MEM_MALLOC_HUGE_FIRST = 0,
+  RDEV_MEM_MALLOC_HUGE_ONLY = 1,
+  RDEV_MEM_MALLOC_NORMAL_ONLY = 2,
+  RDEV_MEM_MALLOC_HUGE_FIRST_P2P = 3,
+  RDEV_MEM_MALLOC_HUGE_ONLY_P2P = 4,
+  RDEV_MEM_MALLOC_NORMAL_ONLY_P2P = 5
+} rdev_mem_policy_t;
+
+/* Kernel argument types. */
+typedef enum {
+  RDEV_ARG_PTR = 1, /* device memory */
+  RDEV_ARG_I32,
+  RDEV_ARG_U32,
+  RDEV_ARG_I64,
+  RDEV_ARG_U64,
+  RDEV_ARG_F32,
+  RDEV_ARG_F64
+} rdev_arg_type_t;
+
+#endif

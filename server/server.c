@@ -1,0 +1,335 @@
+/*
+ * server/server.c — rdevd's gRPC side: binds the listen address, registers
+ * the Session, Info and ListDevices methods and grpc.health.v1.Health/Check
+ * by hand (gRPC C core has no C code generation), keeps a call request
+ * pending for every method plus one for unregistered methods (answered
+ * UNIMPLEMENTED, so they never hang), answers the unary calls, runs the
+ * completion-queue threads, and drains on shutdown.
+ */
+#define _GNU_SOURCE
+#include <grpc/grpc_security.h>
+#include <grpc/support/alloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "srv.h"
+
+enum { K_SESSION, K_INFO, K_LIST, K_HEALTH, K_UNKNOWN };
+
+typedef struct {
+  srv_op_t op;
+  srv_t *srv;
+  int kind;
+  grpc_call *call;
+  gpr_timespec deadline;
+  grpc_metadata_array md;
+  grpc_call_details details;
+  grpc_byte_buffer *payload;
+} accept_t;
+
+typedef struct {
+  srv_op_t op;
+  grpc_call *call;
+  grpc_byte_buffer *resp;
+  grpc_slice details;
+  int cancelled;
+} unary_t;
+
+static void on_accept(srv_op_t *op, int ok);
+
+/* Keeps one call request pending for a method kind. */
+static void arm(srv_t *srv, int kind) {
+  accept_t *a = calloc(1, sizeof *a);
+  if (!a) {
+    srv_log(SRV_LOG_ERROR, "out of memory arming a call request");
+    return;
+  }
+  a->op.done = on_accept;
+  a->srv = srv;
+  a->kind = kind;
+  grpc_metadata_array_init(&a->md);
+  grpc_call_details_init(&a->details);
+  grpc_call_error e;
+  if (kind == K_UNKNOWN) {
+    e = grpc_server_request_call(srv->server, &a->call, &a->details, &a->md, srv->cq, srv->cq, a);
+  } else {
+    void *m = kind == K_SESSION ? srv->m_session
+              : kind == K_INFO  ? srv->m_info
+              : kind == K_LIST  ? srv->m_list
+                                : srv->m_health;
+    e = grpc_server_request_registered_call(srv->server, m, &a->call, &a->deadline, &a->md,
+                                            kind == K_SESSION ? NULL : &a->payload, srv->cq, srv->cq, a);
+  }
+  if (e != GRPC_CALL_OK) {
+    srv_log(SRV_LOG_ERROR, "cannot request calls (%d)", e);
+    grpc_metadata_array_destroy(&a->md);
+    grpc_call_details_destroy(&a->details);
+    free(a);
+  }
+}
+
+static void on_unary_done(srv_op_t *op, int ok) {
+  unary_t *u = (unary_t *)op;
+  (void)ok;
+  if (u->resp) grpc_byte_buffer_destroy(u->resp);
+  grpc_slice_unref(u->details);
+  grpc_call_unref(u->call);
+  free(u);
+}
+
+/* Answers a unary call with resp (taken; may be NULL) and status. */
+static void unary_respond(grpc_call *call, grpc_byte_buffer *resp, grpc_status_code status,
+                          const char *details) {
+  unary_t *u = calloc(1, sizeof *u);
+  if (!u) {
+    if (resp) grpc_byte_buffer_destroy(resp);
+    grpc_call_cancel_with_status(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory", NULL);
+    grpc_call_unref(call);
+    return;
+  }
+  u->op.done = on_unary_done;
+  u->call = call;
+  u->resp = resp;
+  u->details = grpc_slice_from_copied_string(details ? details : "");
+  grpc_op ops[4];
+  memset(ops, 0, sizeof ops);
+  size_t n = 0;
+  ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
+  if (resp) {
+    ops[n].op = GRPC_OP_SEND_MESSAGE;
+    ops[n++].data.send_message.send_message = resp;
+  }
+  ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+  ops[n].data.send_status_from_server.status = status;
+  ops[n++].data.send_status_from_server.status_details = &u->details;
+  ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+  ops[n++].data.recv_close_on_server.cancelled = &u->cancelled;
+  grpc_call_error e = grpc_call_start_batch(call, ops, n, u, NULL);
+  if (e != GRPC_CALL_OK) {
+    srv_log(SRV_LOG_ERROR, "unary reply failed (%d)", e);
+    on_unary_done(&u->op, 0);
+  }
+}
+
+static const char *type_name(rdev_arg_type_t t) {
+  static const char *n[] = {"?", "ptr", "i32", "u32", "i64", "u64", "f32", "f64"};
+  return (unsigned)t <= RDEV_ARG_F64 ? n[t] : "?";
+}
+
+static grpc_byte_buffer *info_reply(srv_t *srv) {
+  rdev_v1_InfoReply r = rdev_v1_InfoReply_init_zero;
+  snprintf(r.version, sizeof r.version, "%s", RDEV_VERSION);
+  snprintf(r.backend, sizeof r.backend, "%s", rdev_rt_backend_name(srv->rt));
+  snprintf(r.identity, sizeof r.identity, "anonymous");
+  rdev_rt_device_count(srv->rt, &r.device_count);
+  r.max_chunk = RDEV_WIRE_MAX_CHUNK;
+  int nk;
+  const rdev_kernel_sig_t *k = rdev_rt_kernels(&nk);
+  for (int i = 0; i < nk && i < (int)(sizeof r.kernels / sizeof r.kernels[0]); i++) {
+    rdev_v1_KernelInfo *ki = &r.kernels[r.kernels_count++];
+    snprintf(ki->name, sizeof ki->name, "%s", k[i].name);
+    snprintf(ki->doc, sizeof ki->doc, "%s", k[i].doc);
+    for (int p = 0; p < k[i].nparams; p++) {
+      rdev_v1_KernelParam *kp = &ki->params[ki->params_count++];
+      snprintf(kp->name, sizeof kp->name, "%s", k[i].params[p].name);
+      snprintf(kp->type, sizeof kp->type, "%s", type_name(k[i].params[p].type));
+    }
+  }
+  return rdev_wire_encode(rdev_v1_InfoReply_fields, &r, NULL);
+}
+
+static grpc_byte_buffer *list_reply(srv_t *srv) {
+  rdev_v1_ListDevicesReply r = rdev_v1_ListDevicesReply_init_zero;
+  int n = 0;
+  rdev_rt_device_count(srv->rt, &n);
+  for (int i = 0; i < n && i < (int)(sizeof r.devices / sizeof r.devices[0]); i++) {
+    rdev_rt_device_info_t info;
+    if (rdev_rt_device_info(srv->rt, i, &info) != RDEV_OK) continue;
+    rdev_v1_DeviceInfo *d = &r.devices[r.devices_count++];
+    d->index = i;
+    snprintf(d->name, sizeof d->name, "%s", info.name);
+    d->total_bytes = info.total_bytes;
+    d->free_bytes = info.free_bytes;
+  }
+  return rdev_wire_encode(rdev_v1_ListDevicesReply_fields, &r, NULL);
+}
+
+static void health_check(srv_t *srv, grpc_call *call, grpc_byte_buffer *payload) {
+  grpc_health_v1_HealthCheckRequest q = grpc_health_v1_HealthCheckRequest_init_zero;
+  if (!rdev_wire_decode(payload, grpc_health_v1_HealthCheckRequest_fields, &q, NULL)) {
+    unary_respond(call, NULL, GRPC_STATUS_INVALID_ARGUMENT, "malformed HealthCheckRequest");
+    return;
+  }
+  if (q.service[0] && strcmp(q.service, "rdev.v1.Device") != 0) {
+    unary_respond(call, NULL, GRPC_STATUS_NOT_FOUND, "unknown service");
+    return;
+  }
+  grpc_health_v1_HealthCheckResponse r = grpc_health_v1_HealthCheckResponse_init_zero;
+  r.status = atomic_load(&srv->shutting_down) ? grpc_health_v1_HealthCheckResponse_ServingStatus_NOT_SERVING
+                                              : grpc_health_v1_HealthCheckResponse_ServingStatus_SERVING;
+  unary_respond(call, rdev_wire_encode(grpc_health_v1_HealthCheckResponse_fields, &r, NULL),
+                GRPC_STATUS_OK, NULL);
+}
+
+static void on_accept(srv_op_t *op, int ok) {
+  accept_t *a = (accept_t *)op;
+  srv_t *srv = a->srv;
+  if (ok && !atomic_load(&srv->shutting_down)) arm(srv, a->kind);
+  if (ok) {
+    switch (a->kind) {
+      case K_SESSION: srv_session_start(srv, a->call); break;
+      case K_INFO:
+        unary_respond(a->call, info_reply(srv), GRPC_STATUS_OK, NULL);
+        break;
+      case K_LIST:
+        unary_respond(a->call, list_reply(srv), GRPC_STATUS_OK, NULL);
+        break;
+      case K_HEALTH: health_check(srv, a->call, a->payload); break;
+      case K_UNKNOWN: {
+        char *m = grpc_slice_to_c_string(a->details.method);
+        srv_log(SRV_LOG_INFO, "unknown method %s", m);
+        gpr_free(m);
+        unary_respond(a->call, NULL, GRPC_STATUS_UNIMPLEMENTED, "unknown method");
+        break;
+      }
+    }
+  }
+  if (a->payload) grpc_byte_buffer_destroy(a->payload);
+  grpc_metadata_array_destroy(&a->md);
+  grpc_call_details_destroy(&a->details);
+  free(a);
+}
+
+static void *cq_thread(void *arg) {
+  srv_t *srv = arg;
+  for (;;) {
+    grpc_event ev = grpc_completion_queue_next(srv->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+    if (ev.type == GRPC_QUEUE_SHUTDOWN) break;
+    if (ev.type == GRPC_OP_COMPLETE) ((srv_op_t *)ev.tag)->done(ev.tag, ev.success);
+  }
+  return NULL;
+}
+
+int srv_start(srv_t *srv) {
+  pthread_mutex_init(&srv->mu, NULL);
+  pthread_cond_init(&srv->cv, NULL);
+  atomic_init(&srv->next_session_id, 1);
+  rdev_rt_config_t rc = {.backend = srv->cfg.backend,
+                         .sim_devices = srv->cfg.sim_devices,
+                         .sim_mem_bytes = srv->cfg.sim_mem_bytes};
+  int err = rdev_rt_open(&rc, &srv->rt);
+  if (err) {
+    srv_log(SRV_LOG_ERROR, "cannot open the %s backend: %s (%s)", srv->cfg.backend, rdev_strerror(err),
+            rdev_rt_last_error());
+    return -1;
+  }
+  grpc_init();
+  grpc_arg args[] = {
+      {GRPC_ARG_INTEGER, GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, {.integer = RDEV_WIRE_MAX_MESSAGE}},
+      {GRPC_ARG_INTEGER, GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, {.integer = RDEV_WIRE_MAX_MESSAGE}},
+      /* find clients whose network vanished without a FIN */
+      {GRPC_ARG_INTEGER, GRPC_ARG_KEEPALIVE_TIME_MS, {.integer = 20000}},
+      {GRPC_ARG_INTEGER, GRPC_ARG_KEEPALIVE_TIMEOUT_MS, {.integer = 10000}},
+      {GRPC_ARG_INTEGER, GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, {.integer = 1}},
+  };
+  grpc_channel_args ca = {sizeof args / sizeof args[0], args};
+  srv->cq = grpc_completion_queue_create_for_next(NULL);
+  srv->server = grpc_server_create(&ca, NULL);
+  srv->m_session = grpc_server_register_method(srv->server, RDEV_WIRE_METHOD_SESSION, NULL,
+                                               GRPC_SRM_PAYLOAD_NONE, 0);
+  srv->m_info = grpc_server_register_method(srv->server, RDEV_WIRE_METHOD_INFO, NULL,
+                                            GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+  srv->m_list = grpc_server_register_method(srv->server, RDEV_WIRE_METHOD_LIST_DEVICES, NULL,
+                                            GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+  srv->m_health = grpc_server_register_method(srv->server, RDEV_WIRE_METHOD_HEALTH_CHECK, NULL,
+                                              GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+  grpc_server_register_completion_queue(srv->server, srv->cq, NULL);
+  grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+  srv->port = grpc_server_add_http2_port(srv->server, srv->cfg.listen, creds);
+  grpc_server_credentials_release(creds);
+  if (srv->port == 0) {
+    srv_log(SRV_LOG_ERROR, "cannot listen on %s", srv->cfg.listen);
+    grpc_server_destroy(srv->server);
+    grpc_completion_queue_shutdown(srv->cq);
+    while (grpc_completion_queue_next(srv->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type !=
+           GRPC_QUEUE_SHUTDOWN) {
+    }
+    grpc_completion_queue_destroy(srv->cq);
+    grpc_shutdown();
+    rdev_rt_close(srv->rt);
+    return -1;
+  }
+  grpc_server_start(srv->server);
+  for (int i = 0; i < 2; i++) arm(srv, K_SESSION);
+  arm(srv, K_INFO);
+  arm(srv, K_LIST);
+  arm(srv, K_HEALTH);
+  arm(srv, K_UNKNOWN);
+  srv->nthreads = srv->cfg.threads;
+  srv->threads = calloc((size_t)srv->nthreads, sizeof *srv->threads);
+  for (int i = 0; i < srv->nthreads; i++) pthread_create(&srv->threads[i], NULL, cq_thread, srv);
+  return 0;
+}
+
+typedef struct {
+  srv_op_t op;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int done;
+} shutdown_wait_t;
+
+static void on_shutdown(srv_op_t *op, int ok) {
+  shutdown_wait_t *w = (shutdown_wait_t *)op;
+  (void)ok;
+  pthread_mutex_lock(&w->mu);
+  w->done = 1;
+  pthread_cond_broadcast(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+}
+
+/* Waits until no session is left or the deadline passed; returns sessions left. */
+static int wait_sessions(srv_t *srv, const struct timespec *deadline) {
+  pthread_mutex_lock(&srv->mu);
+  while (srv->nsessions > 0) {
+    if (deadline) {
+      if (pthread_cond_timedwait(&srv->cv, &srv->mu, deadline) != 0) break;
+    } else {
+      pthread_cond_wait(&srv->cv, &srv->mu);
+    }
+  }
+  int left = srv->nsessions;
+  pthread_mutex_unlock(&srv->mu);
+  return left;
+}
+
+void srv_stop(srv_t *srv) {
+  atomic_store(&srv->shutting_down, 1);
+  shutdown_wait_t w = {.op.done = on_shutdown, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+  grpc_server_shutdown_and_notify(srv->server, srv->cq, &w.op);
+  struct timespec dl;
+  clock_gettime(CLOCK_REALTIME, &dl);
+  dl.tv_sec += srv->cfg.drain_ms / 1000;
+  dl.tv_nsec += (long)(srv->cfg.drain_ms % 1000) * 1000000L;
+  if (dl.tv_nsec >= 1000000000L) {
+    dl.tv_sec++;
+    dl.tv_nsec -= 1000000000L;
+  }
+  int left = wait_sessions(srv, &dl);
+  if (left) srv_log(SRV_LOG_WARN, "drain: cancelling %d session(s) still open", left);
+  grpc_server_cancel_all_calls(srv->server);
+  pthread_mutex_lock(&w.mu);
+  while (!w.done) pthread_cond_wait(&w.cv, &w.mu);
+  pthread_mutex_unlock(&w.mu);
+  wait_sessions(srv, NULL);
+  grpc_server_destroy(srv->server);
+  grpc_completion_queue_shutdown(srv->cq);
+  for (int i = 0; i < srv->nthreads; i++) pthread_join(srv->threads[i], NULL);
+  free(srv->threads);
+  grpc_completion_queue_destroy(srv->cq);
+  rdev_rt_close(srv->rt);
+  grpc_shutdown();
+  pthread_mutex_destroy(&srv->mu);
+  pthread_cond_destroy(&srv->cv);
+}

@@ -1,0 +1,965 @@
+/*
+ * server/session.c — one Session call: the lifecycle of a client's session
+ * and its request handlers.
+ *
+ * Lifecycle. A session holds one reference for its RECV_CLOSE_ON_SERVER
+ * batch (which completes last, on a normal end or a cancel) and one for each
+ * outstanding batch and each runtime callback that may still reply. One
+ * RECV_MESSAGE is outstanding at a time, so a session's requests are handled
+ * in order, one after another. Replies go through a FIFO send queue with at
+ * most one SEND_MESSAGE outstanding (gRPC's rule). When the client
+ * half-closes, or the call is cancelled (client crash, network loss,
+ * deadline, server drain), everything the session made is released: streams
+ * are force-destroyed (queued work discarded, their callbacks run with
+ * RDEV_CANCELLED), events destroyed, buffers freed.
+ *
+ * Backpressure. `inflight` counts bytes the session holds on the server:
+ * async Write payloads until the device copied them, async Read staging and
+ * every queued reply until gRPC sent it. While it is at or over
+ * cfg.max_inflight the session stops reading requests; gRPC flow control
+ * then stops the client. So neither a client that sends without reading nor
+ * a slow reader can grow the server's memory past about max_inflight plus
+ * one request per session.
+ *
+ * Device work never blocks a completion-queue thread on the device: stream
+ * and event synchronization, stream destruction and async reads complete
+ * from host callbacks queued on the device streams, which send the reply.
+ */
+#define _GNU_SOURCE
+#include <grpc/support/alloc.h>
+#include <pb_encode.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "srv.h"
+
+typedef struct reply_node {
+  struct reply_node *next;
+  grpc_byte_buffer *bb;
+  size_t bytes;
+} reply_node_t;
+
+typedef struct dead_stream { /* destroyed by the client, waiting for its queued work */
+  struct dead_stream *next;
+  rdev_rt_stream_t *st;
+} dead_stream_t;
+
+struct srv_session {
+  srv_t *srv;
+  grpc_call *call;
+  uint64_t id;
+  char identity[64];
+  char *peer;
+  atomic_int refs;
+
+  pthread_mutex_t req_mu; /* request handling vs release: handles, streams below */
+  srv_handles_t handles;
+  rdev_rt_stream_t **sync_streams; /* per device, for EventSync; lazily made */
+  dead_stream_t *dead;
+
+  pthread_mutex_t mu; /* everything below */
+  srv_op_t start_op, recv_op, send_op, status_op, close_op;
+  grpc_byte_buffer *recv_bb;
+  grpc_metadata_array recv_md;
+  int cancelled; /* written by gRPC for close_op */
+  reply_node_t *sq_head, *sq_tail;
+  int send_busy, recv_paused, half_closed, released, status_started, broken;
+  size_t inflight;
+};
+
+static void session_unref(srv_session_t *s);
+
+/* ---- references, sending, receiving --------------------------------------- */
+
+static void session_ref(srv_session_t *s) { atomic_fetch_add(&s->refs, 1); }
+
+static void start_batch(srv_session_t *s, const grpc_op *ops, size_t n, srv_op_t *tag) {
+  session_ref(s);
+  grpc_call_error e = grpc_call_start_batch(s->call, ops, n, tag, NULL);
+  if (e != GRPC_CALL_OK) {
+    srv_log(SRV_LOG_ERROR, "session %llu: start_batch failed (%d)", (unsigned long long)s->id, e);
+    atomic_fetch_sub(&s->refs, 1); /* the close batch still holds one: never the last */
+  }
+}
+
+/* mu held */
+static void post_recv(srv_session_t *s) {
+  grpc_op op = {.op = GRPC_OP_RECV_MESSAGE};
+  op.data.recv_message.recv_message = &s->recv_bb;
+  start_batch(s, &op, 1, &s->recv_op);
+}
+
+/* mu held */
+static void start_send(srv_session_t *s) {
+  grpc_op op = {.op = GRPC_OP_SEND_MESSAGE};
+  op.data.send_message.send_message = s->sq_head->bb;
+  s->send_busy = 1;
+  start_batch(s, &op, 1, &s->send_op);
+}
+
+/* mu held: after the client half-closed and resources are released, once the
+ * queued replies are out, end the call with OK. */
+static void maybe_send_status(srv_session_t *s) {
+  if (!s->half_closed || !s->released || s->send_busy || s->status_started || s->broken) return;
+  s->status_started = 1;
+  grpc_op op = {.op = GRPC_OP_SEND_STATUS_FROM_SERVER};
+  op.data.send_status_from_server.status = GRPC_STATUS_OK;
+  start_batch(s, &op, 1, &s->status_op);
+}
+
+/* mu held */
+static void maybe_resume_recv(srv_session_t *s) {
+  if (s->recv_paused && s->inflight < s->srv->cfg.max_inflight && !s->released && !s->half_closed) {
+    s->recv_paused = 0;
+    post_recv(s);
+  }
+}
+
+static void inflight_add(srv_session_t *s, size_t n) {
+  pthread_mutex_lock(&s->mu);
+  s->inflight += n;
+  pthread_mutex_unlock(&s->mu);
+}
+
+static void inflight_sub(srv_session_t *s, size_t n) {
+  pthread_mutex_lock(&s->mu);
+  s->inflight -= n;
+  maybe_resume_recv(s);
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* Queues bb (taking it) to be sent; it counts `bytes` toward inflight until
+ * sent. Dropped once the call is ending. */
+static void session_send(srv_session_t *s, grpc_byte_buffer *bb, size_t bytes) {
+  reply_node_t *n = malloc(sizeof *n);
+  pthread_mutex_lock(&s->mu);
+  if (!n || s->status_started || s->broken || s->cancelled) {
+    pthread_mutex_unlock(&s->mu);
+    grpc_byte_buffer_destroy(bb);
+    free(n);
+    return;
+  }
+  n->next = NULL;
+  n->bb = bb;
+  n->bytes = bytes;
+  if (s->sq_tail)
+    s->sq_tail->next = n;
+  else
+    s->sq_head = n;
+  s->sq_tail = n;
+  s->inflight += bytes;
+  if (!s->send_busy) start_send(s);
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* mu held: forget unsent replies (the call is broken or cancelled). */
+static void drop_queue(srv_session_t *s) {
+  reply_node_t *n = s->send_busy ? s->sq_head->next : s->sq_head;
+  if (s->send_busy)
+    s->sq_head->next = NULL, s->sq_tail = s->sq_head;
+  else
+    s->sq_head = s->sq_tail = NULL;
+  while (n) {
+    reply_node_t *next = n->next;
+    s->inflight -= n->bytes;
+    grpc_byte_buffer_destroy(n->bb);
+    free(n);
+    n = next;
+  }
+}
+
+static void send_reply(srv_session_t *s, const rdev_v1_Reply *r, const grpc_slice *payload) {
+  grpc_byte_buffer *bb = rdev_wire_encode(rdev_v1_Reply_fields, r, payload);
+  if (!bb) {
+    srv_log(SRV_LOG_ERROR, "session %llu: cannot encode a reply", (unsigned long long)s->id);
+    return;
+  }
+  session_send(s, bb, 64 + (payload ? GRPC_SLICE_LENGTH(*payload) : 0));
+}
+
+static void send_status(srv_session_t *s, uint64_t seq, uint64_t stream, int status, const char *msg) {
+  rdev_v1_Reply r = rdev_v1_Reply_init_zero;
+  r.seq = seq;
+  r.status = status;
+  r.stream = stream;
+  snprintf(r.message, sizeof r.message, "%s", msg ? msg : "");
+  send_reply(s, &r, NULL);
+}
+
+/* ---- release ---------------------------------------------------------------- */
+
+static void destroy_stream_entry(srv_handle_t *e, void *arg) {
+  (void)arg;
+  rdev_rt_stream_destroy_force(e->ptr);
+}
+static void destroy_event_entry(srv_handle_t *e, void *arg) {
+  (void)arg;
+  rdev_rt_event_destroy(e->ptr);
+}
+static void free_buffer_entry(srv_handle_t *e, void *arg) { rdev_rt_free(arg, e->ptr); }
+
+/* Releases everything the session made; the first caller does it. Streams go
+ * first, so that no queued work still uses the buffers freed after them. */
+static void session_release(srv_session_t *s, const char *why) {
+  pthread_mutex_lock(&s->req_mu);
+  pthread_mutex_lock(&s->mu);
+  int already = s->released;
+  s->released = 1;
+  pthread_mutex_unlock(&s->mu);
+  if (already) {
+    pthread_mutex_unlock(&s->req_mu);
+    return;
+  }
+  srv_handles_t h = s->handles;
+  memset(&s->handles, 0, sizeof s->handles);
+  dead_stream_t *dead = s->dead;
+  s->dead = NULL;
+  pthread_mutex_unlock(&s->req_mu);
+
+  size_t nbuf = 0;
+  for (size_t i = 0; i < h.cap; i++) nbuf += h.slots[i].h > 1 && h.slots[i].type == SRV_H_BUF;
+  srv_handles_each(&h, SRV_H_STREAM, destroy_stream_entry, NULL);
+  while (dead) {
+    dead_stream_t *n = dead->next;
+    rdev_rt_stream_destroy_force(dead->st);
+    free(dead);
+    dead = n;
+  }
+  int ndev = 0;
+  rdev_rt_device_count(s->srv->rt, &ndev);
+  for (int d = 0; d < ndev; d++)
+    if (s->sync_streams[d]) rdev_rt_stream_destroy_force(s->sync_streams[d]);
+  srv_handles_each(&h, SRV_H_EVENT, destroy_event_entry, NULL);
+  srv_handles_each(&h, SRV_H_BUF, free_buffer_entry, s->srv->rt);
+  srv_handles_free(&h);
+  srv_log(SRV_LOG_INFO, "session %llu closed: identity=%s peer=%s reason=%s buffers_freed=%zu",
+          (unsigned long long)s->id, s->identity, s->peer ? s->peer : "?", why, nbuf);
+}
+
+/* ---- completion handlers ------------------------------------------------------ */
+
+static void handle_request(srv_session_t *s, grpc_byte_buffer *bb);
+
+static void on_start(srv_op_t *op, int ok) {
+  srv_session_t *s = (srv_session_t *)((char *)op - offsetof(srv_session_t, start_op));
+  (void)ok;
+  session_unref(s);
+}
+
+static void on_recv(srv_op_t *op, int ok) {
+  srv_session_t *s = (srv_session_t *)((char *)op - offsetof(srv_session_t, recv_op));
+  grpc_byte_buffer *bb = s->recv_bb;
+  s->recv_bb = NULL;
+  if (!ok || !bb) { /* client half-closed, or the call is gone */
+    if (bb) grpc_byte_buffer_destroy(bb);
+    pthread_mutex_lock(&s->mu);
+    s->half_closed = 1;
+    pthread_mutex_unlock(&s->mu);
+    session_release(s, ok ? "client closed" : "call ended");
+    pthread_mutex_lock(&s->mu);
+    maybe_send_status(s);
+    pthread_mutex_unlock(&s->mu);
+    session_unref(s);
+    return;
+  }
+  handle_request(s, bb);
+  grpc_byte_buffer_destroy(bb);
+  pthread_mutex_lock(&s->mu);
+  if (!s->released && !s->half_closed) {
+    if (s->inflight >= s->srv->cfg.max_inflight)
+      s->recv_paused = 1;
+    else
+      post_recv(s);
+  }
+  pthread_mutex_unlock(&s->mu);
+  session_unref(s);
+}
+
+static void on_send(srv_op_t *op, int ok) {
+  srv_session_t *s = (srv_session_t *)((char *)op - offsetof(srv_session_t, send_op));
+  pthread_mutex_lock(&s->mu);
+  reply_node_t *n = s->sq_head;
+  s->sq_head = n->next;
+  if (!s->sq_head) s->sq_tail = NULL;
+  s->inflight -= n->bytes;
+  s->send_busy = 0;
+  if (!ok) {
+    s->broken = 1;
+    drop_queue(s);
+  } else if (s->sq_head) {
+    start_send(s);
+  }
+  maybe_send_status(s);
+  maybe_resume_recv(s);
+  pthread_mutex_unlock(&s->mu);
+  grpc_byte_buffer_destroy(n->bb);
+  free(n);
+  session_unref(s);
+}
+
+static void on_status(srv_op_t *op, int ok) {
+  srv_session_t *s = (srv_session_t *)((char *)op - offsetof(srv_session_t, status_op));
+  (void)ok;
+  session_unref(s);
+}
+
+static void on_close(srv_op_t *op, int ok) {
+  srv_session_t *s = (srv_session_t *)((char *)op - offsetof(srv_session_t, close_op));
+  (void)ok;
+  if (s->cancelled) session_release(s, "cancelled (client gone, deadline or server drain)");
+  pthread_mutex_lock(&s->mu);
+  s->broken = 1;
+  drop_queue(s);
+  pthread_mutex_unlock(&s->mu);
+  session_unref(s);
+}
+
+static void session_unref(srv_session_t *s) {
+  if (atomic_fetch_sub(&s->refs, 1) != 1) return;
+  srv_t *srv = s->srv;
+  pthread_mutex_lock(&srv->mu);
+  srv->nsessions--;
+  pthread_cond_broadcast(&srv->cv);
+  pthread_mutex_unlock(&srv->mu);
+  grpc_call_unref(s->call);
+  grpc_metadata_array_destroy(&s->recv_md);
+  srv_handles_free(&s->handles);
+  free(s->sync_streams);
+  if (s->peer) gpr_free(s->peer);
+  pthread_mutex_destroy(&s->mu);
+  pthread_mutex_destroy(&s->req_mu);
+  free(s);
+}
+
+void srv_session_start(srv_t *srv, grpc_call *call) {
+  int ndev = 0;
+  rdev_rt_device_count(srv->rt, &ndev);
+  srv_session_t *s = calloc(1, sizeof *s);
+  rdev_rt_stream_t **ss = calloc((size_t)ndev + 1, sizeof *ss);
+  if (!s || !ss) {
+    free(s);
+    free(ss);
+    grpc_call_cancel_with_status(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory", NULL);
+    grpc_call_unref(call);
+    return;
+  }
+  s->srv = srv;
+  s->call = call;
+  s->sync_streams = ss;
+  s->id = atomic_fetch_add(&srv->next_session_id, 1);
+  snprintf(s->identity, sizeof s->identity, "anonymous");
+  s->peer = grpc_call_get_peer(call);
+  atomic_init(&s->refs, 1); /* the close batch's */
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_mutex_init(&s->req_mu, NULL);
+  grpc_metadata_array_init(&s->recv_md);
+  s->start_op.done = on_start;
+  s->recv_op.done = on_recv;
+  s->send_op.done = on_send;
+  s->status_op.done = on_status;
+  s->close_op.done = on_close;
+  pthread_mutex_lock(&srv->mu);
+  srv->nsessions++;
+  pthread_mutex_unlock(&srv->mu);
+  srv_log(SRV_LOG_INFO, "session %llu opened: identity=%s peer=%s", (unsigned long long)s->id,
+          s->identity, s->peer ? s->peer : "?");
+
+  grpc_op close_op = {.op = GRPC_OP_RECV_CLOSE_ON_SERVER};
+  close_op.data.recv_close_on_server.cancelled = &s->cancelled;
+  if (grpc_call_start_batch(call, &close_op, 1, &s->close_op, NULL) != GRPC_CALL_OK) {
+    srv_log(SRV_LOG_ERROR, "session %llu: cannot watch for close", (unsigned long long)s->id);
+  }
+  grpc_op start = {.op = GRPC_OP_SEND_INITIAL_METADATA};
+  pthread_mutex_lock(&s->mu);
+  start_batch(s, &start, 1, &s->start_op);
+  post_recv(s);
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- request handling ------------------------------------------------------------ */
+
+/* A request being handled: handlers fill `r` and return a status, or
+ * SRV_LATER when a runtime callback will answer (or, for async requests,
+ * nothing needs to). */
+#define SRV_LATER (-1)
+
+typedef struct {
+  srv_session_t *s;
+  const rdev_v1_Request *q;
+  rdev_wire_bytes_t *data;
+  rdev_v1_Reply r;
+  grpc_slice payload;
+  int has_payload;
+  uint64_t stream; /* async requests: the stream, named in an error reply */
+} srv_req_t;
+
+static int fail(srv_req_t *x, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(srv_req_t *x, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(x->r.message, sizeof x->r.message, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+/* A runtime failure: its own detail. */
+static int rt_failed(srv_req_t *x, int rc) { return fail(x, rc, "%s", rdev_rt_last_error()); }
+
+static srv_handle_t *get_handle(srv_req_t *x, uint64_t h, int type) {
+  return srv_handles_get(&x->s->handles, h, type);
+}
+
+static int get_stream(srv_req_t *x, uint64_t h, rdev_rt_stream_t **st) {
+  srv_handle_t *e = get_handle(x, h, SRV_H_STREAM);
+  if (!e) return fail(x, RDEV_INVALID_RESOURCE_HANDLE, "stream 0x%llx is not a stream of this session",
+                      (unsigned long long)h);
+  *st = e->ptr;
+  return RDEV_OK;
+}
+
+static int get_event(srv_req_t *x, uint64_t h, srv_handle_t **e) {
+  *e = get_handle(x, h, SRV_H_EVENT);
+  if (!*e) return fail(x, RDEV_INVALID_RESOURCE_HANDLE, "event 0x%llx is not an event of this session",
+                       (unsigned long long)h);
+  return RDEV_OK;
+}
+
+/* count bytes at offset of buffer h, checked without overflow; *addr gets the device address. */
+static int buf_range(srv_req_t *x, const char *what, uint64_t h, uint64_t off, uint64_t count,
+                     char **addr, int *dev) {
+  srv_handle_t *e = get_handle(x, h, SRV_H_BUF);
+  if (!e) return fail(x, RDEV_INVALID_RESOURCE_HANDLE, "%s: 0x%llx is not a buffer of this session",
+                      what, (unsigned long long)h);
+  if (off > e->size || count > e->size - off)
+    return fail(x, RDEV_INVALID_PARAM, "%s: %llu bytes at offset %llu exceed the %zu-byte buffer", what,
+                (unsigned long long)count, (unsigned long long)off, e->size);
+  *addr = (char *)e->ptr + off;
+  if (dev) *dev = e->dev;
+  return RDEV_OK;
+}
+
+static int check_count(srv_req_t *x, uint64_t count, uint64_t dest_max) {
+  if (count > dest_max)
+    return fail(x, RDEV_RT_PARAM_INVALID, "count %llu exceeds destMax %llu", (unsigned long long)count,
+                (unsigned long long)dest_max);
+  return RDEV_OK;
+}
+
+/* Runtime callbacks that answer later carry this. */
+typedef struct {
+  srv_session_t *s;
+  uint64_t seq;
+  rdev_rt_stream_t *st; /* the stream whose errors a sync takes */
+  void *buf;            /* async read staging / async write payload */
+  size_t len;
+} cb_ctx_t;
+
+static cb_ctx_t *cb_new(srv_session_t *s, uint64_t seq, rdev_rt_stream_t *st, void *buf, size_t len) {
+  cb_ctx_t *c = malloc(sizeof *c);
+  if (!c) return NULL;
+  session_ref(s);
+  *c = (cb_ctx_t){s, seq, st, buf, len};
+  return c;
+}
+
+static void cb_done(cb_ctx_t *c) {
+  session_unref(c->s);
+  free(c);
+}
+
+/* Queues fn(c) on st; on failure releases c and returns the error. */
+static int queue_callback(srv_req_t *x, rdev_rt_stream_t *st, rdev_rt_host_fn fn, cb_ctx_t *c) {
+  if (!c) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  int rc = rdev_rt_launch_callback(st, fn, c);
+  if (rc != RDEV_OK) {
+    cb_done(c);
+    return rt_failed(x, rc);
+  }
+  return SRV_LATER;
+}
+
+/* StreamSync, StreamDestroy and EventSync answer here, in stream order. */
+static void sync_cb(void *user, int status) {
+  cb_ctx_t *c = user;
+  if (status == RDEV_OK) {
+    int err = c->st ? rdev_rt_stream_take_error(c->st) : RDEV_OK;
+    send_status(c->s, c->seq, 0, err,
+                err ? "asynchronous work on the stream failed" : "");
+  }
+  cb_done(c);
+}
+
+/* Frees an async Write's payload once the device copied it. */
+static void staging_free_cb(void *user, int status) {
+  cb_ctx_t *c = user;
+  (void)status;
+  free(c->buf);
+  inflight_sub(c->s, c->len);
+  cb_done(c);
+}
+
+/* Sends an async Read's data once the device produced it. */
+static void read_cb(void *user, int status) {
+  cb_ctx_t *c = user;
+  if (status == RDEV_OK) {
+    rdev_v1_Reply r = rdev_v1_Reply_init_zero;
+    r.seq = c->seq;
+    grpc_slice p = grpc_slice_new(c->buf, c->len, free);
+    send_reply(c->s, &r, &p);
+    grpc_slice_unref(p);
+  } else {
+    free(c->buf);
+  }
+  inflight_sub(c->s, c->len);
+  cb_done(c);
+}
+
+typedef struct {
+  rdev_rt_t *rt;
+  void *ptr;
+  atomic_int left;
+} deferred_free_t;
+
+static void deferred_free_put(deferred_free_t *d) {
+  if (atomic_fetch_sub(&d->left, 1) != 1) return;
+  rdev_rt_free(d->rt, d->ptr);
+  free(d);
+}
+
+static void deferred_free_cb(void *user, int status) {
+  (void)status;
+  deferred_free_put(user);
+}
+
+static void defer_on(deferred_free_t *d, rdev_rt_stream_t *st) {
+  int done = 1;
+  if (rdev_rt_stream_query(st, &done) == RDEV_OK && !done) {
+    atomic_fetch_add(&d->left, 1);
+    if (rdev_rt_launch_callback(st, deferred_free_cb, d) != RDEV_OK) atomic_fetch_sub(&d->left, 1);
+  }
+}
+
+static void defer_on_entry(srv_handle_t *e, void *arg) { defer_on(arg, e->ptr); }
+
+/* ---- handlers ------------------------------------------------------------------ */
+
+static int op_malloc(srv_req_t *x) {
+  const rdev_v1_Malloc *m = &x->q->op.malloc;
+  void *p;
+  int rc = rdev_rt_malloc(x->s->srv->rt, m->device, &p, (size_t)m->size, (rdev_mem_policy_t)m->policy);
+  if (rc) return rt_failed(x, rc);
+  uint64_t h = srv_handles_add(&x->s->handles, SRV_H_BUF, m->device, p, (size_t)m->size);
+  if (!h) {
+    rdev_rt_free(x->s->srv->rt, p);
+    return fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  }
+  x->r.handle = h;
+  return RDEV_OK;
+}
+
+/* aclrtFree returns at once; the memory goes back to the device only after
+ * every stream of the session has passed the work queued so far, so no
+ * queued work of this session can touch memory handed to another. */
+static int op_free(srv_req_t *x) {
+  uint64_t h = x->q->op.free.buf;
+  srv_handle_t *e = get_handle(x, h, SRV_H_BUF);
+  if (!e) return fail(x, RDEV_INVALID_RESOURCE_HANDLE, "0x%llx is not a buffer of this session",
+                      (unsigned long long)h);
+  deferred_free_t *d = malloc(sizeof *d);
+  if (!d) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  d->rt = x->s->srv->rt;
+  d->ptr = e->ptr;
+  atomic_init(&d->left, 1);
+  srv_handles_del(&x->s->handles, h);
+  srv_handles_each(&x->s->handles, SRV_H_STREAM, defer_on_entry, d);
+  for (dead_stream_t *ds = x->s->dead; ds; ds = ds->next) defer_on(d, ds->st);
+  deferred_free_put(d);
+  return RDEV_OK;
+}
+
+static int op_stream_create(srv_req_t *x) {
+  rdev_rt_stream_t *st = NULL;
+  int dev = x->q->op.stream_create.device;
+  int rc = rdev_rt_stream_create(x->s->srv->rt, dev, &st);
+  if (rc) return rt_failed(x, rc);
+  uint64_t h = srv_handles_add(&x->s->handles, SRV_H_STREAM, dev, st, 0);
+  if (!h) {
+    rdev_rt_stream_destroy_force(st);
+    return fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  }
+  x->r.handle = h;
+  return RDEV_OK;
+}
+
+/* Streams the client destroyed while work was queued finish that work first
+ * (aclrtDestroyStream); they are reaped here once idle. req_mu held. */
+static void reap_dead(srv_session_t *s) {
+  for (dead_stream_t **pp = &s->dead; *pp;) {
+    int done = 0;
+    rdev_rt_stream_query((*pp)->st, &done);
+    if (!done) {
+      pp = &(*pp)->next;
+      continue;
+    }
+    dead_stream_t *d = *pp;
+    *pp = d->next;
+    rdev_rt_stream_destroy_force(d->st);
+    free(d);
+  }
+}
+
+static int op_stream_destroy(srv_req_t *x) {
+  rdev_rt_stream_t *st = NULL;
+  int rc = get_stream(x, x->q->op.stream_destroy.stream, &st);
+  if (rc) return rc;
+  srv_handles_del(&x->s->handles, x->q->op.stream_destroy.stream);
+  int done = 0;
+  rdev_rt_stream_query(st, &done);
+  if (done) {
+    rc = rdev_rt_stream_destroy(st);
+    return rc ? fail(x, rc, "asynchronous work on the stream failed") : RDEV_OK;
+  }
+  dead_stream_t *d = malloc(sizeof *d);
+  if (!d) {
+    rdev_rt_stream_destroy_force(st);
+    return fail(x, RDEV_BAD_ALLOC, "out of server memory; queued work discarded");
+  }
+  d->st = st;
+  d->next = x->s->dead;
+  x->s->dead = d;
+  return queue_callback(x, st, sync_cb, cb_new(x->s, x->q->seq, st, NULL, 0));
+}
+
+static int op_stream_sync(srv_req_t *x) {
+  rdev_rt_stream_t *st = NULL;
+  int rc = get_stream(x, x->q->op.stream_sync.stream, &st);
+  if (rc) return rc;
+  return queue_callback(x, st, sync_cb, cb_new(x->s, x->q->seq, st, NULL, 0));
+}
+
+static int op_stream_query(srv_req_t *x) {
+  rdev_rt_stream_t *st = NULL;
+  int done = 0, rc = get_stream(x, x->q->op.stream_query.stream, &st);
+  if (rc) return rc;
+  if ((rc = rdev_rt_stream_query(st, &done))) return rt_failed(x, rc);
+  x->r.value = (uint64_t)done;
+  return RDEV_OK;
+}
+
+/* Looks up the stream of an async request (0 = synchronous: *st = NULL). */
+static int opt_stream(srv_req_t *x, uint64_t h, rdev_rt_stream_t **st) {
+  *st = NULL;
+  if (!h) return RDEV_OK;
+  x->stream = h;
+  return get_stream(x, h, st);
+}
+
+static int op_write(srv_req_t *x) {
+  const rdev_v1_Write *w = &x->q->op.write;
+  rdev_rt_stream_t *st = NULL;
+  char *dst;
+  size_t n = x->data->len;
+  int rc = opt_stream(x, w->stream, &st);
+  if (rc || (rc = check_count(x, n, w->dest_max)) ||
+      (rc = buf_range(x, "write", w->buf, w->offset, n, &dst, NULL)))
+    return rc;
+  if (n == 0) return st ? SRV_LATER : RDEV_OK;
+  if (!st) {
+    rc = rdev_rt_memcpy(x->s->srv->rt, dst, n, x->data->data, n, RDEV_MEMCPY_HOST_TO_DEVICE);
+    return rc ? rt_failed(x, rc) : RDEV_OK;
+  }
+  rc = rdev_rt_memcpy_async(x->s->srv->rt, dst, n, x->data->data, n, RDEV_MEMCPY_HOST_TO_DEVICE, st);
+  if (rc) return rt_failed(x, rc);
+  /* the payload is the staging buffer now: freed once the copy ran */
+  cb_ctx_t *c = cb_new(x->s, x->q->seq, st, x->data->data, n);
+  if (!c || rdev_rt_launch_callback(st, staging_free_cb, c) != RDEV_OK) {
+    rdev_rt_stream_synchronize(st); /* cannot happen short of OOM: keep the payload alive until copied */
+    if (c) cb_done(c);
+    return SRV_LATER;
+  }
+  inflight_add(x->s, n);
+  x->data->data = NULL;
+  return SRV_LATER;
+}
+
+static int op_read(srv_req_t *x) {
+  const rdev_v1_Read *rd = &x->q->op.read;
+  rdev_rt_stream_t *st = NULL;
+  char *src;
+  int rc = opt_stream(x, rd->stream, &st);
+  if (rc || (rc = check_count(x, rd->count, rd->dest_max))) return rc;
+  if (rd->count > RDEV_WIRE_MAX_CHUNK)
+    return fail(x, RDEV_INVALID_PARAM, "read of %llu bytes exceeds the %u-byte chunk limit",
+                (unsigned long long)rd->count, RDEV_WIRE_MAX_CHUNK);
+  if ((rc = buf_range(x, "read", rd->buf, rd->offset, rd->count, &src, NULL))) return rc;
+  size_t n = (size_t)rd->count;
+  void *staging = malloc(n ? n : 1);
+  if (!staging) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  if (!st) {
+    rc = n ? rdev_rt_memcpy(x->s->srv->rt, staging, n, src, n, RDEV_MEMCPY_DEVICE_TO_HOST) : RDEV_OK;
+    if (rc) {
+      free(staging);
+      return rt_failed(x, rc);
+    }
+    x->payload = grpc_slice_new(staging, n, free);
+    x->has_payload = 1;
+    return RDEV_OK;
+  }
+  if (n && (rc = rdev_rt_memcpy_async(x->s->srv->rt, staging, n, src, n, RDEV_MEMCPY_DEVICE_TO_HOST, st))) {
+    free(staging);
+    return rt_failed(x, rc);
+  }
+  cb_ctx_t *c = cb_new(x->s, x->q->seq, st, staging, n);
+  if (!c) {
+    rdev_rt_stream_synchronize(st);
+    free(staging);
+    return fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  }
+  inflight_add(x->s, n);
+  rc = rdev_rt_launch_callback(st, read_cb, c);
+  if (rc) {
+    rdev_rt_stream_synchronize(st);
+    read_cb(c, RDEV_CANCELLED);
+    return rt_failed(x, rc);
+  }
+  return SRV_LATER;
+}
+
+static int op_copy(srv_req_t *x) {
+  const rdev_v1_Copy *cp = &x->q->op.copy;
+  rdev_rt_stream_t *st = NULL;
+  char *dst, *src;
+  int rc = opt_stream(x, cp->stream, &st);
+  if (rc || (rc = check_count(x, cp->count, cp->dest_max)) ||
+      (rc = buf_range(x, "copy dst", cp->dst, cp->dst_offset, cp->count, &dst, NULL)) ||
+      (rc = buf_range(x, "copy src", cp->src, cp->src_offset, cp->count, &src, NULL)))
+    return rc;
+  size_t n = (size_t)cp->count;
+  rc = st ? rdev_rt_memcpy_async(x->s->srv->rt, dst, n, src, n, RDEV_MEMCPY_DEVICE_TO_DEVICE, st)
+          : rdev_rt_memcpy(x->s->srv->rt, dst, n, src, n, RDEV_MEMCPY_DEVICE_TO_DEVICE);
+  if (rc) return rt_failed(x, rc);
+  return st ? SRV_LATER : RDEV_OK;
+}
+
+static int op_memset(srv_req_t *x) {
+  const rdev_v1_Memset *m = &x->q->op.memset;
+  rdev_rt_stream_t *st = NULL;
+  char *dst;
+  int rc = opt_stream(x, m->stream, &st);
+  if (rc || (rc = check_count(x, m->count, m->dest_max)) ||
+      (rc = buf_range(x, "memset", m->buf, m->offset, m->count, &dst, NULL)))
+    return rc;
+  size_t n = (size_t)m->count;
+  rc = st ? rdev_rt_memset_async(x->s->srv->rt, dst, n, m->value, n, st)
+          : rdev_rt_memset(x->s->srv->rt, dst, n, m->value, n);
+  if (rc) return rt_failed(x, rc);
+  return st ? SRV_LATER : RDEV_OK;
+}
+
+/* Kernel print output goes back to the launching client as a PRINT reply. */
+static bool encode_text(pb_ostream_t *os, const pb_field_t *f, void *const *arg) {
+  const cb_ctx_t *c = *arg;
+  return pb_encode_tag_for_field(os, f) && pb_encode_string(os, c->buf, c->len);
+}
+
+static void print_cb(void *user, const char *text, size_t len) {
+  cb_ctx_t *c = user;
+  if (len) {
+    rdev_v1_Reply r = rdev_v1_Reply_init_zero;
+    r.seq = c->seq;
+    r.kind = rdev_v1_ReplyKind_PRINT;
+    cb_ctx_t t = {.buf = (void *)text, .len = len};
+    r.print.funcs.encode = encode_text;
+    r.print.arg = &t;
+    send_reply(c->s, &r, NULL);
+  }
+  cb_done(c);
+}
+
+static int op_launch(srv_req_t *x) {
+  const rdev_v1_Launch *l = &x->q->op.launch;
+  rdev_rt_stream_t *st = NULL;
+  x->stream = l->stream;
+  int rc = get_stream(x, l->stream, &st);
+  if (rc) return rc;
+  rdev_kernel_arg_t args[RDEV_RT_MAX_KERNEL_ARGS];
+  for (pb_size_t i = 0; i < l->args_count; i++) {
+    const rdev_v1_Arg *a = &l->args[i];
+    rdev_kernel_arg_t *k = &args[i];
+    switch (a->which_v) {
+      case rdev_v1_Arg_ptr_tag: {
+        srv_handle_t *e = get_handle(x, a->v.ptr.buf, SRV_H_BUF);
+        if (!e) return fail(x, RDEV_INVALID_RESOURCE_HANDLE, "%s: argument %u: 0x%llx is not a buffer of this session",
+                            l->kernel, (unsigned)i, (unsigned long long)a->v.ptr.buf);
+        k->type = RDEV_ARG_PTR;
+        k->v.ptr.base = e->ptr;
+        k->v.ptr.offset = a->v.ptr.offset;
+        break;
+      }
+      case rdev_v1_Arg_i32_tag: k->type = RDEV_ARG_I32; k->v.i32 = a->v.i32; break;
+      case rdev_v1_Arg_u32_tag: k->type = RDEV_ARG_U32; k->v.u32 = a->v.u32; break;
+      case rdev_v1_Arg_i64_tag: k->type = RDEV_ARG_I64; k->v.i64 = a->v.i64; break;
+      case rdev_v1_Arg_u64_tag: k->type = RDEV_ARG_U64; k->v.u64 = a->v.u64; break;
+      case rdev_v1_Arg_f32_tag: k->type = RDEV_ARG_F32; k->v.f32 = a->v.f32; break;
+      case rdev_v1_Arg_f64_tag: k->type = RDEV_ARG_F64; k->v.f64 = a->v.f64; break;
+      default: return fail(x, RDEV_KERNEL_ARGS, "%s: argument %u has no value", l->kernel, (unsigned)i);
+    }
+  }
+  cb_ctx_t *c = cb_new(x->s, x->q->seq, st, NULL, 0);
+  if (!c) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  rc = rdev_rt_launch(st, l->kernel, l->blocks, args, (int)l->args_count, print_cb, c);
+  if (rc) {
+    cb_done(c);
+    return rt_failed(x, rc);
+  }
+  return SRV_LATER;
+}
+
+static int op_event_create(srv_req_t *x) {
+  rdev_rt_event_t *ev;
+  int dev = x->q->op.event_create.device;
+  int rc = rdev_rt_event_create(x->s->srv->rt, dev, &ev);
+  if (rc) return rt_failed(x, rc);
+  uint64_t h = srv_handles_add(&x->s->handles, SRV_H_EVENT, dev, ev, 0);
+  if (!h) {
+    rdev_rt_event_destroy(ev);
+    return fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  }
+  x->r.handle = h;
+  return RDEV_OK;
+}
+
+static int op_event_destroy(srv_req_t *x) {
+  srv_handle_t *e;
+  int rc = get_event(x, x->q->op.event_destroy.event, &e);
+  if (rc) return rc;
+  rdev_rt_event_destroy(e->ptr);
+  srv_handles_del(&x->s->handles, x->q->op.event_destroy.event);
+  return RDEV_OK;
+}
+
+static int op_event_record(srv_req_t *x) {
+  const rdev_v1_EventRecord *m = &x->q->op.event_record;
+  rdev_rt_stream_t *st = NULL;
+  srv_handle_t *e;
+  x->stream = m->stream;
+  int rc = get_stream(x, m->stream, &st);
+  if (rc || (rc = get_event(x, m->event, &e))) return rc;
+  rc = rdev_rt_event_record(e->ptr, st);
+  return rc ? rt_failed(x, rc) : SRV_LATER;
+}
+
+static int op_stream_wait_event(srv_req_t *x) {
+  const rdev_v1_StreamWaitEvent *m = &x->q->op.stream_wait_event;
+  rdev_rt_stream_t *st = NULL;
+  srv_handle_t *e;
+  x->stream = m->stream;
+  int rc = get_stream(x, m->stream, &st);
+  if (rc || (rc = get_event(x, m->event, &e))) return rc;
+  rc = rdev_rt_stream_wait_event(st, e->ptr);
+  return rc ? rt_failed(x, rc) : SRV_LATER;
+}
+
+/* EventSync waits on a session-internal stream of the event's device: the
+ * stream waits for the event, then a callback answers. */
+static int op_event_sync(srv_req_t *x) {
+  srv_handle_t *e;
+  int rc = get_event(x, x->q->op.event_sync.event, &e);
+  if (rc) return rc;
+  rdev_rt_stream_t **ss = &x->s->sync_streams[e->dev];
+  if (!*ss && (rc = rdev_rt_stream_create(x->s->srv->rt, e->dev, ss))) return rt_failed(x, rc);
+  if ((rc = rdev_rt_stream_wait_event(*ss, e->ptr))) return rt_failed(x, rc);
+  return queue_callback(x, *ss, sync_cb, cb_new(x->s, x->q->seq, NULL, NULL, 0));
+}
+
+static int op_event_query(srv_req_t *x) {
+  srv_handle_t *e;
+  int done = 0, rc = get_event(x, x->q->op.event_query.event, &e);
+  if (rc) return rc;
+  if ((rc = rdev_rt_event_query(e->ptr, &done))) return rt_failed(x, rc);
+  x->r.value = (uint64_t)done;
+  return RDEV_OK;
+}
+
+static int op_event_elapsed(srv_req_t *x) {
+  srv_handle_t *a, *b;
+  int rc = get_event(x, x->q->op.event_elapsed.start, &a);
+  if (rc || (rc = get_event(x, x->q->op.event_elapsed.end, &b))) return rc;
+  if ((rc = rdev_rt_event_elapsed_ms(&x->r.elapsed_ms, a->ptr, b->ptr))) return rt_failed(x, rc);
+  return RDEV_OK;
+}
+
+static int op_mem_info(srv_req_t *x) {
+  size_t f, t;
+  int rc = rdev_rt_mem_info(x->s->srv->rt, x->q->op.mem_info.device, &f, &t);
+  if (rc) return rt_failed(x, rc);
+  x->r.value = f;
+  x->r.value2 = t;
+  return RDEV_OK;
+}
+
+typedef int (*op_fn)(srv_req_t *x);
+
+static op_fn op_for(pb_size_t which) {
+  switch (which) {
+    case rdev_v1_Request_malloc_tag: return op_malloc;
+    case rdev_v1_Request_free_tag: return op_free;
+    case rdev_v1_Request_stream_create_tag: return op_stream_create;
+    case rdev_v1_Request_stream_destroy_tag: return op_stream_destroy;
+    case rdev_v1_Request_stream_sync_tag: return op_stream_sync;
+    case rdev_v1_Request_stream_query_tag: return op_stream_query;
+    case rdev_v1_Request_write_tag: return op_write;
+    case rdev_v1_Request_read_tag: return op_read;
+    case rdev_v1_Request_copy_tag: return op_copy;
+    case rdev_v1_Request_memset_tag: return op_memset;
+    case rdev_v1_Request_launch_tag: return op_launch;
+    case rdev_v1_Request_event_create_tag: return op_event_create;
+    case rdev_v1_Request_event_destroy_tag: return op_event_destroy;
+    case rdev_v1_Request_event_record_tag: return op_event_record;
+    case rdev_v1_Request_stream_wait_event_tag: return op_stream_wait_event;
+    case rdev_v1_Request_event_sync_tag: return op_event_sync;
+    case rdev_v1_Request_event_query_tag: return op_event_query;
+    case rdev_v1_Request_event_elapsed_tag: return op_event_elapsed;
+    case rdev_v1_Request_mem_info_tag: return op_mem_info;
+  }
+  return NULL;
+}
+
+static void handle_request(srv_session_t *s, grpc_byte_buffer *bb) {
+  rdev_v1_Request q = rdev_v1_Request_init_zero;
+  rdev_wire_bytes_t data = {.max = RDEV_WIRE_MAX_CHUNK};
+  rdev_wire_bytes_decoder(&q.data, &data);
+  srv_req_t x = {.s = s, .q = &q, .data = &data, .r = rdev_v1_Reply_init_zero};
+  const char *err = NULL;
+  int rc;
+  if (!rdev_wire_decode(bb, rdev_v1_Request_fields, &q, &err)) {
+    rc = data.oversize ? fail(&x, RDEV_INVALID_PARAM, "payload exceeds the %u-byte chunk limit", RDEV_WIRE_MAX_CHUNK)
+                       : fail(&x, RDEV_PROTOCOL, "malformed request: %s", err ? err : "?");
+  } else {
+    op_fn fn = op_for(q.which_op);
+    pthread_mutex_lock(&s->req_mu);
+    if (s->released)
+      rc = SRV_LATER; /* the session is ending: nothing to answer to */
+    else if (!fn)
+      rc = fail(&x, RDEV_PROTOCOL, "request without a known operation");
+    else {
+      reap_dead(s);
+      rc = fn(&x);
+    }
+    pthread_mutex_unlock(&s->req_mu);
+  }
+  free(data.data);
+  if (rc != SRV_LATER) {
+    x.r.seq = q.seq;
+    x.r.status = rc;
+    if (rc != RDEV_OK) {
+      x.r.stream = x.stream;
+      srv_log(SRV_LOG_DEBUG, "session %llu seq %llu: %s (%d): %s", (unsigned long long)s->id,
+              (unsigned long long)q.seq, rdev_status_name(rc), rc, x.r.message);
+    }
+    send_reply(s, &x.r, x.has_payload ? &x.payload : NULL);
+  }
+  if (x.has_payload) grpc_slice_unref(x.payload);
+}

@@ -1,0 +1,111 @@
+/*
+ * server/srv.h — what rdevd's files share: the server object and its
+ * completion-queue ops, the per-session handle table, sessions, config and
+ * logging. Layering: server.c owns gRPC (listening, accepting, unary calls,
+ * shutdown), session.c owns one Session call (receive, send queue,
+ * request handlers, cleanup), handles.c the handle table, main.c flags,
+ * config file and signals. Device work goes only through rdev/runtime.h.
+ */
+#ifndef RDEV_SRV_H
+#define RDEV_SRV_H
+
+#include <grpc/grpc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rdev/runtime.h"
+#include "rdev/wire.h"
+
+/* ---- config and logging ---------------------------------------------------- */
+
+typedef struct {
+  char listen[256];       /* "host:port" or "unix:/path" */
+  char backend[32];       /* runtime backend name */
+  int sim_devices;
+  size_t sim_mem_bytes;
+  size_t max_inflight;    /* per session: staged and unsent bytes before reading pauses */
+  int threads;            /* completion-queue threads */
+  int drain_ms;           /* SIGTERM: how long sessions may finish before being cancelled */
+  int log_level;          /* 0 error, 1 warn, 2 info, 3 debug */
+} srv_config_t;
+
+void srv_config_defaults(srv_config_t *cfg);
+/* Sets one key ("listen", "sim-mem", ...) from text; 0 on success, else -1 with *err. */
+int srv_config_set(srv_config_t *cfg, const char *key, const char *value, const char **err);
+/* Reads "key = value" lines ('#' comments) into cfg; 0 on success, else -1 with a message in err. */
+int srv_config_load(srv_config_t *cfg, const char *path, char *err, size_t errlen);
+
+enum { SRV_LOG_ERROR, SRV_LOG_WARN, SRV_LOG_INFO, SRV_LOG_DEBUG };
+extern int srv_log_level;
+void srv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- completion-queue ops ------------------------------------------------- */
+
+/* Every batch's tag is an srv_op_t; the CQ thread calls done(op, success). */
+typedef struct srv_op {
+  void (*done)(struct srv_op *op, int success);
+} srv_op_t;
+
+/* ---- handle table ----------------------------------------------------------- */
+
+typedef enum { SRV_H_BUF = 1, SRV_H_STREAM, SRV_H_EVENT } srv_htype_t;
+
+typedef struct {
+  uint64_t h;   /* 0 = empty slot, 1 = deleted */
+  int type;     /* srv_htype_t */
+  int dev;
+  void *ptr;    /* device address, rdev_rt_stream_t *, rdev_rt_event_t * */
+  size_t size;  /* buffers: requested size */
+} srv_handle_t;
+
+typedef struct {
+  srv_handle_t *slots;
+  size_t cap, used, live;
+} srv_handles_t;
+
+/* Adds an entry under a new random, non-zero, never-reused-in-table handle.
+ * Returns the handle, or 0 when out of memory. */
+uint64_t srv_handles_add(srv_handles_t *t, int type, int dev, void *ptr, size_t size);
+/* The live entry for h of the given type, or NULL. */
+srv_handle_t *srv_handles_get(srv_handles_t *t, uint64_t h, int type);
+/* Removes h; returns 0 if it was live. */
+int srv_handles_del(srv_handles_t *t, uint64_t h);
+/* Calls fn on every live entry of type (0 = any). */
+void srv_handles_each(srv_handles_t *t, int type, void (*fn)(srv_handle_t *e, void *arg), void *arg);
+void srv_handles_free(srv_handles_t *t);
+
+/* ---- server ----------------------------------------------------------------- */
+
+typedef struct srv_session srv_session_t;
+
+typedef struct srv {
+  srv_config_t cfg;
+  rdev_rt_t *rt;
+  grpc_server *server;
+  grpc_completion_queue *cq;
+  void *m_session, *m_info, *m_list, *m_health;
+  pthread_t *threads;
+  int nthreads;
+  int port;
+  atomic_int shutting_down;
+  pthread_mutex_t mu;  /* sessions list and count */
+  pthread_cond_t cv;   /* a session ended */
+  srv_session_t *sessions;
+  int nsessions;
+  atomic_uint_fast64_t next_session_id;
+} srv_t;
+
+/* Starts listening and the completion-queue threads. 0 on success. */
+int srv_start(srv_t *srv);
+/* Drains: refuses new calls, lets sessions finish for cfg.drain_ms, cancels
+ * the rest, stops the threads, destroys the server. */
+void srv_stop(srv_t *srv);
+
+/* ---- sessions --------------------------------------------------------------- */
+
+/* Takes over an accepted Session call (its ref). Runs on a CQ thread. */
+void srv_session_start(srv_t *srv, grpc_call *call);
+
+#endif
