@@ -37,6 +37,9 @@ _spec.loader.exec_module(health_pb2)
 RT_PARAM_INVALID = 107000
 INVALID_PARAM = 100000
 INVALID_RESOURCE_HANDLE = 200005
+PROTOCOL = 900006
+UNKNOWN_KERNEL = 900007
+KERNEL_ARGS = 900008
 
 
 class Session:
@@ -60,13 +63,36 @@ class Session:
             pass
 
 
+def start_rdevd(*extra):
+    """A real rdevd on a free loopback port: (process, address)."""
+    proc = subprocess.Popen([RDEVD, "--listen", "127.0.0.1:0", "--sim-mem", "64M",
+                             "--log-level", "warn", *extra], stdout=subprocess.PIPE, text=True)
+    return proc, proc.stdout.readline().split()[-1]
+
+
+class RawSession:
+    """A Session call that sends raw bytes, to feed the server bad input."""
+
+    def __init__(self, channel):
+        self.q = queue.Queue()
+        call = channel.stream_stream("/rdev.v1.Device/Session", request_serializer=None,
+                                     response_deserializer=pb.Reply.FromString)
+        self.replies = call(iter(self.q.get, None))
+
+    def send(self, raw):
+        self.q.put(raw)
+        return next(self.replies)
+
+    def close(self):
+        self.q.put(None)
+        for _ in self.replies:
+            pass
+
+
 class WireTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.proc = subprocess.Popen([RDEVD, "--listen", "127.0.0.1:0", "--sim-mem", "64M",
-                                     "--log-level", "warn"], stdout=subprocess.PIPE, text=True)
-        line = cls.proc.stdout.readline().split()
-        cls.addr = line[-1]
+        cls.proc, cls.addr = start_rdevd()
         cls.channel = grpc.insecure_channel(cls.addr)
         cls.stub = pbg.DeviceStub(cls.channel)
 
@@ -75,6 +101,10 @@ class WireTest(unittest.TestCase):
         cls.channel.close()
         cls.proc.terminate()
         assert cls.proc.wait(timeout=30) == 0
+        cls.proc.stdout.close()
+
+    def free_bytes(self):
+        return self.stub.ListDevices(pb.ListDevicesRequest(), timeout=5).devices[0].free_bytes
 
     def test_upload_and_read_back_1mib(self):
         data = os.urandom(1 << 20)
@@ -125,6 +155,159 @@ class WireTest(unittest.TestCase):
         r = self.stub.ListDevices(pb.ListDevicesRequest(), timeout=5)
         self.assertEqual(len(r.devices), 2)
         self.assertEqual(r.devices[0].total_bytes, 64 << 20)
+
+
+    def test_malformed_request_gets_protocol_error_and_session_goes_on(self):
+        s = RawSession(self.channel)
+        r = s.send(b"\xff\xff\xff\xff")
+        self.assertEqual(r.status, PROTOCOL)
+        r = s.send(pb.Request(seq=7, mem_info=pb.MemInfo(device=0)).SerializeToString())
+        self.assertEqual((r.seq, r.status), (7, 0))
+        self.assertEqual(r.value2, 64 << 20)
+        s.close()
+
+    def test_request_without_operation_is_protocol_error(self):
+        s = Session(self.stub)
+        self.assertEqual(s.call().status, PROTOCOL)
+        s.close()
+
+    def test_payload_over_chunk_limit_is_invalid_param(self):
+        s = Session(self.stub)
+        buf = s.call(malloc=pb.Malloc(device=0, size=4 << 20)).handle
+        r = s.call(write=pb.Write(buf=buf, dest_max=4 << 20), data=b"\0" * ((1 << 20) + 1))
+        self.assertEqual(r.status, INVALID_PARAM)
+        r = s.call(read=pb.Read(buf=buf, count=(1 << 20) + 1, dest_max=4 << 20))
+        self.assertEqual(r.status, INVALID_PARAM)
+        s.close()
+
+    def test_message_over_size_limit_ends_only_that_call(self):
+        s = Session(self.stub)
+        with self.assertRaises(grpc.RpcError) as e:
+            s.call(write=pb.Write(buf=1, dest_max=8 << 20), data=b"\0" * (8 << 20))
+        self.assertEqual(e.exception.code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
+        self.test_devices()  # still serving
+
+    def test_unknown_method_is_unimplemented(self):
+        call = self.channel.unary_unary("/rdev.v1.Device/NoSuchThing")
+        with self.assertRaises(grpc.RpcError) as e:
+            call(b"", timeout=5)
+        self.assertEqual(e.exception.code(), grpc.StatusCode.UNIMPLEMENTED)
+
+    def test_another_sessions_handles_are_unknown(self):
+        a, b = Session(self.stub), Session(self.stub)
+        buf = a.call(malloc=pb.Malloc(device=0, size=64)).handle
+        st = a.call(stream_create=pb.StreamCreate(device=0)).handle
+        self.assertEqual(b.call(read=pb.Read(buf=buf, count=1, dest_max=1)).status, INVALID_RESOURCE_HANDLE)
+        self.assertEqual(b.call(free=pb.Free(buf=buf)).status, INVALID_RESOURCE_HANDLE)
+        self.assertEqual(b.call(stream_sync=pb.StreamSync(stream=st)).status, INVALID_RESOURCE_HANDLE)
+        self.assertEqual(a.call(free=pb.Free(buf=buf)).status, 0)
+        a.close()
+        b.close()
+
+    def test_ranges_and_overflows(self):
+        s = Session(self.stub)
+        buf = s.call(malloc=pb.Malloc(device=0, size=256)).handle
+        other = s.call(malloc=pb.Malloc(device=0, size=256)).handle
+        cases = [
+            dict(read=pb.Read(buf=buf, offset=200, count=100, dest_max=100)),
+            dict(read=pb.Read(buf=buf, offset=2**63, count=2**63, dest_max=2**64 - 1)),
+            dict(memset=pb.Memset(buf=buf, offset=1, count=256, dest_max=256)),
+            dict(copy=pb.Copy(dst=buf, src=other, src_offset=2**64 - 64, count=128, dest_max=128)),
+            dict(write=pb.Write(buf=buf, offset=255, dest_max=10), data=b"ab"),
+        ]
+        for c in cases:
+            self.assertEqual(s.call(**c).status, INVALID_PARAM, c)
+        r = s.call(memset=pb.Memset(buf=buf, count=10, dest_max=9))
+        self.assertEqual(r.status, RT_PARAM_INVALID)
+        self.assertEqual(s.call(malloc=pb.Malloc(device=0, size=0)).status, INVALID_PARAM)
+        self.assertEqual(s.call(malloc=pb.Malloc(device=9, size=1)).status, 107001)
+        self.assertEqual(s.call(malloc=pb.Malloc(device=0, size=2**64 - 1)).status, 207018)
+        s.close()
+
+    def test_bad_launches_are_refused_naming_the_stream(self):
+        s = Session(self.stub)
+        buf = s.call(malloc=pb.Malloc(device=0, size=16)).handle
+        st = s.call(stream_create=pb.StreamCreate(device=0)).handle
+        r = s.call(launch=pb.Launch(stream=st, kernel="no_such_kernel", blocks=1))
+        self.assertEqual((r.status, r.stream), (UNKNOWN_KERNEL, st))
+        r = s.call(launch=pb.Launch(stream=st, kernel="write_i32", blocks=1,
+                                    args=[pb.Arg(ptr=pb.Ptr(buf=buf)), pb.Arg(f32=1.0)]))
+        self.assertEqual(r.status, KERNEL_ARGS)
+        self.assertIn("value", r.message)
+        r = s.call(launch=pb.Launch(stream=st, kernel="write_i32", blocks=5,
+                                    args=[pb.Arg(ptr=pb.Ptr(buf=buf)), pb.Arg(i32=1)]))
+        self.assertEqual(r.status, INVALID_PARAM)  # 5 blocks need 20 bytes of a 16-byte buffer
+        self.assertIn("out", r.message)
+        # a good launch: its print comes back, then the sync
+        s.seq += 1
+        s.q.put(pb.Request(seq=s.seq, launch=pb.Launch(stream=st, kernel="write_i32", blocks=2,
+                args=[pb.Arg(ptr=pb.Ptr(buf=buf, offset=4)), pb.Arg(i32=123)])))
+        s.seq += 1
+        s.q.put(pb.Request(seq=s.seq, stream_sync=pb.StreamSync(stream=st)))
+        p = next(s.replies)
+        self.assertEqual((p.kind, p.seq, p.print), (pb.PRINT, s.seq - 1, "Source data: 123\n" * 2))
+        self.assertEqual(next(s.replies).status, 0)
+        r = s.call(read=pb.Read(buf=buf, count=16, dest_max=16))
+        self.assertEqual(r.data[4:12], (123).to_bytes(4, "little") * 2)
+        s.close()
+
+    def test_killed_client_releases_its_memory(self):
+        before = self.free_bytes()
+        child = subprocess.Popen([sys.executable, "-c", CHILD, GEN, self.addr], stdout=subprocess.PIPE, text=True)
+        self.assertEqual(child.stdout.readline().strip(), "allocated")
+        self.assertLess(self.free_bytes(), before - (16 << 20))
+        child.kill()
+        child.wait()
+        child.stdout.close()
+        for _ in range(100):
+            if self.free_bytes() == before:
+                break
+            threading.Event().wait(0.1)
+        self.assertEqual(self.free_bytes(), before)
+
+
+# A client that allocates 24 MiB, then streams writes until it is killed.
+CHILD = """
+import os, queue, sys
+sys.path.insert(0, sys.argv[1])
+import grpc
+from rdev.v1 import rdev_pb2 as pb, rdev_pb2_grpc as pbg
+q = queue.Queue()
+replies = pbg.DeviceStub(grpc.insecure_channel(sys.argv[2])).Session(iter(q.get, None))
+bufs = []
+for i in range(3):
+    q.put(pb.Request(seq=i + 1, malloc=pb.Malloc(device=0, size=8 << 20)))
+    bufs.append(next(replies).handle)
+q.put(pb.Request(seq=9, stream_create=pb.StreamCreate(device=0)))
+st = next(replies).handle
+print("allocated", flush=True)
+data = os.urandom(1 << 20)
+seq = 10
+while True:
+    seq += 1
+    q.put(pb.Request(seq=seq, write=pb.Write(stream=st, buf=bufs[seq % 3], offset=(seq % 8) << 20,
+                                             dest_max=1 << 20), data=data))
+"""
+
+
+class DrainTest(unittest.TestCase):
+    def test_sigterm_drains_and_exits_zero(self):
+        proc, addr = start_rdevd("--drain-ms", "300")
+        ch = grpc.insecure_channel(addr)
+        s = Session(pbg.DeviceStub(ch))
+        st = s.call(stream_create=pb.StreamCreate(device=0)).handle
+        s.seq += 1
+        s.q.put(pb.Request(seq=s.seq, launch=pb.Launch(stream=st, kernel="delay_us", blocks=1,
+                                                       args=[pb.Arg(u32=30_000_000)])))
+        s.seq += 1
+        s.q.put(pb.Request(seq=s.seq, stream_sync=pb.StreamSync(stream=st)))
+        proc.terminate()
+        with self.assertRaises(grpc.RpcError) as e:
+            next(s.replies)
+        self.assertIn(e.exception.code(), (grpc.StatusCode.CANCELLED, grpc.StatusCode.UNAVAILABLE))
+        self.assertEqual(proc.wait(timeout=20), 0)
+        proc.stdout.close()
+        ch.close()
 
 
 if __name__ == "__main__":

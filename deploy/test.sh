@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# deploy/test.sh — README's test command: installs what is missing, builds,
+# and runs the whole test suite three ways: a normal build, ASan+UBSan, and
+# TSan for the threaded runtime. Exits non-zero on the first failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash deploy/install-deps.sh
+
+jobs=$(nproc 2>/dev/null || echo 2)
+run_suite() { # dir sanitizer [ctest args...]
+  local dir=$1 san=$2
+  shift 2
+  echo "=== build $dir (sanitizer: ${san:-none}) ==="
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDEV_SANITIZE="$san" >/dev/null
+  cmake --build "$dir" -j"$jobs"
+  echo "=== test $dir ==="
+  (cd "$dir" && ctest --output-on-failure "$@")
+}
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+run_suite build "" 
+run_suite build-asan address
+# TSan: the runtime's threads are ours end to end; gRPC's are not instrumented.
+TSAN_OPTIONS=halt_on_error=1 run_suite build-tsan thread -R '^test_runtime$'
