@@ -290,6 +290,57 @@ while True:
 """
 
 
+def rss_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+class BackpressureTest(unittest.TestCase):
+    """With --max-inflight 8M, neither a client that floods a busy stream with
+    writes nor one that never reads its D2H data grows the server by much more
+    than that bound (without it, each would hold ~200 MiB)."""
+
+    def setUp(self):
+        self.proc, addr = start_rdevd("--max-inflight", "8M")
+        self.ch = grpc.insecure_channel(addr)
+        self.s = Session(pbg.DeviceStub(self.ch))
+        self.buf = self.s.call(malloc=pb.Malloc(device=0, size=1 << 20)).handle
+        self.st = self.s.call(stream_create=pb.StreamCreate(device=0)).handle
+        self.base = rss_mib(self.proc.pid)
+
+    def tearDown(self):
+        self.proc.kill()
+        self.proc.wait()
+        self.proc.stdout.close()
+        self.ch.close()
+
+    def flood(self, make):
+        for i in range(200):
+            self.s.seq += 1
+            self.s.q.put(make(self.s.seq))
+        peak = 0
+        for _ in range(30):  # 3 s: the server has had time to take what it will take
+            peak = max(peak, rss_mib(self.proc.pid) - self.base)
+            threading.Event().wait(0.1)
+        return peak
+
+    def test_writer_to_a_busy_stream_is_held_back(self):
+        self.s.q.put(pb.Request(seq=1000, launch=pb.Launch(stream=self.st, kernel="delay_us", blocks=1,
+                                                           args=[pb.Arg(u32=10_000_000)])))
+        data = os.urandom(1 << 20)
+        peak = self.flood(lambda seq: pb.Request(seq=seq, write=pb.Write(stream=self.st, buf=self.buf,
+                                                 dest_max=1 << 20), data=data))
+        self.assertLess(peak, 64, f"server grew by {peak:.0f} MiB")
+
+    def test_reader_that_never_reads_is_held_back(self):
+        peak = self.flood(lambda seq: pb.Request(seq=seq, read=pb.Read(stream=self.st, buf=self.buf,
+                                                 count=1 << 20, dest_max=1 << 20)))
+        self.assertLess(peak, 64, f"server grew by {peak:.0f} MiB")
+
+
 class DrainTest(unittest.TestCase):
     def test_sigterm_drains_and_exits_zero(self):
         proc, addr = start_rdevd("--drain-ms", "300")
