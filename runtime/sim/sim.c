@@ -44,7 +44,8 @@ typedef struct sim_stream {
   rt_task_t *ring;
   unsigned cap;
   uint64_t head, tail; /* tasks [head, tail) are queued; ring[head % cap] runs */
-  int worker_idle, space_waiters, done_waiters;
+  int worker_idle, space_waiters;
+  uint64_t wake_at;    /* lowest head a synchronizer waits for; UINT64_MAX = none */
   int err;             /* first error since the last synchronize */
   int stop;            /* destroy: run what is queued, then exit */
   atomic_int abort;    /* force destroy: discard what is queued */
@@ -414,8 +415,13 @@ static void *stream_worker(void *arg) {
     pthread_mutex_lock(&s->mu);
     if (rc != RDEV_OK && s->err == RDEV_OK) s->err = rc;
     s->head++;
-    if (s->space_waiters) pthread_cond_signal(&s->cv_space);
-    if (s->done_waiters) pthread_cond_broadcast(&s->cv_done);
+    /* wake only whom this completion concerns: a futex wake per task would
+     * cost more than a small task itself */
+    if (s->space_waiters && s->tail - s->head <= s->cap / 2) pthread_cond_signal(&s->cv_space);
+    if (s->head >= s->wake_at) {
+      s->wake_at = UINT64_MAX;
+      pthread_cond_broadcast(&s->cv_done);
+    }
   }
   pthread_mutex_unlock(&s->mu);
   return NULL;
@@ -444,6 +450,7 @@ static int sim_stream_create(void *impl, int dev, rdev_rt_stream_t **out) {
   s->dev = d;
   s->ring = ring;
   s->cap = sim->depth;
+  s->wake_at = UINT64_MAX;
   pthread_mutex_init(&s->mu, NULL);
   cond_init_mono(&s->cv_work);
   cond_init_mono(&s->cv_space);
@@ -511,10 +518,9 @@ static int sim_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms) {
   uint64_t target = s->tail;
   int timed_out = 0;
   while (s->head < target && !timed_out) {
-    s->done_waiters++;
+    if (target < s->wake_at) s->wake_at = target;
     timed_out = cond_wait_until(&s->cv_done, &s->mu, timeout_ms >= 0 ? &dl : NULL) == ETIMEDOUT &&
                 s->head < target;
-    s->done_waiters--;
   }
   int rc = RDEV_OK;
   if (timed_out) {
