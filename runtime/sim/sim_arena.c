@@ -86,12 +86,12 @@ void sim_arena_destroy(sim_arena_t *a) {
 }
 
 /* Best fit among the first few blocks of the request's own class, else the
- * first block of any larger class (all of which fit). */
+ * first block of any larger class (all of which fit), else any fitting block
+ * further down the own class: out of memory only when nothing fits. */
 static sim_block_t *find_fit(sim_arena_t *a, size_t len) {
   int c = bin_of(len);
-  sim_block_t *best = NULL;
-  int scanned = 0;
-  for (sim_block_t *b = a->bins[c]; b && scanned < 64; b = b->fnext, scanned++)
+  sim_block_t *best = NULL, *b = a->bins[c];
+  for (int scanned = 0; b && scanned < 64; b = b->fnext, scanned++)
     if (b->len >= len && (!best || b->len < best->len)) {
       best = b;
       if (b->len == len) break;
@@ -99,6 +99,8 @@ static sim_block_t *find_fit(sim_arena_t *a, size_t len) {
   if (best) return best;
   for (int i = c + 1; i < 64; i++)
     if (a->bins[i]) return a->bins[i];
+  for (; b; b = b->fnext)
+    if (b->len >= len) return b;
   return NULL;
 }
 
