@@ -81,7 +81,7 @@ typedef struct rt_backend {
   int (*stream_create)(void *impl, int dev, rdev_rt_stream_t **s);
   int (*stream_destroy)(rdev_rt_stream_t *s, int force);
   int (*stream_sync)(rdev_rt_stream_t *s, int32_t timeout_ms);
-  int (*stream_query)(rdev_rt_stream_t *s, int *done);
+  int (*stream_pending)(rdev_rt_stream_t *s, size_t *tasks);
   int (*stream_take_error)(rdev_rt_stream_t *s);
   int (*submit)(rdev_rt_stream_t *s, const rt_task_t *t);
   int (*event_create)(void *impl, int dev, rdev_rt_event_t **ev);

@@ -348,7 +348,18 @@ int rdev_rt_stream_query(rdev_rt_stream_t *s, int *done) {
   int rc = check_stream(NULL, s);
   if (rc) return rc;
   if (!done) return rt_fail(RDEV_INVALID_PARAM, "done is NULL");
-  return s->rt->be->stream_query(s, done);
+  size_t n = 0;
+  rc = s->rt->be->stream_pending(s, &n);
+  *done = n == 0;
+  return rc;
+}
+
+int rdev_rt_stream_pending(rdev_rt_stream_t *s, size_t *tasks) {
+  rt_clear_error();
+  int rc = check_stream(NULL, s);
+  if (rc) return rc;
+  if (!tasks) return rt_fail(RDEV_INVALID_PARAM, "tasks is NULL");
+  return s->rt->be->stream_pending(s, tasks);
 }
 
 int rdev_rt_stream_take_error(rdev_rt_stream_t *s) {

@@ -218,7 +218,8 @@ int srv_start(srv_t *srv) {
   atomic_init(&srv->next_session_id, 1);
   rdev_rt_config_t rc = {.backend = srv->cfg.backend,
                          .sim_devices = srv->cfg.sim_devices,
-                         .sim_mem_bytes = srv->cfg.sim_mem_bytes};
+                         .sim_mem_bytes = srv->cfg.sim_mem_bytes,
+                         .stream_depth = SRV_STREAM_DEPTH};
   int err = rdev_rt_open(&rc, &srv->rt);
   if (err) {
     srv_log(SRV_LOG_ERROR, "cannot open the %s backend: %s (%s)", srv->cfg.backend, rdev_strerror(err),

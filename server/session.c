@@ -19,7 +19,9 @@
  * cfg.max_inflight the session stops reading requests; gRPC flow control
  * then stops the client. So neither a client that sends without reading nor
  * a slow reader can grow the server's memory past about max_inflight plus
- * one request per session.
+ * one request per session. Likewise a session whose device stream has half
+ * its queue depth of tasks waiting stops being read until the stream worked
+ * that off, so a completion-queue thread never blocks on a full stream.
  *
  * Device work never blocks a completion-queue thread on the device: stream
  * and event synchronization, stream destruction and async reads complete
@@ -66,6 +68,7 @@ struct srv_session {
   int cancelled; /* written by gRPC for close_op */
   reply_node_t *sq_head, *sq_tail;
   int send_busy, recv_paused, half_closed, released, status_started, broken;
+  int streams_full; /* streams at half depth, each with a room_cb queued */
   size_t inflight;
 };
 
@@ -111,7 +114,8 @@ static void maybe_send_status(srv_session_t *s) {
 
 /* mu held */
 static void maybe_resume_recv(srv_session_t *s) {
-  if (s->recv_paused && s->inflight < s->srv->cfg.max_inflight && !s->released && !s->half_closed) {
+  if (s->recv_paused && s->inflight < s->srv->cfg.max_inflight && !s->streams_full && !s->released &&
+      !s->half_closed) {
     s->recv_paused = 0;
     post_recv(s);
   }
@@ -268,7 +272,7 @@ static void on_recv(srv_op_t *op, int ok) {
   grpc_byte_buffer_destroy(bb);
   pthread_mutex_lock(&s->mu);
   if (!s->released && !s->half_closed) {
-    if (s->inflight >= s->srv->cfg.max_inflight)
+    if (s->inflight >= s->srv->cfg.max_inflight || s->streams_full)
       s->recv_paused = 1;
     else
       post_recv(s);
@@ -393,6 +397,7 @@ typedef struct {
   grpc_slice payload;
   int has_payload;
   uint64_t stream; /* async requests: the stream, named in an error reply */
+  rdev_rt_stream_t *used; /* the device stream the request may have queued work on */
 } srv_req_t;
 
 static int fail(srv_req_t *x, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -415,7 +420,7 @@ static int get_stream(srv_req_t *x, uint64_t h, rdev_rt_stream_t **st) {
   srv_handle_t *e = get_handle(x, h, SRV_H_STREAM);
   if (!e) return fail(x, RDEV_INVALID_RESOURCE_HANDLE, "stream 0x%llx is not a stream of this session",
                       (unsigned long long)h);
-  *st = e->ptr;
+  *st = x->used = e->ptr;
   return RDEV_OK;
 }
 
@@ -659,7 +664,7 @@ static int opt_stream(srv_req_t *x, uint64_t h, rdev_rt_stream_t **st) {
 static int op_write(srv_req_t *x) {
   const rdev_v1_Write *w = &x->q->op.write;
   rdev_rt_stream_t *st = NULL;
-  char *dst;
+  char *dst = NULL;
   size_t n = x->data->len;
   int rc = opt_stream(x, w->stream, &st);
   if (rc || (rc = check_count(x, n, w->dest_max)) ||
@@ -687,7 +692,7 @@ static int op_write(srv_req_t *x) {
 static int op_read(srv_req_t *x) {
   const rdev_v1_Read *rd = &x->q->op.read;
   rdev_rt_stream_t *st = NULL;
-  char *src;
+  char *src = NULL;
   int rc = opt_stream(x, rd->stream, &st);
   if (rc || (rc = check_count(x, rd->count, rd->dest_max))) return rc;
   if (rd->count > RDEV_WIRE_MAX_CHUNK)
@@ -730,7 +735,7 @@ static int op_read(srv_req_t *x) {
 static int op_copy(srv_req_t *x) {
   const rdev_v1_Copy *cp = &x->q->op.copy;
   rdev_rt_stream_t *st = NULL;
-  char *dst, *src;
+  char *dst = NULL, *src = NULL;
   int rc = opt_stream(x, cp->stream, &st);
   if (rc || (rc = check_count(x, cp->count, cp->dest_max)) ||
       (rc = buf_range(x, "copy dst", cp->dst, cp->dst_offset, cp->count, &dst, NULL)) ||
@@ -746,7 +751,7 @@ static int op_copy(srv_req_t *x) {
 static int op_memset(srv_req_t *x) {
   const rdev_v1_Memset *m = &x->q->op.memset;
   rdev_rt_stream_t *st = NULL;
-  char *dst;
+  char *dst = NULL;
   int rc = opt_stream(x, m->stream, &st);
   if (rc || (rc = check_count(x, m->count, m->dest_max)) ||
       (rc = buf_range(x, "memset", m->buf, m->offset, m->count, &dst, NULL)))
@@ -870,6 +875,7 @@ static int op_event_sync(srv_req_t *x) {
   if (rc) return rc;
   rdev_rt_stream_t **ss = &x->s->sync_streams[e->dev];
   if (!*ss && (rc = rdev_rt_stream_create(x->s->srv->rt, e->dev, ss))) return rt_failed(x, rc);
+  x->used = *ss;
   if ((rc = rdev_rt_stream_wait_event(*ss, e->ptr))) return rt_failed(x, rc);
   return queue_callback(x, *ss, sync_cb, cb_new(x->s, x->q->seq, NULL, NULL, 0));
 }
@@ -927,6 +933,29 @@ static op_fn op_for(pb_size_t which) {
   return NULL;
 }
 
+/* A stream's queue drained to where room_cb was queued: reading may go on. */
+static void room_cb(void *user, int status) {
+  cb_ctx_t *c = user;
+  (void)status;
+  pthread_mutex_lock(&c->s->mu);
+  c->s->streams_full--;
+  maybe_resume_recv(c->s);
+  pthread_mutex_unlock(&c->s->mu);
+  cb_done(c);
+}
+
+/* After queueing work on st: at half depth, stop reading until it drained. req_mu held. */
+static void check_room(srv_session_t *s, rdev_rt_stream_t *st) {
+  size_t pending = 0;
+  if (rdev_rt_stream_pending(st, &pending) != RDEV_OK || pending < SRV_STREAM_DEPTH / 2) return;
+  cb_ctx_t *c = cb_new(s, 0, st, NULL, 0);
+  if (!c) return;
+  pthread_mutex_lock(&s->mu);
+  s->streams_full++;
+  pthread_mutex_unlock(&s->mu);
+  if (rdev_rt_launch_callback(st, room_cb, c) != RDEV_OK) room_cb(c, RDEV_CANCELLED);
+}
+
 static void handle_request(srv_session_t *s, grpc_byte_buffer *bb) {
   rdev_v1_Request q = rdev_v1_Request_init_zero;
   rdev_wire_bytes_t data = {.max = RDEV_WIRE_MAX_CHUNK};
@@ -947,6 +976,7 @@ static void handle_request(srv_session_t *s, grpc_byte_buffer *bb) {
     else {
       reap_dead(s);
       rc = fn(&x);
+      if (x.used) check_room(s, x.used);
     }
     pthread_mutex_unlock(&s->req_mu);
   }

@@ -41,6 +41,9 @@ enum { SRV_LOG_ERROR, SRV_LOG_WARN, SRV_LOG_INFO, SRV_LOG_DEBUG };
 extern int srv_log_level;
 void srv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Tasks a device stream queues; sessions stop reading at half of it. */
+#define SRV_STREAM_DEPTH 1024
+
 /* ---- completion-queue ops ------------------------------------------------- */
 
 /* Every batch's tag is an srv_op_t; the CQ thread calls done(op, success). */

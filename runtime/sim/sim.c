@@ -533,10 +533,10 @@ static int sim_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms) {
   return rc;
 }
 
-static int sim_stream_query(rdev_rt_stream_t *st, int *done) {
+static int sim_stream_pending(rdev_rt_stream_t *st, size_t *tasks) {
   sim_stream_t *s = (sim_stream_t *)st;
   pthread_mutex_lock(&s->mu);
-  *done = s->head == s->tail;
+  *tasks = (size_t)(s->tail - s->head);
   pthread_mutex_unlock(&s->mu);
   return RDEV_OK;
 }
@@ -661,7 +661,7 @@ const rt_backend_t rt_sim_backend = {
     .stream_create = sim_stream_create,
     .stream_destroy = sim_stream_destroy,
     .stream_sync = sim_stream_sync,
-    .stream_query = sim_stream_query,
+    .stream_pending = sim_stream_pending,
     .stream_take_error = sim_stream_take_error,
     .submit = sim_submit,
     .event_create = sim_event_create,

@@ -341,6 +341,33 @@ class BackpressureTest(unittest.TestCase):
         self.assertLess(peak, 64, f"server grew by {peak:.0f} MiB")
 
 
+class StreamDepthTest(unittest.TestCase):
+    """A session that floods a busy stream with small tasks is paused before
+    the stream's queue fills, so even a one-thread server keeps answering
+    other sessions."""
+
+    def test_flooding_a_busy_stream_does_not_wedge_the_server(self):
+        proc, addr = start_rdevd("--threads", "1")
+        ch = grpc.insecure_channel(addr)
+        stub = pbg.DeviceStub(ch)
+        a, b = Session(stub), Session(stub)
+        buf = a.call(malloc=pb.Malloc(device=0, size=64)).handle
+        st = a.call(stream_create=pb.StreamCreate(device=0)).handle
+        a.q.put(pb.Request(seq=100, launch=pb.Launch(stream=st, kernel="delay_us", blocks=1,
+                                                     args=[pb.Arg(u32=3_000_000)])))
+        for i in range(5000):
+            a.q.put(pb.Request(seq=101 + i, memset=pb.Memset(stream=st, buf=buf, count=64, dest_max=64)))
+        threading.Event().wait(0.5)
+        import time
+        t0 = time.monotonic()
+        self.assertEqual(b.call(mem_info=pb.MemInfo(device=0)).status, 0)
+        self.assertLess(time.monotonic() - t0, 1.0)
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        ch.close()
+
+
 class DrainTest(unittest.TestCase):
     def test_sigterm_drains_and_exits_zero(self):
         proc, addr = start_rdevd("--drain-ms", "300")

@@ -1186,6 +1186,26 @@ START_TEST(test_async_launch_returns_before_completion) {
 }
 END_TEST
 
+START_TEST(test_stream_pending_counts_unfinished_tasks) {
+  rdev_rt_t *rt = open_small();
+  rdev_rt_stream_t *s;
+  void *d;
+  ck_assert_int_eq(rdev_rt_stream_create(rt, 0, &s), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_malloc(rt, 0, &d, 64, RDEV_MEM_MALLOC_HUGE_FIRST), RDEV_OK);
+  rdev_kernel_arg_t us = {.type = RDEV_ARG_U32, .v.u32 = 100000};
+  ck_assert_int_eq(rdev_rt_launch(s, "delay_us", 1, &us, 1, NULL, NULL), RDEV_OK);
+  for (int i = 0; i < 3; i++) ck_assert_int_eq(rdev_rt_memset_async(rt, d, 64, i, 64, s), RDEV_OK);
+  size_t n = 0;
+  ck_assert_int_eq(rdev_rt_stream_pending(s, &n), RDEV_OK);
+  ck_assert_uint_eq(n, 4);
+  ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_pending(s, &n), RDEV_OK);
+  ck_assert_uint_eq(n, 0);
+  ck_assert_int_eq(rdev_rt_stream_pending(NULL, &n), RDEV_INVALID_RESOURCE_HANDLE);
+  rdev_rt_close(rt);
+}
+END_TEST
+
 START_TEST(test_stream_query_on_idle_stream_is_done) {
   rdev_rt_t *rt = open_small();
   rdev_rt_stream_t *s = mkstream(rt, 0);
@@ -2800,6 +2820,7 @@ static Suite *stream_suite(void) {
   tcase_add_test(tc, test_streams_run_concurrently);
   tcase_add_test(tc, test_stream_sync_does_not_wait_for_other_stream);
   tcase_add_test(tc, test_async_launch_returns_before_completion);
+  tcase_add_test(tc, test_stream_pending_counts_unfinished_tasks);
   tcase_add_test(tc, test_stream_query_on_idle_stream_is_done);
   tcase_add_test(tc, test_stream_sync_timeout_returns_timeout_and_work_continues);
   tcase_add_test(tc, test_stream_sync_negative_timeout_below_minus_one_is_invalid_param);

@@ -172,6 +172,11 @@ int rdev_rt_stream_take_error(rdev_rt_stream_t *s);
 /* aclrtStreamQuery: *done = 1 when every queued task has run, else 0. Never blocks. */
 int rdev_rt_stream_query(rdev_rt_stream_t *s, int *done);
 
+/* Tasks queued on s that have not finished (0 = idle). Never blocks. A
+ * submitter that must never block (the server) keeps this under the
+ * stream's depth (rdev_rt_config_t.stream_depth). */
+int rdev_rt_stream_pending(rdev_rt_stream_t *s, size_t *tasks);
+
 /* Device the stream belongs to. */
 int rdev_rt_stream_device(const rdev_rt_stream_t *s);
 
