@@ -623,6 +623,7 @@ static int op_stream_destroy(srv_req_t *x) {
   int done = 0;
   rdev_rt_stream_query(st, &done);
   if (done) {
+    x->used = NULL; /* gone: nothing to watch */
     rc = rdev_rt_stream_destroy(st);
     return rc ? fail(x, rc, "asynchronous work on the stream failed") : RDEV_OK;
   }

@@ -130,6 +130,17 @@ class WireTest(unittest.TestCase):
         r = s.call(read=pb.Read(stream=st, buf=buf, count=4096, dest_max=4096))
         self.assertEqual((r.status, r.data), (0, data))
         self.assertEqual(s.call(stream_sync=pb.StreamSync(stream=st)).status, 0)
+        self.assertEqual(s.call(stream_destroy=pb.StreamDestroy(stream=st)).status, 0)
+        self.assertEqual(s.call(stream_sync=pb.StreamSync(stream=st)).status, INVALID_RESOURCE_HANDLE)
+        s.close()
+
+    def test_destroying_a_busy_stream_answers_after_its_work(self):
+        s = Session(self.stub)
+        st = s.call(stream_create=pb.StreamCreate(device=0)).handle
+        s.q.put(pb.Request(seq=50, launch=pb.Launch(stream=st, kernel="delay_us", blocks=1,
+                                                    args=[pb.Arg(u32=200_000)])))
+        self.assertEqual(s.call(stream_destroy=pb.StreamDestroy(stream=st)).status, 0)
+        self.assertEqual(s.call(mem_info=pb.MemInfo(device=0)).status, 0)
         s.close()
 
     def test_errors_carry_codes(self):
