@@ -1,0 +1,290 @@
+/*
+ * client/cli/rdev.c — the `rdev` tool: look at an rdevd and exercise it from
+ * a shell. Built only on the public API (rdev/rdev.h), as curl's tool is on
+ * libcurl.
+ *
+ *   rdev [--target ADDR] devices | info | ping [-n N] | roundtrip FILE | help
+ *
+ * The target defaults to $RDEV_TARGET, else 127.0.0.1:50051.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rdev/rdev.h"
+
+#define DEFAULT_TARGET "127.0.0.1:50051"
+
+static const char *g_target;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: rdev [--target ADDR] <command>\n"
+          "\n"
+          "commands:\n"
+          "  devices          list the server's devices (index, name, total and free MiB)\n"
+          "  info             server version, backend, identity, device count, max chunk\n"
+          "  ping [-n N]      N session round trips (default 10): min/median/max microseconds\n"
+          "  roundtrip FILE   send FILE to device memory and back; compare; MB/s each way\n"
+          "  help             this text\n"
+          "\n"
+          "ADDR is host:port or unix:/path; default $RDEV_TARGET, else " DEFAULT_TARGET ".\n");
+}
+
+/* Prints "rdev: what: message (code NAME): detail" and returns 1. */
+static int fail(const char *what, int rc) {
+  const char *detail = rdev_session_last_error();
+  fprintf(stderr, "rdev: %s: %s (%d %s)%s%s\n", what, rdev_strerror(rc), rc, rdev_status_name(rc),
+          detail && *detail ? ": " : "", detail ? detail : "");
+  return 1;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int open_session(rdev_session_t **s) {
+  int rc = rdev_session_open(g_target, NULL, s);
+  if (rc) {
+    char what[300];
+    snprintf(what, sizeof what, "cannot open a session with %s", g_target);
+    return fail(what, rc);
+  }
+  return 0;
+}
+
+static int cmd_devices(void) {
+  rdev_session_t *s;
+  if (open_session(&s)) return 1;
+  int n = 0, rc = rdev_device_count(s, &n);
+  if (rc) {
+    fail("device count", rc);
+    rdev_session_close(s);
+    return 1;
+  }
+  printf("%-5s  %-24s  %12s  %12s\n", "INDEX", "NAME", "TOTAL MiB", "FREE MiB");
+  int ret = 0;
+  for (int i = 0; i < n; i++) {
+    rdev_device_info_t d;
+    rc = rdev_device_info(s, i, &d);
+    if (rc) {
+      ret = fail("device info", rc);
+      break;
+    }
+    printf("%-5d  %-24s  %12.1f  %12.1f\n", i, d.name, (double)d.total_bytes / (1 << 20),
+           (double)d.free_bytes / (1 << 20));
+  }
+  rdev_session_close(s);
+  return ret;
+}
+
+static int cmd_info(void) {
+  rdev_session_t *s;
+  if (open_session(&s)) return 1;
+  rdev_server_info_t info;
+  int rc = rdev_server_info(s, &info);
+  rdev_session_close(s);
+  if (rc) return fail("server info", rc);
+  printf("target:       %s\n", g_target);
+  printf("version:      %s\n", info.version);
+  printf("backend:      %s\n", info.backend);
+  printf("identity:     %s\n", info.identity);
+  printf("devices:      %d\n", info.device_count);
+  printf("max chunk:    %u bytes\n", info.max_chunk);
+  return 0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int cmd_ping(int argc, char **argv) {
+  long n = 10;
+  for (int i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "-n") == 0 && i + 1 < argc) {
+      char *end;
+      n = strtol(argv[++i], &end, 10);
+      if (*end || n < 1 || n > 10000000) {
+        fprintf(stderr, "rdev: ping: -n wants a count from 1 to 10000000\n");
+        return 2;
+      }
+    } else {
+      fprintf(stderr, "rdev: ping: unknown argument '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  rdev_session_t *s;
+  if (open_session(&s)) return 1;
+  double *us = malloc((size_t)n * sizeof *us);
+  if (!us) {
+    rdev_session_close(s);
+    fprintf(stderr, "rdev: ping: out of memory\n");
+    return 1;
+  }
+  int ret = 0;
+  for (long i = 0; i < n; i++) {
+    size_t fr, total;
+    double t0 = now_s();
+    int rc = rdev_mem_info(s, &fr, &total);
+    us[i] = (now_s() - t0) * 1e6;
+    if (rc) {
+      ret = fail("ping (mem info)", rc);
+      break;
+    }
+  }
+  rdev_session_close(s);
+  if (!ret) {
+    qsort(us, (size_t)n, sizeof *us, cmp_double);
+    double med = n % 2 ? us[n / 2] : (us[n / 2 - 1] + us[n / 2]) / 2;
+    printf("%ld round trips to %s: min %.1f us, median %.1f us, max %.1f us\n", n, g_target, us[0],
+           med, us[n - 1]);
+  }
+  free(us);
+  return ret;
+}
+
+static unsigned char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 1 << 20, n = 0;
+  unsigned char *buf = malloc(cap);
+  while (buf) {
+    if (n == cap) {
+      unsigned char *nb = realloc(buf, cap *= 2);
+      if (!nb) {
+        free(buf);
+        buf = NULL;
+        errno = ENOMEM;
+        break;
+      }
+      buf = nb;
+    }
+    size_t got = fread(buf + n, 1, cap - n, f);
+    n += got;
+    if (got == 0) {
+      if (ferror(f)) {
+        free(buf);
+        buf = NULL;
+      }
+      break;
+    }
+  }
+  fclose(f);
+  *len = n;
+  return buf;
+}
+
+static int cmd_roundtrip(int argc, char **argv) {
+  if (argc != 1) {
+    fprintf(stderr, "rdev: roundtrip wants one FILE\n");
+    return 2;
+  }
+  size_t len = 0;
+  unsigned char *data = read_file(argv[0], &len);
+  if (!data) {
+    fprintf(stderr, "rdev: roundtrip: cannot read %s: %s\n", argv[0], strerror(errno));
+    return 1;
+  }
+  if (len == 0) {
+    fprintf(stderr, "rdev: roundtrip: %s is empty\n", argv[0]);
+    free(data);
+    return 1;
+  }
+  unsigned char *back = malloc(len);
+  if (!back) {
+    fprintf(stderr, "rdev: roundtrip: out of memory\n");
+    free(data);
+    return 1;
+  }
+  memset(back, 0, len);
+  rdev_session_t *s;
+  if (open_session(&s)) {
+    free(data);
+    free(back);
+    return 1;
+  }
+  int ret = 0;
+  void *dev = NULL;
+  int rc = rdev_malloc(s, &dev, len, RDEV_MEM_MALLOC_HUGE_FIRST);
+  if (rc) {
+    ret = fail("device malloc", rc);
+    goto out;
+  }
+  double t0 = now_s();
+  rc = rdev_memcpy(s, dev, len, data, len, RDEV_MEMCPY_HOST_TO_DEVICE);
+  double t1 = now_s();
+  if (rc) {
+    ret = fail("memcpy host to device", rc);
+    goto out;
+  }
+  rc = rdev_memcpy(s, back, len, dev, len, RDEV_MEMCPY_DEVICE_TO_HOST);
+  double t2 = now_s();
+  if (rc) {
+    ret = fail("memcpy device to host", rc);
+    goto out;
+  }
+  printf("%s: %zu bytes\n", argv[0], len);
+  printf("H2D: %zu bytes in %.3f ms, %.1f MB/s\n", len, (t1 - t0) * 1e3, (double)len / 1e6 / (t1 - t0));
+  printf("D2H: %zu bytes in %.3f ms, %.1f MB/s\n", len, (t2 - t1) * 1e3, (double)len / 1e6 / (t2 - t1));
+  if (memcmp(data, back, len) != 0) {
+    size_t i = 0;
+    while (data[i] == back[i]) i++;
+    fprintf(stderr, "rdev: roundtrip: MISMATCH at byte %zu (sent 0x%02x, got 0x%02x)\n", i, data[i],
+            back[i]);
+    ret = 1;
+  } else {
+    printf("OK\n");
+  }
+out:
+  if (dev) {
+    rc = rdev_free(s, dev);
+    if (rc && !ret) ret = fail("device free", rc);
+  }
+  rdev_session_close(s);
+  free(data);
+  free(back);
+  return ret;
+}
+
+int main(int argc, char **argv) {
+  g_target = getenv("RDEV_TARGET");
+  if (!g_target || !*g_target) g_target = DEFAULT_TARGET;
+  int i = 1;
+  for (; i < argc && argv[i][0] == '-'; i++) {
+    if ((strcmp(argv[i], "--target") == 0 || strcmp(argv[i], "-t") == 0) && i + 1 < argc) {
+      g_target = argv[++i];
+    } else if (strncmp(argv[i], "--target=", 9) == 0) {
+      g_target = argv[i] + 9;
+    } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      usage(stdout);
+      return 0;
+    } else {
+      fprintf(stderr, "rdev: unknown option '%s'\n", argv[i]);
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (i >= argc) {
+    usage(stderr);
+    return 2;
+  }
+  const char *cmd = argv[i++];
+  int rest = argc - i;
+  char **rargv = argv + i;
+  if (strcmp(cmd, "help") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  if (strcmp(cmd, "devices") == 0 && rest == 0) return cmd_devices();
+  if (strcmp(cmd, "info") == 0 && rest == 0) return cmd_info();
+  if (strcmp(cmd, "ping") == 0) return cmd_ping(rest, rargv);
+  if (strcmp(cmd, "roundtrip") == 0) return cmd_roundtrip(rest, rargv);
+  fprintf(stderr, "rdev: unknown command or arguments: %s\n", cmd);
+  usage(stderr);
+  return 2;
+}

@@ -1,0 +1,156 @@
+/*
+ * client/lib/info.c — what needs no session state: the unary Info and
+ * ListDevices calls (on the session's channel, each on a completion queue of
+ * its own, with a deadline), the current device and its memory.
+ */
+#include <grpc/support/alloc.h>
+#include <grpc/support/time.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client.h"
+
+#define UNARY_DEADLINE_MS 10000
+
+static int unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fields,
+                 const void *req, const pb_msgdesc_t *rep_fields, void *rep) {
+  grpc_byte_buffer *send = rdev_wire_encode(req_fields, req, NULL);
+  if (!send) return cl_error(RDEV_INTERNAL_ERROR, "cannot encode request");
+  grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
+  gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_REALTIME),
+                                       gpr_time_from_millis(UNARY_DEADLINE_MS, GPR_TIMESPAN));
+  grpc_call *call = grpc_channel_create_call(s->channel, NULL, GRPC_PROPAGATE_DEFAULTS, cq,
+                                             grpc_slice_from_static_string(method), NULL, deadline, NULL);
+  grpc_metadata_array init_md, trailing_md;
+  grpc_metadata_array_init(&init_md);
+  grpc_metadata_array_init(&trailing_md);
+  grpc_byte_buffer *recv = NULL;
+  grpc_status_code status = GRPC_STATUS_UNKNOWN;
+  grpc_slice details = grpc_empty_slice();
+  int rc = RDEV_OK;
+
+  grpc_op ops[6];
+  memset(ops, 0, sizeof ops);
+  ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+  ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY | GRPC_INITIAL_METADATA_WAIT_FOR_READY_EXPLICITLY_SET;
+  ops[1].op = GRPC_OP_SEND_MESSAGE;
+  ops[1].data.send_message.send_message = send;
+  ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+  ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
+  ops[3].data.recv_initial_metadata.recv_initial_metadata = &init_md;
+  ops[4].op = GRPC_OP_RECV_MESSAGE;
+  ops[4].data.recv_message.recv_message = &recv;
+  ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+  ops[5].data.recv_status_on_client.trailing_metadata = &trailing_md;
+  ops[5].data.recv_status_on_client.status = &status;
+  ops[5].data.recv_status_on_client.status_details = &details;
+  if (!call) {
+    rc = cl_error(RDEV_UNAVAILABLE, "cannot create call %s", method);
+  } else if (grpc_call_start_batch(call, ops, 6, (void *)1, NULL) != GRPC_CALL_OK) {
+    rc = cl_error(RDEV_INTERNAL_ERROR, "cannot start call %s", method);
+  } else {
+    grpc_completion_queue_pluck(cq, (void *)1, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    if (status != GRPC_STATUS_OK) {
+      char *d = grpc_slice_to_c_string(details);
+      rc = cl_grpc_status(status);
+      cl_error(rc, "%s: %s (gRPC status %d)", method, *d ? d : "failed", (int)status);
+      gpr_free(d);
+    } else if (!recv) {
+      rc = cl_error(RDEV_PROTOCOL, "%s: no reply message", method);
+    } else {
+      const char *err = NULL;
+      if (!rdev_wire_decode(recv, rep_fields, rep, &err))
+        rc = cl_error(RDEV_PROTOCOL, "%s: malformed reply (%s)", method, err ? err : "?");
+    }
+  }
+  if (call) grpc_call_unref(call);
+  grpc_completion_queue_shutdown(cq);
+  grpc_completion_queue_destroy(cq);
+  grpc_byte_buffer_destroy(send);
+  if (recv) grpc_byte_buffer_destroy(recv);
+  grpc_metadata_array_destroy(&init_md);
+  grpc_metadata_array_destroy(&trailing_md);
+  grpc_slice_unref(details);
+  return rc;
+}
+
+int rdev_server_info(rdev_session_t *s, rdev_server_info_t *info) {
+  if (!s || !info) return cl_error(RDEV_INVALID_PARAM, "session or info is NULL");
+  rdev_v1_InfoRequest req = rdev_v1_InfoRequest_init_zero;
+  rdev_v1_InfoReply rep = rdev_v1_InfoReply_init_zero;
+  int rc = unary(s, RDEV_WIRE_METHOD_INFO, rdev_v1_InfoRequest_fields, &req, rdev_v1_InfoReply_fields, &rep);
+  if (rc) return rc;
+  memset(info, 0, sizeof *info);
+  snprintf(info->version, sizeof info->version, "%s", rep.version);
+  snprintf(info->backend, sizeof info->backend, "%s", rep.backend);
+  snprintf(info->identity, sizeof info->identity, "%s", rep.identity);
+  info->device_count = rep.device_count;
+  info->max_chunk = rep.max_chunk;
+  return RDEV_OK;
+}
+
+static int list_devices(rdev_session_t *s, rdev_v1_ListDevicesReply *rep) {
+  rdev_v1_ListDevicesRequest req = rdev_v1_ListDevicesRequest_init_zero;
+  *rep = (rdev_v1_ListDevicesReply)rdev_v1_ListDevicesReply_init_zero;
+  int rc = unary(s, RDEV_WIRE_METHOD_LIST_DEVICES, rdev_v1_ListDevicesRequest_fields, &req,
+                 rdev_v1_ListDevicesReply_fields, rep);
+  if (!rc) atomic_store(&s->device_count, (int)rep->devices_count);
+  return rc;
+}
+
+int rdev_device_count(rdev_session_t *s, int *count) {
+  if (!s || !count) return cl_error(RDEV_INVALID_PARAM, "session or count is NULL");
+  rdev_v1_ListDevicesReply rep;
+  int rc = list_devices(s, &rep);
+  if (!rc) *count = (int)rep.devices_count;
+  return rc;
+}
+
+int rdev_device_info(rdev_session_t *s, int dev, rdev_device_info_t *info) {
+  if (!s || !info) return cl_error(RDEV_INVALID_PARAM, "session or info is NULL");
+  rdev_v1_ListDevicesReply rep;
+  int rc = list_devices(s, &rep);
+  if (rc) return rc;
+  for (pb_size_t i = 0; i < rep.devices_count; i++) {
+    if (rep.devices[i].index != dev) continue;
+    memset(info, 0, sizeof *info);
+    snprintf(info->name, sizeof info->name, "%s", rep.devices[i].name);
+    info->total_bytes = (size_t)rep.devices[i].total_bytes;
+    info->free_bytes = (size_t)rep.devices[i].free_bytes;
+    return RDEV_OK;
+  }
+  return cl_error(RDEV_RT_INVALID_DEVICEID, "device %d out of range (%d devices)", dev,
+                  (int)rep.devices_count);
+}
+
+int rdev_device_set(rdev_session_t *s, int dev) {
+  if (!s) return cl_error(RDEV_INVALID_PARAM, "session is NULL");
+  int count = atomic_load(&s->device_count);
+  if (count < 0) {
+    int rc = rdev_device_count(s, &count);
+    if (rc) return rc;
+  }
+  if (dev < 0 || dev >= count)
+    return cl_error(RDEV_RT_INVALID_DEVICEID, "device %d out of range (%d devices)", dev, count);
+  atomic_store(&s->device, dev);
+  return RDEV_OK;
+}
+
+int rdev_device_get(rdev_session_t *s, int *dev) {
+  if (!s || !dev) return cl_error(RDEV_INVALID_PARAM, "session or dev is NULL");
+  *dev = atomic_load(&s->device);
+  return RDEV_OK;
+}
+
+int rdev_mem_info(rdev_session_t *s, size_t *free_bytes, size_t *total_bytes) {
+  if (!s || !free_bytes || !total_bytes) return cl_error(RDEV_INVALID_PARAM, "NULL argument");
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = rdev_v1_Request_mem_info_tag;
+  req.op.mem_info.device = atomic_load(&s->device);
+  cl_result_t res;
+  int rc = cl_call(s, &req, &res);
+  if (rc) return rc;
+  *free_bytes = (size_t)res.value;
+  *total_bytes = (size_t)res.value2;
+  return RDEV_OK;
+}

@@ -1,0 +1,728 @@
+/*
+ * client/lib/session.c — the session: one bidirectional gRPC call to rdevd,
+ * its send queue (gRPC allows one SEND_MESSAGE in flight per call), the
+ * table of requests awaiting replies, and the receiver thread that turns
+ * replies into completed waiters, D2H bytes in the caller's buffers, sticky
+ * stream errors and kernel print output. Also the thread's last error.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <grpc/grpc_security.h>
+#include <grpc/support/alloc.h>
+#include <grpc/support/time.h>
+#include <pb_decode.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client.h"
+
+enum { TAG_OPEN = 1, TAG_STATUS, TAG_RECV, TAG_SEND, TAG_CLOSE };
+#define TAG(x) ((void *)(uintptr_t)(x))
+
+#define CLOSE_GRACE_MS 10000 /* half-close to end of call before we cancel */
+#define PRINT_MAX (1u << 20)
+
+/* ---- last error ----------------------------------------------------------- */
+
+static _Thread_local char tl_err[512];
+
+const char *rdev_session_last_error(void) { return tl_err; }
+
+int cl_error(int status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(tl_err, sizeof tl_err, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+int cl_error_msg(int status, const char *msg) {
+  snprintf(tl_err, sizeof tl_err, "%s", msg && *msg ? msg : rdev_strerror(status));
+  return status;
+}
+
+int cl_grpc_status(grpc_status_code code) {
+  switch (code) {
+    case GRPC_STATUS_OK: return RDEV_OK;
+    case GRPC_STATUS_UNAUTHENTICATED: return RDEV_UNAUTHENTICATED;
+    case GRPC_STATUS_PERMISSION_DENIED: return RDEV_PERMISSION_DENIED;
+    case GRPC_STATUS_RESOURCE_EXHAUSTED: return RDEV_QUOTA_EXCEEDED;
+    case GRPC_STATUS_UNIMPLEMENTED: return RDEV_API_NOT_SUPPORT;
+    case GRPC_STATUS_INVALID_ARGUMENT: return RDEV_INVALID_PARAM;
+    case GRPC_STATUS_INTERNAL: return RDEV_INTERNAL_ERROR;
+    default: return RDEV_UNAVAILABLE;
+  }
+}
+
+/* ---- payload slices over user memory ---------------------------------------- */
+
+cl_payload_track_t *cl_track_new(void) {
+  cl_payload_track_t *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  pthread_mutex_init(&t->mu, NULL);
+  pthread_condattr_t a;
+  pthread_condattr_init(&a);
+  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+  pthread_cond_init(&t->cv, &a);
+  pthread_condattr_destroy(&a);
+  t->refs = 1;
+  return t;
+}
+
+static void track_unref_locked(cl_payload_track_t *t) {
+  bool last = --t->refs == 0;
+  if (t->refs == 1) pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+  if (last) {
+    pthread_cond_destroy(&t->cv);
+    pthread_mutex_destroy(&t->mu);
+    free(t);
+  }
+}
+
+static bool session_dead(rdev_session_t *s) {
+  pthread_mutex_lock(&s->mu);
+  bool dead = s->dead;
+  pthread_mutex_unlock(&s->mu);
+  return dead;
+}
+
+void cl_track_release_wait(rdev_session_t *s, cl_payload_track_t *t) {
+  pthread_mutex_lock(&t->mu);
+  while (t->refs > 1) {
+    struct timespec dl;
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    dl.tv_nsec += 20 * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+      dl.tv_sec++;
+      dl.tv_nsec -= 1000000000L;
+    }
+    if (pthread_cond_timedwait(&t->cv, &t->mu, &dl) == ETIMEDOUT && t->refs > 1) {
+      pthread_mutex_unlock(&t->mu);
+      bool dead = session_dead(s);
+      pthread_mutex_lock(&t->mu);
+      if (dead) break;
+    }
+  }
+  track_unref_locked(t);
+}
+
+static void track_release(void *user) {
+  cl_payload_track_t *t = user;
+  pthread_mutex_lock(&t->mu);
+  track_unref_locked(t);
+}
+
+static void untracked_release(void *user) { (void)user; }
+
+grpc_slice cl_payload_slice(const void *p, size_t len, cl_payload_track_t *t) {
+  if (!t) return grpc_slice_new_with_user_data((void *)p, len, untracked_release, NULL);
+  pthread_mutex_lock(&t->mu);
+  t->refs++;
+  pthread_mutex_unlock(&t->mu);
+  return grpc_slice_new_with_user_data((void *)p, len, track_release, t);
+}
+
+/* ---- waiters and the pending table ------------------------------------------ */
+
+cl_waiter_t *cl_waiter_new(void) {
+  cl_waiter_t *w = calloc(1, sizeof *w);
+  if (!w) return NULL;
+  pthread_condattr_t a;
+  pthread_condattr_init(&a);
+  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+  pthread_cond_init(&w->cv, &a);
+  pthread_condattr_destroy(&a);
+  return w;
+}
+
+void cl_waiter_free(cl_waiter_t *w) {
+  if (!w) return;
+  pthread_cond_destroy(&w->cv);
+  free(w);
+}
+
+static void pending_put(rdev_session_t *s, cl_pending_t *e) {
+  size_t b = e->seq & (CL_PENDING_BUCKETS - 1);
+  e->next = s->pending[b];
+  s->pending[b] = e;
+  s->npending++;
+}
+
+static cl_pending_t *pending_find(rdev_session_t *s, uint64_t seq) {
+  for (cl_pending_t *e = s->pending[seq & (CL_PENDING_BUCKETS - 1)]; e; e = e->next)
+    if (e->seq == seq) return e;
+  return NULL;
+}
+
+static cl_pending_t *pending_take(rdev_session_t *s, uint64_t seq) {
+  cl_pending_t **pp = &s->pending[seq & (CL_PENDING_BUCKETS - 1)];
+  for (; *pp; pp = &(*pp)->next) {
+    if ((*pp)->seq == seq) {
+      cl_pending_t *e = *pp;
+      *pp = e->next;
+      s->npending--;
+      return e;
+    }
+  }
+  return NULL;
+}
+
+void cl_stream_set_sticky_locked(rdev_session_t *s, uint64_t handle, int status, const char *msg) {
+  if (!status || !handle) return;
+  for (rdev_stream_t *st = s->streams; st; st = st->next) {
+    if (st->handle != handle) continue;
+    if (!st->sticky) {
+      st->sticky = status;
+      snprintf(st->sticky_msg, sizeof st->sticky_msg, "%s", msg && *msg ? msg : rdev_strerror(status));
+    }
+    return;
+  }
+}
+
+/* One reply (or the end of the call) for waiter w. Under s->mu. */
+static void waiter_complete_locked(rdev_session_t *s, cl_waiter_t *w, int status, const char *msg) {
+  if (status && !w->status) {
+    w->status = status;
+    snprintf(w->msg, sizeof w->msg, "%s", msg ? msg : "");
+  }
+  if (--w->remaining > 0) return;
+  if (w->abandoned) {
+    /* A late StreamSync answer must not lose the stream's error. */
+    if (w->sync_stream && w->status) cl_stream_set_sticky_locked(s, w->sync_stream, w->status, w->msg);
+    cl_waiter_free(w);
+  } else {
+    pthread_cond_signal(&w->cv);
+  }
+}
+
+/* ---- sending ------------------------------------------------------------------ */
+
+static void send_close_locked(rdev_session_t *s) {
+  grpc_op op;
+  memset(&op, 0, sizeof op);
+  op.op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+  s->close_sent = true;
+  if (grpc_call_start_batch(s->call, &op, 1, TAG(TAG_CLOSE), NULL) != GRPC_CALL_OK)
+    grpc_call_cancel(s->call, NULL);
+}
+
+static void send_start_locked(rdev_session_t *s, grpc_byte_buffer *bb) {
+  grpc_op op;
+  memset(&op, 0, sizeof op);
+  op.op = GRPC_OP_SEND_MESSAGE;
+  op.data.send_message.send_message = bb;
+  /* No GRPC_WRITE_BUFFER_HINT: chttp2 completes a hinted send only once
+   * its bytes were written, and a small one is not written until the next
+   * unhinted send, which we start only after this one completed. */
+  s->sending = bb;
+  if (grpc_call_start_batch(s->call, &op, 1, TAG(TAG_SEND), NULL) != GRPC_CALL_OK) {
+    /* Cannot happen with one send in flight; end the call rather than hang. */
+    s->sending = NULL;
+    grpc_byte_buffer_destroy(bb);
+    grpc_call_cancel_with_status(s->call, GRPC_STATUS_INTERNAL, "rdev client: send refused", NULL);
+  }
+}
+
+static void send_done(rdev_session_t *s, bool ok) {
+  pthread_mutex_lock(&s->mu);
+  if (s->sending) grpc_byte_buffer_destroy(s->sending);
+  s->sending = NULL;
+  if (ok && !s->dead && s->sq_head) {
+    cl_send_t *it = s->sq_head;
+    s->sq_head = it->next;
+    if (!s->sq_head) s->sq_tail = NULL;
+    send_start_locked(s, it->bb);
+    free(it);
+  }
+  if (!s->sending && !s->sq_head && s->close_requested && !s->close_sent && !s->dead)
+    send_close_locked(s);
+  pthread_mutex_unlock(&s->mu);
+}
+
+static int dead_error_locked(rdev_session_t *s) {
+  return cl_error(RDEV_UNAVAILABLE, "%s", s->dead ? s->dead_msg : "session is closing");
+}
+
+int cl_submit(rdev_session_t *s, rdev_v1_Request *req, const grpc_slice *payload, cl_waiter_t *w,
+              void *dst, size_t count, uint64_t async_stream) {
+  req->seq = atomic_fetch_add(&s->next_seq, 1);
+  grpc_byte_buffer *bb = rdev_wire_encode(rdev_v1_Request_fields, req, payload);
+  if (!bb) return cl_error(RDEV_INTERNAL_ERROR, "cannot encode request");
+  cl_pending_t *e = NULL;
+  cl_send_t *it = NULL;
+  if (w || dst) {
+    e = calloc(1, sizeof *e);
+    if (!e) {
+      grpc_byte_buffer_destroy(bb);
+      return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+    }
+    e->seq = req->seq;
+    e->w = w;
+    e->dst = dst;
+    e->count = count;
+    e->stream = async_stream;
+  }
+  pthread_mutex_lock(&s->mu);
+  if (s->dead || s->close_requested) {
+    int rc = dead_error_locked(s);
+    pthread_mutex_unlock(&s->mu);
+    grpc_byte_buffer_destroy(bb);
+    free(e);
+    return rc;
+  }
+  if (s->sending) {
+    it = malloc(sizeof *it);
+    if (!it) {
+      pthread_mutex_unlock(&s->mu);
+      grpc_byte_buffer_destroy(bb);
+      free(e);
+      return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+    }
+  }
+  if (e) {
+    pending_put(s, e);
+    if (w) w->remaining++;
+  }
+  if (!s->sending) {
+    send_start_locked(s, bb);
+  } else {
+    it->bb = bb;
+    it->next = NULL;
+    if (s->sq_tail) s->sq_tail->next = it;
+    else s->sq_head = it;
+    s->sq_tail = it;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return RDEV_OK;
+}
+
+int cl_wait(rdev_session_t *s, cl_waiter_t *w, int32_t timeout_ms, int timeout_status) {
+  struct timespec dl;
+  if (timeout_ms >= 0) {
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    dl.tv_sec += timeout_ms / 1000;
+    dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+      dl.tv_sec++;
+      dl.tv_nsec -= 1000000000L;
+    }
+  }
+  pthread_mutex_lock(&s->mu);
+  while (w->remaining > 0) {
+    if (timeout_ms < 0) {
+      pthread_cond_wait(&w->cv, &s->mu);
+    } else if (pthread_cond_timedwait(&w->cv, &s->mu, &dl) == ETIMEDOUT && w->remaining > 0) {
+      w->abandoned = true; /* the receiver frees it when the reply comes */
+      pthread_mutex_unlock(&s->mu);
+      return cl_error(timeout_status, "%s after %d ms", rdev_strerror(timeout_status), (int)timeout_ms);
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+  return RDEV_OK;
+}
+
+int cl_waiter_result(rdev_session_t *s, cl_waiter_t *w) {
+  (void)s;
+  if (!w->status) return RDEV_OK;
+  return cl_error_msg(w->status, w->msg);
+}
+
+int cl_call(rdev_session_t *s, rdev_v1_Request *req, cl_result_t *res) {
+  cl_waiter_t *w = cl_waiter_new();
+  if (!w) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+  int rc = cl_submit(s, req, NULL, w, NULL, 0, 0);
+  if (rc) {
+    cl_waiter_free(w);
+    return rc;
+  }
+  cl_wait(s, w, -1, 0);
+  rc = cl_waiter_result(s, w);
+  if (res) {
+    res->handle = w->handle;
+    res->value = w->value;
+    res->value2 = w->value2;
+    res->elapsed_ms = w->elapsed_ms;
+  }
+  cl_waiter_free(w);
+  return rc;
+}
+
+/* ---- receiving -------------------------------------------------------------- */
+
+typedef struct {
+  rdev_session_t *s;
+  const rdev_v1_Reply *reply;
+} rx_ctx_t;
+
+/* Reply.data: straight into the destination its Read named (seq precedes
+ * the payload on the wire); skipped when nothing waits for it. */
+static bool data_decode(pb_istream_t *is, const pb_field_t *field, void **arg) {
+  (void)field;
+  rx_ctx_t *c = *arg;
+  size_t n = is->bytes_left;
+  uint8_t *dst = NULL;
+  pthread_mutex_lock(&c->s->mu);
+  cl_pending_t *e = pending_find(c->s, c->reply->seq);
+  if (e && e->dst) {
+    /* Only the receiver removes entries, so e stays valid unlocked. */
+    e->got = n;
+    if (n <= e->count) dst = e->dst;
+  }
+  pthread_mutex_unlock(&c->s->mu);
+  return pb_read(is, dst, n);
+}
+
+static void deliver_print(rdev_session_t *s, const rdev_wire_bytes_t *text) {
+  if (!text->data || !text->len) return;
+  pthread_mutex_lock(&s->mu);
+  rdev_print_fn fn = s->print_fn;
+  void *user = s->print_user;
+  pthread_mutex_unlock(&s->mu);
+  fn(user, (const char *)text->data, text->len);
+}
+
+static void handle_reply(rdev_session_t *s, grpc_byte_buffer *bb) {
+  rdev_v1_Reply r = rdev_v1_Reply_init_zero;
+  rx_ctx_t ctx = {s, &r};
+  r.data.funcs.decode = data_decode;
+  r.data.arg = &ctx;
+  rdev_wire_bytes_t text = {.data = NULL, .len = 0, .max = PRINT_MAX};
+  rdev_wire_bytes_decoder(&r.print, &text);
+  const char *err = NULL;
+  if (!rdev_wire_decode(bb, rdev_v1_Reply_fields, &r, &err)) {
+    free(text.data);
+    char why[160];
+    snprintf(why, sizeof why, "rdev client: malformed reply from server (%s)", err ? err : "?");
+    grpc_call_cancel_with_status(s->call, GRPC_STATUS_INTERNAL, why, NULL);
+    return;
+  }
+  if (r.kind == rdev_v1_ReplyKind_PRINT) {
+    deliver_print(s, &text);
+    free(text.data);
+    return;
+  }
+  free(text.data);
+
+  pthread_mutex_lock(&s->mu);
+  cl_pending_t *e = pending_take(s, r.seq);
+  if (e) {
+    int st = r.status;
+    const char *msg = r.message;
+    char buf[96];
+    if (!st && e->dst && e->got != e->count) {
+      snprintf(buf, sizeof buf, "read reply carried %zu bytes, expected %zu", e->got, e->count);
+      st = RDEV_PROTOCOL;
+      msg = buf;
+    }
+    if (e->w) {
+      e->w->handle = r.handle;
+      e->w->value = r.value;
+      e->w->value2 = r.value2;
+      e->w->elapsed_ms = r.elapsed_ms;
+      waiter_complete_locked(s, e->w, st, msg);
+    } else if (st) {
+      cl_stream_set_sticky_locked(s, e->stream ? e->stream : r.stream, st, msg);
+    }
+    free(e);
+  } else if (r.status && r.stream) {
+    /* A refused asynchronous request: reported at the stream's next sync. */
+    cl_stream_set_sticky_locked(s, r.stream, r.status, r.message);
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
+static void post_recv(rdev_session_t *s) {
+  pthread_mutex_lock(&s->mu);
+  if (!s->dead) {
+    grpc_op op;
+    memset(&op, 0, sizeof op);
+    op.op = GRPC_OP_RECV_MESSAGE;
+    op.data.recv_message.recv_message = &s->recv_bb;
+    if (grpc_call_start_batch(s->call, &op, 1, TAG(TAG_RECV), NULL) != GRPC_CALL_OK)
+      grpc_call_cancel_with_status(s->call, GRPC_STATUS_INTERNAL, "rdev client: recv refused", NULL);
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* The call ended: every waiter fails, later calls fail. */
+static void on_status(rdev_session_t *s) {
+  char *details = grpc_slice_to_c_string(s->status_details);
+  pthread_mutex_lock(&s->mu);
+  s->dead = true;
+  if (s->status == GRPC_STATUS_OK)
+    snprintf(s->dead_msg, sizeof s->dead_msg, "session ended%s%s", *details ? ": " : "", details);
+  else
+    snprintf(s->dead_msg, sizeof s->dead_msg, "session ended: %s (gRPC status %d)",
+             *details ? details : "connection lost", (int)s->status);
+  for (size_t b = 0; b < CL_PENDING_BUCKETS; b++) {
+    cl_pending_t *e = s->pending[b];
+    s->pending[b] = NULL;
+    while (e) {
+      cl_pending_t *next = e->next;
+      if (e->w) waiter_complete_locked(s, e->w, RDEV_UNAVAILABLE, s->dead_msg);
+      else cl_stream_set_sticky_locked(s, e->stream, RDEV_UNAVAILABLE, s->dead_msg);
+      free(e);
+      e = next;
+    }
+  }
+  s->npending = 0;
+  while (s->sq_head) {
+    cl_send_t *it = s->sq_head;
+    s->sq_head = it->next;
+    grpc_byte_buffer_destroy(it->bb);
+    free(it);
+  }
+  s->sq_tail = NULL;
+  pthread_cond_broadcast(&s->dead_cv);
+  pthread_mutex_unlock(&s->mu);
+  gpr_free(details);
+}
+
+static void *rx_main(void *arg) {
+  rdev_session_t *s = arg;
+  for (;;) {
+    grpc_event ev = grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+    if (ev.type == GRPC_QUEUE_SHUTDOWN) break;
+    if (ev.type != GRPC_OP_COMPLETE) continue;
+    switch ((uintptr_t)ev.tag) {
+      case TAG_RECV: {
+        grpc_byte_buffer *bb = s->recv_bb;
+        s->recv_bb = NULL;
+        if (bb) {
+          if (ev.success) handle_reply(s, bb);
+          grpc_byte_buffer_destroy(bb);
+          if (ev.success) post_recv(s);
+        }
+        break;
+      }
+      case TAG_SEND: send_done(s, ev.success != 0); break;
+      case TAG_STATUS: on_status(s); break;
+      default: break; /* TAG_CLOSE */
+    }
+  }
+  return NULL;
+}
+
+/* ---- open and close --------------------------------------------------------- */
+
+static void default_print(void *user, const char *text, size_t len) {
+  (void)user;
+  fwrite(text, 1, len, stdout);
+  fflush(stdout);
+}
+
+void rdev_session_set_print_fn(rdev_session_t *s, rdev_print_fn fn, void *user) {
+  if (!s) return;
+  pthread_mutex_lock(&s->mu);
+  s->print_fn = fn ? fn : default_print;
+  s->print_user = fn ? user : NULL;
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* Frees what open made once nothing is in flight on the call. */
+static void session_free(rdev_session_t *s) {
+  if (s->call) grpc_call_unref(s->call);
+  if (s->cq) {
+    grpc_completion_queue_shutdown(s->cq);
+    while (grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type !=
+           GRPC_QUEUE_SHUTDOWN) {
+    }
+    grpc_completion_queue_destroy(s->cq);
+  }
+  if (s->channel) grpc_channel_destroy(s->channel);
+  grpc_metadata_array_destroy(&s->init_md);
+  grpc_metadata_array_destroy(&s->trailing_md);
+  grpc_slice_unref(s->status_details);
+  if (s->recv_bb) grpc_byte_buffer_destroy(s->recv_bb);
+  pthread_cond_destroy(&s->dead_cv);
+  pthread_mutex_destroy(&s->mu);
+  free(s);
+  grpc_shutdown();
+}
+
+static gpr_timespec ms_from_now(int64_t ms) {
+  return gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(ms, GPR_TIMESPAN));
+}
+
+int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_session_t **out) {
+  if (!out) return cl_error(RDEV_INVALID_PARAM, "out is NULL");
+  *out = NULL;
+  if (!target || !*target) return cl_error(RDEV_INVALID_PARAM, "no target");
+  int64_t timeout_ms = opts && opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 10000;
+
+  rdev_session_t *s = calloc(1, sizeof *s);
+  if (!s) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+  grpc_init();
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&s->dead_cv, &ca);
+  pthread_condattr_destroy(&ca);
+  atomic_init(&s->next_seq, 1);
+  atomic_init(&s->device, 0);
+  atomic_init(&s->device_count, -1);
+  s->print_fn = default_print;
+  grpc_metadata_array_init(&s->init_md);
+  grpc_metadata_array_init(&s->trailing_md);
+  s->status_details = grpc_empty_slice();
+
+  /* Messages up to a chunk plus framing; reconnect quickly to a server that
+   * is just starting (the session waits for it up to the connect timeout);
+   * no transparent retries of the session call; a connection of its own. */
+  struct {
+    const char *key;
+    int value;
+  } iargs[] = {
+      {GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, (int)RDEV_WIRE_MAX_MESSAGE},
+      {GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, (int)RDEV_WIRE_MAX_MESSAGE},
+      {GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100},
+      {GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100},
+      {GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000},
+      {GRPC_ARG_ENABLE_RETRIES, 0},
+      {GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1},
+  };
+  enum { NARGS = sizeof iargs / sizeof iargs[0] };
+  grpc_arg args[NARGS];
+  memset(args, 0, sizeof args);
+  for (int i = 0; i < NARGS; i++) {
+    args[i].type = GRPC_ARG_INTEGER;
+    args[i].key = (char *)iargs[i].key;
+    args[i].value.integer = iargs[i].value;
+  }
+  grpc_channel_args chargs = {NARGS, args};
+  grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+  s->channel = grpc_channel_create(target, creds, &chargs);
+  grpc_channel_credentials_release(creds);
+  s->cq = grpc_completion_queue_create_for_next(NULL);
+  s->call = grpc_channel_create_call(s->channel, NULL, GRPC_PROPAGATE_DEFAULTS, s->cq,
+                                     grpc_slice_from_static_string(RDEV_WIRE_METHOD_SESSION), NULL,
+                                     gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+  if (!s->call) {
+    session_free(s);
+    return cl_error(RDEV_UNAVAILABLE, "cannot create a call to %s", target);
+  }
+
+  grpc_op ops[2];
+  memset(ops, 0, sizeof ops);
+  ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+  ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY | GRPC_INITIAL_METADATA_WAIT_FOR_READY_EXPLICITLY_SET;
+  ops[1].op = GRPC_OP_RECV_INITIAL_METADATA;
+  ops[1].data.recv_initial_metadata.recv_initial_metadata = &s->init_md;
+  grpc_call_error ce = grpc_call_start_batch(s->call, ops, 2, TAG(TAG_OPEN), NULL);
+  memset(ops, 0, sizeof ops);
+  ops[0].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+  ops[0].data.recv_status_on_client.trailing_metadata = &s->trailing_md;
+  ops[0].data.recv_status_on_client.status = &s->status;
+  ops[0].data.recv_status_on_client.status_details = &s->status_details;
+  grpc_call_error ce2 = grpc_call_start_batch(s->call, ops, 1, TAG(TAG_STATUS), NULL);
+  if (ce != GRPC_CALL_OK || ce2 != GRPC_CALL_OK) {
+    /* Nothing we can wait for reliably: cancel and drain what was started. */
+    grpc_call_cancel(s->call, NULL);
+    grpc_call_unref(s->call);
+    s->call = NULL;
+    session_free(s);
+    return cl_error(RDEV_INTERNAL_ERROR, "cannot start the session call (%d/%d)", ce, ce2);
+  }
+
+  /* Wait for the server's initial metadata (it accepted the session). */
+  gpr_timespec deadline = ms_from_now(timeout_ms);
+  bool opened = false, open_ok = false, got_status = false, cancelled = false, timed_out = false;
+  while (!opened && !got_status) {
+    grpc_event ev = grpc_completion_queue_next(s->cq, deadline, NULL);
+    if (ev.type == GRPC_QUEUE_TIMEOUT) {
+      timed_out = true;
+      break;
+    }
+    if (ev.type != GRPC_OP_COMPLETE) continue;
+    if (ev.tag == TAG(TAG_OPEN)) {
+      opened = true;
+      open_ok = ev.success != 0;
+    } else if (ev.tag == TAG(TAG_STATUS)) {
+      got_status = true;
+    }
+  }
+  if (opened && open_ok && !got_status) {
+    /* A refused call completes both at once: look once more, without waiting. */
+    grpc_event ev = grpc_completion_queue_next(s->cq, gpr_inf_past(GPR_CLOCK_MONOTONIC), NULL);
+    if (ev.type == GRPC_OP_COMPLETE && ev.tag == TAG(TAG_STATUS)) got_status = true;
+  }
+  if (opened && open_ok && !got_status) {
+    post_recv(s);
+    if (pthread_create(&s->rx_thread, NULL, rx_main, s) != 0) {
+      grpc_call_cancel(s->call, NULL);
+      /* Drain by hand: the status and the posted recv. */
+      bool st = false, rx = false;
+      while (!st || !rx) {
+        grpc_event ev = grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+        if (ev.tag == TAG(TAG_STATUS)) st = true;
+        if (ev.tag == TAG(TAG_RECV)) rx = true;
+      }
+      session_free(s);
+      return cl_error(RDEV_INTERNAL_ERROR, "cannot start the receiver thread");
+    }
+    s->rx_started = true;
+    *out = s;
+    return RDEV_OK;
+  }
+
+  /* Failed: end the call and collect both batches before freeing. */
+  if (!got_status) {
+    grpc_call_cancel(s->call, NULL);
+    cancelled = true;
+  }
+  while (!opened || !got_status) {
+    grpc_event ev = grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+    if (ev.type != GRPC_OP_COMPLETE) continue;
+    if (ev.tag == TAG(TAG_OPEN)) opened = true;
+    if (ev.tag == TAG(TAG_STATUS)) got_status = true;
+  }
+  int rc;
+  if (timed_out) {
+    rc = cl_error(RDEV_UNAVAILABLE, "cannot reach rdevd at %s within %lld ms", target,
+                  (long long)timeout_ms);
+  } else {
+    char *details = grpc_slice_to_c_string(s->status_details);
+    rc = cl_grpc_status(s->status);
+    if (rc == RDEV_OK) rc = RDEV_UNAVAILABLE;
+    cl_error(rc, "rdevd at %s refused the session: %s (gRPC status %d)", target,
+             *details ? details : (cancelled ? "cancelled" : "no detail"), (int)s->status);
+    gpr_free(details);
+  }
+  session_free(s);
+  return rc;
+}
+
+void rdev_session_close(rdev_session_t *s) {
+  if (!s) return;
+  pthread_mutex_lock(&s->mu);
+  s->close_requested = true;
+  if (!s->dead && !s->sending && !s->sq_head && !s->close_sent) send_close_locked(s);
+  struct timespec dl;
+  clock_gettime(CLOCK_MONOTONIC, &dl);
+  dl.tv_sec += CLOSE_GRACE_MS / 1000;
+  bool cancelled = false;
+  while (!s->dead) {
+    if (cancelled) {
+      pthread_cond_wait(&s->dead_cv, &s->mu);
+    } else if (pthread_cond_timedwait(&s->dead_cv, &s->mu, &dl) == ETIMEDOUT && !s->dead) {
+      pthread_mutex_unlock(&s->mu);
+      grpc_call_cancel(s->call, NULL);
+      pthread_mutex_lock(&s->mu);
+      cancelled = true;
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+  /* The call ended and no new operation starts on it: the queue drains. */
+  grpc_completion_queue_shutdown(s->cq);
+  if (s->rx_started) pthread_join(s->rx_thread, NULL);
+  grpc_completion_queue_destroy(s->cq);
+  s->cq = NULL;
+  cl_free_streams_events(s);
+  cl_addr_map_destroy(s);
+  session_free(s);
+}

@@ -1,0 +1,264 @@
+/*
+ * client/lib/stream.c — streams, events and kernel launches. A stream keeps
+ * the sticky error of its refused asynchronous requests (and of late
+ * answers to synchronizes that timed out) until its next synchronize
+ * reports it; synchronize timeouts are the client's own.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+
+/* ---- streams ------------------------------------------------------------------ */
+
+int rdev_stream_create(rdev_session_t *s, rdev_stream_t **stream) {
+  if (!s || !stream) return cl_error(RDEV_INVALID_PARAM, "session or stream is NULL");
+  *stream = NULL;
+  rdev_stream_t *st = calloc(1, sizeof *st);
+  if (!st) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = rdev_v1_Request_stream_create_tag;
+  req.op.stream_create.device = atomic_load(&s->device);
+  cl_result_t res;
+  int rc = cl_call(s, &req, &res);
+  if (rc) {
+    free(st);
+    return rc;
+  }
+  st->s = s;
+  st->handle = res.handle;
+  st->device = req.op.stream_create.device;
+  pthread_mutex_lock(&s->mu);
+  st->next = s->streams;
+  if (s->streams) s->streams->prev = st;
+  s->streams = st;
+  pthread_mutex_unlock(&s->mu);
+  *stream = st;
+  return RDEV_OK;
+}
+
+int rdev_stream_destroy(rdev_stream_t *stream) {
+  if (!stream) return cl_error(RDEV_INVALID_PARAM, "stream is NULL");
+  rdev_session_t *s = stream->s;
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = rdev_v1_Request_stream_destroy_tag;
+  req.op.stream_destroy.stream = stream->handle;
+  int rc = cl_call(s, &req, NULL);
+  pthread_mutex_lock(&s->mu);
+  if (stream->prev) stream->prev->next = stream->next;
+  else s->streams = stream->next;
+  if (stream->next) stream->next->prev = stream->prev;
+  pthread_mutex_unlock(&s->mu);
+  free(stream);
+  return rc;
+}
+
+int rdev_stream_synchronize_timeout(rdev_stream_t *stream, int32_t timeout_ms) {
+  if (!stream) return cl_error(RDEV_INVALID_PARAM, "stream is NULL");
+  rdev_session_t *s = stream->s;
+  cl_waiter_t *w = cl_waiter_new();
+  if (!w) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+  w->sync_stream = stream->handle;
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = rdev_v1_Request_stream_sync_tag;
+  req.op.stream_sync.stream = stream->handle;
+  int rc = cl_submit(s, &req, NULL, w, NULL, 0, 0);
+  if (rc) {
+    cl_waiter_free(w);
+    return rc;
+  }
+  rc = cl_wait(s, w, timeout_ms < 0 ? -1 : timeout_ms, RDEV_RT_STREAM_SYNC_TIMEOUT);
+  if (rc) return rc; /* w abandoned: the receiver keeps a late error sticky */
+
+  /* Refused async requests come before the sync's own answer. */
+  char msg[CL_MSG_MAX];
+  pthread_mutex_lock(&s->mu);
+  int sticky = stream->sticky;
+  if (sticky) {
+    memcpy(msg, stream->sticky_msg, sizeof msg);
+    stream->sticky = 0;
+    stream->sticky_msg[0] = '\0';
+  }
+  pthread_mutex_unlock(&s->mu);
+  if (sticky) rc = cl_error_msg(sticky, msg);
+  else rc = cl_waiter_result(s, w);
+  cl_waiter_free(w);
+  return rc;
+}
+
+int rdev_stream_synchronize(rdev_stream_t *stream) { return rdev_stream_synchronize_timeout(stream, -1); }
+
+int rdev_stream_query(rdev_stream_t *stream, int *done) {
+  if (!stream || !done) return cl_error(RDEV_INVALID_PARAM, "stream or done is NULL");
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = rdev_v1_Request_stream_query_tag;
+  req.op.stream_query.stream = stream->handle;
+  cl_result_t res;
+  int rc = cl_call(stream->s, &req, &res);
+  if (!rc) *done = res.value == 1;
+  return rc;
+}
+
+/* ---- kernels ------------------------------------------------------------------ */
+
+int rdev_launch(rdev_stream_t *stream, const char *name, uint32_t blocks, const rdev_arg_t *args,
+                int nargs) {
+  if (!stream || !name) return cl_error(RDEV_INVALID_PARAM, "stream or name is NULL");
+  if (nargs < 0 || nargs > RDEV_MAX_KERNEL_ARGS || (nargs > 0 && !args))
+    return cl_error(RDEV_INVALID_PARAM, "bad argument list (%d arguments)", nargs);
+  rdev_session_t *s = stream->s;
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = rdev_v1_Request_launch_tag;
+  rdev_v1_Launch *l = &req.op.launch;
+  if (strlen(name) >= sizeof l->kernel) return cl_error(RDEV_INVALID_PARAM, "kernel name too long");
+  strcpy(l->kernel, name);
+  l->stream = stream->handle;
+  l->blocks = blocks;
+  l->args_count = (pb_size_t)nargs;
+  for (int i = 0; i < nargs; i++) {
+    rdev_v1_Arg *a = &l->args[i];
+    switch (args[i].type) {
+      case RDEV_ARG_PTR: {
+        uint64_t h, off;
+        if (!args[i].v.ptr || !cl_resolve(s, args[i].v.ptr, 1, &h, &off, NULL))
+          return cl_error(RDEV_INVALID_PARAM, "argument %d: %p is not device memory of this session", i,
+                          args[i].v.ptr);
+        a->which_v = rdev_v1_Arg_ptr_tag;
+        a->v.ptr.buf = h;
+        a->v.ptr.offset = off;
+        break;
+      }
+      case RDEV_ARG_I32: a->which_v = rdev_v1_Arg_i32_tag; a->v.i32 = args[i].v.i32; break;
+      case RDEV_ARG_U32: a->which_v = rdev_v1_Arg_u32_tag; a->v.u32 = args[i].v.u32; break;
+      case RDEV_ARG_I64: a->which_v = rdev_v1_Arg_i64_tag; a->v.i64 = args[i].v.i64; break;
+      case RDEV_ARG_U64: a->which_v = rdev_v1_Arg_u64_tag; a->v.u64 = args[i].v.u64; break;
+      case RDEV_ARG_F32: a->which_v = rdev_v1_Arg_f32_tag; a->v.f32 = args[i].v.f32; break;
+      case RDEV_ARG_F64: a->which_v = rdev_v1_Arg_f64_tag; a->v.f64 = args[i].v.f64; break;
+      default: return cl_error(RDEV_INVALID_PARAM, "argument %d: unknown type %d", i, (int)args[i].type);
+    }
+  }
+  return cl_submit(s, &req, NULL, NULL, NULL, 0, 0);
+}
+
+/* ---- events ------------------------------------------------------------------- */
+
+int rdev_event_create(rdev_session_t *s, rdev_event_t **ev) {
+  if (!s || !ev) return cl_error(RDEV_INVALID_PARAM, "session or ev is NULL");
+  *ev = NULL;
+  rdev_event_t *e = calloc(1, sizeof *e);
+  if (!e) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = rdev_v1_Request_event_create_tag;
+  req.op.event_create.device = atomic_load(&s->device);
+  cl_result_t res;
+  int rc = cl_call(s, &req, &res);
+  if (rc) {
+    free(e);
+    return rc;
+  }
+  e->s = s;
+  e->handle = res.handle;
+  e->device = req.op.event_create.device;
+  pthread_mutex_lock(&s->mu);
+  e->next = s->events;
+  if (s->events) s->events->prev = e;
+  s->events = e;
+  pthread_mutex_unlock(&s->mu);
+  *ev = e;
+  return RDEV_OK;
+}
+
+int rdev_event_destroy(rdev_event_t *ev) {
+  if (!ev) return cl_error(RDEV_INVALID_PARAM, "ev is NULL");
+  rdev_session_t *s = ev->s;
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = rdev_v1_Request_event_destroy_tag;
+  req.op.event_destroy.event = ev->handle;
+  int rc = cl_call(s, &req, NULL);
+  pthread_mutex_lock(&s->mu);
+  if (ev->prev) ev->prev->next = ev->next;
+  else s->events = ev->next;
+  if (ev->next) ev->next->prev = ev->prev;
+  pthread_mutex_unlock(&s->mu);
+  free(ev);
+  return rc;
+}
+
+int rdev_event_record(rdev_event_t *ev, rdev_stream_t *stream) {
+  if (!ev || !stream) return cl_error(RDEV_INVALID_PARAM, "ev or stream is NULL");
+  if (ev->s != stream->s) return cl_error(RDEV_INVALID_PARAM, "event and stream of different sessions");
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = rdev_v1_Request_event_record_tag;
+  req.op.event_record.event = ev->handle;
+  req.op.event_record.stream = stream->handle;
+  return cl_submit(stream->s, &req, NULL, NULL, NULL, 0, 0);
+}
+
+int rdev_stream_wait_event(rdev_stream_t *stream, rdev_event_t *ev) {
+  if (!ev || !stream) return cl_error(RDEV_INVALID_PARAM, "ev or stream is NULL");
+  if (ev->s != stream->s) return cl_error(RDEV_INVALID_PARAM, "event and stream of different sessions");
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = rdev_v1_Request_stream_wait_event_tag;
+  req.op.stream_wait_event.stream = stream->handle;
+  req.op.stream_wait_event.event = ev->handle;
+  return cl_submit(stream->s, &req, NULL, NULL, NULL, 0, 0);
+}
+
+int rdev_event_synchronize(rdev_event_t *ev, int32_t timeout_ms) {
+  if (!ev) return cl_error(RDEV_INVALID_PARAM, "ev is NULL");
+  rdev_session_t *s = ev->s;
+  cl_waiter_t *w = cl_waiter_new();
+  if (!w) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = rdev_v1_Request_event_sync_tag;
+  req.op.event_sync.event = ev->handle;
+  int rc = cl_submit(s, &req, NULL, w, NULL, 0, 0);
+  if (rc) {
+    cl_waiter_free(w);
+    return rc;
+  }
+  rc = cl_wait(s, w, timeout_ms < 0 ? -1 : timeout_ms, RDEV_RT_WAIT_TIMEOUT);
+  if (rc) return rc;
+  rc = cl_waiter_result(s, w);
+  cl_waiter_free(w);
+  return rc;
+}
+
+int rdev_event_query(rdev_event_t *ev, int *done) {
+  if (!ev || !done) return cl_error(RDEV_INVALID_PARAM, "ev or done is NULL");
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = rdev_v1_Request_event_query_tag;
+  req.op.event_query.event = ev->handle;
+  cl_result_t res;
+  int rc = cl_call(ev->s, &req, &res);
+  if (!rc) *done = res.value == 1;
+  return rc;
+}
+
+int rdev_event_elapsed_ms(float *ms, rdev_event_t *start, rdev_event_t *end) {
+  if (!ms || !start || !end) return cl_error(RDEV_INVALID_PARAM, "ms, start or end is NULL");
+  if (start->s != end->s) return cl_error(RDEV_INVALID_PARAM, "events of different sessions");
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = rdev_v1_Request_event_elapsed_tag;
+  req.op.event_elapsed.start = start->handle;
+  req.op.event_elapsed.end = end->handle;
+  cl_result_t res;
+  int rc = cl_call(start->s, &req, &res);
+  if (!rc) *ms = res.elapsed_ms;
+  return rc;
+}
+
+/* ---- teardown ----------------------------------------------------------------- */
+
+void cl_free_streams_events(rdev_session_t *s) {
+  while (s->streams) {
+    rdev_stream_t *st = s->streams;
+    s->streams = st->next;
+    free(st);
+  }
+  while (s->events) {
+    rdev_event_t *e = s->events;
+    s->events = e->next;
+    free(e);
+  }
+}
