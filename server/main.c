@@ -49,8 +49,7 @@ void srv_config_defaults(srv_config_t *cfg) {
   cfg->log_level = SRV_LOG_INFO;
 }
 
-/* "1G", "512M", "64K", "4096": bytes. */
-static int parse_size(const char *v, size_t *out) {
+int srv_parse_size(const char *v, size_t *out) {
   char *end;
   errno = 0;
   unsigned long long n = strtoull(v, &end, 10);
@@ -89,10 +88,10 @@ int srv_config_set(srv_config_t *cfg, const char *key, const char *v, const char
   } else if (!strcmp(key, "sim-devices")) {
     if (parse_int(v, 1, 64, &cfg->sim_devices)) return *err = "sim-devices: 1..64", -1;
   } else if (!strcmp(key, "sim-mem")) {
-    if (parse_size(v, &cfg->sim_mem_bytes) || cfg->sim_mem_bytes < 4096)
+    if (srv_parse_size(v, &cfg->sim_mem_bytes) || cfg->sim_mem_bytes < 4096)
       return *err = "sim-mem: a size such as 1G, 256M (at least 4K)", -1;
   } else if (!strcmp(key, "max-inflight")) {
-    if (parse_size(v, &cfg->max_inflight) || cfg->max_inflight < 4096)
+    if (srv_parse_size(v, &cfg->max_inflight) || cfg->max_inflight < 4096)
       return *err = "max-inflight: a size such as 64M (at least 4K)", -1;
   } else if (!strcmp(key, "threads")) {
     if (parse_int(v, 1, 64, &cfg->threads)) return *err = "threads: 1..64", -1;
@@ -105,10 +104,29 @@ int srv_config_set(srv_config_t *cfg, const char *key, const char *v, const char
     }
     if (i == 4) return *err = "log-level: error, warn, info or debug", -1;
     cfg->log_level = i;
+  } else if (!strcmp(key, "tenants") || !strcmp(key, "tls-cert") || !strcmp(key, "tls-key") ||
+             !strcmp(key, "tls-client-ca")) {
+    char *dst = !strcmp(key, "tenants") ? cfg->tenants
+                : !strcmp(key, "tls-cert") ? cfg->tls_cert
+                : !strcmp(key, "tls-key") ? cfg->tls_key
+                                          : cfg->tls_client_ca;
+    if (!*v || strlen(v) >= sizeof cfg->tenants) return *err = "a path, not empty, under 256 bytes", -1;
+    snprintf(dst, sizeof cfg->tenants, "%s", v);
+  } else if (!strcmp(key, "allow-open")) {
+    if (strcmp(v, "yes") && strcmp(v, "no")) return *err = "allow-open: yes or no", -1;
+    cfg->allow_open = !strcmp(v, "yes");
   } else {
     return *err = "unknown setting", -1;
   }
   return 0;
+}
+
+/* Open mode (no tenants file) is for loopback and unix sockets only. */
+static int listen_is_local(const char *addr) {
+  if (!strncmp(addr, "unix:", 5) || !strncmp(addr, "unix-abstract:", 14)) return 1;
+  if (!strncmp(addr, "ipv4:", 5)) addr += 5;
+  if (!strncmp(addr, "ipv6:", 5)) addr += 5;
+  return !strncmp(addr, "127.", 4) || !strncmp(addr, "localhost:", 10) || !strncmp(addr, "[::1]:", 6);
 }
 
 static char *trim(char *s) {
@@ -162,7 +180,14 @@ static void usage(FILE *out) {
           "                       the session's requests (default 64M)\n"
           "  --threads N          completion-queue threads (default 4)\n"
           "  --drain-ms N         on SIGTERM/SIGINT, time sessions get to finish (default 5000)\n"
-          "  --log-level LEVEL    error, warn, info or debug (default info)\n");
+          "  --log-level LEVEL    error, warn, info or debug (default info)\n"
+          "  --tenants FILE       tenants, tokens and quotas (see deploy/tenants.example); SIGHUP\n"
+          "                       reloads it. Without it rdevd serves anyone, on loopback or a\n"
+          "                       unix socket only...\n"
+          "  --allow-open         ...unless this is given\n"
+          "  --tls-cert FILE      serve TLS with this certificate chain (PEM)...\n"
+          "  --tls-key FILE       ...and its private key (PEM)\n"
+          "  --tls-client-ca FILE require client certificates signed by this CA (mutual TLS)\n");
 }
 
 int main(int argc, char **argv) {
@@ -174,6 +199,10 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       usage(stdout);
       return 0;
+    }
+    if (!strcmp(a, "--allow-open")) {
+      srv.cfg.allow_open = 1;
+      continue;
     }
     if (strncmp(a, "--", 2) != 0 || i + 1 >= argc) {
       fprintf(stderr, "rdevd: bad argument '%s'\n", a);
@@ -193,6 +222,16 @@ int main(int argc, char **argv) {
     }
   }
   srv_log_level = srv.cfg.log_level;
+  if (!srv.cfg.tenants[0] && !srv.cfg.allow_open && !listen_is_local(srv.cfg.listen)) {
+    fprintf(stderr, "rdevd: refusing to serve %s without --tenants: anyone could use the devices.\n"
+                    "       Give --tenants FILE, listen on loopback or a unix socket, or pass --allow-open.\n",
+            srv.cfg.listen);
+    return 2;
+  }
+  if (!srv.cfg.tls_cert[0] != !srv.cfg.tls_key[0] || (srv.cfg.tls_client_ca[0] && !srv.cfg.tls_cert[0])) {
+    fprintf(stderr, "rdevd: --tls-cert and --tls-key go together, and --tls-client-ca needs them\n");
+    return 2;
+  }
 
   /* Signals are taken by sigwait below; every thread inherits this mask. */
   sigset_t set;
@@ -219,7 +258,11 @@ int main(int argc, char **argv) {
     int sig = 0;
     sigwait(&set, &sig);
     if (sig == SIGHUP) {
-      srv_log(SRV_LOG_INFO, "SIGHUP: nothing to reload");
+      char err[512];
+      if (!srv.cfg.tenants[0])
+        srv_log(SRV_LOG_INFO, "SIGHUP: no tenants file to reload");
+      else if (srv_tenants_reload(&srv, err, sizeof err) == 0)
+        srv_sessions_end_removed(&srv);
       continue;
     }
     srv_log(SRV_LOG_INFO, "%s: draining (up to %d ms)", sig == SIGTERM ? "SIGTERM" : "SIGINT",

@@ -1,5 +1,6 @@
 /*
- * server/server.c — rdevd's gRPC side: binds the listen address, registers
+ * server/server.c — rdevd's gRPC side: binds the listen address (plaintext,
+ * TLS or mutual TLS), authenticates every call but health probes, registers
  * the Session, Info and ListDevices methods and grpc.health.v1.Health/Check
  * by hand (gRPC C core has no C code generation), keeps a call request
  * pending for every method plus one for unregistered methods (answered
@@ -80,7 +81,7 @@ static void on_unary_done(srv_op_t *op, int ok) {
 }
 
 /* Answers a unary call with resp (taken; may be NULL) and status. */
-static void unary_respond(grpc_call *call, grpc_byte_buffer *resp, grpc_status_code status,
+void srv_call_respond(grpc_call *call, grpc_byte_buffer *resp, grpc_status_code status,
                           const char *details) {
   unary_t *u = calloc(1, sizeof *u);
   if (!u) {
@@ -118,11 +119,11 @@ static const char *type_name(rdev_arg_type_t t) {
   return (unsigned)t <= RDEV_ARG_F64 ? n[t] : "?";
 }
 
-static grpc_byte_buffer *info_reply(srv_t *srv) {
+static grpc_byte_buffer *info_reply(srv_t *srv, srv_tenant_t *t) {
   rdev_v1_InfoReply r = rdev_v1_InfoReply_init_zero;
   snprintf(r.version, sizeof r.version, "%s", RDEV_VERSION);
   snprintf(r.backend, sizeof r.backend, "%s", rdev_rt_backend_name(srv->rt));
-  snprintf(r.identity, sizeof r.identity, "anonymous");
+  snprintf(r.identity, sizeof r.identity, "%s", t->name);
   rdev_rt_device_count(srv->rt, &r.device_count);
   r.max_chunk = RDEV_WIRE_MAX_CHUNK;
   int nk;
@@ -140,12 +141,14 @@ static grpc_byte_buffer *info_reply(srv_t *srv) {
   return rdev_wire_encode(rdev_v1_InfoReply_fields, &r, NULL);
 }
 
-static grpc_byte_buffer *list_reply(srv_t *srv) {
+/* The devices the tenant may use, with their global indices. */
+static grpc_byte_buffer *list_reply(srv_t *srv, srv_tenant_t *t) {
   rdev_v1_ListDevicesReply r = rdev_v1_ListDevicesReply_init_zero;
   int n = 0;
   rdev_rt_device_count(srv->rt, &n);
   for (int i = 0; i < n && i < (int)(sizeof r.devices / sizeof r.devices[0]); i++) {
     rdev_rt_device_info_t info;
+    if (!srv_tenant_allows_device(t, i)) continue;
     if (rdev_rt_device_info(srv->rt, i, &info) != RDEV_OK) continue;
     rdev_v1_DeviceInfo *d = &r.devices[r.devices_count++];
     d->index = i;
@@ -159,17 +162,17 @@ static grpc_byte_buffer *list_reply(srv_t *srv) {
 static void health_check(srv_t *srv, grpc_call *call, grpc_byte_buffer *payload) {
   grpc_health_v1_HealthCheckRequest q = grpc_health_v1_HealthCheckRequest_init_zero;
   if (!rdev_wire_decode(payload, grpc_health_v1_HealthCheckRequest_fields, &q, NULL)) {
-    unary_respond(call, NULL, GRPC_STATUS_INVALID_ARGUMENT, "malformed HealthCheckRequest");
+    srv_call_respond(call, NULL, GRPC_STATUS_INVALID_ARGUMENT, "malformed HealthCheckRequest");
     return;
   }
   if (q.service[0] && strcmp(q.service, "rdev.v1.Device") != 0) {
-    unary_respond(call, NULL, GRPC_STATUS_NOT_FOUND, "unknown service");
+    srv_call_respond(call, NULL, GRPC_STATUS_NOT_FOUND, "unknown service");
     return;
   }
   grpc_health_v1_HealthCheckResponse r = grpc_health_v1_HealthCheckResponse_init_zero;
   r.status = atomic_load(&srv->shutting_down) ? grpc_health_v1_HealthCheckResponse_ServingStatus_NOT_SERVING
                                               : grpc_health_v1_HealthCheckResponse_ServingStatus_SERVING;
-  unary_respond(call, rdev_wire_encode(grpc_health_v1_HealthCheckResponse_fields, &r, NULL),
+  srv_call_respond(call, rdev_wire_encode(grpc_health_v1_HealthCheckResponse_fields, &r, NULL),
                 GRPC_STATUS_OK, NULL);
 }
 
@@ -177,21 +180,33 @@ static void on_accept(srv_op_t *op, int ok) {
   accept_t *a = (accept_t *)op;
   srv_t *srv = a->srv;
   if (ok && !atomic_load(&srv->shutting_down)) arm(srv, a->kind);
+  srv_tenant_t *t = NULL;
+  if (ok && (a->kind == K_SESSION || a->kind == K_INFO || a->kind == K_LIST)) {
+    const char *why;
+    t = srv_authenticate(srv, a->call, &a->md, &why);
+    if (!t) {
+      char *peer = grpc_call_get_peer(a->call);
+      srv_log(SRV_LOG_WARN, "audit: authentication failed: peer=%s reason=%s", peer ? peer : "?", why);
+      gpr_free(peer);
+      srv_call_respond(a->call, NULL, GRPC_STATUS_UNAUTHENTICATED, "authentication failed");
+      ok = 0; /* answered */
+    }
+  }
   if (ok) {
     switch (a->kind) {
-      case K_SESSION: srv_session_start(srv, a->call); break;
+      case K_SESSION: srv_session_start(srv, a->call, t); break;
       case K_INFO:
-        unary_respond(a->call, info_reply(srv), GRPC_STATUS_OK, NULL);
+        srv_call_respond(a->call, info_reply(srv, t), GRPC_STATUS_OK, NULL);
         break;
       case K_LIST:
-        unary_respond(a->call, list_reply(srv), GRPC_STATUS_OK, NULL);
+        srv_call_respond(a->call, list_reply(srv, t), GRPC_STATUS_OK, NULL);
         break;
       case K_HEALTH: health_check(srv, a->call, a->payload); break;
       case K_UNKNOWN: {
         char *m = grpc_slice_to_c_string(a->details.method);
         srv_log(SRV_LOG_INFO, "unknown method %s", m);
         gpr_free(m);
-        unary_respond(a->call, NULL, GRPC_STATUS_UNIMPLEMENTED, "unknown method");
+        srv_call_respond(a->call, NULL, GRPC_STATUS_UNIMPLEMENTED, "unknown method");
         break;
       }
     }
@@ -212,10 +227,56 @@ static void *cq_thread(void *arg) {
   return NULL;
 }
 
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *buf = NULL;
+  size_t len = 0, cap = 0, n;
+  char chunk[4096];
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    if (len + n + 1 > cap) {
+      cap = (len + n + 1) * 2;
+      char *b = realloc(buf, cap);
+      if (!b) {
+        free(buf);
+        fclose(f);
+        return NULL;
+      }
+      buf = b;
+    }
+    memcpy(buf + len, chunk, n);
+    len += n;
+  }
+  fclose(f);
+  if (buf) buf[len] = '\0';
+  return buf;
+}
+
+/* Plaintext, TLS, or mutual TLS (client certificates required and verified). */
+static grpc_server_credentials *server_creds(const srv_config_t *cfg) {
+  if (!cfg->tls_cert[0]) return grpc_insecure_server_credentials_create();
+  char *cert = read_file(cfg->tls_cert), *key = read_file(cfg->tls_key);
+  char *ca = cfg->tls_client_ca[0] ? read_file(cfg->tls_client_ca) : NULL;
+  grpc_server_credentials *creds = NULL;
+  if (!cert || !key || (cfg->tls_client_ca[0] && !ca)) {
+    srv_log(SRV_LOG_ERROR, "cannot read %s", !cert ? cfg->tls_cert : !key ? cfg->tls_key : cfg->tls_client_ca);
+  } else {
+    grpc_ssl_pem_key_cert_pair pair = {key, cert};
+    creds = grpc_ssl_server_credentials_create_ex(
+        ca, &pair, 1, ca ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
+        NULL);
+  }
+  free(cert);
+  free(key);
+  free(ca);
+  return creds;
+}
+
 int srv_start(srv_t *srv) {
   pthread_mutex_init(&srv->mu, NULL);
   pthread_cond_init(&srv->cv, NULL);
   atomic_init(&srv->next_session_id, 1);
+  if (srv_tenants_init(srv) != 0) return -1;
   rdev_rt_config_t rc = {.backend = srv->cfg.backend,
                          .sim_devices = srv->cfg.sim_devices,
                          .sim_mem_bytes = srv->cfg.sim_mem_bytes,
@@ -247,9 +308,9 @@ int srv_start(srv_t *srv) {
   srv->m_health = grpc_server_register_method(srv->server, RDEV_WIRE_METHOD_HEALTH_CHECK, NULL,
                                               GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
   grpc_server_register_completion_queue(srv->server, srv->cq, NULL);
-  grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
-  srv->port = grpc_server_add_http2_port(srv->server, srv->cfg.listen, creds);
-  grpc_server_credentials_release(creds);
+  grpc_server_credentials *creds = server_creds(&srv->cfg);
+  srv->port = creds ? grpc_server_add_http2_port(srv->server, srv->cfg.listen, creds) : 0;
+  if (creds) grpc_server_credentials_release(creds);
   if (srv->port == 0) {
     srv_log(SRV_LOG_ERROR, "cannot listen on %s", srv->cfg.listen);
     grpc_server_destroy(srv->server);
@@ -260,6 +321,7 @@ int srv_start(srv_t *srv) {
     grpc_completion_queue_destroy(srv->cq);
     grpc_shutdown();
     rdev_rt_close(srv->rt);
+    srv_tenants_free(srv);
     return -1;
   }
   grpc_server_start(srv->server);
@@ -331,6 +393,7 @@ void srv_stop(srv_t *srv) {
   grpc_completion_queue_destroy(srv->cq);
   rdev_rt_close(srv->rt);
   grpc_shutdown();
+  srv_tenants_free(srv);
   pthread_mutex_destroy(&srv->mu);
   pthread_cond_destroy(&srv->cv);
 }

@@ -52,9 +52,11 @@ struct srv_session {
   srv_t *srv;
   grpc_call *call;
   uint64_t id;
-  char identity[64];
+  srv_tenant_t *tenant; /* who it is: quotas, devices */
   char *peer;
+  size_t max_inflight;
   atomic_int refs;
+  srv_session_t *prev, *next; /* srv->sessions */
 
   pthread_mutex_t req_mu; /* request handling vs release: handles, streams below */
   srv_handles_t handles;
@@ -114,7 +116,7 @@ static void maybe_send_status(srv_session_t *s) {
 
 /* mu held */
 static void maybe_resume_recv(srv_session_t *s) {
-  if (s->recv_paused && s->inflight < s->srv->cfg.max_inflight && !s->streams_full && !s->released &&
+  if (s->recv_paused && s->inflight < s->max_inflight && !s->streams_full && !s->released &&
       !s->half_closed) {
     s->recv_paused = 0;
     post_recv(s);
@@ -195,14 +197,18 @@ static void send_status(srv_session_t *s, uint64_t seq, uint64_t stream, int sta
 /* ---- release ---------------------------------------------------------------- */
 
 static void destroy_stream_entry(srv_handle_t *e, void *arg) {
-  (void)arg;
   rdev_rt_stream_destroy_force(e->ptr);
+  srv_tenant_give(((srv_session_t *)arg)->tenant, SRV_Q_STREAMS, e->dev, 1);
 }
 static void destroy_event_entry(srv_handle_t *e, void *arg) {
   (void)arg;
   rdev_rt_event_destroy(e->ptr);
 }
-static void free_buffer_entry(srv_handle_t *e, void *arg) { rdev_rt_free(arg, e->ptr); }
+static void free_buffer_entry(srv_handle_t *e, void *arg) {
+  srv_session_t *s = arg;
+  rdev_rt_free(s->srv->rt, e->ptr);
+  srv_tenant_give(s->tenant, SRV_Q_MEMORY, e->dev, rdev_rt_mem_reserved_size(e->size));
+}
 
 /* Releases everything the session made; the first caller does it. Streams go
  * first, so that no queued work still uses the buffers freed after them. */
@@ -224,7 +230,7 @@ static void session_release(srv_session_t *s, const char *why) {
 
   size_t nbuf = 0;
   for (size_t i = 0; i < h.cap; i++) nbuf += h.slots[i].h > 1 && h.slots[i].type == SRV_H_BUF;
-  srv_handles_each(&h, SRV_H_STREAM, destroy_stream_entry, NULL);
+  srv_handles_each(&h, SRV_H_STREAM, destroy_stream_entry, s);
   while (dead) {
     dead_stream_t *n = dead->next;
     rdev_rt_stream_destroy_force(dead->st);
@@ -236,10 +242,10 @@ static void session_release(srv_session_t *s, const char *why) {
   for (int d = 0; d < ndev; d++)
     if (s->sync_streams[d]) rdev_rt_stream_destroy_force(s->sync_streams[d]);
   srv_handles_each(&h, SRV_H_EVENT, destroy_event_entry, NULL);
-  srv_handles_each(&h, SRV_H_BUF, free_buffer_entry, s->srv->rt);
+  srv_handles_each(&h, SRV_H_BUF, free_buffer_entry, s);
   srv_handles_free(&h);
-  srv_log(SRV_LOG_INFO, "session %llu closed: identity=%s peer=%s reason=%s buffers_freed=%zu",
-          (unsigned long long)s->id, s->identity, s->peer ? s->peer : "?", why, nbuf);
+  srv_log(SRV_LOG_INFO, "session %llu closed: tenant=%s peer=%s reason=%s buffers_freed=%zu",
+          (unsigned long long)s->id, s->tenant->name, s->peer ? s->peer : "?", why, nbuf);
 }
 
 /* ---- completion handlers ------------------------------------------------------ */
@@ -272,7 +278,7 @@ static void on_recv(srv_op_t *op, int ok) {
   grpc_byte_buffer_destroy(bb);
   pthread_mutex_lock(&s->mu);
   if (!s->released && !s->half_closed) {
-    if (s->inflight >= s->srv->cfg.max_inflight || s->streams_full)
+    if (s->inflight >= s->max_inflight || s->streams_full)
       s->recv_paused = 1;
     else
       post_recv(s);
@@ -324,9 +330,13 @@ static void session_unref(srv_session_t *s) {
   if (atomic_fetch_sub(&s->refs, 1) != 1) return;
   srv_t *srv = s->srv;
   pthread_mutex_lock(&srv->mu);
+  if (s->prev) s->prev->next = s->next;
+  else srv->sessions = s->next;
+  if (s->next) s->next->prev = s->prev;
   srv->nsessions--;
   pthread_cond_broadcast(&srv->cv);
   pthread_mutex_unlock(&srv->mu);
+  srv_tenant_give(s->tenant, SRV_Q_SESSIONS, 0, 1);
   grpc_call_unref(s->call);
   grpc_metadata_array_destroy(&s->recv_md);
   srv_handles_free(&s->handles);
@@ -337,7 +347,12 @@ static void session_unref(srv_session_t *s) {
   free(s);
 }
 
-void srv_session_start(srv_t *srv, grpc_call *call) {
+void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant) {
+  char msg[256];
+  if (srv_tenant_take(tenant, SRV_Q_SESSIONS, 0, 1, msg, sizeof msg) != 0) {
+    srv_call_respond(call, NULL, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
+    return;
+  }
   int ndev = 0;
   rdev_rt_device_count(srv->rt, &ndev);
   srv_session_t *s = calloc(1, sizeof *s);
@@ -345,15 +360,18 @@ void srv_session_start(srv_t *srv, grpc_call *call) {
   if (!s || !ss) {
     free(s);
     free(ss);
-    grpc_call_cancel_with_status(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory", NULL);
-    grpc_call_unref(call);
+    srv_tenant_give(tenant, SRV_Q_SESSIONS, 0, 1);
+    srv_call_respond(call, NULL, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of server memory");
     return;
   }
   s->srv = srv;
   s->call = call;
   s->sync_streams = ss;
   s->id = atomic_fetch_add(&srv->next_session_id, 1);
-  snprintf(s->identity, sizeof s->identity, "anonymous");
+  s->tenant = tenant;
+  pthread_mutex_lock(&tenant->mu);
+  s->max_inflight = tenant->max_inflight < srv->cfg.max_inflight ? tenant->max_inflight : srv->cfg.max_inflight;
+  pthread_mutex_unlock(&tenant->mu);
   s->peer = grpc_call_get_peer(call);
   atomic_init(&s->refs, 1); /* the close batch's */
   pthread_mutex_init(&s->mu, NULL);
@@ -366,9 +384,12 @@ void srv_session_start(srv_t *srv, grpc_call *call) {
   s->close_op.done = on_close;
   pthread_mutex_lock(&srv->mu);
   srv->nsessions++;
+  s->next = srv->sessions;
+  if (s->next) s->next->prev = s;
+  srv->sessions = s;
   pthread_mutex_unlock(&srv->mu);
-  srv_log(SRV_LOG_INFO, "session %llu opened: identity=%s peer=%s", (unsigned long long)s->id,
-          s->identity, s->peer ? s->peer : "?");
+  srv_log(SRV_LOG_INFO, "session %llu opened: tenant=%s peer=%s", (unsigned long long)s->id,
+          s->tenant->name, s->peer ? s->peer : "?");
 
   grpc_op close_op = {.op = GRPC_OP_RECV_CLOSE_ON_SERVER};
   close_op.data.recv_close_on_server.cancelled = &s->cancelled;
@@ -380,6 +401,21 @@ void srv_session_start(srv_t *srv, grpc_call *call) {
   start_batch(s, &start, 1, &s->start_op);
   post_recv(s);
   pthread_mutex_unlock(&s->mu);
+}
+
+void srv_sessions_end_removed(srv_t *srv) {
+  pthread_mutex_lock(&srv->mu);
+  for (srv_session_t *s = srv->sessions; s; s = s->next) {
+    pthread_mutex_lock(&s->tenant->mu);
+    int removed = s->tenant->removed;
+    pthread_mutex_unlock(&s->tenant->mu);
+    if (removed) {
+      srv_log(SRV_LOG_INFO, "audit: ending session %llu: tenant %s was removed", (unsigned long long)s->id,
+              s->tenant->name);
+      grpc_call_cancel_with_status(s->call, GRPC_STATUS_PERMISSION_DENIED, "tenant removed", NULL);
+    }
+  }
+  pthread_mutex_unlock(&srv->mu);
 }
 
 /* ---- request handling ------------------------------------------------------------ */
@@ -442,6 +478,16 @@ static int buf_range(srv_req_t *x, const char *what, uint64_t h, uint64_t off, u
                 (unsigned long long)count, (unsigned long long)off, e->size);
   *addr = (char *)e->ptr + off;
   if (dev) *dev = e->dev;
+  return RDEV_OK;
+}
+
+/* The tenant may use dev (and it exists). */
+static int check_device(srv_req_t *x, int dev) {
+  int n = 0;
+  rdev_rt_device_count(x->s->srv->rt, &n);
+  if (dev < 0 || dev >= n) return fail(x, RDEV_RT_INVALID_DEVICEID, "device %d does not exist", dev);
+  if (!srv_tenant_allows_device(x->s->tenant, dev))
+    return fail(x, RDEV_PERMISSION_DENIED, "tenant %s may not use device %d", x->s->tenant->name, dev);
   return RDEV_OK;
 }
 
@@ -524,12 +570,16 @@ static void read_cb(void *user, int status) {
 typedef struct {
   rdev_rt_t *rt;
   void *ptr;
+  srv_tenant_t *tenant;
+  int dev;
+  size_t reserved;
   atomic_int left;
 } deferred_free_t;
 
 static void deferred_free_put(deferred_free_t *d) {
   if (atomic_fetch_sub(&d->left, 1) != 1) return;
   rdev_rt_free(d->rt, d->ptr);
+  srv_tenant_give(d->tenant, SRV_Q_MEMORY, d->dev, d->reserved);
   free(d);
 }
 
@@ -550,15 +600,27 @@ static void defer_on_entry(srv_handle_t *e, void *arg) { defer_on(arg, e->ptr); 
 
 /* ---- handlers ------------------------------------------------------------------ */
 
+/* Memory is charged to the tenant at the size the device really reserves,
+ * and zeroed before the tenant can read it: nothing another tenant left in
+ * it is ever visible. */
 static int op_malloc(srv_req_t *x) {
   const rdev_v1_Malloc *m = &x->q->op.malloc;
+  srv_tenant_t *t = x->s->tenant;
   void *p;
-  int rc = rdev_rt_malloc(x->s->srv->rt, m->device, &p, (size_t)m->size, (rdev_mem_policy_t)m->policy);
-  if (rc) return rt_failed(x, rc);
-  uint64_t h = srv_handles_add(&x->s->handles, SRV_H_BUF, m->device, p, (size_t)m->size);
+  int rc = check_device(x, m->device);
+  if (rc) return rc;
+  size_t size = (size_t)m->size, reserved = rdev_rt_mem_reserved_size(size);
+  if (size && !reserved) return fail(x, RDEV_RT_DEVICE_OOM, "size %zu overflows", size);
+  if (reserved && srv_tenant_take(t, SRV_Q_MEMORY, m->device, reserved, x->r.message, sizeof x->r.message))
+    return RDEV_QUOTA_EXCEEDED;
+  rc = rdev_rt_malloc(x->s->srv->rt, m->device, &p, size, (rdev_mem_policy_t)m->policy);
+  if (!rc) rc = rdev_rt_memset(x->s->srv->rt, p, size, 0, size);
+  uint64_t h = rc ? 0 : srv_handles_add(&x->s->handles, SRV_H_BUF, m->device, p, size);
   if (!h) {
-    rdev_rt_free(x->s->srv->rt, p);
-    return fail(x, RDEV_BAD_ALLOC, "out of server memory");
+    rc = rc ? rt_failed(x, rc) : fail(x, RDEV_BAD_ALLOC, "out of server memory");
+    if (reserved) srv_tenant_give(t, SRV_Q_MEMORY, m->device, reserved);
+    if (rc != RDEV_INVALID_PARAM && rc != RDEV_RT_DEVICE_OOM && p) rdev_rt_free(x->s->srv->rt, p);
+    return rc;
   }
   x->r.handle = h;
   return RDEV_OK;
@@ -576,6 +638,9 @@ static int op_free(srv_req_t *x) {
   if (!d) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
   d->rt = x->s->srv->rt;
   d->ptr = e->ptr;
+  d->tenant = x->s->tenant;
+  d->dev = e->dev;
+  d->reserved = rdev_rt_mem_reserved_size(e->size);
   atomic_init(&d->left, 1);
   srv_handles_del(&x->s->handles, h);
   srv_handles_each(&x->s->handles, SRV_H_STREAM, defer_on_entry, d);
@@ -587,11 +652,19 @@ static int op_free(srv_req_t *x) {
 static int op_stream_create(srv_req_t *x) {
   rdev_rt_stream_t *st = NULL;
   int dev = x->q->op.stream_create.device;
-  int rc = rdev_rt_stream_create(x->s->srv->rt, dev, &st);
-  if (rc) return rt_failed(x, rc);
+  int rc = check_device(x, dev);
+  if (rc) return rc;
+  if (srv_tenant_take(x->s->tenant, SRV_Q_STREAMS, dev, 1, x->r.message, sizeof x->r.message))
+    return RDEV_QUOTA_EXCEEDED;
+  rc = rdev_rt_stream_create(x->s->srv->rt, dev, &st);
+  if (rc) {
+    srv_tenant_give(x->s->tenant, SRV_Q_STREAMS, dev, 1);
+    return rt_failed(x, rc);
+  }
   uint64_t h = srv_handles_add(&x->s->handles, SRV_H_STREAM, dev, st, 0);
   if (!h) {
     rdev_rt_stream_destroy_force(st);
+    srv_tenant_give(x->s->tenant, SRV_Q_STREAMS, dev, 1);
     return fail(x, RDEV_BAD_ALLOC, "out of server memory");
   }
   x->r.handle = h;
@@ -620,6 +693,7 @@ static int op_stream_destroy(srv_req_t *x) {
   int rc = get_stream(x, x->q->op.stream_destroy.stream, &st);
   if (rc) return rc;
   srv_handles_del(&x->s->handles, x->q->op.stream_destroy.stream);
+  srv_tenant_give(x->s->tenant, SRV_Q_STREAMS, rdev_rt_stream_device(st), 1);
   int done = 0;
   rdev_rt_stream_query(st, &done);
   if (done) {
@@ -826,7 +900,9 @@ static int op_launch(srv_req_t *x) {
 static int op_event_create(srv_req_t *x) {
   rdev_rt_event_t *ev;
   int dev = x->q->op.event_create.device;
-  int rc = rdev_rt_event_create(x->s->srv->rt, dev, &ev);
+  int rc = check_device(x, dev);
+  if (rc) return rc;
+  rc = rdev_rt_event_create(x->s->srv->rt, dev, &ev);
   if (rc) return rt_failed(x, rc);
   uint64_t h = srv_handles_add(&x->s->handles, SRV_H_EVENT, dev, ev, 0);
   if (!h) {
@@ -900,7 +976,9 @@ static int op_event_elapsed(srv_req_t *x) {
 
 static int op_mem_info(srv_req_t *x) {
   size_t f, t;
-  int rc = rdev_rt_mem_info(x->s->srv->rt, x->q->op.mem_info.device, &f, &t);
+  int rc = check_device(x, x->q->op.mem_info.device);
+  if (rc) return rc;
+  rc = rdev_rt_mem_info(x->s->srv->rt, x->q->op.mem_info.device, &f, &t);
   if (rc) return rt_failed(x, rc);
   x->r.value = f;
   x->r.value2 = t;

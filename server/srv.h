@@ -29,6 +29,11 @@ typedef struct {
   int threads;            /* completion-queue threads */
   int drain_ms;           /* SIGTERM: how long sessions may finish before being cancelled */
   int log_level;          /* 0 error, 1 warn, 2 info, 3 debug */
+  char tenants[256];      /* tenants file; "" = open mode (loopback or unix only, or allow_open) */
+  int allow_open;         /* serve open on a non-loopback address */
+  char tls_cert[256];     /* server certificate chain (PEM); "" = plaintext */
+  char tls_key[256];      /* its private key (PEM) */
+  char tls_client_ca[256];/* CA for client certificates: set = mutual TLS, required */
 } srv_config_t;
 
 void srv_config_defaults(srv_config_t *cfg);
@@ -36,6 +41,8 @@ void srv_config_defaults(srv_config_t *cfg);
 int srv_config_set(srv_config_t *cfg, const char *key, const char *value, const char **err);
 /* Reads "key = value" lines ('#' comments) into cfg; 0 on success, else -1 with a message in err. */
 int srv_config_load(srv_config_t *cfg, const char *path, char *err, size_t errlen);
+/* "1G", "512M", "64K", "4096" into bytes; 0 or -1. */
+int srv_parse_size(const char *v, size_t *out);
 
 enum { SRV_LOG_ERROR, SRV_LOG_WARN, SRV_LOG_INFO, SRV_LOG_DEBUG };
 extern int srv_log_level;
@@ -79,11 +86,49 @@ int srv_handles_del(srv_handles_t *t, uint64_t h);
 void srv_handles_each(srv_handles_t *t, int type, void (*fn)(srv_handle_t *e, void *arg), void *arg);
 void srv_handles_free(srv_handles_t *t);
 
+/* ---- tenants (tenants.c) --------------------------------------------------- */
+
+#define SRV_MAX_TOKENS 8
+
+typedef struct srv_tenant {
+  char name[64];
+  pthread_mutex_t mu; /* everything below */
+  /* settings, replaced by a reload */
+  uint8_t hashes[SRV_MAX_TOKENS][32]; /* SHA-256 of the bearer tokens */
+  int nhashes;
+  uint64_t devices;                   /* bit d: may use device d */
+  size_t mem_quota;                   /* bytes per device */
+  int max_sessions, max_streams;
+  size_t max_inflight;
+  int weight;
+  char cert_subject[256];             /* "" = any (or no) client certificate */
+  int removed, seen;
+  /* usage */
+  size_t mem_used[64];
+  int sessions, streams;
+  struct srv_tenant *next;
+} srv_tenant_t;
+
+typedef enum { SRV_Q_MEMORY, SRV_Q_SESSIONS, SRV_Q_STREAMS } srv_quota_t;
+
+typedef struct srv srv_t;
+int srv_tenants_init(srv_t *srv);
+/* Re-reads cfg.tenants; a broken file is rejected (-1, err) and the old tenants stay. */
+int srv_tenants_reload(srv_t *srv, char *err, size_t errlen);
+void srv_tenants_free(srv_t *srv);
+/* The tenant a call's metadata (and client certificate) proves, or NULL with *why. */
+srv_tenant_t *srv_authenticate(srv_t *srv, grpc_call *call, const grpc_metadata_array *md, const char **why);
+int srv_tenant_allows_device(srv_tenant_t *t, int dev);
+/* Takes amount of a quota (memory: bytes on dev; sessions, streams: 1) or
+ * fails (-1) with msg naming the quota. srv_tenant_give returns it. */
+int srv_tenant_take(srv_tenant_t *t, srv_quota_t what, int dev, size_t amount, char *msg, size_t msglen);
+void srv_tenant_give(srv_tenant_t *t, srv_quota_t what, int dev, size_t amount);
+
 /* ---- server ----------------------------------------------------------------- */
 
 typedef struct srv_session srv_session_t;
 
-typedef struct srv {
+struct srv {
   srv_config_t cfg;
   rdev_rt_t *rt;
   grpc_server *server;
@@ -97,8 +142,10 @@ typedef struct srv {
   pthread_cond_t cv;   /* a session ended */
   srv_session_t *sessions;
   int nsessions;
+  pthread_mutex_t tenants_mu; /* the tenants list */
+  srv_tenant_t *tenants;
   atomic_uint_fast64_t next_session_id;
-} srv_t;
+};
 
 /* Starts listening and the completion-queue threads. 0 on success. */
 int srv_start(srv_t *srv);
@@ -108,7 +155,14 @@ void srv_stop(srv_t *srv);
 
 /* ---- sessions --------------------------------------------------------------- */
 
-/* Takes over an accepted Session call (its ref). Runs on a CQ thread. */
-void srv_session_start(srv_t *srv, grpc_call *call);
+/* Ends a call (any kind; takes its ref) with an optional message resp
+ * (taken) and a status. */
+void srv_call_respond(grpc_call *call, grpc_byte_buffer *resp, grpc_status_code status, const char *details);
+
+/* Takes over an accepted Session call (its ref) for an authenticated tenant.
+ * Runs on a CQ thread. */
+void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant);
+/* Ends (cancels) every session of tenants marked removed. */
+void srv_sessions_end_removed(srv_t *srv);
 
 #endif

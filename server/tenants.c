@@ -1,0 +1,369 @@
+/*
+ * server/tenants.c — who may use rdevd and how much: the tenants file,
+ * bearer-token authentication, and per-tenant quotas.
+ *
+ * A tenant is a name, the SHA-256 hashes of its tokens (never the tokens),
+ * the devices it may use, a device-memory quota per device, limits on
+ * sessions, streams and in-flight bytes, a scheduling weight, and optionally
+ * the subject of the client certificate it must present (mTLS). Without a
+ * tenants file rdevd runs open: everyone is the built-in tenant "anonymous"
+ * with no limits, so every code path is the same in both modes.
+ *
+ * Tenant records live as long as the server: a reload (SIGHUP) updates the
+ * settings of tenants by name, adds new ones and marks vanished ones removed,
+ * so usage accounting carries across reloads and a session always points at
+ * a valid record. Quota accounting uses the bytes the device really reserves
+ * (rdev_rt_mem_reserved_size) and is done under the tenant's mutex, so it is
+ * exact under concurrent allocation from many sessions.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <grpc/grpc_security.h>
+#include <grpc/support/alloc.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "srv.h"
+
+/* ---- parsing ----------------------------------------------------------------- */
+
+static char *trim(char *s) {
+  while (isspace((unsigned char)*s)) s++;
+  char *e = s + strlen(s);
+  while (e > s && isspace((unsigned char)e[-1])) *--e = '\0';
+  return s;
+}
+
+static int hexval(int c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  c = tolower(c);
+  return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static int parse_hash(const char *v, uint8_t out[32]) {
+  if (strncmp(v, "sha256:", 7) != 0 || strlen(v + 7) != 64) return -1;
+  for (int i = 0; i < 32; i++) {
+    int hi = hexval((unsigned char)v[7 + 2 * i]), lo = hexval((unsigned char)v[8 + 2 * i]);
+    if (hi < 0 || lo < 0) return -1;
+    out[i] = (uint8_t)(hi << 4 | lo);
+  }
+  return 0;
+}
+
+static int parse_devices(const char *v, uint64_t *mask) {
+  if (!strcmp(v, "all")) {
+    *mask = ~0ULL;
+    return 0;
+  }
+  *mask = 0;
+  const char *p = v;
+  while (*p) {
+    char *end;
+    errno = 0;
+    long d = strtol(p, &end, 10);
+    if (errno || end == p || d < 0 || d > 63) return -1;
+    *mask |= 1ULL << d;
+    p = end;
+    while (isspace((unsigned char)*p)) p++;
+    if (*p == ',') p++;
+    else if (*p) return -1;
+    while (isspace((unsigned char)*p)) p++;
+  }
+  return *mask ? 0 : -1;
+}
+
+static void tenant_unlimited(srv_tenant_t *t) {
+  t->devices = ~0ULL;
+  t->mem_quota = SIZE_MAX;
+  t->max_sessions = INT32_MAX;
+  t->max_streams = INT32_MAX;
+  t->max_inflight = SIZE_MAX;
+  t->weight = 1;
+}
+
+/* Parses a tenants file into a fresh list (settings only). 0 or -1 with err. */
+static int parse_file(const char *path, srv_tenant_t **out, char *err, size_t errlen) {
+  *out = NULL;
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  srv_tenant_t *head = NULL, *cur = NULL;
+  char line[1024];
+  int lineno = 0, rc = 0;
+#define BAD(...)                                                 \
+  do {                                                           \
+    int n_ = snprintf(err, errlen, "%s:%d: ", path, lineno);     \
+    snprintf(err + n_, errlen - (size_t)n_, __VA_ARGS__);        \
+    rc = -1;                                                     \
+    goto done;                                                   \
+  } while (0)
+  while (fgets(line, sizeof line, f)) {
+    lineno++;
+    char *hash = strchr(line, '#');
+    if (hash) *hash = '\0';
+    char *s = trim(line);
+    if (!*s) continue;
+    if (*s == '[') {
+      char name[80];
+      if (sscanf(s, "[tenant %79[^]]]", name) != 1) BAD("expected [tenant NAME]");
+      char *n = trim(name);
+      if (!*n || strlen(n) >= sizeof cur->name) BAD("tenant name empty or too long");
+      for (srv_tenant_t *t = head; t; t = t->next)
+        if (!strcmp(t->name, n)) BAD("tenant '%s' appears twice", n);
+      cur = calloc(1, sizeof *cur);
+      if (!cur) BAD("out of memory");
+      snprintf(cur->name, sizeof cur->name, "%s", n);
+      tenant_unlimited(cur);
+      cur->next = head;
+      head = cur;
+      continue;
+    }
+    char *eq = strchr(s, '=');
+    if (!eq) BAD("expected key = value");
+    if (!cur) BAD("setting outside a [tenant NAME] section");
+    *eq = '\0';
+    char *k = trim(s), *v = trim(eq + 1);
+    if (!strcmp(k, "token")) {
+      if (cur->nhashes == SRV_MAX_TOKENS) BAD("more than %d tokens", SRV_MAX_TOKENS);
+      if (parse_hash(v, cur->hashes[cur->nhashes])) BAD("token: expected sha256:<64 hex digits>");
+      cur->nhashes++;
+    } else if (!strcmp(k, "devices")) {
+      if (parse_devices(v, &cur->devices)) BAD("devices: a list such as 0,1 or all");
+    } else if (!strcmp(k, "mem_quota")) {
+      if (srv_parse_size(v, &cur->mem_quota)) BAD("mem_quota: a size such as 512M");
+    } else if (!strcmp(k, "max_inflight")) {
+      if (srv_parse_size(v, &cur->max_inflight) || cur->max_inflight < 4096)
+        BAD("max_inflight: a size such as 64M (at least 4K)");
+    } else if (!strcmp(k, "max_sessions") || !strcmp(k, "max_streams") || !strcmp(k, "weight")) {
+      char *end;
+      errno = 0;
+      long n = strtol(v, &end, 10);
+      if (errno || end == v || *end || n < 1 || n > 1000000) BAD("%s: 1..1000000", k);
+      if (!strcmp(k, "max_sessions")) cur->max_sessions = (int)n;
+      else if (!strcmp(k, "max_streams")) cur->max_streams = (int)n;
+      else cur->weight = (int)n;
+    } else if (!strcmp(k, "cert_subject")) {
+      if (strlen(v) >= sizeof cur->cert_subject) BAD("cert_subject too long");
+      snprintf(cur->cert_subject, sizeof cur->cert_subject, "%s", v);
+    } else {
+      BAD("unknown setting '%s'", k);
+    }
+  }
+  for (srv_tenant_t *t = head; t; t = t->next)
+    if (!t->nhashes) {
+      snprintf(err, errlen, "%s: tenant '%s' has no token", path, t->name);
+      rc = -1;
+      goto done;
+    }
+#undef BAD
+done:
+  fclose(f);
+  if (rc) {
+    while (head) {
+      srv_tenant_t *n = head->next;
+      free(head);
+      head = n;
+    }
+  }
+  *out = head;
+  return rc;
+}
+
+/* ---- the table ----------------------------------------------------------------- */
+
+static srv_tenant_t *tenant_new(const char *name) {
+  srv_tenant_t *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  snprintf(t->name, sizeof t->name, "%s", name);
+  pthread_mutex_init(&t->mu, NULL);
+  tenant_unlimited(t);
+  return t;
+}
+
+int srv_tenants_init(srv_t *srv) {
+  pthread_mutex_init(&srv->tenants_mu, NULL);
+  if (!srv->cfg.tenants[0]) {
+    srv->tenants = tenant_new("anonymous");
+    return srv->tenants ? 0 : -1;
+  }
+  char err[512];
+  if (srv_tenants_reload(srv, err, sizeof err)) {
+    srv_log(SRV_LOG_ERROR, "%s", err);
+    return -1;
+  }
+  return 0;
+}
+
+int srv_tenants_reload(srv_t *srv, char *err, size_t errlen) {
+  srv_tenant_t *fresh;
+  if (parse_file(srv->cfg.tenants, &fresh, err, errlen)) {
+    srv_log(SRV_LOG_WARN, "audit: tenants reload rejected, previous tenants stay in force: %s", err);
+    return -1;
+  }
+  int added = 0, updated = 0, removed = 0;
+  pthread_mutex_lock(&srv->tenants_mu);
+  for (srv_tenant_t *t = srv->tenants; t; t = t->next) t->seen = 0;
+  while (fresh) {
+    srv_tenant_t *f = fresh, *t;
+    fresh = f->next;
+    for (t = srv->tenants; t && strcmp(t->name, f->name); t = t->next) {
+    }
+    if (!t) {
+      if (!(t = tenant_new(f->name))) {
+        free(f);
+        continue;
+      }
+      t->next = srv->tenants;
+      srv->tenants = t;
+      added++;
+    } else {
+      updated++;
+    }
+    pthread_mutex_lock(&t->mu);
+    memcpy(t->hashes, f->hashes, sizeof t->hashes);
+    t->nhashes = f->nhashes;
+    t->devices = f->devices;
+    t->mem_quota = f->mem_quota;
+    t->max_sessions = f->max_sessions;
+    t->max_streams = f->max_streams;
+    t->max_inflight = f->max_inflight;
+    t->weight = f->weight;
+    memcpy(t->cert_subject, f->cert_subject, sizeof t->cert_subject);
+    t->removed = 0;
+    t->seen = 1;
+    pthread_mutex_unlock(&t->mu);
+    free(f);
+  }
+  for (srv_tenant_t *t = srv->tenants; t; t = t->next)
+    if (!t->seen && !t->removed) {
+      pthread_mutex_lock(&t->mu);
+      t->removed = 1;
+      t->nhashes = 0;
+      pthread_mutex_unlock(&t->mu);
+      removed++;
+    }
+  pthread_mutex_unlock(&srv->tenants_mu);
+  srv_log(SRV_LOG_INFO, "audit: tenants loaded from %s: %d added, %d updated, %d removed", srv->cfg.tenants,
+          added, updated, removed);
+  return 0;
+}
+
+void srv_tenants_free(srv_t *srv) {
+  while (srv->tenants) {
+    srv_tenant_t *n = srv->tenants->next;
+    pthread_mutex_destroy(&srv->tenants->mu);
+    free(srv->tenants);
+    srv->tenants = n;
+  }
+  pthread_mutex_destroy(&srv->tenants_mu);
+}
+
+/* ---- authentication ---------------------------------------------------------- */
+
+/* The value of metadata key in md, or NULL. */
+static const grpc_slice *md_find(const grpc_metadata_array *md, const char *key) {
+  for (size_t i = 0; i < md->count; i++)
+    if (grpc_slice_str_cmp(md->metadata[i].key, key) == 0) return &md->metadata[i].value;
+  return NULL;
+}
+
+/* The peer certificate's subject, or "" without one. */
+static void peer_subject(grpc_call *call, char *out, size_t len) {
+  out[0] = '\0';
+  grpc_auth_context *ctx = grpc_call_auth_context(call);
+  if (!ctx) return;
+  grpc_auth_property_iterator it = grpc_auth_context_find_properties_by_name(ctx, GRPC_X509_SUBJECT_PROPERTY_NAME);
+  const grpc_auth_property *p = grpc_auth_property_iterator_next(&it);
+  if (p) snprintf(out, len, "%.*s", (int)p->value_length, p->value);
+  grpc_auth_context_release(ctx);
+}
+
+srv_tenant_t *srv_authenticate(srv_t *srv, grpc_call *call, const grpc_metadata_array *md, const char **why) {
+  *why = NULL;
+  if (!srv->cfg.tenants[0]) return srv->tenants; /* open mode */
+  const grpc_slice *v = md_find(md, "authorization");
+  static const char bearer[] = "Bearer ";
+  if (!v || GRPC_SLICE_LENGTH(*v) <= sizeof bearer - 1 ||
+      memcmp(GRPC_SLICE_START_PTR(*v), bearer, sizeof bearer - 1) != 0) {
+    *why = "no bearer token";
+    return NULL;
+  }
+  uint8_t h[32];
+  unsigned hl = 0;
+  if (!EVP_Digest(GRPC_SLICE_START_PTR(*v) + sizeof bearer - 1, GRPC_SLICE_LENGTH(*v) - (sizeof bearer - 1), h,
+                  &hl, EVP_sha256(), NULL)) {
+    *why = "cannot hash the token";
+    return NULL;
+  }
+  /* every hash of every tenant is compared, each in constant time */
+  srv_tenant_t *found = NULL;
+  pthread_mutex_lock(&srv->tenants_mu);
+  for (srv_tenant_t *t = srv->tenants; t; t = t->next) {
+    pthread_mutex_lock(&t->mu);
+    for (int i = 0; i < t->nhashes; i++)
+      if (CRYPTO_memcmp(h, t->hashes[i], 32) == 0 && !t->removed) found = t;
+    pthread_mutex_unlock(&t->mu);
+  }
+  pthread_mutex_unlock(&srv->tenants_mu);
+  if (!found) {
+    *why = "unknown token";
+    return NULL;
+  }
+  if (found->cert_subject[0]) {
+    char subj[256];
+    peer_subject(call, subj, sizeof subj);
+    if (strcmp(subj, found->cert_subject) != 0) {
+      *why = "client certificate subject does not match the tenant";
+      return NULL;
+    }
+  }
+  return found;
+}
+
+/* ---- quotas ---------------------------------------------------------------------- */
+
+int srv_tenant_allows_device(srv_tenant_t *t, int dev) {
+  return dev >= 0 && dev < 64 && (t->devices >> dev & 1);
+}
+
+int srv_tenant_take(srv_tenant_t *t, srv_quota_t what, int dev, size_t amount, char *msg, size_t msglen) {
+  int ok = 1;
+  pthread_mutex_lock(&t->mu);
+  switch (what) {
+    case SRV_Q_MEMORY:
+      ok = dev >= 0 && dev < 64 && amount <= t->mem_quota && t->mem_used[dev] <= t->mem_quota - amount;
+      if (ok) t->mem_used[dev] += amount;
+      else snprintf(msg, msglen, "device memory quota of tenant %s on device %d: %zu of %zu bytes used, %zu more asked",
+                    t->name, dev, dev >= 0 && dev < 64 ? t->mem_used[dev] : 0, t->mem_quota, amount);
+      break;
+    case SRV_Q_SESSIONS:
+      ok = t->sessions < t->max_sessions;
+      if (ok) t->sessions++;
+      else snprintf(msg, msglen, "session quota of tenant %s: %d sessions open", t->name, t->sessions);
+      break;
+    case SRV_Q_STREAMS:
+      ok = t->streams < t->max_streams;
+      if (ok) t->streams++;
+      else snprintf(msg, msglen, "stream quota of tenant %s: %d streams open", t->name, t->streams);
+      break;
+  }
+  pthread_mutex_unlock(&t->mu);
+  if (!ok) srv_log(SRV_LOG_WARN, "audit: quota denied: %s", msg);
+  return ok ? 0 : -1;
+}
+
+void srv_tenant_give(srv_tenant_t *t, srv_quota_t what, int dev, size_t amount) {
+  pthread_mutex_lock(&t->mu);
+  switch (what) {
+    case SRV_Q_MEMORY: t->mem_used[dev] -= amount; break;
+    case SRV_Q_SESSIONS: t->sessions--; break;
+    case SRV_Q_STREAMS: t->streams--; break;
+  }
+  pthread_mutex_unlock(&t->mu);
+}
