@@ -124,7 +124,9 @@ static grpc_byte_buffer *info_reply(srv_t *srv, srv_tenant_t *t) {
   snprintf(r.version, sizeof r.version, "%s", RDEV_VERSION);
   snprintf(r.backend, sizeof r.backend, "%s", rdev_rt_backend_name(srv->rt));
   snprintf(r.identity, sizeof r.identity, "%s", t->name);
-  rdev_rt_device_count(srv->rt, &r.device_count);
+  int ndev = 0;
+  rdev_rt_device_count(srv->rt, &ndev);
+  r.device_count = srv_tenant_device_count(t, ndev);
   r.max_chunk = RDEV_WIRE_MAX_CHUNK;
   int nk;
   const rdev_kernel_sig_t *k = rdev_rt_kernels(&nk);
@@ -141,15 +143,14 @@ static grpc_byte_buffer *info_reply(srv_t *srv, srv_tenant_t *t) {
   return rdev_wire_encode(rdev_v1_InfoReply_fields, &r, NULL);
 }
 
-/* The devices the tenant may use, with their global indices. */
+/* The devices the tenant may use, by the tenant's own numbering. */
 static grpc_byte_buffer *list_reply(srv_t *srv, srv_tenant_t *t) {
   rdev_v1_ListDevicesReply r = rdev_v1_ListDevicesReply_init_zero;
-  int n = 0;
+  int n = 0, g;
   rdev_rt_device_count(srv->rt, &n);
-  for (int i = 0; i < n && i < (int)(sizeof r.devices / sizeof r.devices[0]); i++) {
+  for (int i = 0; (g = srv_tenant_device(t, n, i)) >= 0 && i < (int)(sizeof r.devices / sizeof r.devices[0]); i++) {
     rdev_rt_device_info_t info;
-    if (!srv_tenant_allows_device(t, i)) continue;
-    if (rdev_rt_device_info(srv->rt, i, &info) != RDEV_OK) continue;
+    if (rdev_rt_device_info(srv->rt, g, &info) != RDEV_OK) continue;
     rdev_v1_DeviceInfo *d = &r.devices[r.devices_count++];
     d->index = i;
     snprintf(d->name, sizeof d->name, "%s", info.name);

@@ -481,13 +481,15 @@ static int buf_range(srv_req_t *x, const char *what, uint64_t h, uint64_t off, u
   return RDEV_OK;
 }
 
-/* The tenant may use dev (and it exists). */
-static int check_device(srv_req_t *x, int dev) {
+/* The device behind the tenant's device number `local`, in *dev. A tenant
+ * sees only its devices; others do not exist for it. */
+static int check_device(srv_req_t *x, int local, int *dev) {
   int n = 0;
   rdev_rt_device_count(x->s->srv->rt, &n);
-  if (dev < 0 || dev >= n) return fail(x, RDEV_RT_INVALID_DEVICEID, "device %d does not exist", dev);
-  if (!srv_tenant_allows_device(x->s->tenant, dev))
-    return fail(x, RDEV_PERMISSION_DENIED, "tenant %s may not use device %d", x->s->tenant->name, dev);
+  *dev = srv_tenant_device(x->s->tenant, n, local);
+  if (*dev < 0)
+    return fail(x, RDEV_RT_INVALID_DEVICEID, "device %d does not exist (this tenant has %d)", local,
+                srv_tenant_device_count(x->s->tenant, n));
   return RDEV_OK;
 }
 
@@ -606,20 +608,20 @@ static void defer_on_entry(srv_handle_t *e, void *arg) { defer_on(arg, e->ptr); 
 static int op_malloc(srv_req_t *x) {
   const rdev_v1_Malloc *m = &x->q->op.malloc;
   srv_tenant_t *t = x->s->tenant;
-  void *p;
-  int rc = check_device(x, m->device);
+  void *p = NULL;
+  int dev, rc = check_device(x, m->device, &dev);
   if (rc) return rc;
   size_t size = (size_t)m->size, reserved = rdev_rt_mem_reserved_size(size);
   if (size && !reserved) return fail(x, RDEV_RT_DEVICE_OOM, "size %zu overflows", size);
-  if (reserved && srv_tenant_take(t, SRV_Q_MEMORY, m->device, reserved, x->r.message, sizeof x->r.message))
+  if (reserved && srv_tenant_take(t, SRV_Q_MEMORY, dev, reserved, x->r.message, sizeof x->r.message))
     return RDEV_QUOTA_EXCEEDED;
-  rc = rdev_rt_malloc(x->s->srv->rt, m->device, &p, size, (rdev_mem_policy_t)m->policy);
+  rc = rdev_rt_malloc(x->s->srv->rt, dev, &p, size, (rdev_mem_policy_t)m->policy);
   if (!rc) rc = rdev_rt_memset(x->s->srv->rt, p, size, 0, size);
-  uint64_t h = rc ? 0 : srv_handles_add(&x->s->handles, SRV_H_BUF, m->device, p, size);
+  uint64_t h = rc ? 0 : srv_handles_add(&x->s->handles, SRV_H_BUF, dev, p, size);
   if (!h) {
     rc = rc ? rt_failed(x, rc) : fail(x, RDEV_BAD_ALLOC, "out of server memory");
-    if (reserved) srv_tenant_give(t, SRV_Q_MEMORY, m->device, reserved);
-    if (rc != RDEV_INVALID_PARAM && rc != RDEV_RT_DEVICE_OOM && p) rdev_rt_free(x->s->srv->rt, p);
+    if (reserved) srv_tenant_give(t, SRV_Q_MEMORY, dev, reserved);
+    if (p) rdev_rt_free(x->s->srv->rt, p);
     return rc;
   }
   x->r.handle = h;
@@ -651,8 +653,7 @@ static int op_free(srv_req_t *x) {
 
 static int op_stream_create(srv_req_t *x) {
   rdev_rt_stream_t *st = NULL;
-  int dev = x->q->op.stream_create.device;
-  int rc = check_device(x, dev);
+  int dev, rc = check_device(x, x->q->op.stream_create.device, &dev);
   if (rc) return rc;
   if (srv_tenant_take(x->s->tenant, SRV_Q_STREAMS, dev, 1, x->r.message, sizeof x->r.message))
     return RDEV_QUOTA_EXCEEDED;
@@ -899,8 +900,7 @@ static int op_launch(srv_req_t *x) {
 
 static int op_event_create(srv_req_t *x) {
   rdev_rt_event_t *ev;
-  int dev = x->q->op.event_create.device;
-  int rc = check_device(x, dev);
+  int dev, rc = check_device(x, x->q->op.event_create.device, &dev);
   if (rc) return rc;
   rc = rdev_rt_event_create(x->s->srv->rt, dev, &ev);
   if (rc) return rt_failed(x, rc);
@@ -976,9 +976,9 @@ static int op_event_elapsed(srv_req_t *x) {
 
 static int op_mem_info(srv_req_t *x) {
   size_t f, t;
-  int rc = check_device(x, x->q->op.mem_info.device);
+  int dev, rc = check_device(x, x->q->op.mem_info.device, &dev);
   if (rc) return rc;
-  rc = rdev_rt_mem_info(x->s->srv->rt, x->q->op.mem_info.device, &f, &t);
+  rc = rdev_rt_mem_info(x->s->srv->rt, dev, &f, &t);
   if (rc) return rt_failed(x, rc);
   x->r.value = f;
   x->r.value2 = t;

@@ -118,7 +118,10 @@ int srv_tenants_reload(srv_t *srv, char *err, size_t errlen);
 void srv_tenants_free(srv_t *srv);
 /* The tenant a call's metadata (and client certificate) proves, or NULL with *why. */
 srv_tenant_t *srv_authenticate(srv_t *srv, grpc_call *call, const grpc_metadata_array *md, const char **why);
-int srv_tenant_allows_device(srv_tenant_t *t, int dev);
+/* A tenant sees only its devices, numbered 0..k-1 (as CUDA_VISIBLE_DEVICES /
+ * ASCEND_VISIBLE_DEVICES do): the device behind its local index, or -1. */
+int srv_tenant_device(srv_tenant_t *t, int ndev, int local);
+int srv_tenant_device_count(srv_tenant_t *t, int ndev);
 /* Takes amount of a quota (memory: bytes on dev; sessions, streams: 1) or
  * fails (-1) with msg naming the quota. srv_tenant_give returns it. */
 int srv_tenant_take(srv_tenant_t *t, srv_quota_t what, int dev, size_t amount, char *msg, size_t msglen);

@@ -328,8 +328,19 @@ srv_tenant_t *srv_authenticate(srv_t *srv, grpc_call *call, const grpc_metadata_
 
 /* ---- quotas ---------------------------------------------------------------------- */
 
-int srv_tenant_allows_device(srv_tenant_t *t, int dev) {
-  return dev >= 0 && dev < 64 && (t->devices >> dev & 1);
+int srv_tenant_device(srv_tenant_t *t, int ndev, int local) {
+  pthread_mutex_lock(&t->mu);
+  uint64_t mask = t->devices;
+  pthread_mutex_unlock(&t->mu);
+  for (int d = 0; d < ndev && d < 64; d++)
+    if ((mask >> d & 1) && local-- == 0) return d;
+  return -1;
+}
+
+int srv_tenant_device_count(srv_tenant_t *t, int ndev) {
+  int n = 0;
+  while (srv_tenant_device(t, ndev, n) >= 0) n++;
+  return n;
 }
 
 int srv_tenant_take(srv_tenant_t *t, srv_quota_t what, int dev, size_t amount, char *msg, size_t msglen) {

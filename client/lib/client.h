@@ -107,7 +107,15 @@ struct rdev_session {
 
   rdev_print_fn print_fn;
   void *print_user;
+
+  grpc_metadata auth_md;           /* authorization: Bearer <token>, sent on every call */
+  size_t nauth_md;                 /* 0 without a token */
 };
+
+/* ---- credentials (auth.c) ---- */
+/* Sets up s's token metadata and *creds (plaintext or TLS) from opts and
+ * the environment. */
+int cl_auth_setup(rdev_session_t *s, const rdev_options_t *opts, grpc_channel_credentials **creds);
 
 /* ---- errors (session.c) ---- */
 int cl_error(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -33,6 +33,8 @@ static int unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_
   memset(ops, 0, sizeof ops);
   ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
   ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY | GRPC_INITIAL_METADATA_WAIT_FOR_READY_EXPLICITLY_SET;
+  ops[0].data.send_initial_metadata.count = s->nauth_md;
+  ops[0].data.send_initial_metadata.metadata = &s->auth_md;
   ops[1].op = GRPC_OP_SEND_MESSAGE;
   ops[1].data.send_message.send_message = send;
   ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;

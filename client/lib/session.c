@@ -534,6 +534,10 @@ static void session_free(rdev_session_t *s) {
     grpc_completion_queue_destroy(s->cq);
   }
   if (s->channel) grpc_channel_destroy(s->channel);
+  if (s->nauth_md) {
+    grpc_slice_unref(s->auth_md.key);
+    grpc_slice_unref(s->auth_md.value);
+  }
   grpc_metadata_array_destroy(&s->init_md);
   grpc_metadata_array_destroy(&s->trailing_md);
   grpc_slice_unref(s->status_details);
@@ -595,7 +599,12 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
     args[i].value.integer = iargs[i].value;
   }
   grpc_channel_args chargs = {NARGS, args};
-  grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+  grpc_channel_credentials *creds;
+  int arc = cl_auth_setup(s, opts, &creds);
+  if (arc) {
+    session_free(s);
+    return arc;
+  }
   s->channel = grpc_channel_create(target, creds, &chargs);
   grpc_channel_credentials_release(creds);
   s->cq = grpc_completion_queue_create_for_next(NULL);
@@ -611,6 +620,8 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
   memset(ops, 0, sizeof ops);
   ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
   ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY | GRPC_INITIAL_METADATA_WAIT_FOR_READY_EXPLICITLY_SET;
+  ops[0].data.send_initial_metadata.count = s->nauth_md;
+  ops[0].data.send_initial_metadata.metadata = &s->auth_md;
   ops[1].op = GRPC_OP_RECV_INITIAL_METADATA;
   ops[1].data.recv_initial_metadata.recv_initial_metadata = &s->init_md;
   grpc_call_error ce = grpc_call_start_batch(s->call, ops, 2, TAG(TAG_OPEN), NULL);

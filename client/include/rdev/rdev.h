@@ -43,14 +43,31 @@ typedef struct rdev_event rdev_event_t;     /* a remote device event */
 
 /* ---- sessions ------------------------------------------------------------- */
 
+/* How to reach rdevd. Each string left NULL is taken from the environment
+ * variable named beside it, if set. The strings are read during
+ * rdev_session_open only. */
 typedef struct {
   int64_t connect_timeout_ms; /* 0 = 10000 */
+  const char *token;          /* RDEV_TOKEN: bearer token of the tenant */
+  const char *ca_file;        /* RDEV_CA: PEM CA that signed the server's certificate; set = TLS */
+  const char *cert_file;      /* RDEV_CERT: PEM client certificate (mutual TLS)... */
+  const char *key_file;       /* RDEV_KEY: ...and its private key */
 } rdev_options_t;
 
 /* Connects to rdevd at target ("host:port" or "unix:/path") and opens a
  * session. opts may be NULL. Blocks until the server accepted the session or
- * the connect timeout passed (RDEV_UNAVAILABLE). The current device is 0. */
+ * the connect timeout passed (RDEV_UNAVAILABLE). A missing or wrong token is
+ * RDEV_UNAUTHENTICATED; a tenant's session quota, RDEV_QUOTA_EXCEEDED;
+ * failing TLS, RDEV_UNAVAILABLE. The current device is 0. */
 int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_session_t **out);
+
+/* Makes a new random bearer token (43 URL-safe characters, 256 bits) into
+ * token, which must hold at least 44 bytes. */
+int rdev_token_new(char *token, size_t len);
+
+/* The line of a tenants file that admits token: "sha256:<64 hex digits>"
+ * into hash, which must hold at least 72 bytes. The server keeps only this. */
+int rdev_token_hash(const char *token, char *hash, size_t len);
 
 /* Ends the session: the server releases everything it holds for it. Frees
  * streams and events objects still open. Blocks until the call ended. */

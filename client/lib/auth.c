@@ -1,0 +1,106 @@
+/*
+ * client/lib/auth.c — how a session proves who it is: the channel's
+ * credentials (plaintext, TLS, or mutual TLS with a client certificate) and
+ * the tenant's bearer token, sent as `authorization: Bearer <token>` on every
+ * call. Each setting comes from rdev_options_t, else from the environment
+ * (RDEV_TOKEN, RDEV_CA, RDEV_CERT, RDEV_KEY).
+ */
+#include <grpc/grpc_security.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+
+static const char *opt_or_env(const char *v, const char *env) {
+  if (v && *v) return v;
+  const char *e = getenv(env);
+  return e && *e ? e : NULL;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *buf = NULL;
+  size_t len = 0, n;
+  char chunk[4096];
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    char *b = realloc(buf, len + n + 1);
+    if (!b) {
+      free(buf);
+      fclose(f);
+      return NULL;
+    }
+    buf = b;
+    memcpy(buf + len, chunk, n);
+    len += n;
+  }
+  fclose(f);
+  if (buf) buf[len] = '\0';
+  return buf;
+}
+
+int cl_auth_setup(rdev_session_t *s, const rdev_options_t *opts, grpc_channel_credentials **creds) {
+  const rdev_options_t none = {0};
+  if (!opts) opts = &none;
+  *creds = NULL;
+  const char *token = opt_or_env(opts->token, "RDEV_TOKEN");
+  if (token) {
+    size_t n = strlen(token) + sizeof "Bearer ";
+    char *v = malloc(n);
+    if (!v) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+    snprintf(v, n, "Bearer %s", token);
+    s->auth_md.key = grpc_slice_from_static_string("authorization");
+    s->auth_md.value = grpc_slice_from_copied_string(v);
+    free(v);
+    s->nauth_md = 1;
+  }
+  const char *ca = opt_or_env(opts->ca_file, "RDEV_CA");
+  const char *cert = opt_or_env(opts->cert_file, "RDEV_CERT");
+  const char *key = opt_or_env(opts->key_file, "RDEV_KEY");
+  if (!ca && !cert) {
+    *creds = grpc_insecure_credentials_create();
+    return RDEV_OK;
+  }
+  if (!cert != !key) return cl_error(RDEV_INVALID_PARAM, "a client certificate needs its key, and the key its certificate");
+  char *ca_pem = ca ? slurp(ca) : NULL, *cert_pem = cert ? slurp(cert) : NULL, *key_pem = key ? slurp(key) : NULL;
+  int rc = RDEV_OK;
+  if ((ca && !ca_pem) || (cert && !cert_pem) || (key && !key_pem)) {
+    rc = cl_error(RDEV_INVALID_PARAM, "cannot read %s", ca && !ca_pem ? ca : cert && !cert_pem ? cert : key);
+  } else {
+    grpc_ssl_pem_key_cert_pair pair = {key_pem, cert_pem};
+    *creds = grpc_ssl_credentials_create(ca_pem, cert ? &pair : NULL, NULL, NULL);
+    if (!*creds) rc = cl_error(RDEV_INVALID_PARAM, "bad TLS settings");
+  }
+  free(ca_pem);
+  free(cert_pem);
+  free(key_pem);
+  return rc;
+}
+
+int rdev_token_new(char *token, size_t len) {
+  static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  unsigned char r[32];
+  if (!token || len < 44) return cl_error(RDEV_INVALID_PARAM, "token buffer must hold 44 bytes");
+  if (RAND_bytes(r, sizeof r) != 1) return cl_error(RDEV_INTERNAL_ERROR, "no randomness");
+  /* 256 bits as 43 base64url digits, 6 bits each */
+  for (int i = 0; i < 43; i++) {
+    int bit = i * 6, byte = bit / 8, off = bit % 8;
+    unsigned v = (unsigned)r[byte] << 8 | (byte + 1 < 32 ? r[byte + 1] : 0);
+    token[i] = b64url[(v >> (10 - off)) & 63];
+  }
+  token[43] = '\0';
+  return RDEV_OK;
+}
+
+int rdev_token_hash(const char *token, char *hash, size_t len) {
+  unsigned char h[32];
+  unsigned hl = 0;
+  if (!token || !hash || len < 72) return cl_error(RDEV_INVALID_PARAM, "hash buffer must hold 72 bytes");
+  if (!EVP_Digest(token, strlen(token), h, &hl, EVP_sha256(), NULL)) return cl_error(RDEV_INTERNAL_ERROR, "SHA-256 failed");
+  int n = snprintf(hash, len, "sha256:");
+  for (int i = 0; i < 32; i++) n += snprintf(hash + n, len - (size_t)n, "%02x", h[i]);
+  return RDEV_OK;
+}
