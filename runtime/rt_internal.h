@@ -83,6 +83,7 @@ typedef struct rt_backend {
   int (*stream_sync)(rdev_rt_stream_t *s, int32_t timeout_ms);
   int (*stream_pending)(rdev_rt_stream_t *s, size_t *tasks);
   int (*stream_take_error)(rdev_rt_stream_t *s);
+  int (*stream_set_group)(rdev_rt_stream_t *s, uint32_t group, uint32_t weight);
   int (*submit)(rdev_rt_stream_t *s, const rt_task_t *t);
   int (*event_create)(void *impl, int dev, rdev_rt_event_t **ev);
   int (*event_destroy)(rdev_rt_event_t *ev);

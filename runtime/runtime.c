@@ -362,6 +362,14 @@ int rdev_rt_stream_pending(rdev_rt_stream_t *s, size_t *tasks) {
   return s->rt->be->stream_pending(s, tasks);
 }
 
+int rdev_rt_stream_set_group(rdev_rt_stream_t *s, uint32_t group, uint32_t weight) {
+  rt_clear_error();
+  int rc = check_stream(NULL, s);
+  if (rc) return rc;
+  if (weight < 1) return rt_fail(RDEV_INVALID_PARAM, "weight must be at least 1");
+  return s->rt->be->stream_set_group(s, group, weight);
+}
+
 int rdev_rt_stream_take_error(rdev_rt_stream_t *s) {
   rt_clear_error();
   int rc = check_stream(NULL, s);

@@ -9,6 +9,14 @@
  *
  * Errors of async work are kept on the stream (first one wins) and handed to
  * the next synchronize, which clears them.
+ *
+ * Execution slots (config sim_slots > 0): a device then runs at most that
+ * many copies, memsets and kernels at once, and when streams wait for a slot
+ * it goes to the scheduling group (tenant) with the least weighted device
+ * time used: start-time fair queuing, where a group's virtual time advances
+ * by task time / weight, and a group that was idle rejoins at the device's
+ * current virtual time instead of cashing in its idle time. With sim_slots 0
+ * every stream runs whenever its worker thread does.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,9 +30,21 @@
 
 typedef struct sim sim_t;
 
+typedef struct sim_group { /* a scheduling group on one device */
+  uint32_t id, weight;
+  uint64_t vtime; /* ns of device time used / weight */
+  struct sim_group *next;
+} sim_group_t;
+
 typedef struct {
   int index;
   sim_arena_t arena;
+  unsigned slots, busy;    /* execution slots (0 = unscheduled) and those in use */
+  struct sim_stream *waitq;/* streams waiting for a slot */
+  uint64_t vclock;         /* virtual time of the latest grant */
+  sim_group_t *groups;
+  pthread_mutex_t sched_mu;
+  pthread_cond_t sched_cv;
   atomic_int nstreams, nevents;
   atomic_uint fault_alloc, fault_kernel, fault_hang; /* countdowns; 0 = unarmed */
   atomic_uint hang_ms;
@@ -49,6 +69,8 @@ typedef struct sim_stream {
   int err;             /* first error since the last synchronize */
   int stop;            /* destroy: run what is queued, then exit */
   atomic_int abort;    /* force destroy: discard what is queued */
+  sim_group_t *group;  /* scheduling group (under dev->sched_mu) */
+  struct sim_stream *wnext; /* dev->waitq link (under dev->sched_mu) */
   struct sim_stream *prev, *next;
 } sim_stream_t;
 
@@ -319,6 +341,119 @@ static int sim_event_elapsed(float *ms, rdev_rt_event_t *a, rdev_rt_event_t *b) 
   return RDEV_OK;
 }
 
+/* ---- execution slots -------------------------------------------------------- */
+
+/* The group `id` of device d, made on first use. sched_mu held. */
+static sim_group_t *group_get(sim_dev_t *d, uint32_t id) {
+  sim_group_t *g;
+  for (g = d->groups; g && g->id != id; g = g->next) {
+  }
+  if (!g && (g = calloc(1, sizeof *g))) {
+    g->id = id;
+    g->weight = 1;
+    g->vtime = d->vclock;
+    g->next = d->groups;
+    d->groups = g;
+  }
+  return g;
+}
+
+static int sim_stream_set_group(rdev_rt_stream_t *st, uint32_t group, uint32_t weight) {
+  sim_stream_t *s = (sim_stream_t *)st;
+  pthread_mutex_lock(&s->dev->sched_mu);
+  sim_group_t *g = group_get(s->dev, group);
+  if (g) {
+    g->weight = weight;
+    s->group = g;
+  }
+  pthread_mutex_unlock(&s->dev->sched_mu);
+  return g ? RDEV_OK : rt_fail(RDEV_BAD_ALLOC, "out of host memory");
+}
+
+/* Whether waiting stream s is next: no other waiter's group has used less
+ * weighted time (ties go to the earlier waiter). sched_mu held. */
+static int is_next(sim_stream_t *s) {
+  for (sim_stream_t *o = s->dev->waitq; o; o = o->wnext)
+    if (o != s && o->group->vtime < s->group->vtime) return 0;
+  return 1;
+}
+
+/* Appends s to the device's wait queue unless it is in it. sched_mu held. */
+static void wait_enqueue(sim_dev_t *d, sim_stream_t *s) {
+  sim_stream_t **tail = &d->waitq;
+  while (*tail && *tail != s) tail = &(*tail)->wnext;
+  if (*tail) return;
+  if (s->group->vtime < d->vclock) s->group->vtime = d->vclock; /* no credit for idle time */
+  *tail = s;
+  s->wnext = NULL;
+}
+
+static int on_device(const rt_task_t *t) {
+  return t->op == RT_TASK_COPY || t->op == RT_TASK_MEMSET || t->op == RT_TASK_KERNEL;
+}
+
+static void wait_remove(sim_dev_t *d, sim_stream_t *s) {
+  for (sim_stream_t **pp = &d->waitq; *pp; pp = &(*pp)->wnext)
+    if (*pp == s) {
+      *pp = s->wnext;
+      return;
+    }
+}
+
+/* Takes an execution slot for s's next task: 1 when held (give it back with
+ * slot_release), 0 when the device is unscheduled, -1 when s was aborted. */
+static int slot_acquire(sim_stream_t *s) {
+  sim_dev_t *d = s->dev;
+  if (!d->slots) return 0;
+  pthread_mutex_lock(&d->sched_mu);
+  if (!s->group) s->group = group_get(d, 0);
+  if (!s->group) { /* out of memory: run unscheduled */
+    pthread_mutex_unlock(&d->sched_mu);
+    return 0;
+  }
+  wait_enqueue(d, s);
+  while (!atomic_load(&s->abort) && !(d->busy < d->slots && is_next(s)))
+    pthread_cond_wait(&d->sched_cv, &d->sched_mu);
+  wait_remove(d, s);
+  int got = atomic_load(&s->abort) ? -1 : 1;
+  if (got > 0) {
+    d->busy++;
+    d->vclock = s->group->vtime;
+  }
+  if (d->waitq) pthread_cond_broadcast(&d->sched_cv); /* the next may go, or be next */
+  pthread_mutex_unlock(&d->sched_mu);
+  return got;
+}
+
+/* s will not ask for a slot after all (its work was discarded). */
+static void slot_forget(sim_stream_t *s) {
+  sim_dev_t *d = s->dev;
+  if (!d->slots) return;
+  pthread_mutex_lock(&d->sched_mu);
+  wait_remove(d, s);
+  if (d->waitq) pthread_cond_broadcast(&d->sched_cv);
+  pthread_mutex_unlock(&d->sched_mu);
+}
+
+/* Gives the slot back, charging ns of device time to s's group. With more,
+ * s queues for its next task at once, so that a backlogged stream competes
+ * by its group's time instead of losing the slot to whoever woke first. */
+static void slot_release(sim_stream_t *s, uint64_t ns, int more) {
+  sim_dev_t *d = s->dev;
+  pthread_mutex_lock(&d->sched_mu);
+  d->busy--;
+  s->group->vtime += ns / (s->group->weight ? s->group->weight : 1);
+  if (more) wait_enqueue(d, s);
+  if (d->waitq) pthread_cond_broadcast(&d->sched_cv);
+  pthread_mutex_unlock(&d->sched_mu);
+}
+
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 /* ---- stream worker ------------------------------------------------------- */
 
 int sim_stream_sleep(void *stream, uint64_t ns) {
@@ -408,11 +543,19 @@ static void *stream_worker(void *arg) {
     int aborted = atomic_load(&s->abort);
     pthread_mutex_unlock(&s->mu);
     int rc = RDEV_OK;
-    if (aborted)
+    uint64_t t0 = 0;
+    int held = aborted || !on_device(t) ? 0 : slot_acquire(s); /* an execution slot? */
+    if (aborted || held < 0) {
+      slot_forget(s);
       discard_task(t);
-    else
+      held = 0;
+    } else {
+      if (held) t0 = now_ns();
       rc = exec_task(s, t);
+    }
     pthread_mutex_lock(&s->mu);
+    if (held) /* if the next task needs the device too, stay in line for it */
+      slot_release(s, now_ns() - t0, s->tail - s->head > 1 && on_device(&s->ring[(s->head + 1) % s->cap]));
     if (rc != RDEV_OK && s->err == RDEV_OK) s->err = rc;
     s->head++;
     /* wake only whom this completion concerns: a futex wake per task would
@@ -488,10 +631,13 @@ static int sim_stream_destroy(rdev_rt_stream_t *st, int force) {
   pthread_cond_broadcast(&s->cv_work);
   pthread_cond_broadcast(&s->cv_space);
   pthread_mutex_unlock(&s->mu);
-  if (force) { /* wake a worker blocked in an event wait */
+  if (force) { /* wake a worker blocked in an event wait or waiting for a slot */
     pthread_mutex_lock(&s->dev->ev_mu);
     pthread_cond_broadcast(&s->dev->ev_cv);
     pthread_mutex_unlock(&s->dev->ev_mu);
+    pthread_mutex_lock(&s->dev->sched_mu);
+    pthread_cond_broadcast(&s->dev->sched_cv);
+    pthread_mutex_unlock(&s->dev->sched_mu);
   }
   pthread_join(s->thread, NULL);
   int rc = s->err;
@@ -606,8 +752,11 @@ static int sim_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
   for (int i = 0; i < ndev; i++) {
     sim_dev_t *d = &sim->devs[i];
     d->index = i;
+    d->slots = cfg->sim_slots;
     pthread_mutex_init(&d->ev_mu, NULL);
     cond_init_mono(&d->ev_cv);
+    pthread_mutex_init(&d->sched_mu, NULL);
+    pthread_cond_init(&d->sched_cv, NULL);
     sim->ndev = i + 1;
     int rc = sim_arena_init(&d->arena, mem);
     if (rc) {
@@ -639,6 +788,13 @@ static void sim_close(void *impl) {
     sim_arena_destroy(&sim->devs[i].arena);
     pthread_mutex_destroy(&sim->devs[i].ev_mu);
     pthread_cond_destroy(&sim->devs[i].ev_cv);
+    pthread_mutex_destroy(&sim->devs[i].sched_mu);
+    pthread_cond_destroy(&sim->devs[i].sched_cv);
+    while (sim->devs[i].groups) {
+      sim_group_t *n = sim->devs[i].groups->next;
+      free(sim->devs[i].groups);
+      sim->devs[i].groups = n;
+    }
   }
   free(sim->devs);
   pthread_mutex_destroy(&sim->mu);
@@ -663,6 +819,7 @@ const rt_backend_t rt_sim_backend = {
     .stream_sync = sim_stream_sync,
     .stream_pending = sim_stream_pending,
     .stream_take_error = sim_stream_take_error,
+    .stream_set_group = sim_stream_set_group,
     .submit = sim_submit,
     .event_create = sim_event_create,
     .event_destroy = sim_event_destroy,

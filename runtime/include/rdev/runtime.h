@@ -50,6 +50,9 @@ typedef struct {
   int sim_devices;           /* sim: number of devices (default 2 when 0) */
   size_t sim_mem_bytes;      /* sim: arena size per device (default 1 GiB when 0) */
   unsigned stream_depth;     /* tasks a stream queues before submitters block (default 1024) */
+  unsigned sim_slots;        /* sim: copies/memsets/kernels a device runs at once, shared by
+                                scheduling group weight (see rdev_rt_stream_set_group);
+                                0 = no limit, every stream runs when its thread does */
 } rdev_rt_config_t;
 
 /* Opens the backend named in cfg (NULL cfg = all defaults) and its devices.
@@ -168,6 +171,13 @@ int rdev_rt_stream_synchronize_timeout(rdev_rt_stream_t *s, int32_t timeout_ms);
  * covers exactly the work queued before that callback: this is how a caller
  * that must not block (the server) synchronizes a stream. Never blocks. */
 int rdev_rt_stream_take_error(rdev_rt_stream_t *s);
+
+/* Puts s in scheduling group `group` (e.g. a tenant) with the given weight
+ * (>= 1; the group's weight is the last one set). When a device's execution
+ * slots are contended, groups get device time in proportion to their
+ * weights, whatever their number of streams. Streams start in group 0,
+ * weight 1. */
+int rdev_rt_stream_set_group(rdev_rt_stream_t *s, uint32_t group, uint32_t weight);
 
 /* aclrtStreamQuery: *done = 1 when every queued task has run, else 0. Never blocks. */
 int rdev_rt_stream_query(rdev_rt_stream_t *s, int *done);
