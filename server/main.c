@@ -43,6 +43,7 @@ void srv_config_defaults(srv_config_t *cfg) {
   snprintf(cfg->backend, sizeof cfg->backend, "sim");
   cfg->sim_devices = 2;
   cfg->sim_mem_bytes = (size_t)1 << 30;
+  cfg->sim_slots = 4;
   cfg->max_inflight = (size_t)64 << 20;
   cfg->threads = 4;
   cfg->drain_ms = 5000;
@@ -90,6 +91,8 @@ int srv_config_set(srv_config_t *cfg, const char *key, const char *v, const char
   } else if (!strcmp(key, "sim-mem")) {
     if (srv_parse_size(v, &cfg->sim_mem_bytes) || cfg->sim_mem_bytes < 4096)
       return *err = "sim-mem: a size such as 1G, 256M (at least 4K)", -1;
+  } else if (!strcmp(key, "sim-slots")) {
+    if (parse_int(v, 0, 1024, &cfg->sim_slots)) return *err = "sim-slots: 0..1024", -1;
   } else if (!strcmp(key, "max-inflight")) {
     if (srv_parse_size(v, &cfg->max_inflight) || cfg->max_inflight < 4096)
       return *err = "max-inflight: a size such as 64M (at least 4K)", -1;
@@ -176,6 +179,8 @@ static void usage(FILE *out) {
           "  --backend NAME       device backend (default sim)\n"
           "  --sim-devices N      sim: number of devices (default 2)\n"
           "  --sim-mem SIZE       sim: memory per device (default 1G)\n"
+          "  --sim-slots N        sim: kernels/copies a device runs at once; contended slots go\n"
+          "                       to tenants by weight (default 4; 0 = no limit, no scheduling)\n"
           "  --max-inflight SIZE  per session: bytes held on the server before it stops reading\n"
           "                       the session's requests (default 64M)\n"
           "  --threads N          completion-queue threads (default 4)\n"

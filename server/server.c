@@ -281,7 +281,8 @@ int srv_start(srv_t *srv) {
   rdev_rt_config_t rc = {.backend = srv->cfg.backend,
                          .sim_devices = srv->cfg.sim_devices,
                          .sim_mem_bytes = srv->cfg.sim_mem_bytes,
-                         .stream_depth = SRV_STREAM_DEPTH};
+                         .stream_depth = SRV_STREAM_DEPTH,
+                         .sim_slots = (unsigned)srv->cfg.sim_slots};
   int err = rdev_rt_open(&rc, &srv->rt);
   if (err) {
     srv_log(SRV_LOG_ERROR, "cannot open the %s backend: %s (%s)", srv->cfg.backend, rdev_strerror(err),

@@ -662,6 +662,10 @@ static int op_stream_create(srv_req_t *x) {
     srv_tenant_give(x->s->tenant, SRV_Q_STREAMS, dev, 1);
     return rt_failed(x, rc);
   }
+  pthread_mutex_lock(&x->s->tenant->mu);
+  uint32_t weight = (uint32_t)x->s->tenant->weight;
+  pthread_mutex_unlock(&x->s->tenant->mu);
+  rdev_rt_stream_set_group(st, x->s->tenant->id, weight); /* fair share of the device by weight */
   uint64_t h = srv_handles_add(&x->s->handles, SRV_H_STREAM, dev, st, 0);
   if (!h) {
     rdev_rt_stream_destroy_force(st);

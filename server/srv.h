@@ -25,6 +25,7 @@ typedef struct {
   char backend[32];       /* runtime backend name */
   int sim_devices;
   size_t sim_mem_bytes;
+  int sim_slots;          /* sim: tasks a device runs at once, shared fairly by tenant weight */
   size_t max_inflight;    /* per session: staged and unsent bytes before reading pauses */
   int threads;            /* completion-queue threads */
   int drain_ms;           /* SIGTERM: how long sessions may finish before being cancelled */
@@ -92,6 +93,7 @@ void srv_handles_free(srv_handles_t *t);
 
 typedef struct srv_tenant {
   char name[64];
+  uint32_t id;        /* scheduling group on the devices */
   pthread_mutex_t mu; /* everything below */
   /* settings, replaced by a reload */
   uint8_t hashes[SRV_MAX_TOKENS][32]; /* SHA-256 of the bearer tokens */

@@ -178,8 +178,10 @@ done:
 /* ---- the table ----------------------------------------------------------------- */
 
 static srv_tenant_t *tenant_new(const char *name) {
+  static atomic_uint next_id = 1;
   srv_tenant_t *t = calloc(1, sizeof *t);
   if (!t) return NULL;
+  t->id = atomic_fetch_add(&next_id, 1);
   snprintf(t->name, sizeof t->name, "%s", name);
   pthread_mutex_init(&t->mu, NULL);
   tenant_unlimited(t);
