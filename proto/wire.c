@@ -60,7 +60,7 @@ static bool bytes_decode(pb_istream_t *stream, const pb_field_t *field, void **a
   size_t n = stream->bytes_left;
   if (n > b->max) b->oversize = 1;
   if (b->data || n > b->max) return false; /* repeated or oversized payload */
-  b->data = malloc(n ? n : 1);
+  b->data = (b->alloc ? b->alloc : malloc)(n ? n : 1);
   if (!b->data) return false;
   b->len = n;
   return pb_read(stream, b->data, n);

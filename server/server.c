@@ -297,6 +297,7 @@ int srv_start(srv_t *srv) {
       {GRPC_ARG_INTEGER, GRPC_ARG_KEEPALIVE_TIME_MS, {.integer = 20000}},
       {GRPC_ARG_INTEGER, GRPC_ARG_KEEPALIVE_TIMEOUT_MS, {.integer = 10000}},
       {GRPC_ARG_INTEGER, GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, {.integer = 1}},
+      {GRPC_ARG_INTEGER, GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, {.integer = 8 << 20}},
   };
   grpc_channel_args ca = {sizeof args / sizeof args[0], args};
   srv->cq = grpc_completion_queue_create_for_next(NULL);
@@ -396,6 +397,7 @@ void srv_stop(srv_t *srv) {
   rdev_rt_close(srv->rt);
   grpc_shutdown();
   srv_tenants_free(srv);
+  srv_buf_pool_drain();
   pthread_mutex_destroy(&srv->mu);
   pthread_cond_destroy(&srv->cv);
 }

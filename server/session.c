@@ -548,7 +548,7 @@ static void sync_cb(void *user, int status) {
 static void staging_free_cb(void *user, int status) {
   cb_ctx_t *c = user;
   (void)status;
-  free(c->buf);
+  srv_buf_put(c->buf);
   inflight_sub(c->s, c->len);
   cb_done(c);
 }
@@ -559,11 +559,11 @@ static void read_cb(void *user, int status) {
   if (status == RDEV_OK) {
     rdev_v1_Reply r = rdev_v1_Reply_init_zero;
     r.seq = c->seq;
-    grpc_slice p = grpc_slice_new(c->buf, c->len, free);
+    grpc_slice p = grpc_slice_new(c->buf, c->len, srv_buf_put);
     send_reply(c->s, &r, &p);
     grpc_slice_unref(p);
   } else {
-    free(c->buf);
+    srv_buf_put(c->buf);
   }
   inflight_sub(c->s, c->len);
   cb_done(c);
@@ -780,26 +780,26 @@ static int op_read(srv_req_t *x) {
                 (unsigned long long)rd->count, RDEV_WIRE_MAX_CHUNK);
   if ((rc = buf_range(x, "read", rd->buf, rd->offset, rd->count, &src, NULL))) return rc;
   size_t n = (size_t)rd->count;
-  void *staging = malloc(n ? n : 1);
+  void *staging = srv_buf_get(n);
   if (!staging) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
   if (!st) {
     rc = n ? rdev_rt_memcpy(x->s->srv->rt, staging, n, src, n, RDEV_MEMCPY_DEVICE_TO_HOST) : RDEV_OK;
     if (rc) {
-      free(staging);
+      srv_buf_put(staging);
       return rt_failed(x, rc);
     }
-    x->payload = grpc_slice_new(staging, n, free);
+    x->payload = grpc_slice_new(staging, n, srv_buf_put);
     x->has_payload = 1;
     return RDEV_OK;
   }
   if (n && (rc = rdev_rt_memcpy_async(x->s->srv->rt, staging, n, src, n, RDEV_MEMCPY_DEVICE_TO_HOST, st))) {
-    free(staging);
+    srv_buf_put(staging);
     return rt_failed(x, rc);
   }
   cb_ctx_t *c = cb_new(x->s, x->q->seq, st, staging, n);
   if (!c) {
     rdev_rt_stream_synchronize(st);
-    free(staging);
+    srv_buf_put(staging);
     return fail(x, RDEV_BAD_ALLOC, "out of server memory");
   }
   inflight_add(x->s, n);
@@ -1041,7 +1041,7 @@ static void check_room(srv_session_t *s, rdev_rt_stream_t *st) {
 
 static void handle_request(srv_session_t *s, grpc_byte_buffer *bb) {
   rdev_v1_Request q = rdev_v1_Request_init_zero;
-  rdev_wire_bytes_t data = {.max = RDEV_WIRE_MAX_CHUNK};
+  rdev_wire_bytes_t data = {.alloc = srv_buf_get, .max = RDEV_WIRE_MAX_CHUNK};
   rdev_wire_bytes_decoder(&q.data, &data);
   srv_req_t x = {.s = s, .q = &q, .data = &data, .r = rdev_v1_Reply_init_zero};
   const char *err = NULL;
@@ -1063,7 +1063,7 @@ static void handle_request(srv_session_t *s, grpc_byte_buffer *bb) {
     }
     pthread_mutex_unlock(&s->req_mu);
   }
-  free(data.data);
+  srv_buf_put(data.data);
   if (rc != SRV_LATER) {
     x.r.seq = q.seq;
     x.r.status = rc;

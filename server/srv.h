@@ -52,6 +52,15 @@ void srv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 /* Tasks a device stream queues; sessions stop reading at half of it. */
 #define SRV_STREAM_DEPTH 1024
 
+/* ---- staging buffers (pool.c) ---------------------------------------------- */
+
+/* A buffer of at least n bytes (chunk-sized ones are reused); NULL when out
+ * of memory. Give it back with srv_buf_put. */
+void *srv_buf_get(size_t n);
+void srv_buf_put(void *p);
+/* Frees the idle buffers (at exit). */
+void srv_buf_pool_drain(void);
+
 /* ---- completion-queue ops ------------------------------------------------- */
 
 /* Every batch's tag is an srv_op_t; the CQ thread calls done(op, success). */

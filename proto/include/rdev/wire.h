@@ -26,9 +26,10 @@
 #define RDEV_WIRE_MAX_MESSAGE (RDEV_WIRE_MAX_CHUNK + 65536) /* whole message limit */
 #define RDEV_WIRE_PAYLOAD_FIELD 100                      /* Request.data and Reply.data */
 
-/* A payload decoded into memory of its own (malloc'd, owned by whoever
- * decoded it: free(data)). */
+/* A payload decoded into memory of its own, from alloc (malloc when NULL),
+ * owned by whoever decoded it (who releases it to match alloc). */
 typedef struct {
+  void *(*alloc)(size_t n);
   uint8_t *data;
   size_t len;
   size_t max;   /* decode refuses payloads longer than this... */
