@@ -387,6 +387,10 @@ void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant) {
   s->next = srv->sessions;
   if (s->next) s->next->prev = s;
   srv->sessions = s;
+  pthread_mutex_lock(&tenant->mu);
+  int removed = tenant->removed; /* a reload may have removed it since authentication */
+  pthread_mutex_unlock(&tenant->mu);
+  if (removed) grpc_call_cancel_with_status(call, GRPC_STATUS_PERMISSION_DENIED, "tenant removed", NULL);
   pthread_mutex_unlock(&srv->mu);
   srv_log(SRV_LOG_INFO, "session %llu opened: tenant=%s peer=%s", (unsigned long long)s->id,
           s->tenant->name, s->peer ? s->peer : "?");
@@ -693,28 +697,40 @@ static void reap_dead(srv_session_t *s) {
   }
 }
 
+/* A busy stream the client destroyed answers, and leaves the tenant's stream
+ * quota, only once its queued work ran (or was discarded): until then its
+ * worker still exists. */
+static void destroy_cb(void *user, int status) {
+  cb_ctx_t *c = user;
+  srv_tenant_give(c->s->tenant, SRV_Q_STREAMS, rdev_rt_stream_device(c->st), 1);
+  sync_cb(c, status);
+}
+
 static int op_stream_destroy(srv_req_t *x) {
   rdev_rt_stream_t *st = NULL;
   int rc = get_stream(x, x->q->op.stream_destroy.stream, &st);
   if (rc) return rc;
   srv_handles_del(&x->s->handles, x->q->op.stream_destroy.stream);
-  srv_tenant_give(x->s->tenant, SRV_Q_STREAMS, rdev_rt_stream_device(st), 1);
-  int done = 0;
+  int dev = rdev_rt_stream_device(st), done = 0;
   rdev_rt_stream_query(st, &done);
   if (done) {
     x->used = NULL; /* gone: nothing to watch */
     rc = rdev_rt_stream_destroy(st);
+    srv_tenant_give(x->s->tenant, SRV_Q_STREAMS, dev, 1);
     return rc ? fail(x, rc, "asynchronous work on the stream failed") : RDEV_OK;
   }
   dead_stream_t *d = malloc(sizeof *d);
   if (!d) {
     rdev_rt_stream_destroy_force(st);
+    srv_tenant_give(x->s->tenant, SRV_Q_STREAMS, dev, 1);
     return fail(x, RDEV_BAD_ALLOC, "out of server memory; queued work discarded");
   }
   d->st = st;
   d->next = x->s->dead;
   x->s->dead = d;
-  return queue_callback(x, st, sync_cb, cb_new(x->s, x->q->seq, st, NULL, 0));
+  rc = queue_callback(x, st, destroy_cb, cb_new(x->s, x->q->seq, st, NULL, 0));
+  if (rc != SRV_LATER) srv_tenant_give(x->s->tenant, SRV_Q_STREAMS, dev, 1);
+  return rc;
 }
 
 static int op_stream_sync(srv_req_t *x) {
