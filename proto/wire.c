@@ -60,7 +60,7 @@ static bool bytes_decode(pb_istream_t *stream, const pb_field_t *field, void **a
   size_t n = stream->bytes_left;
   if (n > b->max) b->oversize = 1;
   if (b->data || n > b->max) return false; /* repeated or oversized payload */
-  b->data = (b->alloc ? b->alloc : malloc)(n ? n : 1);
+  b->data = malloc(n ? n : 1);
   if (!b->data) return false;
   b->len = n;
   return pb_read(stream, b->data, n);
@@ -69,6 +69,52 @@ static bool bytes_decode(pb_istream_t *stream, const pb_field_t *field, void **a
 void rdev_wire_bytes_decoder(pb_callback_t *field, rdev_wire_bytes_t *b) {
   field->funcs.decode = bytes_decode;
   field->arg = b;
+}
+
+/* Takes references to the next stream->bytes_left bytes of the slices. */
+static bool payload_decode(pb_istream_t *stream, const pb_field_t *field, void **arg) {
+  rdev_wire_payload_t *p = *arg;
+  slice_reader_t *r = stream->state;
+  size_t n = stream->bytes_left;
+  if (n > p->max) p->oversize = 1;
+  if (p->nparts || n > p->max) return false; /* repeated or oversized payload */
+  p->len = n;
+  while (n > 0) {
+    if (!r->have || r->pos == GRPC_SLICE_LENGTH(r->cur)) {
+      if (r->have) grpc_slice_unref(r->cur);
+      r->have = grpc_byte_buffer_reader_next(&r->reader, &r->cur) != 0;
+      r->pos = 0;
+      if (!r->have) return false;
+      continue;
+    }
+    if (p->nparts == RDEV_WIRE_MAX_PARTS - 1) { /* the rest, copied into one last slice */
+      grpc_slice rest = grpc_slice_malloc(n);
+      if (!pb_read(stream, GRPC_SLICE_START_PTR(rest), n)) {
+        grpc_slice_unref(rest);
+        return false;
+      }
+      p->parts[p->nparts++] = rest;
+      return true;
+    }
+    size_t k = GRPC_SLICE_LENGTH(r->cur) - r->pos;
+    if (k > n) k = n;
+    p->parts[p->nparts++] = grpc_slice_sub(r->cur, r->pos, r->pos + k);
+    r->pos += k;
+    n -= k;
+    stream->bytes_left -= k;
+  }
+  return true;
+}
+
+void rdev_wire_payload_decoder(pb_callback_t *field, rdev_wire_payload_t *p) {
+  field->funcs.decode = payload_decode;
+  field->arg = p;
+}
+
+void rdev_wire_payload_release(rdev_wire_payload_t *p) {
+  for (int i = 0; i < p->nparts; i++) grpc_slice_unref(p->parts[i]);
+  p->nparts = 0;
+  p->len = 0;
 }
 
 static size_t put_varint(uint8_t *p, uint64_t v) {

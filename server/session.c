@@ -432,7 +432,7 @@ void srv_sessions_end_removed(srv_t *srv) {
 typedef struct {
   srv_session_t *s;
   const rdev_v1_Request *q;
-  rdev_wire_bytes_t *data;
+  rdev_wire_payload_t *data; /* Write payload: references to the received slices */
   rdev_v1_Reply r;
   grpc_slice payload;
   int has_payload;
@@ -548,11 +548,12 @@ static void sync_cb(void *user, int status) {
   cb_done(c);
 }
 
-/* Frees an async Write's payload once the device copied it. */
-static void staging_free_cb(void *user, int status) {
+/* Releases an async Write's payload once the device copied it. */
+static void payload_free_cb(void *user, int status) {
   cb_ctx_t *c = user;
   (void)status;
-  srv_buf_put(c->buf);
+  rdev_wire_payload_release(c->buf);
+  free(c->buf);
   inflight_sub(c->s, c->len);
   cb_done(c);
 }
@@ -767,22 +768,33 @@ static int op_write(srv_req_t *x) {
       (rc = buf_range(x, "write", w->buf, w->offset, n, &dst, NULL)))
     return rc;
   if (n == 0) return st ? SRV_LATER : RDEV_OK;
-  if (!st) {
-    rc = rdev_rt_memcpy(x->s->srv->rt, dst, n, x->data->data, n, RDEV_MEMCPY_HOST_TO_DEVICE);
-    return rc ? rt_failed(x, rc) : RDEV_OK;
+  /* the device copies straight out of the received slices: no staging copy */
+  rdev_wire_payload_t *p = x->data;
+  rdev_wire_payload_t *keep = st ? malloc(sizeof *keep) : NULL;
+  if (st && !keep) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  rc = RDEV_OK;
+  for (int i = 0; i < p->nparts && !rc; i++) {
+    size_t k = GRPC_SLICE_LENGTH(p->parts[i]);
+    const uint8_t *src = GRPC_SLICE_START_PTR(p->parts[i]);
+    rc = st ? rdev_rt_memcpy_async(x->s->srv->rt, dst, k, src, k, RDEV_MEMCPY_HOST_TO_DEVICE, st)
+            : rdev_rt_memcpy(x->s->srv->rt, dst, k, src, k, RDEV_MEMCPY_HOST_TO_DEVICE);
+    dst += k;
   }
-  rc = rdev_rt_memcpy_async(x->s->srv->rt, dst, n, x->data->data, n, RDEV_MEMCPY_HOST_TO_DEVICE, st);
-  if (rc) return rt_failed(x, rc);
-  /* the payload is the staging buffer now: freed once the copy ran */
-  cb_ctx_t *c = cb_new(x->s, x->q->seq, st, x->data->data, n);
-  if (!c || rdev_rt_launch_callback(st, staging_free_cb, c) != RDEV_OK) {
+  if (rc) rc = rt_failed(x, rc);
+  if (!st) return rc;
+  /* the slices stay referenced until the copies queued above ran */
+  *keep = *p;
+  p->nparts = 0;
+  cb_ctx_t *c = cb_new(x->s, x->q->seq, st, keep, n);
+  if (!c || rdev_rt_launch_callback(st, payload_free_cb, c) != RDEV_OK) {
     rdev_rt_stream_synchronize(st); /* cannot happen short of OOM: keep the payload alive until copied */
+    rdev_wire_payload_release(keep);
+    free(keep);
     if (c) cb_done(c);
-    return SRV_LATER;
+    return rc ? rc : SRV_LATER;
   }
   inflight_add(x->s, n);
-  x->data->data = NULL;
-  return SRV_LATER;
+  return rc ? rc : SRV_LATER;
 }
 
 static int op_read(srv_req_t *x) {
@@ -1057,8 +1069,8 @@ static void check_room(srv_session_t *s, rdev_rt_stream_t *st) {
 
 static void handle_request(srv_session_t *s, grpc_byte_buffer *bb) {
   rdev_v1_Request q = rdev_v1_Request_init_zero;
-  rdev_wire_bytes_t data = {.alloc = srv_buf_get, .max = RDEV_WIRE_MAX_CHUNK};
-  rdev_wire_bytes_decoder(&q.data, &data);
+  rdev_wire_payload_t data = {.max = RDEV_WIRE_MAX_CHUNK};
+  rdev_wire_payload_decoder(&q.data, &data);
   srv_req_t x = {.s = s, .q = &q, .data = &data, .r = rdev_v1_Reply_init_zero};
   const char *err = NULL;
   int rc;
@@ -1079,7 +1091,7 @@ static void handle_request(srv_session_t *s, grpc_byte_buffer *bb) {
     }
     pthread_mutex_unlock(&s->req_mu);
   }
-  srv_buf_put(data.data);
+  rdev_wire_payload_release(&data);
   if (rc != SRV_LATER) {
     x.r.seq = q.seq;
     x.r.status = rc;

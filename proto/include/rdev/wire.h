@@ -26,10 +26,9 @@
 #define RDEV_WIRE_MAX_MESSAGE (RDEV_WIRE_MAX_CHUNK + 65536) /* whole message limit */
 #define RDEV_WIRE_PAYLOAD_FIELD 100                      /* Request.data and Reply.data */
 
-/* A payload decoded into memory of its own, from alloc (malloc when NULL),
- * owned by whoever decoded it (who releases it to match alloc). */
+/* A payload decoded into memory of its own (malloc'd, owned by whoever
+ * decoded it: free(data)). */
 typedef struct {
-  void *(*alloc)(size_t n);
   uint8_t *data;
   size_t len;
   size_t max;   /* decode refuses payloads longer than this... */
@@ -38,6 +37,22 @@ typedef struct {
 
 /* Points a callback field at a rdev_wire_bytes_t for decoding. */
 void rdev_wire_bytes_decoder(pb_callback_t *field, rdev_wire_bytes_t *b);
+
+/* A payload decoded without copying: references to the received slices
+ * that hold it, in order (beyond RDEV_WIRE_MAX_PARTS slices, the rest is
+ * copied into one more). Only for messages decoded by rdev_wire_decode.
+ * Release with rdev_wire_payload_release. */
+#define RDEV_WIRE_MAX_PARTS 48
+typedef struct {
+  grpc_slice parts[RDEV_WIRE_MAX_PARTS];
+  int nparts;
+  size_t len;
+  size_t max;   /* decode refuses payloads longer than this... */
+  int oversize; /* ...and sets this when it did */
+} rdev_wire_payload_t;
+
+void rdev_wire_payload_decoder(pb_callback_t *field, rdev_wire_payload_t *p);
+void rdev_wire_payload_release(rdev_wire_payload_t *p);
 
 /* Decodes the message in bb (any slice layout) into msg, whose callback fields
  * the caller has set up. Returns false on malformed input; *err (if non-NULL)
