@@ -548,12 +548,11 @@ static void sync_cb(void *user, int status) {
   cb_done(c);
 }
 
-/* Releases an async Write's payload once the device copied it. */
-static void payload_free_cb(void *user, int status) {
+/* Frees an async Write's staging copy once the device copied it. */
+static void staging_free_cb(void *user, int status) {
   cb_ctx_t *c = user;
   (void)status;
-  rdev_wire_payload_release(c->buf);
-  free(c->buf);
+  srv_buf_put(c->buf);
   inflight_sub(c->s, c->len);
   cb_done(c);
 }
@@ -768,33 +767,37 @@ static int op_write(srv_req_t *x) {
       (rc = buf_range(x, "write", w->buf, w->offset, n, &dst, NULL)))
     return rc;
   if (n == 0) return st ? SRV_LATER : RDEV_OK;
-  /* the device copies straight out of the received slices: no staging copy */
-  rdev_wire_payload_t *p = x->data;
-  rdev_wire_payload_t *keep = st ? malloc(sizeof *keep) : NULL;
-  if (st && !keep) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
-  rc = RDEV_OK;
-  for (int i = 0; i < p->nparts && !rc; i++) {
-    size_t k = GRPC_SLICE_LENGTH(p->parts[i]);
-    const uint8_t *src = GRPC_SLICE_START_PTR(p->parts[i]);
-    rc = st ? rdev_rt_memcpy_async(x->s->srv->rt, dst, k, src, k, RDEV_MEMCPY_HOST_TO_DEVICE, st)
-            : rdev_rt_memcpy(x->s->srv->rt, dst, k, src, k, RDEV_MEMCPY_HOST_TO_DEVICE);
-    dst += k;
+  const rdev_wire_payload_t *p = x->data;
+  if (!st) { /* the device copies straight out of the received slices */
+    for (int i = 0; i < p->nparts; i++) {
+      size_t k = GRPC_SLICE_LENGTH(p->parts[i]);
+      rc = rdev_rt_memcpy(x->s->srv->rt, dst, k, GRPC_SLICE_START_PTR(p->parts[i]), k, RDEV_MEMCPY_HOST_TO_DEVICE);
+      if (rc) return rt_failed(x, rc);
+      dst += k;
+    }
+    return RDEV_OK;
   }
-  if (rc) rc = rt_failed(x, rc);
-  if (!st) return rc;
-  /* the slices stay referenced until the copies queued above ran */
-  *keep = *p;
-  p->nparts = 0;
-  cb_ctx_t *c = cb_new(x->s, x->q->seq, st, keep, n);
-  if (!c || rdev_rt_launch_callback(st, payload_free_cb, c) != RDEV_OK) {
-    rdev_rt_stream_synchronize(st); /* cannot happen short of OOM: keep the payload alive until copied */
-    rdev_wire_payload_release(keep);
-    free(keep);
+  /* async: the bytes must outlive this request; gRPC's received slices are
+   * only ours while the message is (holding references to them was seen to
+   * let their bytes change), so they go to a staging buffer */
+  char *staging = srv_buf_get(n);
+  if (!staging) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  for (int i = 0, off = 0; i < p->nparts; off += (int)GRPC_SLICE_LENGTH(p->parts[i]), i++)
+    memcpy(staging + off, GRPC_SLICE_START_PTR(p->parts[i]), GRPC_SLICE_LENGTH(p->parts[i]));
+  rc = rdev_rt_memcpy_async(x->s->srv->rt, dst, n, staging, n, RDEV_MEMCPY_HOST_TO_DEVICE, st);
+  if (rc) {
+    srv_buf_put(staging);
+    return rt_failed(x, rc);
+  }
+  cb_ctx_t *c = cb_new(x->s, x->q->seq, st, staging, n);
+  if (!c || rdev_rt_launch_callback(st, staging_free_cb, c) != RDEV_OK) {
+    rdev_rt_stream_synchronize(st); /* cannot happen short of OOM: keep the staging alive until copied */
+    srv_buf_put(staging);
     if (c) cb_done(c);
-    return rc ? rc : SRV_LATER;
+    return SRV_LATER;
   }
   inflight_add(x->s, n);
-  return rc ? rc : SRV_LATER;
+  return SRV_LATER;
 }
 
 static int op_read(srv_req_t *x) {

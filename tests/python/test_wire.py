@@ -134,6 +134,23 @@ class WireTest(unittest.TestCase):
         self.assertEqual(s.call(stream_sync=pb.StreamSync(stream=st)).status, INVALID_RESOURCE_HANDLE)
         s.close()
 
+    def test_async_writes_land_byte_for_byte(self):
+        # regression: async Write payloads must outlive the request that carried them
+        s = Session(self.stub)
+        buf = s.call(malloc=pb.Malloc(device=0, size=32 << 20)).handle
+        st = s.call(stream_create=pb.StreamCreate(device=0)).handle
+        for _ in range(2):
+            data = [os.urandom(1 << 20) for _ in range(32)]
+            for i, d in enumerate(data):
+                s.seq += 1
+                s.q.put(pb.Request(seq=s.seq, write=pb.Write(stream=st, buf=buf, offset=i << 20,
+                                                             dest_max=1 << 20), data=d))
+            self.assertEqual(s.call(stream_sync=pb.StreamSync(stream=st)).status, 0)
+            for i, d in enumerate(data):
+                r = s.call(read=pb.Read(buf=buf, offset=i << 20, count=1 << 20, dest_max=1 << 20))
+                self.assertEqual(r.data, d, f"chunk {i}")
+        s.close()
+
     def test_destroying_a_busy_stream_answers_after_its_work(self):
         s = Session(self.stub)
         st = s.call(stream_create=pb.StreamCreate(device=0)).handle
