@@ -297,7 +297,10 @@ int srv_start(srv_t *srv) {
       {GRPC_ARG_INTEGER, GRPC_ARG_KEEPALIVE_TIME_MS, {.integer = 20000}},
       {GRPC_ARG_INTEGER, GRPC_ARG_KEEPALIVE_TIMEOUT_MS, {.integer = 10000}},
       {GRPC_ARG_INTEGER, GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, {.integer = 1}},
+      /* a fixed 8 MiB stream window: BDP probing kept windows small and
+       * cost most of the throughput on loopback (measured by rdev bench) */
       {GRPC_ARG_INTEGER, GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, {.integer = 8 << 20}},
+      {GRPC_ARG_INTEGER, GRPC_ARG_HTTP2_BDP_PROBE, {.integer = 0}},
   };
   grpc_channel_args ca = {sizeof args / sizeof args[0], args};
   srv->cq = grpc_completion_queue_create_for_next(NULL);

@@ -3,7 +3,7 @@
  * a shell. Built only on the public API (rdev/rdev.h), as curl's tool is on
  * libcurl.
  *
- *   rdev [--target ADDR] devices | info | ping [-n N] | roundtrip FILE | help
+ *   rdev [--target ADDR] devices | info | ping [-n N] | roundtrip FILE | bench [...] | help
  *
  * The target defaults to $RDEV_TARGET, else 127.0.0.1:50051.
  */
@@ -13,11 +13,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "rdev/rdev.h"
 
 #define DEFAULT_TARGET "127.0.0.1:50051"
 
 static const char *g_target;
+static int g_target_set; /* --target given (bench starts its own rdevd otherwise) */
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -28,9 +30,27 @@ static void usage(FILE *f) {
           "  info             server version, backend, identity, device count, max chunk\n"
           "  ping [-n N]      N session round trips (default 10): min/median/max microseconds\n"
           "  roundtrip FILE   send FILE to device memory and back; compare; MB/s each way\n"
+          "  bench [OPTIONS]  data-plane benchmark against raw TCP, bare gRPC and the in-process\n"
+          "                   runtime; starts its own rdevd unless --target is given\n"
+          "                   (rdev bench --help for its options)\n"
+          "  token            make a new bearer token; prints it and the line that admits it\n"
+          "                   in rdevd's tenants file (only the hash goes there)\n"
           "  help             this text\n"
           "\n"
-          "ADDR is host:port or unix:/path; default $RDEV_TARGET, else " DEFAULT_TARGET ".\n");
+          "ADDR is host:port or unix:/path; default $RDEV_TARGET, else " DEFAULT_TARGET ".\n"
+          "Credentials come from the environment: RDEV_TOKEN (bearer token), RDEV_CA (CA of the\n"
+          "server's certificate: TLS), RDEV_CERT and RDEV_KEY (client certificate: mutual TLS).\n");
+}
+
+static int fail(const char *what, int rc);
+
+static int cmd_token(void) {
+  char token[64], hash[80];
+  int rc = rdev_token_new(token, sizeof token);
+  if (rc || (rc = rdev_token_hash(token, hash, sizeof hash))) return fail("token", rc);
+  printf("token: %s\n", token);
+  printf("tenants file line: token = %s\n", hash);
+  return 0;
 }
 
 /* Prints "rdev: what: message (code NAME): detail" and returns 1. */
@@ -258,8 +278,10 @@ int main(int argc, char **argv) {
   for (; i < argc && argv[i][0] == '-'; i++) {
     if ((strcmp(argv[i], "--target") == 0 || strcmp(argv[i], "-t") == 0) && i + 1 < argc) {
       g_target = argv[++i];
+      g_target_set = 1;
     } else if (strncmp(argv[i], "--target=", 9) == 0) {
       g_target = argv[i] + 9;
+      g_target_set = 1;
     } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       usage(stdout);
       return 0;
@@ -284,6 +306,8 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "info") == 0 && rest == 0) return cmd_info();
   if (strcmp(cmd, "ping") == 0) return cmd_ping(rest, rargv);
   if (strcmp(cmd, "roundtrip") == 0) return cmd_roundtrip(rest, rargv);
+  if (strcmp(cmd, "token") == 0 && rest == 0) return cmd_token();
+  if (strcmp(cmd, "bench") == 0) return bench_main(g_target_set ? g_target : NULL, rest, rargv);
   fprintf(stderr, "rdev: unknown command or arguments: %s\n", cmd);
   usage(stderr);
   return 2;

@@ -589,7 +589,8 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
       {GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000},
       {GRPC_ARG_ENABLE_RETRIES, 0},
       {GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1},
-      {GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 8 << 20},
+      {GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 8 << 20}, /* fixed window: see server.c */
+      {GRPC_ARG_HTTP2_BDP_PROBE, 0},
   };
   enum { NARGS = sizeof iargs / sizeof iargs[0] };
   grpc_arg args[NARGS];

@@ -1034,6 +1034,22 @@ class CliTest(TenantTest):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(len([ln for ln in r.stdout.splitlines() if re.match(r"\d+\s", ln)]), 1, r.stdout)
 
+    def test_cli_token_makes_a_token_whose_line_admits_it(self):
+        r = self.rdev("token")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        token = re.search(r"(?m)^token: (\S+)$", r.stdout).group(1)
+        line = re.search(r"(?m)^tenants file line: (token = sha256:[0-9a-f]{64})$", r.stdout).group(1)
+        self.assertEqual(line, "token = sha256:" + hashlib.sha256(token.encode()).hexdigest())
+        self.assertGreaterEqual(len(token), 43)
+        with open(self.tenants_path, "a") as f:
+            f.write("\n[tenant newcomer]\n" + line + "\n")
+        count = len(re.findall("audit: tenants loaded", self.srv.log()))
+        self.srv.hup()
+        self.srv.wait_log("audit: tenants loaded", count=count + 1)
+        r = self.rdev("info", token=token)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"(?m)^identity:\s+newcomer$")
+
     def test_cli_without_or_with_wrong_token_fails(self):
         for token in (None, "wrong-" + TOKENS["alice"]):
             for cmd in ("info", "devices"):

@@ -1,0 +1,70 @@
+/*
+ * client/cli/bench.h — `rdev bench`: the entry point (bench.c, built only on
+ * rdev/rdev.h) and the baselines it compares rdev against (bench_baseline.c:
+ * raw TCP, bare gRPC C core, the in-process runtime). The baseline interface
+ * exposes no gRPC or runtime types, so bench.c stays on the public API.
+ *
+ * Baseline functions return 0, or -1 with a reason in bl_error().
+ */
+#ifndef RDEV_CLI_BENCH_H
+#define RDEV_CLI_BENCH_H
+
+#include <stddef.h>
+
+/* `rdev bench [options]`. target: the rdevd to measure, or NULL to start one
+ * on loopback. Returns the process exit status. */
+int bench_main(const char *target, int argc, char **argv);
+
+/* Reason of the last baseline failure (any thread). */
+const char *bl_error(void);
+
+/* ---- raw TCP on loopback ---------------------------------------------------- */
+
+typedef struct bl_tcp bl_tcp_t;
+
+/* Connects a socket pair over 127.0.0.1 (listen on port 0, connect, accept). */
+int bl_tcp_open(bl_tcp_t **out);
+/* One sample: a sender thread writes src[0..size) k times in writes of at most
+ * wsize bytes; a receiver thread reads them into dst[0..size) (over and over);
+ * *secs from starting the threads to the receiver holding all k*size bytes. */
+int bl_tcp_move(bl_tcp_t *t, const void *src, void *dst, size_t size, long k, size_t wsize,
+                double *secs);
+void bl_tcp_close(bl_tcp_t *t);
+
+/* ---- bare gRPC C core ----------------------------------------------------------- */
+
+typedef struct bl_grpc bl_grpc_t;
+
+/* Forks a helper process that runs a gRPC server on 127.0.0.1:0 (one
+ * completion-queue thread, hand-registered methods that do no device work)
+ * and a client channel to it; each call below is run and timed there. Call
+ * it before the process has threads. land and source must be MAP_SHARED
+ * memory mapped before the call (the helper sees them at the same
+ * addresses), as must every src/dst passed below. Upload lands received
+ * bytes in land[0..land_len) from offset 0; download sends from
+ * source[0..source_len) (zero-copy slices). */
+int bl_grpc_start(bl_grpc_t **out, void *land, size_t land_len, const void *source, size_t source_len);
+/* Client-streaming call: k*size bytes of src[0..size) as messages of at most
+ * msg bytes (zero-copy slices); the server copies each into land. *secs covers
+ * the whole call, status included. Checks the server got every byte. */
+int bl_grpc_upload(bl_grpc_t *g, const void *src, size_t size, long k, size_t msg, double *secs);
+/* Server-streaming call: the server sends source[0..size) k times as messages
+ * of at most msg bytes; the client copies each into dst[0..size). */
+int bl_grpc_download(bl_grpc_t *g, void *dst, size_t size, long k, size_t msg, double *secs);
+/* One unary call with empty request and response; *us its round trip. */
+int bl_grpc_unary(bl_grpc_t *g, double *us);
+/* Stops the helper; 0 when it exited cleanly. */
+int bl_grpc_stop(bl_grpc_t *g);
+
+/* ---- the in-process runtime (sim backend, no network) ---------------------------- */
+
+typedef struct bl_rt bl_rt_t;
+
+/* Opens a sim runtime (1 device) with one device buffer of max_size bytes,
+ * every page touched. */
+int bl_rt_open(bl_rt_t **out, size_t max_size);
+/* k x rdev_rt_memcpy of size bytes, host_to_device (1) or device_to_host (0). */
+int bl_rt_copy(bl_rt_t *r, int h2d, void *host, size_t size, long k, double *secs);
+void bl_rt_close(bl_rt_t *r);
+
+#endif
