@@ -400,7 +400,12 @@ void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant) {
   if (grpc_call_start_batch(call, &close_op, 1, &s->close_op, NULL) != GRPC_CALL_OK) {
     srv_log(SRV_LOG_ERROR, "session %llu: cannot watch for close", (unsigned long long)s->id);
   }
+  static grpc_metadata open_md; /* the "accepted" mark: constant, shared */
+  open_md.key = grpc_slice_from_static_string(RDEV_WIRE_SESSION_OPEN_KEY);
+  open_md.value = grpc_slice_from_static_string("open");
   grpc_op start = {.op = GRPC_OP_SEND_INITIAL_METADATA};
+  start.data.send_initial_metadata.count = 1;
+  start.data.send_initial_metadata.metadata = &open_md;
   pthread_mutex_lock(&s->mu);
   start_batch(s, &start, 1, &s->start_op);
   post_recv(s);

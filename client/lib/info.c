@@ -14,6 +14,13 @@
 
 static int unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fields,
                  const void *req, const pb_msgdesc_t *rep_fields, void *rep) {
+  pthread_mutex_lock(&s->mu);
+  bool dead = s->dead;
+  char why[CL_MSG_MAX];
+  snprintf(why, sizeof why, "%s", s->dead_msg);
+  pthread_mutex_unlock(&s->mu);
+  if (dead) /* the server is gone or ended the session: do not wait for it */
+    return cl_error(RDEV_UNAVAILABLE, "%s", why);
   grpc_byte_buffer *send = rdev_wire_encode(req_fields, req, NULL);
   if (!send) return cl_error(RDEV_INTERNAL_ERROR, "cannot encode request");
   grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);

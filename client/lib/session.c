@@ -660,9 +660,20 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
     }
   }
   if (opened && open_ok && !got_status) {
-    /* A refused call completes both at once: look once more, without waiting. */
-    grpc_event ev = grpc_completion_queue_next(s->cq, gpr_inf_past(GPR_CLOCK_MONOTONIC), NULL);
-    if (ev.type == GRPC_OP_COMPLETE && ev.tag == TAG(TAG_STATUS)) got_status = true;
+    /* Accepted only with the server's mark; a refusal's status follows its
+     * (unmarked) initial metadata: wait for it. */
+    bool marked = false;
+    for (size_t i = 0; i < s->init_md.count; i++)
+      marked |= grpc_slice_str_cmp(s->init_md.metadata[i].key, RDEV_WIRE_SESSION_OPEN_KEY) == 0;
+    while (!marked && !got_status) {
+      grpc_event ev = grpc_completion_queue_next(s->cq, deadline, NULL);
+      if (ev.type == GRPC_QUEUE_TIMEOUT) {
+        timed_out = true;
+        break;
+      }
+      if (ev.type == GRPC_OP_COMPLETE && ev.tag == TAG(TAG_STATUS)) got_status = true;
+    }
+    if (!marked && !got_status) open_ok = false;
   }
   if (opened && open_ok && !got_status) {
     post_recv(s);

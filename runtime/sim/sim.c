@@ -65,6 +65,7 @@ typedef struct sim_stream {
   unsigned cap;
   uint64_t head, tail; /* tasks [head, tail) are queued; ring[head % cap] runs */
   int worker_idle, space_waiters;
+  int in_callback;     /* the task running is a host callback */
   uint64_t wake_at;    /* lowest head a synchronizer waits for; UINT64_MAX = none */
   int err;             /* first error since the last synchronize */
   int stop;            /* destroy: run what is queued, then exit */
@@ -541,6 +542,7 @@ static void *stream_worker(void *arg) {
     if (s->head == s->tail) break; /* stopped and drained */
     rt_task_t *t = &s->ring[s->head % s->cap];
     int aborted = atomic_load(&s->abort);
+    s->in_callback = t->op == RT_TASK_CALLBACK;
     pthread_mutex_unlock(&s->mu);
     int rc = RDEV_OK;
     uint64_t t0 = 0;
@@ -558,6 +560,7 @@ static void *stream_worker(void *arg) {
       slot_release(s, now_ns() - t0, s->tail - s->head > 1 && on_device(&s->ring[(s->head + 1) % s->cap]));
     if (rc != RDEV_OK && s->err == RDEV_OK) s->err = rc;
     s->head++;
+    s->in_callback = 0;
     /* wake only whom this completion concerns: a futex wake per task would
      * cost more than a small task itself */
     if (s->space_waiters && s->tail - s->head <= s->cap / 2) pthread_cond_signal(&s->cv_space);
@@ -682,7 +685,7 @@ static int sim_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms) {
 static int sim_stream_pending(rdev_rt_stream_t *st, size_t *tasks) {
   sim_stream_t *s = (sim_stream_t *)st;
   pthread_mutex_lock(&s->mu);
-  *tasks = (size_t)(s->tail - s->head);
+  *tasks = (size_t)(s->tail - s->head) - (size_t)s->in_callback;
   pthread_mutex_unlock(&s->mu);
   return RDEV_OK;
 }

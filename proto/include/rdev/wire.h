@@ -22,6 +22,10 @@
 #define RDEV_WIRE_METHOD_LIST_DEVICES "/rdev.v1.Device/ListDevices"
 #define RDEV_WIRE_METHOD_HEALTH_CHECK "/grpc.health.v1.Health/Check"
 
+/* Initial metadata key rdevd sends when it accepted a Session; a refused
+ * Session ends with a status and never carries it. */
+#define RDEV_WIRE_SESSION_OPEN_KEY "rdev-session"
+
 #define RDEV_WIRE_MAX_CHUNK (1u << 20)                   /* payload bytes per Write/Read */
 #define RDEV_WIRE_MAX_MESSAGE (RDEV_WIRE_MAX_CHUNK + 65536) /* whole message limit */
 #define RDEV_WIRE_PAYLOAD_FIELD 100                      /* Request.data and Reply.data */

@@ -179,12 +179,14 @@ int rdev_rt_stream_take_error(rdev_rt_stream_t *s);
  * weight 1. */
 int rdev_rt_stream_set_group(rdev_rt_stream_t *s, uint32_t group, uint32_t weight);
 
-/* aclrtStreamQuery: *done = 1 when every queued task has run, else 0. Never blocks. */
+/* aclrtStreamQuery: *done = 1 when every queued task has run (a running host
+ * callback aside, as for rdev_rt_stream_pending), else 0. Never blocks. */
 int rdev_rt_stream_query(rdev_rt_stream_t *s, int *done);
 
-/* Tasks queued on s that have not finished (0 = idle). Never blocks. A
- * submitter that must never block (the server) keeps this under the
- * stream's depth (rdev_rt_config_t.stream_depth). */
+/* Tasks queued on s that have not finished (0 = idle). A host callback that
+ * is running does not count: all the work before it is done, which is what
+ * it may have told others. Never blocks. A submitter that must never block
+ * (the server) keeps this under the stream's depth (stream_depth). */
 int rdev_rt_stream_pending(rdev_rt_stream_t *s, size_t *tasks);
 
 /* Device the stream belongs to. */

@@ -1,0 +1,677 @@
+/*
+ * tests/integration/test_stream.c — streams, kernel launches and events
+ * through a real rdevd: every built-in kernel with its result checked on the
+ * host, launch refusals surfacing at the next synchronize (the stream usable
+ * after), synchronize timeouts, queries, event timing and cross-stream
+ * ordering. Timing asserts are lower bounds (a delay cannot finish early) or
+ * wide upper bounds: the machine is noisy.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixture.h"
+
+/* Writes value with write_i32 (1 block) into dev and reads it back through
+ * the stream: the stream works. */
+static void check_stream_usable(rdev_session_t *s, rdev_stream_t *st, int32_t value) {
+  void *d = NULL;
+  FX_OK(rdev_malloc(s, &d, 64, RDEV_MEM_MALLOC_HUGE_FIRST));
+  rdev_arg_t a[2] = {fx_ptr(d), fx_i32(value)};
+  int32_t got = 0;
+  FX_OK(rdev_launch(st, "write_i32", 1, a, 2));
+  FX_OK(rdev_memcpy_async(s, &got, sizeof got, d, sizeof got, RDEV_MEMCPY_DEVICE_TO_HOST, st));
+  FX_OK(rdev_stream_synchronize(st));
+  ck_assert_int_eq(got, value);
+  FX_OK(rdev_free(s, d));
+}
+
+static float small_int_float(uint32_t r) { return (float)((int)(r % 2001) - 1000); }
+
+/* ---- streams ---------------------------------------------------------------------- */
+
+START_TEST(test_stream_create_destroy) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st[16];
+  for (int i = 0; i < 16; i++) {
+    st[i] = NULL;
+    FX_OK(rdev_stream_create(s, &st[i]));
+    ck_assert_ptr_nonnull(st[i]);
+  }
+  for (int i = 0; i < 16; i++) FX_OK(rdev_stream_synchronize(st[i]));
+  for (int i = 0; i < 16; i++) FX_OK(rdev_stream_destroy(st[i]));
+  FX_EXPECT(rdev_stream_destroy(NULL), RDEV_INVALID_PARAM);
+  FX_EXPECT(rdev_stream_create(s, NULL), RDEV_INVALID_PARAM);
+  /* streams on device 1 */
+  FX_OK(rdev_device_set(s, 1));
+  rdev_stream_t *s1 = NULL;
+  FX_OK(rdev_stream_create(s, &s1));
+  check_stream_usable(s, s1, 31);
+  FX_OK(rdev_stream_destroy(s1));
+  rdev_session_close(s);
+}
+END_TEST
+
+/* aclrtDestroyStream waits for the work queued on it. */
+START_TEST(test_stream_destroy_runs_queued_work) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  void *d = NULL;
+  FX_OK(rdev_malloc(s, &d, 64, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_memset(s, d, 64, 0, 64));
+  rdev_arg_t delay = fx_u32(200000);
+  rdev_arg_t w[2] = {fx_ptr(d), fx_i32(0x5eed)};
+  FX_OK(rdev_launch(st, "delay_us", 1, &delay, 1));
+  FX_OK(rdev_launch(st, "write_i32", 1, w, 2));
+  FX_OK(rdev_stream_destroy(st));
+  int32_t got = 0;
+  FX_OK(rdev_memcpy(s, &got, sizeof got, d, sizeof got, RDEV_MEMCPY_DEVICE_TO_HOST));
+  ck_assert_int_eq(got, 0x5eed);
+  FX_OK(rdev_free(s, d));
+  rdev_session_close(s);
+}
+END_TEST
+
+START_TEST(test_stream_query) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  int done = -1;
+  FX_OK(rdev_stream_query(st, &done));
+  ck_assert_int_eq(done, 1);
+  rdev_arg_t delay = fx_u32(1000000); /* 1 s: the query runs well within it */
+  FX_OK(rdev_launch(st, "delay_us", 1, &delay, 1));
+  FX_OK(rdev_stream_query(st, &done));
+  ck_assert_int_eq(done, 0);
+  FX_OK(rdev_stream_synchronize(st));
+  FX_OK(rdev_stream_query(st, &done));
+  ck_assert_int_eq(done, 1);
+  FX_EXPECT(rdev_stream_query(st, NULL), RDEV_INVALID_PARAM);
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
+/* Once synchronize returned, the stream is idle: a query says done, every
+ * time (aclrtSynchronizeStream then aclrtStreamQuery). */
+START_TEST(test_stream_query_done_after_synchronize) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  void *d = NULL;
+  FX_OK(rdev_malloc(s, &d, 64, RDEV_MEM_MALLOC_HUGE_FIRST));
+  int busy = 0;
+  for (int i = 0; i < 300; i++) {
+    FX_OK(rdev_memset_async(s, d, 64, i, 64, st));
+    FX_OK(rdev_stream_synchronize(st));
+    int done = -1;
+    FX_OK(rdev_stream_query(st, &done));
+    if (!done) busy++;
+  }
+  ck_assert_msg(busy == 0, "stream query said busy right after a synchronize %d times of 300", busy);
+  FX_OK(rdev_free(s, d));
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
+START_TEST(test_stream_synchronize_timeout) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  FX_OK(rdev_stream_synchronize_timeout(st, 50)); /* idle: at once */
+  rdev_arg_t delay = fx_u32(300000);
+  double t0 = fx_now();
+  FX_OK(rdev_launch(st, "delay_us", 1, &delay, 1));
+  FX_EXPECT(rdev_stream_synchronize_timeout(st, 50), RDEV_RT_STREAM_SYNC_TIMEOUT);
+  double t1 = fx_now();
+  ck_assert_msg(t1 - t0 >= 0.045, "timed out after %.3f s, before 50 ms", t1 - t0);
+  FX_OK(rdev_stream_synchronize(st)); /* the work stayed queued; a later sync is fine */
+  double t2 = fx_now();
+  ck_assert_msg(t2 - t0 >= 0.29, "a 300 ms delay synchronized after %.3f s", t2 - t0);
+  ck_assert_msg(t2 - t0 < 20, "synchronize took %.3f s", t2 - t0);
+  /* again, with the later sync bounded too */
+  FX_OK(rdev_launch(st, "delay_us", 1, &delay, 1));
+  FX_EXPECT(rdev_stream_synchronize_timeout(st, 0), RDEV_RT_STREAM_SYNC_TIMEOUT);
+  FX_OK(rdev_stream_synchronize_timeout(st, 20000));
+  check_stream_usable(s, st, 7);
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
+/* An error of work queued before a timed-out synchronize is not lost: the
+ * next synchronize reports it. */
+START_TEST(test_stream_synchronize_timeout_keeps_errors_pending) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  rdev_arg_t delay = fx_u32(300000);
+  FX_OK(rdev_launch(st, "delay_us", 1, &delay, 1));
+  FX_OK(rdev_launch(st, "no_such_kernel", 1, NULL, 0));
+  FX_EXPECT(rdev_stream_synchronize_timeout(st, 20), RDEV_RT_STREAM_SYNC_TIMEOUT);
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_UNKNOWN_KERNEL);
+  FX_OK(rdev_stream_synchronize(st));
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
+/* Work on one stream runs in order: each D2H sees the write before it. */
+START_TEST(test_stream_runs_in_order) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  void *d = NULL;
+  FX_OK(rdev_malloc(s, &d, 16 * sizeof(int32_t), RDEV_MEM_MALLOC_HUGE_FIRST));
+  int32_t got[20][16];
+  memset(got, 0, sizeof got);
+  for (int i = 0; i < 20; i++) {
+    rdev_arg_t a[2] = {fx_ptr(d), fx_i32(1000 + i)};
+    FX_OK(rdev_launch(st, "write_i32", 16, a, 2));
+    FX_OK(rdev_memcpy_async(s, got[i], sizeof got[i], d, sizeof got[i], RDEV_MEMCPY_DEVICE_TO_HOST, st));
+  }
+  FX_OK(rdev_stream_synchronize(st));
+  for (int i = 0; i < 20; i++)
+    for (int b = 0; b < 16; b++) ck_assert_int_eq(got[i][b], 1000 + i);
+  FX_OK(rdev_free(s, d));
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
+/* Different streams run concurrently: a short job on B finishes while A is
+ * still in a long delay. */
+START_TEST(test_streams_run_concurrently) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *a = NULL, *b = NULL;
+  FX_OK(rdev_stream_create(s, &a));
+  FX_OK(rdev_stream_create(s, &b));
+  rdev_arg_t delay = fx_u32(3000000);
+  FX_OK(rdev_launch(a, "delay_us", 1, &delay, 1));
+  check_stream_usable(s, b, 99);
+  int done = -1;
+  FX_OK(rdev_stream_query(a, &done));
+  ck_assert_int_eq(done, 0);
+  FX_OK(rdev_stream_synchronize(a));
+  FX_OK(rdev_stream_destroy(a));
+  FX_OK(rdev_stream_destroy(b));
+  rdev_session_close(s);
+}
+END_TEST
+
+/* ---- kernels --------------------------------------------------------------------- */
+
+START_TEST(test_launch_write_i32_prints) {
+  rdev_session_t *s = fx_open();
+  fx_capture_t cap;
+  fx_capture_init(&cap);
+  rdev_session_set_print_fn(s, fx_capture_fn, &cap);
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  void *d = NULL;
+  FX_OK(rdev_malloc(s, &d, 8 * sizeof(int32_t), RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_memset(s, d, 8 * sizeof(int32_t), 0xFF, 8 * sizeof(int32_t)));
+  rdev_arg_t a[2] = {fx_ptr(d), fx_i32(77)};
+  FX_OK(rdev_launch(st, "write_i32", 3, a, 2));
+  int32_t got[8];
+  memset(got, 0, sizeof got);
+  FX_OK(rdev_memcpy_async(s, got, sizeof got, d, sizeof got, RDEV_MEMCPY_DEVICE_TO_HOST, st));
+  FX_OK(rdev_stream_synchronize(st));
+  for (int i = 0; i < 3; i++) ck_assert_int_eq(got[i], 77);
+  for (int i = 3; i < 8; i++) ck_assert_int_eq(got[i], -1); /* blocks 0..2 only */
+  char text[sizeof cap.text];
+  fx_capture_get(&cap, text, sizeof text);
+  ck_assert_str_eq(text, "Source data: 77\nSource data: 77\nSource data: 77\n");
+  /* a negative value, one block, at an interior pointer */
+  rdev_arg_t b[2] = {fx_ptr((int32_t *)d + 5), fx_i32(-123456)};
+  FX_OK(rdev_launch(st, "write_i32", 1, b, 2));
+  FX_OK(rdev_memcpy_async(s, got, sizeof got, d, sizeof got, RDEV_MEMCPY_DEVICE_TO_HOST, st));
+  FX_OK(rdev_stream_synchronize(st));
+  ck_assert_int_eq(got[5], -123456);
+  ck_assert_int_eq(got[4], -1);
+  ck_assert_int_eq(got[6], -1);
+  fx_capture_get(&cap, text, sizeof text);
+  ck_assert_str_eq(text, "Source data: 77\nSource data: 77\nSource data: 77\nSource data: -123456\n");
+  FX_OK(rdev_free(s, d));
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
+START_TEST(test_launch_square_f32) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  const uint32_t n = 100003;
+  const size_t bytes = n * sizeof(float);
+  float *in = fx_xmalloc(bytes), *out = fx_xmalloc(bytes), *want = fx_xmalloc(bytes);
+  uint32_t *r = fx_xmalloc(bytes);
+  fx_fill_random(r, bytes, 1200);
+  for (uint32_t i = 0; i < n; i++) {
+    in[i] = (float)(r[i] >> 8) / (float)(1u << 24) * 200.0f - 100.0f;
+    want[i] = in[i] * in[i];
+  }
+  void *din = NULL, *dout = NULL;
+  FX_OK(rdev_malloc(s, &din, bytes, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_malloc(s, &dout, bytes, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_memcpy_async(s, din, bytes, in, bytes, RDEV_MEMCPY_HOST_TO_DEVICE, st));
+  rdev_arg_t a[3] = {fx_ptr(din), fx_ptr(dout), fx_u32(n)};
+  FX_OK(rdev_launch(st, "square_f32", 7, a, 3));
+  memset(out, 0, bytes);
+  FX_OK(rdev_memcpy_async(s, out, bytes, dout, bytes, RDEV_MEMCPY_DEVICE_TO_HOST, st));
+  FX_OK(rdev_stream_synchronize(st));
+  FX_ASSERT_BYTES(out, want, bytes, "square_f32 results");
+  FX_OK(rdev_free(s, din));
+  FX_OK(rdev_free(s, dout));
+  FX_OK(rdev_stream_destroy(st));
+  free(in);
+  free(out);
+  free(want);
+  free(r);
+  rdev_session_close(s);
+}
+END_TEST
+
+START_TEST(test_launch_add_f32) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  const uint32_t n = 65537;
+  const size_t bytes = n * sizeof(float);
+  float *x = fx_xmalloc(bytes), *y = fx_xmalloc(bytes), *out = fx_xmalloc(bytes), *want = fx_xmalloc(bytes);
+  uint32_t *r = fx_xmalloc(2 * bytes);
+  fx_fill_random(r, 2 * bytes, 1300);
+  for (uint32_t i = 0; i < n; i++) {
+    x[i] = (float)(r[i] >> 8) / (float)(1u << 24) * 10.0f - 5.0f;
+    y[i] = (float)(r[n + i] >> 8) / (float)(1u << 20) - 8.0f;
+    want[i] = x[i] + y[i];
+  }
+  void *dx = NULL, *dy = NULL, *dout = NULL;
+  FX_OK(rdev_malloc(s, &dx, bytes, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_malloc(s, &dy, bytes, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_malloc(s, &dout, bytes, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_memcpy(s, dx, bytes, x, bytes, RDEV_MEMCPY_HOST_TO_DEVICE));
+  FX_OK(rdev_memcpy(s, dy, bytes, y, bytes, RDEV_MEMCPY_HOST_TO_DEVICE));
+  rdev_arg_t a[4] = {fx_ptr(dx), fx_ptr(dy), fx_ptr(dout), fx_u32(n)};
+  FX_OK(rdev_launch(st, "add_f32", 5, a, 4));
+  FX_OK(rdev_stream_synchronize(st));
+  memset(out, 0, bytes);
+  FX_OK(rdev_memcpy(s, out, bytes, dout, bytes, RDEV_MEMCPY_DEVICE_TO_HOST));
+  FX_ASSERT_BYTES(out, want, bytes, "add_f32 results");
+  FX_OK(rdev_free(s, dx));
+  FX_OK(rdev_free(s, dy));
+  FX_OK(rdev_free(s, dout));
+  FX_OK(rdev_stream_destroy(st));
+  free(x);
+  free(y);
+  free(out);
+  free(want);
+  free(r);
+  rdev_session_close(s);
+}
+END_TEST
+
+/* alpha * x + y on small integers and alpha = 2.5: exact whether or not
+ * either side fuses the multiply-add. */
+START_TEST(test_launch_axpy_f32) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  const uint32_t n = 50001;
+  const size_t bytes = n * sizeof(float);
+  const float alpha = 2.5f;
+  float *x = fx_xmalloc(bytes), *y = fx_xmalloc(bytes), *out = fx_xmalloc(bytes), *want = fx_xmalloc(bytes);
+  uint32_t *r = fx_xmalloc(2 * bytes);
+  fx_fill_random(r, 2 * bytes, 1400);
+  for (uint32_t i = 0; i < n; i++) {
+    x[i] = small_int_float(r[i]);
+    y[i] = small_int_float(r[n + i]);
+    want[i] = alpha * x[i] + y[i];
+  }
+  void *dx = NULL, *dy = NULL;
+  FX_OK(rdev_malloc(s, &dx, bytes, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_malloc(s, &dy, bytes, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_memcpy_async(s, dx, bytes, x, bytes, RDEV_MEMCPY_HOST_TO_DEVICE, st));
+  FX_OK(rdev_memcpy_async(s, dy, bytes, y, bytes, RDEV_MEMCPY_HOST_TO_DEVICE, st));
+  rdev_arg_t a[4] = {fx_f32(alpha), fx_ptr(dx), fx_ptr(dy), fx_u32(n)};
+  FX_OK(rdev_launch(st, "axpy_f32", 3, a, 4));
+  memset(out, 0, bytes);
+  FX_OK(rdev_memcpy_async(s, out, bytes, dy, bytes, RDEV_MEMCPY_DEVICE_TO_HOST, st));
+  FX_OK(rdev_stream_synchronize(st));
+  FX_ASSERT_BYTES(out, want, bytes, "axpy_f32 results");
+  FX_OK(rdev_free(s, dx));
+  FX_OK(rdev_free(s, dy));
+  FX_OK(rdev_stream_destroy(st));
+  free(x);
+  free(y);
+  free(out);
+  free(want);
+  free(r);
+  rdev_session_close(s);
+}
+END_TEST
+
+/* A sum of small integers is exact in double whatever the order. */
+START_TEST(test_launch_reduce_sum_f32) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  const uint32_t n = 200000;
+  const size_t bytes = n * sizeof(float);
+  float *in = fx_xmalloc(bytes);
+  uint32_t *r = fx_xmalloc(bytes);
+  fx_fill_random(r, bytes, 1500);
+  double sum = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    in[i] = small_int_float(r[i]);
+    sum += in[i];
+  }
+  void *din = NULL, *dout = NULL;
+  FX_OK(rdev_malloc(s, &din, bytes, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_malloc(s, &dout, sizeof(float), RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_memset(s, dout, sizeof(float), 0x55, sizeof(float)));
+  FX_OK(rdev_memcpy(s, din, bytes, in, bytes, RDEV_MEMCPY_HOST_TO_DEVICE));
+  float got = -1;
+  for (uint32_t blocks = 1; blocks <= 8; blocks += 7) {
+    rdev_arg_t a[3] = {fx_ptr(din), fx_ptr(dout), fx_u32(n)};
+    FX_OK(rdev_launch(st, "reduce_sum_f32", blocks, a, 3));
+    FX_OK(rdev_memcpy_async(s, &got, sizeof got, dout, sizeof got, RDEV_MEMCPY_DEVICE_TO_HOST, st));
+    FX_OK(rdev_stream_synchronize(st));
+    ck_assert_msg(got == (float)sum, "reduce_sum_f32 with %u blocks: %.1f, want %.1f", blocks, (double)got, sum);
+  }
+  /* a prefix */
+  double part = 0;
+  for (uint32_t i = 0; i < 1000; i++) part += in[i];
+  rdev_arg_t a[3] = {fx_ptr(din), fx_ptr(dout), fx_u32(1000)};
+  FX_OK(rdev_launch(st, "reduce_sum_f32", 2, a, 3));
+  FX_OK(rdev_memcpy_async(s, &got, sizeof got, dout, sizeof got, RDEV_MEMCPY_DEVICE_TO_HOST, st));
+  FX_OK(rdev_stream_synchronize(st));
+  ck_assert_msg(got == (float)part, "reduce_sum_f32 of 1000: %.1f, want %.1f", (double)got, part);
+  FX_OK(rdev_free(s, din));
+  FX_OK(rdev_free(s, dout));
+  FX_OK(rdev_stream_destroy(st));
+  free(in);
+  free(r);
+  rdev_session_close(s);
+}
+END_TEST
+
+START_TEST(test_launch_delay_us) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  rdev_arg_t delay = fx_u32(500000);
+  double t0 = fx_now();
+  FX_OK(rdev_launch(st, "delay_us", 1, &delay, 1));
+  int done = -1;
+  FX_OK(rdev_stream_query(st, &done));
+  ck_assert_int_eq(done, 0); /* the launch returned before the kernel ran out */
+  FX_OK(rdev_stream_synchronize(st));
+  double t2 = fx_now();
+  ck_assert_msg(t2 - t0 >= 0.495, "a 500 ms delay synchronized after %.3f s", t2 - t0);
+  ck_assert_msg(t2 - t0 < 20, "a 500 ms delay took %.3f s", t2 - t0);
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
+/* ---- launch refusals ------------------------------------------------------------------ */
+
+START_TEST(test_launch_unknown_kernel_fails_at_synchronize) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  FX_OK(rdev_launch(st, "no_such_kernel", 1, NULL, 0));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_UNKNOWN_KERNEL);
+  ck_assert_str_ne(rdev_session_last_error(), "");
+  FX_OK(rdev_stream_synchronize(st)); /* reported once */
+  /* the first error since the last synchronize wins */
+  void *d = NULL;
+  FX_OK(rdev_malloc(s, &d, 64, RDEV_MEM_MALLOC_HUGE_FIRST));
+  rdev_arg_t one[1] = {fx_ptr(d)};
+  FX_OK(rdev_launch(st, "no_such_kernel", 1, NULL, 0));
+  FX_OK(rdev_launch(st, "write_i32", 1, one, 1));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_UNKNOWN_KERNEL);
+  check_stream_usable(s, st, 4711);
+  FX_OK(rdev_free(s, d));
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
+START_TEST(test_launch_wrong_args_fails_at_synchronize) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  void *d = NULL, *e = NULL;
+  FX_OK(rdev_malloc(s, &d, 4096, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_malloc(s, &e, 4096, RDEV_MEM_MALLOC_HUGE_FIRST));
+  rdev_arg_t too_few[1] = {fx_ptr(d)};
+  FX_OK(rdev_launch(st, "write_i32", 1, too_few, 1));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_KERNEL_ARGS);
+  rdev_arg_t wrong_type[2] = {fx_ptr(d), fx_f32(1.0f)};
+  FX_OK(rdev_launch(st, "write_i32", 1, wrong_type, 2));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_KERNEL_ARGS);
+  rdev_arg_t scalar_for_ptr[2] = {fx_i32(5), fx_i32(5)};
+  FX_OK(rdev_launch(st, "write_i32", 1, scalar_for_ptr, 2));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_KERNEL_ARGS);
+  rdev_arg_t too_many[4] = {fx_ptr(d), fx_ptr(e), fx_u32(4), fx_u32(4)};
+  FX_OK(rdev_launch(st, "square_f32", 1, too_many, 4));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_KERNEL_ARGS);
+  FX_OK(rdev_launch(st, "delay_us", 1, NULL, 0));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_KERNEL_ARGS);
+  check_stream_usable(s, st, -5);
+  FX_OK(rdev_free(s, d));
+  FX_OK(rdev_free(s, e));
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
+/* A pointer whose derived extent runs past its buffer is refused before the
+ * kernel runs: the buffer is untouched. */
+START_TEST(test_launch_extent_past_buffer_fails_at_synchronize) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  void *small = NULL, *big = NULL;
+  FX_OK(rdev_malloc(s, &small, 8, RDEV_MEM_MALLOC_HUGE_FIRST)); /* two int32 */
+  FX_OK(rdev_malloc(s, &big, 400, RDEV_MEM_MALLOC_HUGE_FIRST)); /* 100 floats */
+  FX_OK(rdev_memset(s, small, 8, 0x11, 8));
+  FX_OK(rdev_memset(s, big, 400, 0x22, 400));
+  rdev_arg_t w4[2] = {fx_ptr(small), fx_i32(9)};
+  FX_OK(rdev_launch(st, "write_i32", 4, w4, 2)); /* 16 bytes into 8 */
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_INVALID_PARAM);
+  rdev_arg_t w2[2] = {fx_ptr((uint8_t *)small + 4), fx_i32(9)};
+  FX_OK(rdev_launch(st, "write_i32", 2, w2, 2)); /* 8 bytes at offset 4 of 8 */
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_INVALID_PARAM);
+  rdev_arg_t sq[3] = {fx_ptr(big), fx_ptr(big), fx_u32(101)};
+  FX_OK(rdev_launch(st, "square_f32", 1, sq, 3));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_INVALID_PARAM);
+  rdev_arg_t red[3] = {fx_ptr(big), fx_ptr((uint8_t *)small + 8 - 2), fx_u32(10)};
+  FX_OK(rdev_launch(st, "reduce_sum_f32", 1, red, 3)); /* out: 4 bytes at offset 6 of 8 */
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_INVALID_PARAM);
+  uint8_t back[400], want[400];
+  memset(want, 0x11, 8);
+  FX_OK(rdev_memcpy(s, back, 8, small, 8, RDEV_MEMCPY_DEVICE_TO_HOST));
+  FX_ASSERT_BYTES(back, want, 8, "small buffer after refused launches");
+  memset(want, 0x22, 400);
+  FX_OK(rdev_memcpy(s, back, 400, big, 400, RDEV_MEMCPY_DEVICE_TO_HOST));
+  FX_ASSERT_BYTES(back, want, 400, "big buffer after refused launches");
+  /* exactly fitting is fine */
+  rdev_arg_t fit[2] = {fx_ptr(small), fx_i32(9)};
+  FX_OK(rdev_launch(st, "write_i32", 2, fit, 2));
+  FX_OK(rdev_stream_synchronize(st));
+  check_stream_usable(s, st, 12);
+  FX_OK(rdev_free(s, small));
+  FX_OK(rdev_free(s, big));
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
+/* Pointers that are not device memory of the session are refused at once. */
+START_TEST(test_launch_host_pointer_is_invalid_param) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  int32_t host = 0;
+  rdev_arg_t a[2] = {fx_ptr(&host), fx_i32(1)};
+  FX_EXPECT(rdev_launch(st, "write_i32", 1, a, 2), RDEV_INVALID_PARAM);
+  rdev_arg_t b[2] = {fx_ptr(NULL), fx_i32(1)};
+  FX_EXPECT(rdev_launch(st, "write_i32", 1, b, 2), RDEV_INVALID_PARAM);
+  FX_EXPECT(rdev_launch(st, "write_i32", 1, NULL, 2), RDEV_INVALID_PARAM);
+  FX_EXPECT(rdev_launch(st, "write_i32", 1, a, RDEV_MAX_KERNEL_ARGS + 1), RDEV_INVALID_PARAM);
+  FX_EXPECT(rdev_launch(NULL, "write_i32", 1, a, 2), RDEV_INVALID_PARAM);
+  FX_OK(rdev_stream_synchronize(st));
+  ck_assert_int_eq(host, 0);
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
+/* ---- events ---------------------------------------------------------------------------- */
+
+START_TEST(test_event_record_query_synchronize) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  rdev_event_t *ev = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  FX_OK(rdev_event_create(s, &ev));
+  int done = -1;
+  FX_OK(rdev_event_record(ev, st));
+  FX_OK(rdev_event_synchronize(ev, -1));
+  FX_OK(rdev_event_query(ev, &done));
+  ck_assert_int_eq(done, 1);
+  rdev_arg_t delay = fx_u32(1000000);
+  FX_OK(rdev_launch(st, "delay_us", 1, &delay, 1));
+  FX_OK(rdev_event_record(ev, st));
+  FX_OK(rdev_event_query(ev, &done));
+  ck_assert_int_eq(done, 0); /* the latest record is behind a 1 s delay */
+  FX_OK(rdev_event_synchronize(ev, -1));
+  FX_OK(rdev_event_query(ev, &done));
+  ck_assert_int_eq(done, 1);
+  /* and again, many times: done right after each synchronize */
+  int busy = 0;
+  for (int i = 0; i < 200; i++) {
+    FX_OK(rdev_event_record(ev, st));
+    FX_OK(rdev_event_synchronize(ev, -1));
+    FX_OK(rdev_event_query(ev, &done));
+    if (!done) busy++;
+  }
+  ck_assert_msg(busy == 0, "event query said not done right after its synchronize %d times of 200", busy);
+  FX_OK(rdev_event_destroy(ev));
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
+START_TEST(test_event_synchronize_timeout) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  rdev_event_t *ev = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  FX_OK(rdev_event_create(s, &ev));
+  rdev_arg_t delay = fx_u32(500000);
+  double t0 = fx_now();
+  FX_OK(rdev_launch(st, "delay_us", 1, &delay, 1));
+  FX_OK(rdev_event_record(ev, st));
+  FX_EXPECT(rdev_event_synchronize(ev, 50), RDEV_RT_WAIT_TIMEOUT);
+  ck_assert_msg(fx_now() - t0 >= 0.045, "event wait timed out after %.3f s, before 50 ms", fx_now() - t0);
+  FX_OK(rdev_event_synchronize(ev, 20000));
+  ck_assert_msg(fx_now() - t0 >= 0.49, "a 500 ms delay's event completed after %.3f s", fx_now() - t0);
+  FX_OK(rdev_event_destroy(ev));
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
+START_TEST(test_event_elapsed_ms) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  rdev_event_t *e0 = NULL, *e1 = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  FX_OK(rdev_event_create(s, &e0));
+  FX_OK(rdev_event_create(s, &e1));
+  rdev_arg_t delay = fx_u32(150000);
+  FX_OK(rdev_event_record(e0, st));
+  FX_OK(rdev_launch(st, "delay_us", 1, &delay, 1));
+  FX_OK(rdev_event_record(e1, st));
+  FX_OK(rdev_event_synchronize(e1, -1));
+  float ms = -1;
+  FX_OK(rdev_event_elapsed_ms(&ms, e0, e1));
+  ck_assert_msg(ms >= 149.0f && ms < 20000.0f, "elapsed %.3f ms around a 150 ms delay", (double)ms);
+  FX_OK(rdev_event_destroy(e0));
+  FX_OK(rdev_event_destroy(e1));
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
+/* Stream A: delay 200 ms, then write a value, then record. Stream B waits for
+ * the event, then copies the value back: B sees A's value. */
+START_TEST(test_stream_wait_event_orders_streams) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *a = NULL, *b = NULL;
+  rdev_event_t *ev = NULL;
+  FX_OK(rdev_stream_create(s, &a));
+  FX_OK(rdev_stream_create(s, &b));
+  FX_OK(rdev_event_create(s, &ev));
+  void *d = NULL;
+  FX_OK(rdev_malloc(s, &d, 4 * sizeof(int32_t), RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_memset(s, d, 4 * sizeof(int32_t), 0, 4 * sizeof(int32_t)));
+  rdev_arg_t delay = fx_u32(200000);
+  rdev_arg_t w[2] = {fx_ptr(d), fx_i32(4242)};
+  double t0 = fx_now();
+  FX_OK(rdev_launch(a, "delay_us", 1, &delay, 1));
+  FX_OK(rdev_launch(a, "write_i32", 4, w, 2));
+  FX_OK(rdev_event_record(ev, a));
+  int32_t got[4] = {0, 0, 0, 0};
+  FX_OK(rdev_stream_wait_event(b, ev));
+  FX_OK(rdev_memcpy_async(s, got, sizeof got, d, sizeof got, RDEV_MEMCPY_DEVICE_TO_HOST, b));
+  FX_OK(rdev_stream_synchronize(b));
+  double t1 = fx_now();
+  for (int i = 0; i < 4; i++) ck_assert_int_eq(got[i], 4242);
+  ck_assert_msg(t1 - t0 >= 0.195, "B finished %.3f s after A's 200 ms delay began", t1 - t0);
+  FX_OK(rdev_stream_synchronize(a));
+  FX_OK(rdev_free(s, d));
+  FX_OK(rdev_event_destroy(ev));
+  FX_OK(rdev_stream_destroy(a));
+  FX_OK(rdev_stream_destroy(b));
+  rdev_session_close(s);
+}
+END_TEST
+
+Suite *suite_stream(void) {
+  Suite *su = suite_create("stream");
+  TCase *tc = fx_tcase("stream");
+  tcase_add_test(tc, test_stream_create_destroy);
+  tcase_add_test(tc, test_stream_destroy_runs_queued_work);
+  tcase_add_test(tc, test_stream_query);
+  tcase_add_test(tc, test_stream_query_done_after_synchronize);
+  tcase_add_test(tc, test_stream_synchronize_timeout);
+  tcase_add_test(tc, test_stream_synchronize_timeout_keeps_errors_pending);
+  tcase_add_test(tc, test_stream_runs_in_order);
+  tcase_add_test(tc, test_streams_run_concurrently);
+  suite_add_tcase(su, tc);
+  tc = fx_tcase("kernel");
+  tcase_add_test(tc, test_launch_write_i32_prints);
+  tcase_add_test(tc, test_launch_square_f32);
+  tcase_add_test(tc, test_launch_add_f32);
+  tcase_add_test(tc, test_launch_axpy_f32);
+  tcase_add_test(tc, test_launch_reduce_sum_f32);
+  tcase_add_test(tc, test_launch_delay_us);
+  tcase_add_test(tc, test_launch_unknown_kernel_fails_at_synchronize);
+  tcase_add_test(tc, test_launch_wrong_args_fails_at_synchronize);
+  tcase_add_test(tc, test_launch_extent_past_buffer_fails_at_synchronize);
+  tcase_add_test(tc, test_launch_host_pointer_is_invalid_param);
+  suite_add_tcase(su, tc);
+  tc = fx_tcase("event");
+  tcase_add_test(tc, test_event_record_query_synchronize);
+  tcase_add_test(tc, test_event_synchronize_timeout);
+  tcase_add_test(tc, test_event_elapsed_ms);
+  tcase_add_test(tc, test_stream_wait_event_orders_streams);
+  suite_add_tcase(su, tc);
+  return su;
+}
