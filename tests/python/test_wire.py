@@ -396,6 +396,25 @@ class StreamDepthTest(unittest.TestCase):
         ch.close()
 
 
+class UnixSocketTest(unittest.TestCase):
+    def test_serves_a_unix_socket(self):
+        path = os.path.join(tempfile.mkdtemp(prefix="rdev-unix-"), "rdevd.sock")
+        proc = subprocess.Popen([RDEVD, "--listen", "unix:" + path, "--sim-mem", "64M", "--log-level", "warn"],
+                                stdout=subprocess.PIPE, text=True)
+        self.assertEqual(proc.stdout.readline().split()[-1], "unix:" + path)
+        ch = grpc.insecure_channel("unix:" + path)
+        s = Session(pbg.DeviceStub(ch))
+        data = os.urandom(4096)
+        buf = s.call(malloc=pb.Malloc(device=0, size=len(data))).handle
+        self.assertEqual(s.call(write=pb.Write(buf=buf, dest_max=len(data)), data=data).status, 0)
+        self.assertEqual(s.call(read=pb.Read(buf=buf, count=len(data), dest_max=len(data))).data, data)
+        s.close()
+        ch.close()
+        proc.terminate()
+        self.assertEqual(proc.wait(timeout=30), 0)
+        proc.stdout.close()
+
+
 class DrainTest(unittest.TestCase):
     def test_sigterm_drains_and_exits_zero(self):
         proc, addr = start_rdevd("--drain-ms", "300")
