@@ -731,12 +731,11 @@ static int sim_submit(rdev_rt_stream_t *st, const rt_task_t *t) {
 static void sim_close(void *impl);
 
 static int sim_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
-  for (int i = 0; i < sim_kernel_count; i++) {
-    int n;
-    const rdev_kernel_sig_t *k = rdev_rt_kernels(&n);
-    if (n != sim_kernel_count || strcmp(k[i].name, sim_kernel_names[i]) != 0)
+  int nk;
+  const rdev_kernel_sig_t *k = rdev_rt_kernels(&nk);
+  for (int i = 0; i < nk; i++)
+    if (nk != sim_kernel_count || strcmp(k[i].name, sim_kernel_names[i]) != 0)
       return rt_fail(RDEV_INTERNAL_ERROR, "sim kernel table does not match the registry");
-  }
   int ndev = cfg->sim_devices ? cfg->sim_devices : 2;
   size_t mem = cfg->sim_mem_bytes ? cfg->sim_mem_bytes : (size_t)1 << 30;
   mem &= ~(size_t)(RDEV_RT_MEM_ALIGN - 1);
