@@ -9,6 +9,35 @@
 
 #include "client.h"
 
+/* ---- remote objects: what streams and events share ----------------------------- */
+
+/* Asks the server for a stream or an event (tag: the create request) on the
+ * current device: *handle and *device on success. */
+static int remote_create(rdev_session_t *s, pb_size_t tag, uint64_t *handle, int *device) {
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = tag;
+  *device = atomic_load(&s->device);
+  if (tag == rdev_v1_Request_stream_create_tag)
+    req.op.stream_create.device = *device;
+  else
+    req.op.event_create.device = *device;
+  cl_result_t res;
+  int rc = cl_call(s, &req, &res);
+  if (!rc) *handle = res.handle;
+  return rc;
+}
+
+/* Asks the server to destroy a stream or an event (tag: the destroy request). */
+static int remote_destroy(rdev_session_t *s, pb_size_t tag, uint64_t handle) {
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = tag;
+  if (tag == rdev_v1_Request_stream_destroy_tag)
+    req.op.stream_destroy.stream = handle;
+  else
+    req.op.event_destroy.event = handle;
+  return cl_call(s, &req, NULL);
+}
+
 /* ---- streams ------------------------------------------------------------------ */
 
 int rdev_stream_create(rdev_session_t *s, rdev_stream_t **stream) {
@@ -16,18 +45,12 @@ int rdev_stream_create(rdev_session_t *s, rdev_stream_t **stream) {
   *stream = NULL;
   rdev_stream_t *st = calloc(1, sizeof *st);
   if (!st) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
-  rdev_v1_Request req = rdev_v1_Request_init_zero;
-  req.which_op = rdev_v1_Request_stream_create_tag;
-  req.op.stream_create.device = atomic_load(&s->device);
-  cl_result_t res;
-  int rc = cl_call(s, &req, &res);
+  int rc = remote_create(s, rdev_v1_Request_stream_create_tag, &st->handle, &st->device);
   if (rc) {
     free(st);
     return rc;
   }
   st->s = s;
-  st->handle = res.handle;
-  st->device = req.op.stream_create.device;
   pthread_mutex_lock(&s->mu);
   st->next = s->streams;
   if (s->streams) s->streams->prev = st;
@@ -40,10 +63,7 @@ int rdev_stream_create(rdev_session_t *s, rdev_stream_t **stream) {
 int rdev_stream_destroy(rdev_stream_t *stream) {
   if (!stream) return cl_error(RDEV_INVALID_PARAM, "stream is NULL");
   rdev_session_t *s = stream->s;
-  rdev_v1_Request req = rdev_v1_Request_init_zero;
-  req.which_op = rdev_v1_Request_stream_destroy_tag;
-  req.op.stream_destroy.stream = stream->handle;
-  int rc = cl_call(s, &req, NULL);
+  int rc = remote_destroy(s, rdev_v1_Request_stream_destroy_tag, stream->handle);
   pthread_mutex_lock(&s->mu);
   if (stream->prev) stream->prev->next = stream->next;
   else s->streams = stream->next;
@@ -147,18 +167,12 @@ int rdev_event_create(rdev_session_t *s, rdev_event_t **ev) {
   *ev = NULL;
   rdev_event_t *e = calloc(1, sizeof *e);
   if (!e) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
-  rdev_v1_Request req = rdev_v1_Request_init_zero;
-  req.which_op = rdev_v1_Request_event_create_tag;
-  req.op.event_create.device = atomic_load(&s->device);
-  cl_result_t res;
-  int rc = cl_call(s, &req, &res);
+  int rc = remote_create(s, rdev_v1_Request_event_create_tag, &e->handle, &e->device);
   if (rc) {
     free(e);
     return rc;
   }
   e->s = s;
-  e->handle = res.handle;
-  e->device = req.op.event_create.device;
   pthread_mutex_lock(&s->mu);
   e->next = s->events;
   if (s->events) s->events->prev = e;
@@ -171,10 +185,7 @@ int rdev_event_create(rdev_session_t *s, rdev_event_t **ev) {
 int rdev_event_destroy(rdev_event_t *ev) {
   if (!ev) return cl_error(RDEV_INVALID_PARAM, "ev is NULL");
   rdev_session_t *s = ev->s;
-  rdev_v1_Request req = rdev_v1_Request_init_zero;
-  req.which_op = rdev_v1_Request_event_destroy_tag;
-  req.op.event_destroy.event = ev->handle;
-  int rc = cl_call(s, &req, NULL);
+  int rc = remote_destroy(s, rdev_v1_Request_event_destroy_tag, ev->handle);
   pthread_mutex_lock(&s->mu);
   if (ev->prev) ev->prev->next = ev->next;
   else s->events = ev->next;
