@@ -186,26 +186,29 @@ int rdev_rt_free_host(rdev_rt_t *rt, void *p) {
   return rt->be->free_host(rt->impl, p);
 }
 
-/* The device side of a copy or memset: n bytes at p must lie in one allocation.
- * *dev gets its device. */
-static int check_dev_range(rdev_rt_t *rt, const void *p, size_t n, const char *what, int *dev) {
-  void *base;
-  size_t size;
-  if (rt->be->lookup(rt->impl, p, &base, &size, dev) != RDEV_OK)
-    return rt_fail(RDEV_INVALID_PARAM, "%s %p is not device memory", what, p);
-  size_t off = (size_t)((const char *)p - (const char *)base);
-  if (n > size - off)
-    return rt_fail(RDEV_INVALID_PARAM,
-                   "%s: %zu bytes at offset %zu run past the end of a %zu-byte allocation", what,
-                   n, off, size);
-  return RDEV_OK;
-}
-
-static int is_device(rdev_rt_t *rt, const void *p) {
+/* The allocation holding p, looked up once per pointer of a call. */
+typedef struct {
   void *base;
   size_t size;
   int dev;
-  return rt->be->lookup(rt->impl, p, &base, &size, &dev) == RDEV_OK;
+  int found; /* 0: p is not device memory */
+} rt_alloc_t;
+
+static rt_alloc_t find_alloc(rdev_rt_t *rt, const void *p) {
+  rt_alloc_t a = {0};
+  a.found = rt->be->lookup(rt->impl, p, &a.base, &a.size, &a.dev) == RDEV_OK;
+  return a;
+}
+
+/* The device side of a copy or memset: n bytes at p must lie in allocation a. */
+static int check_range(const rt_alloc_t *a, const void *p, size_t n, const char *what) {
+  if (!a->found) return rt_fail(RDEV_INVALID_PARAM, "%s %p is not device memory", what, p);
+  size_t off = (size_t)((const char *)p - (const char *)a->base);
+  if (n > a->size - off)
+    return rt_fail(RDEV_INVALID_PARAM,
+                   "%s: %zu bytes at offset %zu run past the end of a %zu-byte allocation", what,
+                   n, off, a->size);
+  return RDEV_OK;
 }
 
 static const char *kind_name(rdev_memcpy_kind_t k) {
@@ -228,7 +231,8 @@ static int check_copy(rdev_rt_t *rt, void *dst, size_t dest_max, const void *src
     return RDEV_OK;
   }
   if (!dst || !src) return rt_fail(RDEV_INVALID_PARAM, "NULL %s", dst ? "src" : "dst");
-  int dst_dev = is_device(rt, dst), src_dev = is_device(rt, src);
+  rt_alloc_t da = find_alloc(rt, dst), sa = find_alloc(rt, src);
+  int dst_dev = da.found, src_dev = sa.found;
   if (*kind == RDEV_MEMCPY_DEFAULT)
     *kind = dst_dev ? (src_dev ? RDEV_MEMCPY_DEVICE_TO_DEVICE : RDEV_MEMCPY_HOST_TO_DEVICE)
                     : (src_dev ? RDEV_MEMCPY_DEVICE_TO_HOST : RDEV_MEMCPY_HOST_TO_HOST);
@@ -240,9 +244,9 @@ static int check_copy(rdev_rt_t *rt, void *dst, size_t dest_max, const void *src
   if (want_src != src_dev)
     return rt_fail(RDEV_INVALID_PARAM, "%s copy: src %p is %s memory", kind_name(*kind), src,
                    src_dev ? "device" : "not device");
-  int d, rc;
-  if (want_dst && (rc = check_dev_range(rt, dst, count, "dst", &d))) return rc;
-  if (want_src && (rc = check_dev_range(rt, src, count, "src", &d))) return rc;
+  int rc;
+  if (want_dst && (rc = check_range(&da, dst, count, "dst"))) return rc;
+  if (want_src && (rc = check_range(&sa, src, count, "src"))) return rc;
   if (*kind == RDEV_MEMCPY_DEVICE_TO_DEVICE &&
       (((uintptr_t)dst | (uintptr_t)src) & (RDEV_RT_MEM_ALIGN - 1)))
     return rt_fail(RDEV_MEMORY_ADDRESS_UNALIGNED,
@@ -286,8 +290,8 @@ static int check_memset(rdev_rt_t *rt, void *dptr, size_t dest_max, size_t count
     *noop = 1;
     return RDEV_OK;
   }
-  int d;
-  return check_dev_range(rt, dptr, count, "dst", &d);
+  rt_alloc_t a = find_alloc(rt, dptr);
+  return check_range(&a, dptr, count, "dst");
 }
 
 int rdev_rt_memset(rdev_rt_t *rt, void *dptr, size_t dest_max, int value, size_t count) {

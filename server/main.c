@@ -133,7 +133,7 @@ static int listen_is_local(const char *addr) {
   return !strncmp(addr, "127.", 4) || !strncmp(addr, "localhost:", 10) || !strncmp(addr, "[::1]:", 6);
 }
 
-static char *trim(char *s) {
+char *srv_trim(char *s) {
   while (isspace((unsigned char)*s)) s++;
   char *e = s + strlen(s);
   while (e > s && isspace((unsigned char)e[-1])) *--e = '\0';
@@ -152,7 +152,7 @@ int srv_config_load(srv_config_t *cfg, const char *path, char *err, size_t errle
     lineno++;
     char *hash = strchr(line, '#');
     if (hash) *hash = '\0';
-    char *s = trim(line);
+    char *s = srv_trim(line);
     if (!*s) continue;
     char *eq = strchr(s, '=');
     const char *why;
@@ -162,8 +162,8 @@ int srv_config_load(srv_config_t *cfg, const char *path, char *err, size_t errle
       break;
     }
     *eq = '\0';
-    if (srv_config_set(cfg, trim(s), trim(eq + 1), &why)) {
-      snprintf(err, errlen, "%s:%d: %s: %s", path, lineno, trim(s), why);
+    if (srv_config_set(cfg, srv_trim(s), srv_trim(eq + 1), &why)) {
+      snprintf(err, errlen, "%s:%d: %s: %s", path, lineno, srv_trim(s), why);
       rc = -1;
       break;
     }

@@ -42,6 +42,8 @@ void srv_config_defaults(srv_config_t *cfg);
 int srv_config_set(srv_config_t *cfg, const char *key, const char *value, const char **err);
 /* Reads "key = value" lines ('#' comments) into cfg; 0 on success, else -1 with a message in err. */
 int srv_config_load(srv_config_t *cfg, const char *path, char *err, size_t errlen);
+/* s without leading and trailing white space (cut in place). */
+char *srv_trim(char *s);
 /* "1G", "512M", "64K", "4096" into bytes; 0 or -1. */
 int srv_parse_size(const char *v, size_t *out);
 

@@ -31,13 +31,6 @@
 
 /* ---- parsing ----------------------------------------------------------------- */
 
-static char *trim(char *s) {
-  while (isspace((unsigned char)*s)) s++;
-  char *e = s + strlen(s);
-  while (e > s && isspace((unsigned char)e[-1])) *--e = '\0';
-  return s;
-}
-
 static int hexval(int c) {
   if (c >= '0' && c <= '9') return c - '0';
   c = tolower(c);
@@ -107,12 +100,12 @@ static int parse_file(const char *path, srv_tenant_t **out, char *err, size_t er
     lineno++;
     char *hash = strchr(line, '#');
     if (hash) *hash = '\0';
-    char *s = trim(line);
+    char *s = srv_trim(line);
     if (!*s) continue;
     if (*s == '[') {
       char name[80];
       if (sscanf(s, "[tenant %79[^]]]", name) != 1) BAD("expected [tenant NAME]");
-      char *n = trim(name);
+      char *n = srv_trim(name);
       if (!*n || strlen(n) >= sizeof cur->name) BAD("tenant name empty or too long");
       for (srv_tenant_t *t = head; t; t = t->next)
         if (!strcmp(t->name, n)) BAD("tenant '%s' appears twice", n);
@@ -128,7 +121,7 @@ static int parse_file(const char *path, srv_tenant_t **out, char *err, size_t er
     if (!eq) BAD("expected key = value");
     if (!cur) BAD("setting outside a [tenant NAME] section");
     *eq = '\0';
-    char *k = trim(s), *v = trim(eq + 1);
+    char *k = srv_trim(s), *v = srv_trim(eq + 1);
     if (!strcmp(k, "token")) {
       if (cur->nhashes == SRV_MAX_TOKENS) BAD("more than %d tokens", SRV_MAX_TOKENS);
       if (parse_hash(v, cur->hashes[cur->nhashes])) BAD("token: expected sha256:<64 hex digits>");
