@@ -17,22 +17,11 @@ import unittest
 RDEVD, PROTO_DIR = sys.argv[1], sys.argv[2]
 del sys.argv[1:3]
 
-GEN = tempfile.mkdtemp(prefix="rdev-py-")
-subprocess.run(["protoc", "-I", PROTO_DIR, "--python_out", GEN, "--grpc_out", GEN,
-                "--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin",
-                os.path.join(PROTO_DIR, "rdev/v1/rdev.proto"),
-                os.path.join(PROTO_DIR, "grpc/health/v1/health.proto")], check=True)
-sys.path.insert(0, GEN)
-
-import importlib.util  # noqa: E402
-
 import grpc  # noqa: E402
-from rdev.v1 import rdev_pb2 as pb, rdev_pb2_grpc as pbg  # noqa: E402
 
-# grpc/health/v1 would shadow the grpc package: load the module by its path
-_spec = importlib.util.spec_from_file_location("health_pb2", os.path.join(GEN, "grpc/health/v1/health_pb2.py"))
-health_pb2 = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(health_pb2)
+import stubs  # noqa: E402
+
+GEN, pb, pbg, health_pb2 = stubs.generate(PROTO_DIR)
 
 RT_PARAM_INVALID = 107000
 INVALID_PARAM = 100000
