@@ -46,7 +46,7 @@ void srv_config_defaults(srv_config_t *cfg) {
   cfg->sim_mem_bytes = (size_t)1 << 30;
   cfg->sim_slots = 4;
   cfg->max_inflight = (size_t)32 << 20;
-  cfg->threads = 4;
+  cfg->threads = 1;
   cfg->drain_ms = 5000;
   cfg->log_level = SRV_LOG_INFO;
 }
@@ -184,7 +184,9 @@ static void usage(FILE *out) {
           "                       to tenants by weight (default 4; 0 = no limit, no scheduling)\n"
           "  --max-inflight SIZE  per session: bytes held on the server before it stops reading\n"
           "                       the session's requests (default 32M)\n"
-          "  --threads N          completion-queue threads (default 4)\n"
+          "  --threads N          completion-queue threads, one queue each (default 1: gRPC's\n"
+          "                       poller hands events between threads, and each hand-off is a\n"
+          "                       wake-up; raise it for many busy sessions on many cores)\n"
           "  --drain-ms N         on SIGTERM/SIGINT, time sessions get to finish (default 5000)\n"
           "  --log-level LEVEL    error, warn, info or debug (default info)\n"
           "  --tenants FILE       tenants, tokens and quotas (see deploy/tenants.example); SIGHUP\n"

@@ -5,7 +5,7 @@
  * by hand (gRPC C core has no C code generation), keeps a call request
  * pending for every method plus one for unregistered methods (answered
  * UNIMPLEMENTED, so they never hang), answers the unary calls, runs the
- * completion-queue threads, and drains on shutdown.
+ * completion-queue threads (one queue each), and drains on shutdown.
  */
 #define _GNU_SOURCE
 #include <grpc/grpc_security.h>
@@ -23,6 +23,7 @@ typedef struct {
   srv_op_t op;
   srv_t *srv;
   int kind;
+  int shard; /* the completion queue it was requested on */
   grpc_call *call;
   gpr_timespec deadline;
   grpc_metadata_array md;
@@ -40,8 +41,8 @@ typedef struct {
 
 static void on_accept(srv_op_t *op, int ok);
 
-/* Keeps one call request pending for a method kind. */
-static void arm(srv_t *srv, int kind) {
+/* Keeps one call request pending for a method kind on a shard. */
+static void arm(srv_t *srv, int kind, int shard) {
   accept_t *a = calloc(1, sizeof *a);
   if (!a) {
     srv_log(SRV_LOG_ERROR, "out of memory arming a call request");
@@ -50,18 +51,20 @@ static void arm(srv_t *srv, int kind) {
   a->op.done = on_accept;
   a->srv = srv;
   a->kind = kind;
+  a->shard = shard;
+  grpc_completion_queue *cq = srv->cqs[shard];
   grpc_metadata_array_init(&a->md);
   grpc_call_details_init(&a->details);
   grpc_call_error e;
   if (kind == K_UNKNOWN) {
-    e = grpc_server_request_call(srv->server, &a->call, &a->details, &a->md, srv->cq, srv->cq, a);
+    e = grpc_server_request_call(srv->server, &a->call, &a->details, &a->md, cq, cq, a);
   } else {
     void *m = kind == K_SESSION ? srv->m_session
               : kind == K_INFO  ? srv->m_info
               : kind == K_LIST  ? srv->m_list
                                 : srv->m_health;
     e = grpc_server_request_registered_call(srv->server, m, &a->call, &a->deadline, &a->md,
-                                            kind == K_SESSION ? NULL : &a->payload, srv->cq, srv->cq, a);
+                                            kind == K_SESSION ? NULL : &a->payload, cq, cq, a);
   }
   if (e != GRPC_CALL_OK) {
     srv_log(SRV_LOG_ERROR, "cannot request calls (%d)", e);
@@ -180,7 +183,7 @@ static void health_check(srv_t *srv, grpc_call *call, grpc_byte_buffer *payload)
 static void on_accept(srv_op_t *op, int ok) {
   accept_t *a = (accept_t *)op;
   srv_t *srv = a->srv;
-  if (ok && !atomic_load(&srv->shutting_down)) arm(srv, a->kind);
+  if (ok && !atomic_load(&srv->shutting_down)) arm(srv, a->kind, a->shard);
   srv_tenant_t *t = NULL;
   if (ok && (a->kind == K_SESSION || a->kind == K_INFO || a->kind == K_LIST)) {
     const char *why;
@@ -219,9 +222,9 @@ static void on_accept(srv_op_t *op, int ok) {
 }
 
 static void *cq_thread(void *arg) {
-  srv_t *srv = arg;
+  grpc_completion_queue *cq = arg;
   for (;;) {
-    grpc_event ev = grpc_completion_queue_next(srv->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+    grpc_event ev = grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
     if (ev.type == GRPC_QUEUE_SHUTDOWN) break;
     if (ev.type == GRPC_OP_COMPLETE) ((srv_op_t *)ev.tag)->done(ev.tag, ev.success);
   }
@@ -303,7 +306,6 @@ int srv_start(srv_t *srv) {
       {GRPC_ARG_INTEGER, GRPC_ARG_HTTP2_BDP_PROBE, {.integer = 0}},
   };
   grpc_channel_args ca = {sizeof args / sizeof args[0], args};
-  srv->cq = grpc_completion_queue_create_for_next(NULL);
   srv->server = grpc_server_create(&ca, NULL);
   srv->m_session = grpc_server_register_method(srv->server, RDEV_WIRE_METHOD_SESSION, NULL,
                                                GRPC_SRM_PAYLOAD_NONE, 0);
@@ -313,32 +315,42 @@ int srv_start(srv_t *srv) {
                                             GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
   srv->m_health = grpc_server_register_method(srv->server, RDEV_WIRE_METHOD_HEALTH_CHECK, NULL,
                                               GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
-  grpc_server_register_completion_queue(srv->server, srv->cq, NULL);
+  srv->nthreads = srv->cfg.threads;
+  srv->cqs = calloc((size_t)srv->nthreads, sizeof *srv->cqs);
+  srv->threads = calloc((size_t)srv->nthreads, sizeof *srv->threads);
+  if (!srv->cqs || !srv->threads) {
+    srv_log(SRV_LOG_ERROR, "out of memory");
+    abort();
+  }
+  for (int i = 0; i < srv->nthreads; i++) {
+    srv->cqs[i] = grpc_completion_queue_create_for_next(NULL);
+    grpc_server_register_completion_queue(srv->server, srv->cqs[i], NULL);
+  }
   grpc_server_credentials *creds = server_creds(&srv->cfg);
   srv->port = creds ? grpc_server_add_http2_port(srv->server, srv->cfg.listen, creds) : 0;
   if (creds) grpc_server_credentials_release(creds);
   if (srv->port == 0) {
     srv_log(SRV_LOG_ERROR, "cannot listen on %s", srv->cfg.listen);
     grpc_server_destroy(srv->server);
-    grpc_completion_queue_shutdown(srv->cq);
-    while (grpc_completion_queue_next(srv->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type !=
-           GRPC_QUEUE_SHUTDOWN) {
+    for (int i = 0; i < srv->nthreads; i++) {
+      grpc_completion_queue_shutdown(srv->cqs[i]);
+      while (grpc_completion_queue_next(srv->cqs[i], gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type !=
+             GRPC_QUEUE_SHUTDOWN) {
+      }
+      grpc_completion_queue_destroy(srv->cqs[i]);
     }
-    grpc_completion_queue_destroy(srv->cq);
+    free(srv->cqs);
+    free(srv->threads);
     grpc_shutdown();
     rdev_rt_close(srv->rt);
     srv_tenants_free(srv);
     return -1;
   }
   grpc_server_start(srv->server);
-  for (int i = 0; i < 2; i++) arm(srv, K_SESSION);
-  arm(srv, K_INFO);
-  arm(srv, K_LIST);
-  arm(srv, K_HEALTH);
-  arm(srv, K_UNKNOWN);
-  srv->nthreads = srv->cfg.threads;
-  srv->threads = calloc((size_t)srv->nthreads, sizeof *srv->threads);
-  for (int i = 0; i < srv->nthreads; i++) pthread_create(&srv->threads[i], NULL, cq_thread, srv);
+  for (int i = 0; i < srv->nthreads; i++) {
+    for (int k = K_SESSION; k <= K_UNKNOWN; k++) arm(srv, k, i);
+    pthread_create(&srv->threads[i], NULL, cq_thread, srv->cqs[i]);
+  }
   return 0;
 }
 
@@ -376,7 +388,7 @@ static int wait_sessions(srv_t *srv, const struct timespec *deadline) {
 void srv_stop(srv_t *srv) {
   atomic_store(&srv->shutting_down, 1);
   shutdown_wait_t w = {.op.done = on_shutdown, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-  grpc_server_shutdown_and_notify(srv->server, srv->cq, &w.op);
+  grpc_server_shutdown_and_notify(srv->server, srv->cqs[0], &w.op);
   struct timespec dl;
   clock_gettime(CLOCK_REALTIME, &dl);
   dl.tv_sec += srv->cfg.drain_ms / 1000;
@@ -393,10 +405,13 @@ void srv_stop(srv_t *srv) {
   pthread_mutex_unlock(&w.mu);
   wait_sessions(srv, NULL);
   grpc_server_destroy(srv->server);
-  grpc_completion_queue_shutdown(srv->cq);
-  for (int i = 0; i < srv->nthreads; i++) pthread_join(srv->threads[i], NULL);
+  for (int i = 0; i < srv->nthreads; i++) grpc_completion_queue_shutdown(srv->cqs[i]);
+  for (int i = 0; i < srv->nthreads; i++) {
+    pthread_join(srv->threads[i], NULL);
+    grpc_completion_queue_destroy(srv->cqs[i]);
+  }
   free(srv->threads);
-  grpc_completion_queue_destroy(srv->cq);
+  free(srv->cqs);
   rdev_rt_close(srv->rt);
   grpc_shutdown();
   srv_tenants_free(srv);

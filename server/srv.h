@@ -148,10 +148,13 @@ struct srv {
   srv_config_t cfg;
   rdev_rt_t *rt;
   grpc_server *server;
-  grpc_completion_queue *cq;
-  void *m_session, *m_info, *m_list, *m_health;
+  /* One completion queue per thread ("shard"): a call's batches complete on
+   * the shard that accepted it, so one session's events stay on one thread
+   * and are not handed between threads (each hand-off is a wake-up). */
+  grpc_completion_queue **cqs;
   pthread_t *threads;
   int nthreads;
+  void *m_session, *m_info, *m_list, *m_health;
   int port;
   atomic_int shutting_down;
   pthread_mutex_t mu;  /* sessions list and count */

@@ -21,6 +21,7 @@
 
 typedef struct {
   rdev_session_t *s; /* shared session, or NULL: open one */
+  const char *target; /* where to open it (NULL: the fixture's server) */
   int id;
   int failures;
   char msg[512];
@@ -45,7 +46,7 @@ static void *worker_main(void *arg) {
   rdev_session_t *s = w->s;
   if (!s) {
     rdev_options_t o = {.connect_timeout_ms = 20000};
-    int rc = rdev_session_open(fx_srv.target, &o, &s);
+    int rc = rdev_session_open(w->target ? w->target : fx_srv.target, &o, &s);
     if (rc) {
       WORKER_FAIL(w, "worker %d: session open = %d (%s)", w->id, rc, rdev_session_last_error());
       return NULL;
@@ -81,12 +82,13 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
-static void run_workers(rdev_session_t *shared, int nthreads) {
+static void run_workers_at(const char *target, rdev_session_t *shared, int nthreads) {
   pthread_t th[8];
   worker_t w[8];
   for (int i = 0; i < nthreads; i++) {
     memset(&w[i], 0, sizeof w[i]);
     w[i].s = shared;
+    w[i].target = target;
     w[i].id = i;
     ck_assert_int_eq(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
   }
@@ -94,11 +96,31 @@ static void run_workers(rdev_session_t *shared, int nthreads) {
   for (int i = 0; i < nthreads; i++) ck_assert_msg(w[i].failures == 0, "%s", w[i].msg);
 }
 
+static void run_workers(rdev_session_t *shared, int nthreads) { run_workers_at(NULL, shared, nthreads); }
+
 START_TEST(test_concurrent_sessions) {
   run_workers(NULL, 4);
   rdev_session_t *s = fx_open();
   ck_assert_uint_eq(fx_wait_free(s, FX_SIM_MEM, 5), FX_SIM_MEM);
   rdev_session_close(s);
+}
+END_TEST
+
+/* Sessions spread over several completion-queue shards (--threads 3), each
+ * session's batches completing on its own shard's thread. */
+START_TEST(test_concurrent_sessions_on_three_shards) {
+  fx_server_t srv;
+  char err[512];
+  const char *extra[] = {"--threads", "3", NULL};
+  ck_assert_msg(fx_server_start(&srv, extra, err, sizeof err) == 0, "cannot start rdevd: %s", err);
+  run_workers_at(srv.target, NULL, 6);
+  rdev_session_t *s = fx_open_target(srv.target);
+  ck_assert_uint_eq(fx_wait_free(s, FX_SIM_MEM, 5), FX_SIM_MEM);
+  rdev_session_close(s);
+  int st = fx_server_signal_wait(&srv, SIGTERM, 30);
+  char buf[64];
+  ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "rdevd --threads 3 ended with %s after SIGTERM",
+                fx_describe_status(st, buf, sizeof buf));
 }
 END_TEST
 
@@ -409,6 +431,7 @@ Suite *suite_lifecycle(void) {
   Suite *su = suite_create("lifecycle");
   TCase *tc = fx_tcase("concurrency");
   tcase_add_test(tc, test_concurrent_sessions);
+  tcase_add_test(tc, test_concurrent_sessions_on_three_shards);
   tcase_add_test(tc, test_threads_share_one_session);
   suite_add_tcase(su, tc);
   tc = fx_tcase("ending");
