@@ -771,7 +771,7 @@ static int op_write(srv_req_t *x) {
   if (rc || (rc = check_count(x, n, w->dest_max)) ||
       (rc = buf_range(x, "write", w->buf, w->offset, n, &dst, NULL)))
     return rc;
-  if (n == 0) return st ? SRV_LATER : RDEV_OK;
+  if (n == 0) return st || w->quiet ? SRV_LATER : RDEV_OK;
   const rdev_wire_payload_t *p = x->data;
   if (!st) { /* the device copies straight out of the received slices */
     for (int i = 0; i < p->nparts; i++) {
@@ -780,7 +780,7 @@ static int op_write(srv_req_t *x) {
       if (rc) return rt_failed(x, rc);
       dst += k;
     }
-    return RDEV_OK;
+    return w->quiet ? SRV_LATER : RDEV_OK; /* quiet: no news is good news */
   }
   /* async: the bytes must outlive this request; gRPC's received slices are
    * only ours while the message is (holding references to them was seen to

@@ -48,6 +48,8 @@ typedef struct cl_pending {
   size_t count;          /* Read: payload length expected */
   size_t got;            /* Read: payload length received */
   uint64_t stream;       /* asynchronous Read: server stream handle */
+  bool quiet;            /* quiet Write: a reply comes only on error, and
+                          * does not count toward w->remaining */
 } cl_pending_t;
 
 typedef struct cl_send {
@@ -142,11 +144,19 @@ void cl_track_release_wait(rdev_session_t *s, cl_payload_track_t *t);
 /* A slice over len bytes at p, not copied; t (may be NULL) counts it. */
 grpc_slice cl_payload_slice(const void *p, size_t len, cl_payload_track_t *t);
 
+/* Reserves n consecutive request seqs; returns the first. */
+uint64_t cl_seq_reserve(rdev_session_t *s, uint64_t n);
+/* Forgets the pending entries of seqs [first, first+n) (quiet Writes known
+ * to be done): no reply will come for them. */
+void cl_pending_forget(rdev_session_t *s, uint64_t first, uint64_t n);
+
 cl_waiter_t *cl_waiter_new(void);
 void cl_waiter_free(cl_waiter_t *w);
 
-/* Encodes req (seq assigned here) with an optional payload and queues it.
- * w != NULL: the reply completes w (w->remaining is incremented);
+/* Encodes req with an optional payload and queues it. req->seq is assigned
+ * here unless the caller reserved one (nonzero, from cl_seq_reserve).
+ * w != NULL: the reply completes w (w->remaining is incremented), except for
+ * a quiet Write, whose reply (an error) is only noted in w;
  * dst != NULL: the reply's payload (count bytes) is written to dst;
  * async_stream != 0 with w == NULL and dst: an asynchronous Read.
  * Returns RDEV_OK or an error (session dead, encode failure): then nothing

@@ -160,15 +160,21 @@ static int write_chunks(rdev_session_t *s, uint64_t buf, uint64_t off, const uin
       return cl_error(RDEV_BAD_ALLOC, "out of host memory");
     }
   }
+  /* Synchronous: every chunk but the last is quiet (answered only if it
+   * fails); the last one's answer means all were written. */
+  uint64_t nchunks = (count + RDEV_WIRE_MAX_CHUNK - 1) / RDEV_WIRE_MAX_CHUNK;
+  uint64_t first = sync ? cl_seq_reserve(s, nchunks) : 0, seq = first;
   int rc = RDEV_OK;
   for (size_t done = 0; done < count;) {
     size_t n = min_sz(count - done, RDEV_WIRE_MAX_CHUNK);
     rdev_v1_Request req = rdev_v1_Request_init_zero;
     req.which_op = rdev_v1_Request_write_tag;
+    req.seq = sync ? seq++ : 0;
     req.op.write.stream = stream;
     req.op.write.buf = buf;
     req.op.write.offset = off + done;
     req.op.write.dest_max = dest_max - done;
+    req.op.write.quiet = sync && done + n < count;
     grpc_slice payload = cl_payload_slice(src + done, n, track);
     rc = cl_submit(s, &req, &payload, w, NULL, 0, 0);
     grpc_slice_unref(payload);
@@ -177,6 +183,7 @@ static int write_chunks(rdev_session_t *s, uint64_t buf, uint64_t off, const uin
   }
   if (sync) {
     cl_wait(s, w, -1, 0);
+    cl_pending_forget(s, first, nchunks); /* the quiet ones that succeeded */
     if (!rc) rc = cl_waiter_result(s, w);
     cl_waiter_free(w);
     /* gRPC may hold the caller's bytes a moment after the server answered. */

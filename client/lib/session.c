@@ -172,6 +172,14 @@ static cl_pending_t *pending_take(rdev_session_t *s, uint64_t seq) {
   return NULL;
 }
 
+uint64_t cl_seq_reserve(rdev_session_t *s, uint64_t n) { return atomic_fetch_add(&s->next_seq, n); }
+
+void cl_pending_forget(rdev_session_t *s, uint64_t first, uint64_t n) {
+  pthread_mutex_lock(&s->mu);
+  for (uint64_t i = 0; i < n; i++) free(pending_take(s, first + i));
+  pthread_mutex_unlock(&s->mu);
+}
+
 void cl_stream_set_sticky_locked(rdev_session_t *s, uint64_t handle, int status, const char *msg) {
   if (!status || !handle) return;
   for (rdev_stream_t *st = s->streams; st; st = st->next) {
@@ -184,13 +192,15 @@ void cl_stream_set_sticky_locked(rdev_session_t *s, uint64_t handle, int status,
   }
 }
 
-/* One reply (or the end of the call) for waiter w. Under s->mu. */
-static void waiter_complete_locked(rdev_session_t *s, cl_waiter_t *w, int status, const char *msg) {
+/* One reply (or the end of the call) for pending entry e's waiter: its
+ * first error is kept; it counts unless e is quiet. Under s->mu. */
+static void waiter_complete_locked(rdev_session_t *s, const cl_pending_t *e, int status, const char *msg) {
+  cl_waiter_t *w = e->w;
   if (status && !w->status) {
     w->status = status;
     snprintf(w->msg, sizeof w->msg, "%s", msg ? msg : "");
   }
-  if (--w->remaining > 0) return;
+  if (e->quiet || --w->remaining > 0) return;
   if (w->abandoned) {
     /* A late StreamSync answer must not lose the stream's error. */
     if (w->sync_stream && w->status) cl_stream_set_sticky_locked(s, w->sync_stream, w->status, w->msg);
@@ -250,7 +260,7 @@ static int dead_error_locked(rdev_session_t *s) {
 
 int cl_submit(rdev_session_t *s, rdev_v1_Request *req, const grpc_slice *payload, cl_waiter_t *w,
               void *dst, size_t count, uint64_t async_stream) {
-  req->seq = atomic_fetch_add(&s->next_seq, 1);
+  if (!req->seq) req->seq = atomic_fetch_add(&s->next_seq, 1);
   grpc_byte_buffer *bb = rdev_wire_encode(rdev_v1_Request_fields, req, payload);
   if (!bb) return cl_error(RDEV_INTERNAL_ERROR, "cannot encode request");
   cl_pending_t *e = NULL;
@@ -266,6 +276,7 @@ int cl_submit(rdev_session_t *s, rdev_v1_Request *req, const grpc_slice *payload
     e->dst = dst;
     e->count = count;
     e->stream = async_stream;
+    e->quiet = req->which_op == rdev_v1_Request_write_tag && req->op.write.quiet;
   }
   pthread_mutex_lock(&s->mu);
   if (s->dead || s->close_requested) {
@@ -286,7 +297,7 @@ int cl_submit(rdev_session_t *s, rdev_v1_Request *req, const grpc_slice *payload
   }
   if (e) {
     pending_put(s, e);
-    if (w) w->remaining++;
+    if (w && !e->quiet) w->remaining++;
   }
   if (!s->sending) {
     send_start_locked(s, bb);
@@ -424,7 +435,7 @@ static void handle_reply(rdev_session_t *s, grpc_byte_buffer *bb) {
       e->w->value = r.value;
       e->w->value2 = r.value2;
       e->w->elapsed_ms = r.elapsed_ms;
-      waiter_complete_locked(s, e->w, st, msg);
+      waiter_complete_locked(s, e, st, msg);
     } else if (st) {
       cl_stream_set_sticky_locked(s, e->stream ? e->stream : r.stream, st, msg);
     }
@@ -464,7 +475,7 @@ static void on_status(rdev_session_t *s) {
     s->pending[b] = NULL;
     while (e) {
       cl_pending_t *next = e->next;
-      if (e->w) waiter_complete_locked(s, e->w, RDEV_UNAVAILABLE, s->dead_msg);
+      if (e->w) waiter_complete_locked(s, e, RDEV_UNAVAILABLE, s->dead_msg);
       else cl_stream_set_sticky_locked(s, e->stream, RDEV_UNAVAILABLE, s->dead_msg);
       free(e);
       e = next;

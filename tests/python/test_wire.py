@@ -140,6 +140,31 @@ class WireTest(unittest.TestCase):
                 self.assertEqual(r.data, d, f"chunk {i}")
         s.close()
 
+    def test_quiet_writes_answer_only_errors(self):
+        s = Session(self.stub)
+        buf = s.call(malloc=pb.Malloc(device=0, size=8192)).handle
+        parts = [os.urandom(4096), os.urandom(4096)]
+        # two quiet chunks that land: no reply; the next request's reply comes first
+        for i, d in enumerate(parts):
+            s.seq += 1
+            s.q.put(pb.Request(seq=s.seq, write=pb.Write(buf=buf, offset=i * 4096, dest_max=4096,
+                                                         quiet=True), data=d))
+        r = s.call(read=pb.Read(buf=buf, count=8192, dest_max=8192))
+        self.assertEqual((r.status, r.data), (0, parts[0] + parts[1]))
+        # a quiet chunk that fails is answered, under its own seq, with the code
+        s.seq += 1
+        bad = s.seq
+        s.q.put(pb.Request(seq=bad, write=pb.Write(buf=buf, offset=8000, dest_max=4096, quiet=True),
+                           data=parts[0]))
+        r = next(s.replies)
+        self.assertEqual((r.seq, r.status), (bad, INVALID_PARAM), r.message)
+        s.seq += 1
+        s.q.put(pb.Request(seq=s.seq, write=pb.Write(buf=buf ^ 1, dest_max=1, quiet=True), data=b"x"))
+        r = next(s.replies)
+        self.assertEqual((r.seq, r.status), (s.seq, INVALID_RESOURCE_HANDLE))
+        self.assertEqual(s.call(mem_info=pb.MemInfo(device=0)).status, 0)
+        s.close()
+
     def test_destroying_a_busy_stream_answers_after_its_work(self):
         s = Session(self.stub)
         st = s.call(stream_create=pb.StreamCreate(device=0)).handle
