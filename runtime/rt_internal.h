@@ -81,7 +81,9 @@ typedef struct rt_backend {
   int (*stream_create)(void *impl, int dev, rdev_rt_stream_t **s);
   int (*stream_destroy)(rdev_rt_stream_t *s, int force);
   int (*stream_sync)(rdev_rt_stream_t *s, int32_t timeout_ms);
-  int (*stream_pending)(rdev_rt_stream_t *s, size_t *tasks);
+  /* tasks queued and not finished, the running one included; *in_callback
+   * = 1 when the running one is a host callback */
+  int (*stream_pending)(rdev_rt_stream_t *s, size_t *tasks, int *in_callback);
   int (*stream_take_error)(rdev_rt_stream_t *s);
   int (*stream_set_group)(rdev_rt_stream_t *s, uint32_t group, uint32_t weight);
   int (*submit)(rdev_rt_stream_t *s, const rt_task_t *t);

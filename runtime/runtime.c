@@ -347,23 +347,37 @@ int rdev_rt_stream_synchronize_timeout(rdev_rt_stream_t *s, int32_t timeout_ms) 
   return s->rt->be->stream_sync(s, timeout_ms);
 }
 
-int rdev_rt_stream_query(rdev_rt_stream_t *s, int *done) {
+/* The stream's unfinished tasks, the running one included, for query,
+ * pending and idle; out is the caller's result pointer, checked here. */
+static int stream_tasks(rdev_rt_stream_t *s, const void *out, size_t *tasks, int *in_callback) {
   rt_clear_error();
   int rc = check_stream(NULL, s);
   if (rc) return rc;
-  if (!done) return rt_fail(RDEV_INVALID_PARAM, "done is NULL");
-  size_t n = 0;
-  rc = s->rt->be->stream_pending(s, &n);
-  *done = n == 0;
+  if (!out) return rt_fail(RDEV_INVALID_PARAM, "result pointer is NULL");
+  *tasks = 0;
+  *in_callback = 0;
+  return s->rt->be->stream_pending(s, tasks, in_callback);
+}
+
+int rdev_rt_stream_query(rdev_rt_stream_t *s, int *done) {
+  size_t n;
+  int in_cb, rc = stream_tasks(s, done, &n, &in_cb);
+  if (!rc) *done = n - (size_t)in_cb == 0;
   return rc;
 }
 
 int rdev_rt_stream_pending(rdev_rt_stream_t *s, size_t *tasks) {
-  rt_clear_error();
-  int rc = check_stream(NULL, s);
-  if (rc) return rc;
-  if (!tasks) return rt_fail(RDEV_INVALID_PARAM, "tasks is NULL");
-  return s->rt->be->stream_pending(s, tasks);
+  size_t n;
+  int in_cb, rc = stream_tasks(s, tasks, &n, &in_cb);
+  if (!rc) *tasks = n - (size_t)in_cb;
+  return rc;
+}
+
+int rdev_rt_stream_idle(rdev_rt_stream_t *s, int *idle) {
+  size_t n;
+  int in_cb, rc = stream_tasks(s, idle, &n, &in_cb);
+  if (!rc) *idle = n == 0;
+  return rc;
 }
 
 int rdev_rt_stream_set_group(rdev_rt_stream_t *s, uint32_t group, uint32_t weight) {

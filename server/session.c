@@ -509,6 +509,8 @@ static int check_count(srv_req_t *x, uint64_t count, uint64_t dest_max) {
   return RDEV_OK;
 }
 
+#define STREAM_FAILED "asynchronous work on the stream failed"
+
 /* Runtime callbacks that answer later carry this. */
 typedef struct {
   srv_session_t *s;
@@ -547,8 +549,7 @@ static void sync_cb(void *user, int status) {
   cb_ctx_t *c = user;
   if (status == RDEV_OK) {
     int err = c->st ? rdev_rt_stream_take_error(c->st) : RDEV_OK;
-    send_status(c->s, c->seq, 0, err,
-                err ? "asynchronous work on the stream failed" : "");
+    send_status(c->s, c->seq, 0, err, err ? STREAM_FAILED : "");
   }
   cb_done(c);
 }
@@ -722,7 +723,7 @@ static int op_stream_destroy(srv_req_t *x) {
     x->used = NULL; /* gone: nothing to watch */
     rc = rdev_rt_stream_destroy(st);
     srv_tenant_give(x->s->tenant, SRV_Q_STREAMS, dev, 1);
-    return rc ? fail(x, rc, "asynchronous work on the stream failed") : RDEV_OK;
+    return rc ? fail(x, rc, STREAM_FAILED) : RDEV_OK;
   }
   dead_stream_t *d = malloc(sizeof *d);
   if (!d) {
@@ -742,6 +743,12 @@ static int op_stream_sync(srv_req_t *x) {
   rdev_rt_stream_t *st = NULL;
   int rc = get_stream(x, x->q->op.stream_sync.stream, &st);
   if (rc) return rc;
+  /* An idle stream answers at once: a round trip to its worker saved. */
+  int idle = 0;
+  if (rdev_rt_stream_idle(st, &idle) == RDEV_OK && idle) {
+    int err = rdev_rt_stream_take_error(st);
+    return err ? fail(x, err, STREAM_FAILED) : RDEV_OK;
+  }
   return queue_callback(x, st, sync_cb, cb_new(x->s, x->q->seq, st, NULL, 0));
 }
 

@@ -682,10 +682,11 @@ static int sim_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms) {
   return rc;
 }
 
-static int sim_stream_pending(rdev_rt_stream_t *st, size_t *tasks) {
+static int sim_stream_pending(rdev_rt_stream_t *st, size_t *tasks, int *in_callback) {
   sim_stream_t *s = (sim_stream_t *)st;
   pthread_mutex_lock(&s->mu);
-  *tasks = (size_t)(s->tail - s->head) - (size_t)s->in_callback;
+  *tasks = (size_t)(s->tail - s->head);
+  *in_callback = s->in_callback;
   pthread_mutex_unlock(&s->mu);
   return RDEV_OK;
 }

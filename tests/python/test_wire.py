@@ -123,6 +123,23 @@ class WireTest(unittest.TestCase):
         self.assertEqual(s.call(stream_sync=pb.StreamSync(stream=st)).status, INVALID_RESOURCE_HANDLE)
         s.close()
 
+    def test_stream_sync_answers_after_the_streams_replies(self):
+        # a sync on a stream that looks idle must not overtake a reply its
+        # last host callback is still sending
+        s = Session(self.stub)
+        buf = s.call(malloc=pb.Malloc(device=0, size=65536)).handle
+        st = s.call(stream_create=pb.StreamCreate(device=0)).handle
+        for i in range(200):
+            n = 1 + (i * 4099) % 65536
+            read_seq, sync_seq = s.seq + 1, s.seq + 2
+            s.seq += 2
+            s.q.put(pb.Request(seq=read_seq, read=pb.Read(stream=st, buf=buf, count=n, dest_max=n)))
+            s.q.put(pb.Request(seq=sync_seq, stream_sync=pb.StreamSync(stream=st)))
+            first, second = next(s.replies), next(s.replies)
+            self.assertEqual((first.seq, first.status, len(first.data)), (read_seq, 0, n))
+            self.assertEqual((second.seq, second.status), (sync_seq, 0))
+        s.close()
+
     def test_async_writes_land_byte_for_byte(self):
         # regression: async Write payloads must outlive the request that carried them
         s = Session(self.stub)

@@ -1186,6 +1186,48 @@ START_TEST(test_async_launch_returns_before_completion) {
 }
 END_TEST
 
+/* A host callback that holds until released. */
+typedef struct {
+  atomic_int entered, release;
+} hold_t;
+
+static void cb_hold(void *user, int status) {
+  hold_t *h = user;
+  (void)status;
+  atomic_store(&h->entered, 1);
+  while (!atomic_load(&h->release)) usleep(1000);
+}
+
+START_TEST(test_stream_idle_counts_a_running_callback) {
+  rdev_rt_t *rt = open_small();
+  rdev_rt_stream_t *s = mkstream(rt, 0);
+  int idle = 0, done = 0;
+  ck_assert_int_eq(rdev_rt_stream_idle(s, &idle), RDEV_OK);
+  ck_assert_int_eq(idle, 1);
+  hold_t h;
+  atomic_init(&h.entered, 0);
+  atomic_init(&h.release, 0);
+  ck_assert_int_eq(launch_delay(s, 20000), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_launch_callback(s, cb_hold, &h), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_idle(s, &idle), RDEV_OK);
+  ck_assert_int_eq(idle, 0);
+  while (!atomic_load(&h.entered)) usleep(1000);
+  /* the work before the callback is done (query), but the callback runs (idle) */
+  ck_assert_int_eq(rdev_rt_stream_query(s, &done), RDEV_OK);
+  ck_assert_int_eq(done, 1);
+  ck_assert_int_eq(rdev_rt_stream_idle(s, &idle), RDEV_OK);
+  ck_assert_int_eq(idle, 0);
+  atomic_store(&h.release, 1);
+  ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_idle(s, &idle), RDEV_OK);
+  ck_assert_int_eq(idle, 1);
+  ck_assert_int_eq(rdev_rt_stream_idle(s, NULL), RDEV_INVALID_PARAM);
+  ck_assert_int_eq(rdev_rt_stream_idle(NULL, &idle), RDEV_INVALID_RESOURCE_HANDLE);
+  ck_assert_int_eq(rdev_rt_stream_destroy(s), RDEV_OK);
+  rdev_rt_close(rt);
+}
+END_TEST
+
 START_TEST(test_stream_pending_counts_unfinished_tasks) {
   rdev_rt_t *rt = open_small();
   rdev_rt_stream_t *s;
@@ -2896,6 +2938,7 @@ static Suite *stream_suite(void) {
   tcase_add_test(tc, test_stream_sync_does_not_wait_for_other_stream);
   tcase_add_test(tc, test_async_launch_returns_before_completion);
   tcase_add_test(tc, test_stream_pending_counts_unfinished_tasks);
+  tcase_add_test(tc, test_stream_idle_counts_a_running_callback);
   tcase_add_test(tc, test_stream_query_on_idle_stream_is_done);
   tcase_add_test(tc, test_stream_sync_timeout_returns_timeout_and_work_continues);
   tcase_add_test(tc, test_stream_sync_negative_timeout_below_minus_one_is_invalid_param);

@@ -189,6 +189,12 @@ int rdev_rt_stream_query(rdev_rt_stream_t *s, int *done);
  * (the server) keeps this under the stream's depth (stream_depth). */
 int rdev_rt_stream_pending(rdev_rt_stream_t *s, size_t *tasks);
 
+/* *idle = 1 when nothing is queued on s and nothing runs, a host callback
+ * included: stricter than rdev_rt_stream_query, so that whatever a callback
+ * still does (send a reply) is done before anything the caller does next.
+ * Never blocks. */
+int rdev_rt_stream_idle(rdev_rt_stream_t *s, int *idle);
+
 /* Device the stream belongs to. */
 int rdev_rt_stream_device(const rdev_rt_stream_t *s);
 
