@@ -72,7 +72,14 @@ struct srv_session {
   int send_busy, recv_paused, half_closed, released, status_started, broken;
   int streams_full; /* streams at half depth, each with a room_cb queued */
   size_t inflight;
+  char *held;       /* kernel print output not sent yet (at most HOLD_MAX) */
+  size_t held_len, held_cap;
 };
+
+/* Kernel print output waits for the session's next reply and rides in it
+ * (CANN shows device printf output at synchronization); this much at most,
+ * past which it goes out at once as a PRINT reply. */
+#define HOLD_MAX ((size_t)64 << 10)
 
 static void session_unref(srv_session_t *s);
 
@@ -136,26 +143,50 @@ static void inflight_sub(srv_session_t *s, size_t n) {
   pthread_mutex_unlock(&s->mu);
 }
 
-/* Queues bb (taking it) to be sent; it counts `bytes` toward inflight until
- * sent. Dropped once the call is ending. */
-static void session_send(srv_session_t *s, grpc_byte_buffer *bb, size_t bytes) {
+/* Reply.print from a (pointer, length) pair. */
+typedef struct {
+  const char *text;
+  size_t len;
+} text_t;
+
+static bool encode_text(pb_ostream_t *os, const pb_field_t *f, void *const *arg) {
+  const text_t *t = *arg;
+  return pb_encode_tag_for_field(os, f) && pb_encode_string(os, (const pb_byte_t *)t->text, t->len);
+}
+
+/* Encodes r with an optional payload and queues it to be sent; it counts
+ * toward inflight until sent. Held print output rides along in r.print.
+ * Dropped once the call is ending. */
+static void send_reply(srv_session_t *s, rdev_v1_Reply *r, const grpc_slice *payload) {
   reply_node_t *n = malloc(sizeof *n);
   pthread_mutex_lock(&s->mu);
   if (!n || s->status_started || s->broken || s->cancelled) {
     pthread_mutex_unlock(&s->mu);
-    grpc_byte_buffer_destroy(bb);
     free(n);
     return;
   }
+  text_t held = {s->held, r->print.funcs.encode ? 0 : s->held_len};
+  if (held.len) {
+    r->print.funcs.encode = encode_text;
+    r->print.arg = &held;
+  }
+  grpc_byte_buffer *bb = rdev_wire_encode(rdev_v1_Reply_fields, r, payload);
+  if (!bb) {
+    pthread_mutex_unlock(&s->mu);
+    free(n);
+    srv_log(SRV_LOG_ERROR, "session %llu: cannot encode a reply", (unsigned long long)s->id);
+    return;
+  }
+  s->held_len = 0;
   n->next = NULL;
   n->bb = bb;
-  n->bytes = bytes;
+  n->bytes = 64 + held.len + (payload ? GRPC_SLICE_LENGTH(*payload) : 0);
   if (s->sq_tail)
     s->sq_tail->next = n;
   else
     s->sq_head = n;
   s->sq_tail = n;
-  s->inflight += bytes;
+  s->inflight += n->bytes;
   if (!s->send_busy) start_send(s);
   pthread_mutex_unlock(&s->mu);
 }
@@ -174,15 +205,6 @@ static void drop_queue(srv_session_t *s) {
     free(n);
     n = next;
   }
-}
-
-static void send_reply(srv_session_t *s, const rdev_v1_Reply *r, const grpc_slice *payload) {
-  grpc_byte_buffer *bb = rdev_wire_encode(rdev_v1_Reply_fields, r, payload);
-  if (!bb) {
-    srv_log(SRV_LOG_ERROR, "session %llu: cannot encode a reply", (unsigned long long)s->id);
-    return;
-  }
-  session_send(s, bb, 64 + (payload ? GRPC_SLICE_LENGTH(*payload) : 0));
 }
 
 static void send_status(srv_session_t *s, uint64_t seq, uint64_t stream, int status, const char *msg) {
@@ -341,6 +363,7 @@ static void session_unref(srv_session_t *s) {
   grpc_metadata_array_destroy(&s->recv_md);
   srv_handles_free(&s->handles);
   free(s->sync_streams);
+  free(s->held);
   if (s->peer) gpr_free(s->peer);
   pthread_mutex_destroy(&s->mu);
   pthread_mutex_destroy(&s->req_mu);
@@ -886,22 +909,40 @@ static int op_memset(srv_req_t *x) {
   return st ? SRV_LATER : RDEV_OK;
 }
 
-/* Kernel print output goes back to the launching client as a PRINT reply. */
-static bool encode_text(pb_ostream_t *os, const pb_field_t *f, void *const *arg) {
-  const cb_ctx_t *c = *arg;
-  return pb_encode_tag_for_field(os, f) && pb_encode_string(os, c->buf, c->len);
+/* Kernel print output is held for the session's next reply (send_reply);
+ * when it would not fit, what is held goes out now as a PRINT reply. The
+ * runtime caps one launch's output at HOLD_MAX. */
+static bool hold_text(srv_session_t *s, const char *text, size_t len) {
+  pthread_mutex_lock(&s->mu);
+  bool ok = s->held_len + len <= HOLD_MAX;
+  if (ok && s->held_len + len > s->held_cap) {
+    size_t cap = s->held_cap ? s->held_cap : 256;
+    while (cap < s->held_len + len) cap *= 2;
+    if (cap > HOLD_MAX) cap = HOLD_MAX;
+    char *p = realloc(s->held, cap);
+    if (p) s->held = p, s->held_cap = cap;
+    else ok = false;
+  }
+  if (ok) {
+    memcpy(s->held + s->held_len, text, len);
+    s->held_len += len;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return ok;
 }
 
 static void print_cb(void *user, const char *text, size_t len) {
   cb_ctx_t *c = user;
-  if (len) {
+  if (len && !hold_text(c->s, text, len)) {
     rdev_v1_Reply r = rdev_v1_Reply_init_zero;
-    r.seq = c->seq;
     r.kind = rdev_v1_ReplyKind_PRINT;
-    cb_ctx_t t = {.buf = (void *)text, .len = len};
-    r.print.funcs.encode = encode_text;
-    r.print.arg = &t;
-    send_reply(c->s, &r, NULL);
+    send_reply(c->s, &r, NULL); /* flushes what was held */
+    if (!hold_text(c->s, text, len)) { /* out of memory: send this one alone */
+      text_t t = {text, len};
+      r.print.funcs.encode = encode_text;
+      r.print.arg = &t;
+      send_reply(c->s, &r, NULL);
+    }
   }
   cb_done(c);
 }

@@ -412,12 +412,9 @@ static void handle_reply(rdev_session_t *s, grpc_byte_buffer *bb) {
     grpc_call_cancel_with_status(s->call, GRPC_STATUS_INTERNAL, why, NULL);
     return;
   }
-  if (r.kind == rdev_v1_ReplyKind_PRINT) {
-    deliver_print(s, &text);
-    free(text.data);
-    return;
-  }
+  deliver_print(s, &text); /* before the reply completes anything */
   free(text.data);
+  if (r.kind == rdev_v1_ReplyKind_PRINT) return;
 
   pthread_mutex_lock(&s->mu);
   cl_pending_t *e = pending_take(s, r.seq);

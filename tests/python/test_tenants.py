@@ -539,8 +539,7 @@ class IsolationTest(TenantTest):
         st = b.ok(stream_create=pb.StreamCreate(device=0)).handle
         b.send(launch=pb.Launch(stream=st, kernel="write_i32", blocks=2, args=[pb.Arg(ptr=pb.Ptr(buf=buf)),
                                                                              pb.Arg(i32=-5)]))
-        self.assertEqual(next(b.replies).kind, pb.PRINT)
-        b.ok(stream_sync=pb.StreamSync(stream=st))
+        self.assertEqual(b.ok(stream_sync=pb.StreamSync(stream=st)).print, "Source data: -5\n" * 2)
         self.assertEqual(b.ok(read=pb.Read(buf=buf, count=8, dest_max=8)).data, (-5).to_bytes(4, "little", signed=True) * 2)
         b.ok(free=pb.Free(buf=buf))
         b.ok(stream_sync=pb.StreamSync(stream=st))

@@ -140,6 +140,32 @@ class WireTest(unittest.TestCase):
             self.assertEqual((second.seq, second.status), (sync_seq, 0))
         s.close()
 
+    def test_print_output_is_held_for_the_next_reply_and_overflows_as_print(self):
+        s = Session(self.stub)
+        buf = s.call(malloc=pb.Malloc(device=0, size=4000)).handle
+        st = s.call(stream_create=pb.StreamCreate(device=0)).handle
+        want = ""
+        for v in range(5):  # ~19 KB each: past the 64 KiB the server holds
+            s.seq += 1
+            s.q.put(pb.Request(seq=s.seq, launch=pb.Launch(stream=st, kernel="write_i32", blocks=1000,
+                    args=[pb.Arg(ptr=pb.Ptr(buf=buf)), pb.Arg(i32=1000 + v)])))
+            want += f"Source data: {1000 + v}\n" * 1000
+        got, kinds = "", []
+        s.seq += 1
+        s.q.put(pb.Request(seq=s.seq, stream_sync=pb.StreamSync(stream=st)))
+        while True:
+            r = next(s.replies)
+            got += r.print
+            kinds.append(r.kind)
+            if r.kind == pb.FINAL:
+                break
+        self.assertEqual((r.seq, r.status), (s.seq, 0))
+        self.assertIn(pb.PRINT, kinds)
+        self.assertEqual(got, want)
+        # nothing held is left over: the next reply has no print
+        self.assertEqual(s.call(mem_info=pb.MemInfo(device=0)).print, "")
+        s.close()
+
     def test_async_writes_land_byte_for_byte(self):
         # regression: async Write payloads must outlive the request that carried them
         s = Session(self.stub)
@@ -297,15 +323,12 @@ class WireTest(unittest.TestCase):
                                     args=[pb.Arg(ptr=pb.Ptr(buf=buf)), pb.Arg(i32=1)]))
         self.assertEqual(r.status, INVALID_PARAM)  # 5 blocks need 20 bytes of a 16-byte buffer
         self.assertIn("out", r.message)
-        # a good launch: its print comes back, then the sync
+        # a good launch: its print comes back in the sync's reply
         s.seq += 1
         s.q.put(pb.Request(seq=s.seq, launch=pb.Launch(stream=st, kernel="write_i32", blocks=2,
                 args=[pb.Arg(ptr=pb.Ptr(buf=buf, offset=4)), pb.Arg(i32=123)])))
-        s.seq += 1
-        s.q.put(pb.Request(seq=s.seq, stream_sync=pb.StreamSync(stream=st)))
-        p = next(s.replies)
-        self.assertEqual((p.kind, p.seq, p.print), (pb.PRINT, s.seq - 1, "Source data: 123\n" * 2))
-        self.assertEqual(next(s.replies).status, 0)
+        r = s.call(stream_sync=pb.StreamSync(stream=st))
+        self.assertEqual((r.kind, r.status, r.print), (pb.FINAL, 0, "Source data: 123\n" * 2))
         r = s.call(read=pb.Read(buf=buf, count=16, dest_max=16))
         self.assertEqual(r.data[4:12], (123).to_bytes(4, "little") * 2)
         s.close()

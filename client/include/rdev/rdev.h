@@ -82,7 +82,11 @@ void rdev_session_close(rdev_session_t *s);
 const char *rdev_session_last_error(void);
 
 /* Receives kernel print output for launches of this session; runs on the
- * library's receiver thread. The default writes it to stdout. */
+ * library's receiver thread. The default writes it to stdout. As with CANN,
+ * output is delivered at synchronization: at the latest before the next
+ * call of the session that waits for the server (a stream synchronize
+ * covering the launch, or any synchronous call made after the kernel ran)
+ * returns. */
 typedef void (*rdev_print_fn)(void *user, const char *text, size_t len);
 void rdev_session_set_print_fn(rdev_session_t *s, rdev_print_fn fn, void *user);
 
