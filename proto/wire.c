@@ -151,3 +151,30 @@ grpc_byte_buffer *rdev_wire_encode(const pb_msgdesc_t *fields, const void *msg,
   grpc_slice_unref(head);
   return bb;
 }
+
+grpc_byte_buffer *rdev_wire_batch(grpc_byte_buffer *const *msgs, size_t n) {
+  size_t total = 0;
+  for (size_t i = 0; i < n; i++) total += 2 * 10 + grpc_byte_buffer_length(msgs[i]);
+  grpc_slice out = grpc_slice_malloc(total);
+  uint8_t *p = GRPC_SLICE_START_PTR(out), *start = p;
+  for (size_t i = 0; i < n; i++) {
+    grpc_byte_buffer_reader rd;
+    if (!grpc_byte_buffer_reader_init(&rd, msgs[i])) {
+      grpc_slice_unref(out);
+      return NULL;
+    }
+    p += put_varint(p, ((uint64_t)RDEV_WIRE_BATCH_FIELD << 3) | 2u);
+    p += put_varint(p, grpc_byte_buffer_length(msgs[i]));
+    grpc_slice sl;
+    while (grpc_byte_buffer_reader_next(&rd, &sl)) {
+      memcpy(p, GRPC_SLICE_START_PTR(sl), GRPC_SLICE_LENGTH(sl));
+      p += GRPC_SLICE_LENGTH(sl);
+      grpc_slice_unref(sl);
+    }
+    grpc_byte_buffer_reader_destroy(&rd);
+  }
+  grpc_slice used = grpc_slice_sub_no_ref(out, 0, (size_t)(p - start));
+  grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&used, 1);
+  grpc_slice_unref(out);
+  return bb;
+}

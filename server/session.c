@@ -29,6 +29,7 @@
  */
 #define _GNU_SOURCE
 #include <grpc/support/alloc.h>
+#include <pb_decode.h>
 #include <pb_encode.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1123,18 +1124,50 @@ static void check_room(srv_session_t *s, rdev_rt_stream_t *st) {
   if (rdev_rt_launch_callback(st, room_cb, c) != RDEV_OK) room_cb(c, RDEV_CANCELLED);
 }
 
-static void handle_request(srv_session_t *s, grpc_byte_buffer *bb) {
-  rdev_v1_Request q = rdev_v1_Request_init_zero;
-  rdev_wire_payload_t data = {.max = RDEV_WIRE_MAX_CHUNK};
-  rdev_wire_payload_decoder(&q.data, &data);
-  srv_req_t x = {.s = s, .q = &q, .data = &data, .r = rdev_v1_Reply_init_zero};
-  const char *err = NULL;
+/* The stream an asynchronous request names (0: none or synchronous). */
+static uint64_t request_stream(const rdev_v1_Request *q) {
+  switch (q->which_op) {
+    case rdev_v1_Request_write_tag: return q->op.write.stream;
+    case rdev_v1_Request_read_tag: return q->op.read.stream;
+    case rdev_v1_Request_copy_tag: return q->op.copy.stream;
+    case rdev_v1_Request_memset_tag: return q->op.memset.stream;
+    case rdev_v1_Request_launch_tag: return q->op.launch.stream;
+    case rdev_v1_Request_event_record_tag: return q->op.event_record.stream;
+    case rdev_v1_Request_stream_wait_event_tag: return q->op.stream_wait_event.stream;
+  }
+  return 0;
+}
+
+/* The requests of one message's batch so far: a batch may hold at most
+ * RDEV_WIRE_MAX_BATCH requests moving at most RDEV_WIRE_MAX_CHUNK bytes of
+ * Read and Write data in all, so that one message costs the server no more
+ * than a single request may (backpressure acts between messages). */
+typedef struct {
+  srv_session_t *s;
+  int count;
+  size_t xfer;
+} batch_t;
+
+/* Runs one decoded request (decoded = 0: it was malformed, err says why)
+ * and answers it. b: the batch it came in, or NULL. */
+static void run_request(srv_session_t *s, const rdev_v1_Request *q, rdev_wire_payload_t *data, int decoded,
+                        const char *err, batch_t *b) {
+  srv_req_t x = {.s = s, .q = q, .data = data, .r = rdev_v1_Reply_init_zero};
+  size_t xfer = q->which_op == rdev_v1_Request_write_tag ? data->len
+                : q->which_op == rdev_v1_Request_read_tag ? (size_t)q->op.read.count : 0;
   int rc;
-  if (!rdev_wire_decode(bb, rdev_v1_Request_fields, &q, &err)) {
-    rc = data.oversize ? fail(&x, RDEV_INVALID_PARAM, "payload exceeds the %u-byte chunk limit", RDEV_WIRE_MAX_CHUNK)
-                       : fail(&x, RDEV_PROTOCOL, "malformed request: %s", err ? err : "?");
+  if (!decoded) {
+    rc = data->oversize ? fail(&x, RDEV_INVALID_PARAM, "payload exceeds the %u-byte chunk limit", RDEV_WIRE_MAX_CHUNK)
+                        : fail(&x, RDEV_PROTOCOL, "malformed request: %s", err ? err : "?");
+  } else if (b && ++b->count > RDEV_WIRE_MAX_BATCH) {
+    x.stream = request_stream(q);
+    rc = fail(&x, RDEV_INVALID_PARAM, "a batch holds at most %d requests", RDEV_WIRE_MAX_BATCH);
+  } else if (b && xfer > RDEV_WIRE_MAX_CHUNK - b->xfer) {
+    x.stream = request_stream(q);
+    rc = fail(&x, RDEV_INVALID_PARAM, "a batch moves at most %u bytes of Read and Write data", RDEV_WIRE_MAX_CHUNK);
   } else {
-    op_fn fn = op_for(q.which_op);
+    if (b) b->xfer += xfer;
+    op_fn fn = op_for(q->which_op);
     pthread_mutex_lock(&s->req_mu);
     if (s->released)
       rc = SRV_LATER; /* the session is ending: nothing to answer to */
@@ -1147,16 +1180,58 @@ static void handle_request(srv_session_t *s, grpc_byte_buffer *bb) {
     }
     pthread_mutex_unlock(&s->req_mu);
   }
-  rdev_wire_payload_release(&data);
+  rdev_wire_payload_release(data);
   if (rc != SRV_LATER) {
-    x.r.seq = q.seq;
+    x.r.seq = q->seq;
     x.r.status = rc;
     if (rc != RDEV_OK) {
       x.r.stream = x.stream;
       srv_log(SRV_LOG_DEBUG, "session %llu seq %llu: %s (%d): %s", (unsigned long long)s->id,
-              (unsigned long long)q.seq, rdev_status_name(rc), rc, x.r.message);
+              (unsigned long long)q->seq, rdev_status_name(rc), rc, x.r.message);
     }
     send_reply(s, &x.r, x.has_payload ? &x.payload : NULL);
   }
   if (x.has_payload) grpc_slice_unref(x.payload);
+}
+
+static bool nested_batch(pb_istream_t *is, const pb_field_t *f, void **arg) {
+  (void)is, (void)f, (void)arg;
+  PB_RETURN_ERROR(is, "batches do not nest");
+}
+
+/* One Request of a batch, run as it is decoded, in order. A malformed one
+ * is answered and skipped; false only when the message itself broke. */
+static bool batch_decode(pb_istream_t *is, const pb_field_t *f, void **arg) {
+  (void)f;
+  batch_t *b = *arg;
+  rdev_v1_Request q = rdev_v1_Request_init_zero;
+  rdev_wire_payload_t data = {.max = RDEV_WIRE_MAX_CHUNK};
+  rdev_wire_payload_decoder(&q.data, &data);
+  q.batch.funcs.decode = nested_batch;
+  int ok = pb_decode(is, rdev_v1_Request_fields, &q);
+  const char *err = ok ? NULL : PB_GET_ERROR(is);
+  if (!ok && !pb_read(is, NULL, is->bytes_left)) {
+    rdev_wire_payload_release(&data);
+    return false;
+  }
+  run_request(b->s, &q, &data, ok, err, b);
+  return true;
+}
+
+/* One received message: a request, or a batch of them (run while the
+ * message is decoded) and optionally a request of its own, run last. */
+static void handle_request(srv_session_t *s, grpc_byte_buffer *bb) {
+  rdev_v1_Request q = rdev_v1_Request_init_zero;
+  rdev_wire_payload_t data = {.max = RDEV_WIRE_MAX_CHUNK};
+  rdev_wire_payload_decoder(&q.data, &data);
+  batch_t b = {.s = s};
+  q.batch.funcs.decode = batch_decode;
+  q.batch.arg = &b;
+  const char *err = NULL;
+  int ok = rdev_wire_decode(bb, rdev_v1_Request_fields, &q, &err);
+  if (ok && b.count && q.which_op == 0) {
+    rdev_wire_payload_release(&data); /* a batch alone: nothing more to answer */
+    return;
+  }
+  run_request(s, &q, &data, ok, err, NULL);
 }

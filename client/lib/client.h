@@ -52,8 +52,13 @@ typedef struct cl_pending {
                           * does not count toward w->remaining */
 } cl_pending_t;
 
+/* A request waiting for the one send gRPC allows in flight. Those without
+ * payload go out together, as one batch message (rdev_wire_batch). */
 typedef struct cl_send {
   grpc_byte_buffer *bb;
+  size_t len;            /* encoded length */
+  size_t xfer;           /* Read bytes it asks for (batch limit) */
+  bool batchable;        /* no payload */
   struct cl_send *next;
 } cl_send_t;
 
@@ -91,7 +96,8 @@ struct rdev_session {
   bool dead;
   char dead_msg[CL_MSG_MAX];
 
-  /* send queue: one SEND_MESSAGE in flight at a time */
+  /* send queue: one SEND_MESSAGE in flight at a time; what queued behind
+   * it goes out in batches */
   cl_send_t *sq_head, *sq_tail;
   grpc_byte_buffer *sending;
   bool close_requested, close_sent;

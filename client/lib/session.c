@@ -238,17 +238,40 @@ static void send_start_locked(rdev_session_t *s, grpc_byte_buffer *bb) {
   }
 }
 
+/* Batches stay well inside the server's message limit. */
+#define BATCH_BYTES (48u << 10)
+
+/* Under s->mu: takes the head of the send queue, together with the
+ * batchable requests right behind a batchable head, within the batch
+ * limits (count, Read bytes, size); returns the message to send. */
+static grpc_byte_buffer *take_next_locked(rdev_session_t *s) {
+  cl_send_t *it = s->sq_head;
+  grpc_byte_buffer *msgs[RDEV_WIRE_MAX_BATCH];
+  size_t n = 0, xfer = 0, bytes = 0;
+  for (cl_send_t *q = it; q && q->batchable && n < RDEV_WIRE_MAX_BATCH; q = q->next) {
+    if (q->xfer > RDEV_WIRE_MAX_CHUNK - xfer || q->len > BATCH_BYTES - bytes) break;
+    xfer += q->xfer;
+    bytes += q->len + 12;
+    msgs[n++] = q->bb;
+  }
+  grpc_byte_buffer *bb = n > 1 ? rdev_wire_batch(msgs, n) : NULL;
+  if (!bb) n = 1; /* alone (or no memory to batch: one at a time) */
+  else for (size_t i = 0; i < n; i++) grpc_byte_buffer_destroy(msgs[i]);
+  for (size_t i = 0; i < n; i++) {
+    cl_send_t *q = s->sq_head;
+    s->sq_head = q->next;
+    if (!bb) bb = q->bb;
+    free(q);
+  }
+  if (!s->sq_head) s->sq_tail = NULL;
+  return bb;
+}
+
 static void send_done(rdev_session_t *s, bool ok) {
   pthread_mutex_lock(&s->mu);
   if (s->sending) grpc_byte_buffer_destroy(s->sending);
   s->sending = NULL;
-  if (ok && !s->dead && s->sq_head) {
-    cl_send_t *it = s->sq_head;
-    s->sq_head = it->next;
-    if (!s->sq_head) s->sq_tail = NULL;
-    send_start_locked(s, it->bb);
-    free(it);
-  }
+  if (ok && !s->dead && s->sq_head) send_start_locked(s, take_next_locked(s));
   if (!s->sending && !s->sq_head && s->close_requested && !s->close_sent && !s->dead)
     send_close_locked(s);
   pthread_mutex_unlock(&s->mu);
@@ -303,6 +326,9 @@ int cl_submit(rdev_session_t *s, rdev_v1_Request *req, const grpc_slice *payload
     send_start_locked(s, bb);
   } else {
     it->bb = bb;
+    it->len = grpc_byte_buffer_length(bb);
+    it->xfer = req->which_op == rdev_v1_Request_read_tag ? (size_t)req->op.read.count : 0;
+    it->batchable = payload == NULL;
     it->next = NULL;
     if (s->sq_tail) s->sq_tail->next = it;
     else s->sq_head = it;

@@ -251,6 +251,57 @@ class WireTest(unittest.TestCase):
         self.assertEqual(r.value2, 64 << 20)
         s.close()
 
+    def test_batches_run_in_order_as_if_sent_alone(self):
+        s = Session(self.stub)
+        buf = s.call(malloc=pb.Malloc(device=0, size=4096)).handle
+        st = s.call(stream_create=pb.StreamCreate(device=0)).handle
+        data = os.urandom(4096)
+        batch = [pb.Request(seq=101, write=pb.Write(buf=buf, dest_max=4096), data=data),
+                 pb.Request(seq=102, memset=pb.Memset(stream=st, buf=buf, offset=8, value=0x5A, count=8,
+                                                      dest_max=8)),                    # async: silent
+                 pb.Request(seq=103, memset=pb.Memset(stream=st, buf=buf ^ 1, count=1, dest_max=1)),
+                 pb.Request(seq=104, read=pb.Read(stream=st, buf=buf, count=32, dest_max=32)),
+                 pb.Request(seq=105, stream_sync=pb.StreamSync(stream=st))]
+        s.q.put(pb.Request(batch=batch))  # a batch alone: no reply of its own
+        got = [next(s.replies) for _ in range(4)]
+        self.assertEqual([(r.seq, r.status) for r in got],
+                         [(101, 0), (103, INVALID_RESOURCE_HANDLE), (104, 0), (105, 0)])
+        self.assertEqual(got[1].stream, st)  # refused async: names its stream
+        self.assertEqual(got[2].data, data[:8] + b"\x5a" * 8 + data[16:32])
+        # a batch with an op of its own: the op runs last
+        s.q.put(pb.Request(seq=201, mem_info=pb.MemInfo(device=0),
+                           batch=[pb.Request(seq=200, read=pb.Read(buf=buf, count=4, dest_max=4))]))
+        self.assertEqual([next(s.replies).seq for _ in range(2)], [200, 201])
+        s.close()
+
+    def test_batch_limits_and_bad_elements(self):
+        s = RawSession(self.channel)
+        buf = s.send(pb.Request(seq=1, malloc=pb.Malloc(device=0, size=1 << 20)).SerializeToString()).handle
+        st = s.send(pb.Request(seq=2, stream_create=pb.StreamCreate(device=0)).SerializeToString()).handle
+        # 129 async memsets: the one past 128 is refused, naming its stream
+        many = [pb.Request(seq=1000 + i, memset=pb.Memset(stream=st, buf=buf, count=1, dest_max=1))
+                for i in range(129)]
+        r = s.send(pb.Request(batch=many).SerializeToString())
+        self.assertEqual((r.seq, r.status, r.stream), (1128, INVALID_PARAM, st))
+        # reads of more than 1 MiB in all: the one past it is refused
+        reads = [pb.Request(seq=2000 + i, read=pb.Read(buf=buf, count=1 << 19, dest_max=1 << 19))
+                 for i in range(3)]
+        s.q.put(pb.Request(batch=reads).SerializeToString())
+        got = [next(s.replies) for _ in range(3)]
+        self.assertEqual([(r.seq, r.status) for r in got], [(2000, 0), (2001, 0), (2002, INVALID_PARAM)])
+        # a malformed element is answered and skipped; a nested batch is malformed
+        good = pb.Request(seq=3001, mem_info=pb.MemInfo(device=0)).SerializeToString()
+        nested = pb.Request(seq=3002, batch=[pb.Request(seq=3003, mem_info=pb.MemInfo(device=0))])
+        elem = lambda b: b"\xf2\x01" + bytes([len(b)]) + b  # field 30, length-delimited
+        raw = elem(b"\xff\xff\xff") + elem(good) + elem(nested.SerializeToString())
+        s.q.put(raw)
+        got = [next(s.replies) for _ in range(3)]
+        self.assertEqual([r.status for r in got], [PROTOCOL, 0, PROTOCOL])
+        self.assertEqual(got[1].seq, 3001)
+        r = s.send(pb.Request(seq=9, mem_info=pb.MemInfo(device=0)).SerializeToString())
+        self.assertEqual((r.seq, r.status), (9, 0))
+        s.close()
+
     def test_request_without_operation_is_protocol_error(self):
         s = Session(self.stub)
         self.assertEqual(s.call().status, PROTOCOL)

@@ -29,6 +29,8 @@
 #define RDEV_WIRE_MAX_CHUNK (1u << 20)                   /* payload bytes per Write/Read */
 #define RDEV_WIRE_MAX_MESSAGE (RDEV_WIRE_MAX_CHUNK + 65536) /* whole message limit */
 #define RDEV_WIRE_PAYLOAD_FIELD 100                      /* Request.data and Reply.data */
+#define RDEV_WIRE_BATCH_FIELD 30                         /* Request.batch */
+#define RDEV_WIRE_MAX_BATCH 128                          /* requests in one Request.batch */
 
 /* A payload decoded into memory of its own (malloc'd, owned by whoever
  * decoded it: free(data)). */
@@ -69,5 +71,11 @@ bool rdev_wire_decode(grpc_byte_buffer *bb, const pb_msgdesc_t *fields, void *ms
  * for the caller to destroy, or NULL if msg cannot be encoded. */
 grpc_byte_buffer *rdev_wire_encode(const pb_msgdesc_t *fields, const void *msg,
                                    const grpc_slice *payload);
+
+/* One Request whose batch (field RDEV_WIRE_BATCH_FIELD) holds the n encoded
+ * Requests msgs[0..n) in order, copied (meant for small ones). Returns a new
+ * byte buffer for the caller to destroy, or NULL out of memory. The msgs
+ * stay the caller's. */
+grpc_byte_buffer *rdev_wire_batch(grpc_byte_buffer *const *msgs, size_t n);
 
 #endif
