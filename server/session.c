@@ -61,9 +61,7 @@ struct srv_session {
 
   pthread_mutex_t req_mu; /* request handling vs release: handles, streams below */
   srv_handles_t handles;
-  /* session-internal streams per device, lazily made: EventSync waits on
-   * sync_streams, chunks of synchronous copies are staged on write_streams */
-  rdev_rt_stream_t **sync_streams, **write_streams;
+  rdev_rt_stream_t **sync_streams; /* per device, for EventSync; lazily made */
   dead_stream_t *dead;
 
   pthread_mutex_t mu; /* everything below */
@@ -264,10 +262,8 @@ static void session_release(srv_session_t *s, const char *why) {
   }
   int ndev = 0;
   rdev_rt_device_count(s->srv->rt, &ndev);
-  for (int d = 0; d < ndev; d++) {
+  for (int d = 0; d < ndev; d++)
     if (s->sync_streams[d]) rdev_rt_stream_destroy_force(s->sync_streams[d]);
-    if (s->write_streams[d]) rdev_rt_stream_destroy_force(s->write_streams[d]);
-  }
   srv_handles_each(&h, SRV_H_EVENT, destroy_event_entry, NULL);
   srv_handles_each(&h, SRV_H_BUF, free_buffer_entry, s);
   srv_handles_free(&h);
@@ -367,7 +363,7 @@ static void session_unref(srv_session_t *s) {
   grpc_call_unref(s->call);
   grpc_metadata_array_destroy(&s->recv_md);
   srv_handles_free(&s->handles);
-  free(s->sync_streams); /* and write_streams, in the same block */
+  free(s->sync_streams);
   free(s->held);
   if (s->peer) gpr_free(s->peer);
   pthread_mutex_destroy(&s->mu);
@@ -384,7 +380,7 @@ void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant) {
   int ndev = 0;
   rdev_rt_device_count(srv->rt, &ndev);
   srv_session_t *s = calloc(1, sizeof *s);
-  rdev_rt_stream_t **ss = calloc(2 * ((size_t)ndev + 1), sizeof *ss); /* sync_ and write_streams */
+  rdev_rt_stream_t **ss = calloc((size_t)ndev + 1, sizeof *ss);
   if (!s || !ss) {
     free(s);
     free(ss);
@@ -395,7 +391,6 @@ void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant) {
   s->srv = srv;
   s->call = call;
   s->sync_streams = ss;
-  s->write_streams = ss + ndev + 1;
   s->id = atomic_fetch_add(&srv->next_session_id, 1);
   s->tenant = tenant;
   pthread_mutex_lock(&tenant->mu);
@@ -686,17 +681,8 @@ static int op_free(srv_req_t *x) {
   srv_handles_del(&x->s->handles, h);
   srv_handles_each(&x->s->handles, SRV_H_STREAM, defer_on_entry, d);
   for (dead_stream_t *ds = x->s->dead; ds; ds = ds->next) defer_on(d, ds->st);
-  if (x->s->write_streams[d->dev]) defer_on(d, x->s->write_streams[d->dev]);
   deferred_free_put(d);
   return RDEV_OK;
-}
-
-/* Streams of a session share the device with other tenants by weight. */
-static void join_tenant_group(srv_session_t *s, rdev_rt_stream_t *st) {
-  pthread_mutex_lock(&s->tenant->mu);
-  uint32_t weight = (uint32_t)s->tenant->weight;
-  pthread_mutex_unlock(&s->tenant->mu);
-  rdev_rt_stream_set_group(st, s->tenant->id, weight);
 }
 
 static int op_stream_create(srv_req_t *x) {
@@ -710,7 +696,10 @@ static int op_stream_create(srv_req_t *x) {
     srv_tenant_give(x->s->tenant, SRV_Q_STREAMS, dev, 1);
     return rt_failed(x, rc);
   }
-  join_tenant_group(x->s, st);
+  pthread_mutex_lock(&x->s->tenant->mu);
+  uint32_t weight = (uint32_t)x->s->tenant->weight;
+  pthread_mutex_unlock(&x->s->tenant->mu);
+  rdev_rt_stream_set_group(st, x->s->tenant->id, weight); /* fair share of the device by weight */
   uint64_t h = srv_handles_add(&x->s->handles, SRV_H_STREAM, dev, st, 0);
   if (!h) {
     rdev_rt_stream_destroy_force(st);
@@ -804,29 +793,34 @@ static int opt_stream(srv_req_t *x, uint64_t h, rdev_rt_stream_t **st) {
   return get_stream(x, h, st);
 }
 
-/* A session-internal stream of device dev, made on first use in the
- * tenant's scheduling group; streams is sync_streams or write_streams. */
-static int internal_stream(srv_req_t *x, rdev_rt_stream_t **streams, int dev, rdev_rt_stream_t **st) {
-  if (!streams[dev]) {
-    int rc = rdev_rt_stream_create(x->s->srv->rt, dev, &streams[dev]);
-    if (rc) return rt_failed(x, rc);
-    join_tenant_group(x->s, streams[dev]);
-  }
-  *st = x->used = streams[dev];
-  return RDEV_OK;
-}
-
-/* Queues the copy of the Write payload to dst on st. The bytes must outlive
- * the request: gRPC's received slices are only ours while the message is
- * (holding references to them was seen to let their bytes change), so they
- * go to a pooled staging buffer, given back once the device copied it. */
-static int stage_write(srv_req_t *x, rdev_rt_stream_t *st, char *dst, size_t n) {
+static int op_write(srv_req_t *x) {
+  const rdev_v1_Write *w = &x->q->op.write;
+  rdev_rt_stream_t *st = NULL;
+  char *dst = NULL;
+  size_t n = x->data->len;
+  int rc = opt_stream(x, w->stream, &st);
+  if (rc || (rc = check_count(x, n, w->dest_max)) ||
+      (rc = buf_range(x, "write", w->buf, w->offset, n, &dst, NULL)))
+    return rc;
+  if (n == 0) return st || w->quiet ? SRV_LATER : RDEV_OK;
   const rdev_wire_payload_t *p = x->data;
+  if (!st) { /* the device copies straight out of the received slices */
+    for (int i = 0; i < p->nparts; i++) {
+      size_t k = GRPC_SLICE_LENGTH(p->parts[i]);
+      rc = rdev_rt_memcpy(x->s->srv->rt, dst, k, GRPC_SLICE_START_PTR(p->parts[i]), k, RDEV_MEMCPY_HOST_TO_DEVICE);
+      if (rc) return rt_failed(x, rc);
+      dst += k;
+    }
+    return w->quiet ? SRV_LATER : RDEV_OK; /* quiet: no news is good news */
+  }
+  /* async: the bytes must outlive this request; gRPC's received slices are
+   * only ours while the message is (holding references to them was seen to
+   * let their bytes change), so they go to a staging buffer */
   char *staging = srv_buf_get(n);
   if (!staging) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
   for (int i = 0, off = 0; i < p->nparts; off += (int)GRPC_SLICE_LENGTH(p->parts[i]), i++)
     memcpy(staging + off, GRPC_SLICE_START_PTR(p->parts[i]), GRPC_SLICE_LENGTH(p->parts[i]));
-  int rc = rdev_rt_memcpy_async(x->s->srv->rt, dst, n, staging, n, RDEV_MEMCPY_HOST_TO_DEVICE, st);
+  rc = rdev_rt_memcpy_async(x->s->srv->rt, dst, n, staging, n, RDEV_MEMCPY_HOST_TO_DEVICE, st);
   if (rc) {
     srv_buf_put(staging);
     return rt_failed(x, rc);
@@ -840,39 +834,6 @@ static int stage_write(srv_req_t *x, rdev_rt_stream_t *st, char *dst, size_t n) 
   }
   inflight_add(x->s, n);
   return SRV_LATER;
-}
-
-/* A synchronous Write alone is copied straight out of the received slices.
- * The chunks of a larger synchronous copy (quiet ones, and the last one
- * behind them) are staged on the session's write stream of the device, so
- * that receiving the next chunk overlaps the device copy of this one; the
- * last one answers once the stream copied them all. */
-static int op_write(srv_req_t *x) {
-  const rdev_v1_Write *w = &x->q->op.write;
-  rdev_rt_stream_t *st = NULL;
-  char *dst = NULL;
-  size_t n = x->data->len;
-  int dev, rc = opt_stream(x, w->stream, &st);
-  if (rc || (rc = check_count(x, n, w->dest_max)) ||
-      (rc = buf_range(x, "write", w->buf, w->offset, n, &dst, &dev)))
-    return rc;
-  if (st) return n ? stage_write(x, st, dst, n) : SRV_LATER;
-  int idle = 1;
-  if (x->s->write_streams[dev]) rdev_rt_stream_idle(x->s->write_streams[dev], &idle);
-  if (!w->quiet && idle) {
-    const rdev_wire_payload_t *p = x->data;
-    for (int i = 0; i < p->nparts; i++) {
-      size_t k = GRPC_SLICE_LENGTH(p->parts[i]);
-      rc = rdev_rt_memcpy(x->s->srv->rt, dst, k, GRPC_SLICE_START_PTR(p->parts[i]), k, RDEV_MEMCPY_HOST_TO_DEVICE);
-      if (rc) return rt_failed(x, rc);
-      dst += k;
-    }
-    return RDEV_OK;
-  }
-  if ((rc = internal_stream(x, x->s->write_streams, dev, &st))) return rc;
-  if (n && (rc = stage_write(x, st, dst, n)) != SRV_LATER) return rc;
-  if (w->quiet) return SRV_LATER; /* no news is good news */
-  return queue_callback(x, st, sync_cb, cb_new(x->s, x->q->seq, st, NULL, 0));
 }
 
 static int op_read(srv_req_t *x) {
@@ -1078,10 +1039,11 @@ static int op_event_sync(srv_req_t *x) {
   srv_handle_t *e;
   int rc = get_event(x, x->q->op.event_sync.event, &e);
   if (rc) return rc;
-  rdev_rt_stream_t *ss;
-  if ((rc = internal_stream(x, x->s->sync_streams, e->dev, &ss))) return rc;
-  if ((rc = rdev_rt_stream_wait_event(ss, e->ptr))) return rt_failed(x, rc);
-  return queue_callback(x, ss, sync_cb, cb_new(x->s, x->q->seq, NULL, NULL, 0));
+  rdev_rt_stream_t **ss = &x->s->sync_streams[e->dev];
+  if (!*ss && (rc = rdev_rt_stream_create(x->s->srv->rt, e->dev, ss))) return rt_failed(x, rc);
+  x->used = *ss;
+  if ((rc = rdev_rt_stream_wait_event(*ss, e->ptr))) return rt_failed(x, rc);
+  return queue_callback(x, *ss, sync_cb, cb_new(x->s, x->q->seq, NULL, NULL, 0));
 }
 
 static int op_event_query(srv_req_t *x) {
