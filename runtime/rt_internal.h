@@ -77,6 +77,9 @@ typedef struct rt_backend {
   int (*malloc_host)(void *impl, void **p, size_t size);
   int (*free_host)(void *impl, void *p);
   int (*copy)(void *impl, void *dst, const void *src, size_t n, rdev_memcpy_kind_t kind);
+  /* host-readable address of a checked device range, or NULL: see
+   * rdev_rt_host_view (may be NULL: never host-mapped) */
+  const void *(*host_view)(void *impl, const void *dptr, size_t n);
   int (*memset)(void *impl, void *dst, int value, size_t n);
   int (*stream_create)(void *impl, int dev, rdev_rt_stream_t **s);
   int (*stream_destroy)(rdev_rt_stream_t *s, int force);

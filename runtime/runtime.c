@@ -262,6 +262,14 @@ int rdev_rt_memcpy(rdev_rt_t *rt, void *dst, size_t dest_max, const void *src, s
   return rt->be->copy(rt->impl, dst, src, count, kind);
 }
 
+const void *rdev_rt_host_view(rdev_rt_t *rt, const void *dptr, size_t n) {
+  rt_clear_error();
+  if (!rt || !n || !rt->be->host_view) return NULL;
+  rt_alloc_t a = find_alloc(rt, dptr);
+  if (check_range(&a, dptr, n, "view")) return NULL;
+  return rt->be->host_view(rt->impl, dptr, n);
+}
+
 static int check_stream(rdev_rt_t *rt, rdev_rt_stream_t *s) {
   if (!s) return rt_fail(RDEV_INVALID_RESOURCE_HANDLE, "stream is NULL");
   if (rt && s->rt != rt) return rt_fail(RDEV_INVALID_RESOURCE_HANDLE, "stream of another runtime");

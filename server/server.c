@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "srv.h"
 
@@ -280,6 +281,7 @@ int srv_start(srv_t *srv) {
   pthread_mutex_init(&srv->mu, NULL);
   pthread_cond_init(&srv->cv, NULL);
   atomic_init(&srv->next_session_id, 1);
+  atomic_init(&srv->pinned, 0);
   if (srv_tenants_init(srv) != 0) return -1;
   rdev_rt_config_t rc = {.backend = srv->cfg.backend,
                          .sim_devices = srv->cfg.sim_devices,
@@ -412,6 +414,15 @@ void srv_stop(srv_t *srv) {
   }
   free(srv->threads);
   free(srv->cqs);
+  /* Zero-copy replies show device memory until gRPC let go of them, which
+   * may be a moment after their calls are gone. */
+  for (int i = 0; i < 10000 && atomic_load(&srv->pinned) > 0; i++) usleep(1000);
+  if (atomic_load(&srv->pinned) > 0) {
+    srv_log(SRV_LOG_ERROR, "%d zero-copy replies still held by gRPC: the runtime is left open",
+            atomic_load(&srv->pinned));
+    grpc_shutdown(); /* what it lets go of still finds the runtime and tenants */
+    return;
+  }
   rdev_rt_close(srv->rt);
   grpc_shutdown();
   srv_tenants_free(srv);

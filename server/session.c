@@ -75,7 +75,21 @@ struct srv_session {
   size_t inflight;
   char *held;       /* kernel print output not sent yet (at most HOLD_MAX) */
   size_t held_len, held_cap;
+  struct pins *pins; /* zero-copy replies gRPC still holds */
 };
+
+/* The zero-copy Read replies of a session that gRPC still holds, and the
+ * frees that wait for them. Apart from the session: gRPC may keep a reply's
+ * slice until the call is destroyed, which is at the session's end, so a
+ * slice must not keep the session; the frees outlive it if need be. Its own
+ * lock: gRPC may let go of a slice inside a call we make with s->mu held. */
+typedef struct pins {
+  pthread_mutex_t mu;
+  srv_t *srv;                   /* srv->pinned counts slices server-wide */
+  int n;                        /* slices held */
+  int orphan;                   /* the session is gone: the last slice frees this */
+  struct deferred_free *parked; /* given back when n drops to 0 */
+} pins_t;
 
 /* Kernel print output waits for the session's next reply and rides in it
  * (CANN shows device printf output at synchronization); this much at most,
@@ -83,6 +97,7 @@ struct srv_session {
 #define HOLD_MAX ((size_t)64 << 10)
 
 static void session_unref(srv_session_t *s);
+static void pins_orphan(struct pins *p);
 
 /* ---- references, sending, receiving --------------------------------------- */
 
@@ -227,8 +242,19 @@ static void destroy_event_entry(srv_handle_t *e, void *arg) {
   (void)arg;
   rdev_rt_event_destroy(e->ptr);
 }
+static int release_buffer(srv_session_t *s, const srv_handle_t *e);
+
 static void free_buffer_entry(srv_handle_t *e, void *arg) {
   srv_session_t *s = arg;
+  if (release_buffer(s, e) == RDEV_OK) return;
+  pthread_mutex_lock(&s->pins->mu);
+  int pinned = s->pins->n > 0;
+  pthread_mutex_unlock(&s->pins->mu);
+  if (pinned) { /* a reply may still show it: better lost than handed on */
+    srv_log(SRV_LOG_ERROR, "session %llu: out of memory releasing a buffer; %zu bytes lost",
+            (unsigned long long)s->id, e->size);
+    return;
+  }
   rdev_rt_free(s->srv->rt, e->ptr);
   srv_tenant_give(s->tenant, SRV_Q_MEMORY, e->dev, rdev_rt_mem_reserved_size(e->size));
 }
@@ -368,6 +394,7 @@ static void session_unref(srv_session_t *s) {
   if (s->peer) gpr_free(s->peer);
   pthread_mutex_destroy(&s->mu);
   pthread_mutex_destroy(&s->req_mu);
+  pins_orphan(s->pins);
   free(s);
 }
 
@@ -381,9 +408,11 @@ void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant) {
   rdev_rt_device_count(srv->rt, &ndev);
   srv_session_t *s = calloc(1, sizeof *s);
   rdev_rt_stream_t **ss = calloc((size_t)ndev + 1, sizeof *ss);
-  if (!s || !ss) {
+  pins_t *pins = calloc(1, sizeof *pins);
+  if (!s || !ss || !pins) {
     free(s);
     free(ss);
+    free(pins);
     srv_tenant_give(tenant, SRV_Q_SESSIONS, 0, 1);
     srv_call_respond(call, NULL, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of server memory");
     return;
@@ -391,6 +420,7 @@ void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant) {
   s->srv = srv;
   s->call = call;
   s->sync_streams = ss;
+  s->pins = pins;
   s->id = atomic_fetch_add(&srv->next_session_id, 1);
   s->tenant = tenant;
   pthread_mutex_lock(&tenant->mu);
@@ -400,6 +430,8 @@ void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant) {
   atomic_init(&s->refs, 1); /* the close batch's */
   pthread_mutex_init(&s->mu, NULL);
   pthread_mutex_init(&s->req_mu, NULL);
+  pthread_mutex_init(&s->pins->mu, NULL);
+  s->pins->srv = srv;
   grpc_metadata_array_init(&s->recv_md);
   s->start_op.done = on_start;
   s->recv_op.done = on_recv;
@@ -603,13 +635,18 @@ static void read_cb(void *user, int status) {
   cb_done(c);
 }
 
-typedef struct {
+/* A buffer freed by the client (or at the session's end) goes back to the
+ * device once nothing may still touch it: `left` counts the owner plus
+ * each stream with work queued before the free, plus the session's
+ * zero-copy replies in flight (through pins_t). */
+typedef struct deferred_free {
   rdev_rt_t *rt;
   void *ptr;
   srv_tenant_t *tenant;
   int dev;
   size_t reserved;
   atomic_int left;
+  struct deferred_free *next; /* pins_t.parked */
 } deferred_free_t;
 
 static void deferred_free_put(deferred_free_t *d) {
@@ -662,26 +699,85 @@ static int op_malloc(srv_req_t *x) {
   return RDEV_OK;
 }
 
-/* aclrtFree returns at once; the memory goes back to the device only after
- * every stream of the session has passed the work queued so far, so no
- * queued work of this session can touch memory handed to another. */
+/* Gives buffer entry e back: once every stream of the session has passed
+ * the work queued so far and no zero-copy reply shows it any more, so that
+ * nothing of this session touches memory handed to another. req_mu held or
+ * the session released. */
+static int release_buffer(srv_session_t *s, const srv_handle_t *e) {
+  deferred_free_t *d = malloc(sizeof *d);
+  if (!d) return RDEV_BAD_ALLOC;
+  d->rt = s->srv->rt;
+  d->ptr = e->ptr;
+  d->tenant = s->tenant;
+  d->dev = e->dev;
+  d->reserved = rdev_rt_mem_reserved_size(e->size);
+  atomic_init(&d->left, 1);
+  srv_handles_each(&s->handles, SRV_H_STREAM, defer_on_entry, d);
+  for (dead_stream_t *ds = s->dead; ds; ds = ds->next) defer_on(d, ds->st);
+  pins_t *p = s->pins;
+  pthread_mutex_lock(&p->mu);
+  if (p->n) {
+    atomic_fetch_add(&d->left, 1);
+    d->next = p->parked;
+    p->parked = d;
+  }
+  pthread_mutex_unlock(&p->mu);
+  deferred_free_put(d);
+  return RDEV_OK;
+}
+
+static void pins_free(pins_t *p) {
+  pthread_mutex_destroy(&p->mu);
+  free(p);
+}
+
+/* The session ends: its pins go with its last slice (or now). */
+static void pins_orphan(pins_t *p) {
+  pthread_mutex_lock(&p->mu);
+  p->orphan = 1;
+  int done = p->n == 0;
+  pthread_mutex_unlock(&p->mu);
+  if (done) pins_free(p);
+}
+
+/* gRPC let go of a zero-copy reply's slice. */
+static void unpin(void *user) {
+  pins_t *p = user;
+  srv_t *srv = p->srv;
+  pthread_mutex_lock(&p->mu);
+  int last = --p->n == 0;
+  deferred_free_t *d = last ? p->parked : NULL;
+  if (last) p->parked = NULL;
+  int done = last && p->orphan;
+  pthread_mutex_unlock(&p->mu);
+  while (d) {
+    deferred_free_t *next = d->next;
+    deferred_free_put(d);
+    d = next;
+  }
+  if (done) pins_free(p);
+  atomic_fetch_sub(&srv->pinned, 1);
+}
+
+/* A zero-copy reply's slice over len bytes of device memory at view: the
+ * buffers it may show are not given back until gRPC let go of it. */
+static grpc_slice pinned_slice(srv_session_t *s, const void *view, size_t len) {
+  pins_t *p = s->pins;
+  pthread_mutex_lock(&p->mu);
+  p->n++;
+  pthread_mutex_unlock(&p->mu);
+  atomic_fetch_add(&p->srv->pinned, 1);
+  return grpc_slice_new_with_user_data((void *)view, len, unpin, p);
+}
+
+/* aclrtFree returns at once; the memory goes back later (release_buffer). */
 static int op_free(srv_req_t *x) {
   uint64_t h = x->q->op.free.buf;
   srv_handle_t *e = get_handle(x, h, SRV_H_BUF);
   if (!e) return fail(x, RDEV_INVALID_RESOURCE_HANDLE, "0x%llx is not a buffer of this session",
                       (unsigned long long)h);
-  deferred_free_t *d = malloc(sizeof *d);
-  if (!d) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
-  d->rt = x->s->srv->rt;
-  d->ptr = e->ptr;
-  d->tenant = x->s->tenant;
-  d->dev = e->dev;
-  d->reserved = rdev_rt_mem_reserved_size(e->size);
-  atomic_init(&d->left, 1);
+  if (release_buffer(x->s, e)) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
   srv_handles_del(&x->s->handles, h);
-  srv_handles_each(&x->s->handles, SRV_H_STREAM, defer_on_entry, d);
-  for (dead_stream_t *ds = x->s->dead; ds; ds = ds->next) defer_on(d, ds->st);
-  deferred_free_put(d);
   return RDEV_OK;
 }
 
@@ -847,6 +943,12 @@ static int op_read(srv_req_t *x) {
                 (unsigned long long)rd->count, RDEV_WIRE_MAX_CHUNK);
   if ((rc = buf_range(x, "read", rd->buf, rd->offset, rd->count, &src, NULL))) return rc;
   size_t n = (size_t)rd->count;
+  const void *view = st ? NULL : rdev_rt_host_view(x->s->srv->rt, src, n);
+  if (view) { /* sent straight from device memory, kept until gRPC is done */
+    x->payload = pinned_slice(x->s, view, n);
+    x->has_payload = 1;
+    return RDEV_OK;
+  }
   void *staging = srv_buf_get(n);
   if (!staging) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
   if (!st) {

@@ -164,6 +164,7 @@ struct srv {
   pthread_mutex_t tenants_mu; /* the tenants list */
   srv_tenant_t *tenants;
   atomic_uint_fast64_t next_session_id;
+  atomic_int pinned; /* zero-copy reply slices gRPC holds (device memory in them) */
 };
 
 /* Starts listening and the completion-queue threads. 0 on success. */

@@ -234,6 +234,12 @@ static int sim_copy(void *impl, void *dst, const void *src, size_t n, rdev_memcp
   return RDEV_OK;
 }
 
+/* Sim device memory is host memory. */
+static const void *sim_host_view(void *impl, const void *dptr, size_t n) {
+  (void)impl, (void)n;
+  return dptr;
+}
+
 static int sim_memset(void *impl, void *dst, int value, size_t n) {
   (void)impl;
   memset(dst, value, n);
@@ -816,6 +822,7 @@ const rt_backend_t rt_sim_backend = {
     .malloc_host = sim_malloc_host,
     .free_host = sim_free_host,
     .copy = sim_copy,
+    .host_view = sim_host_view,
     .memset = sim_memset,
     .stream_create = sim_stream_create,
     .stream_destroy = sim_stream_destroy,

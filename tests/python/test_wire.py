@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
 
 RDEVD, PROTO_DIR = sys.argv[1], sys.argv[2]
@@ -165,6 +166,31 @@ class WireTest(unittest.TestCase):
         # nothing held is left over: the next reply has no print
         self.assertEqual(s.call(mem_info=pb.MemInfo(device=0)).print, "")
         s.close()
+
+    def test_read_then_free_never_shows_memory_handed_on(self):
+        # a synchronous Read may be sent straight from device memory: a free
+        # right behind reads that wait to be sent (this client is not reading
+        # yet) must not let another session's new buffer show through them
+        a, b = Session(self.stub), Session(self.stub)
+        data = os.urandom(1 << 20)
+        buf = a.call(malloc=pb.Malloc(device=0, size=1 << 20)).handle
+        a.call(write=pb.Write(buf=buf, dest_max=1 << 20), data=data)
+        for _ in range(16):
+            a.seq += 1
+            a.q.put(pb.Request(seq=a.seq, read=pb.Read(buf=buf, count=1 << 20, dest_max=1 << 20)))
+        a.seq += 1
+        a.q.put(pb.Request(seq=a.seq, free=pb.Free(buf=buf)))
+        time.sleep(0.5)  # the server has handled them; most replies wait for a's window
+        for _ in range(4):  # b takes the memory a freed, if it is back already
+            h = b.call(malloc=pb.Malloc(device=0, size=1 << 20)).handle
+            b.call(write=pb.Write(buf=h, dest_max=1 << 20), data=b"\x66" * (1 << 20))
+        for i in range(16):
+            r = next(a.replies)
+            self.assertEqual(r.status, 0, r.message)
+            self.assertTrue(r.data == data, f"read {i}: the reply changed after the free")
+        self.assertEqual(next(a.replies).status, 0)
+        a.close()
+        b.close()
 
     def test_async_writes_land_byte_for_byte(self):
         # regression: async Write payloads must outlive the request that carried them
