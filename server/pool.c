@@ -10,7 +10,7 @@
 
 #include "srv.h"
 
-#define SRV_POOL_KEEP 32 /* idle buffers kept: 32 MiB */
+#define SRV_POOL_KEEP ((int)((32u << 20) / RDEV_WIRE_MAX_CHUNK)) /* idle buffers kept: 32 MiB */
 #define HEAD 64          /* keeps the data 64-byte aligned */
 
 typedef union pool_buf {

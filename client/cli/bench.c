@@ -17,7 +17,8 @@
  * forked helper process, tuned (bench_baseline.c says how and why).
  *
  * What one run measures (clock_gettime(CLOCK_MONOTONIC); 1 GB = 1e9 bytes;
- * copies move 1 MiB chunks, as rdev's wire does; --quick values in []):
+ * copies move chunks of the server's max_chunk (1 MiB), as rdev's wire does,
+ * and so do the baselines' writes and messages; --quick values in []):
  * 1. Server memory (own rdevd only, first, on the fresh server): rdevd's
  *    VmRSS after a session allocated a 256 MiB [64 MiB] buffer and memset it
  *    (the arena pages are touched: the baseline), then the peak while the
@@ -28,7 +29,7 @@
  * 2. Copies per size (4 KiB..256 MiB [..16 MiB]). Methods: rdev_memcpy H2D
  *    and D2H (sync; the headline figures); k x rdev_memcpy_async + one
  *    rdev_stream_synchronize ("-a"); raw TCP; bare gRPC upload and download
- *    on one long-lived stream (TCP and gRPC from 1 MiB on: below it they
+ *    on one long-lived stream (TCP and gRPC from one chunk on: below it they
  *    measure something else than rdev's round trips); rdev_rt_memcpy
  *    in-process ("rt"). Each method is calibrated (k doubled) so that a
  *    sample takes ~0.1 s [0.02 s]; the methods' samples are interleaved in
@@ -82,7 +83,9 @@
 #include "rdev/rdev.h"
 
 #define MiB ((size_t)1 << 20)
-#define CHUNK MiB                /* rdev's wire chunk; baselines use the same message/write size */
+/* rdev's wire chunk, as the server says (InfoReply.max_chunk); the
+ * baselines use the same message/write size */
+static size_t g_chunk = (size_t)1 << 20;
 #define BIG_SIZE (64 * MiB)      /* the headline ratios are taken from this size on */
 #define MAX_SIZES 24
 #define MAX_REPS 15
@@ -525,7 +528,7 @@ static rss_result_t phase_rss(bench_t *b) {
 enum { M_H2D, M_H2D_ASYNC, M_D2H, M_D2H_ASYNC, M_TCP, M_GRPC_UP, M_GRPC_DOWN, M_RT_H2D, M_RT_D2H, NM };
 
 static int method_on(int m, size_t n) {
-  return !(m == M_TCP || m == M_GRPC_UP || m == M_GRPC_DOWN) || n >= CHUNK;
+  return !(m == M_TCP || m == M_GRPC_UP || m == M_GRPC_DOWN) || n >= g_chunk;
 }
 
 /* One sample: k transfers of n bytes; returns seconds. */
@@ -548,9 +551,9 @@ static double run_method(bench_t *b, int m, size_t n, long k) {
         CHECK(rdev_memcpy_async(b->s, b->dst, n, b->dev, n, RDEV_MEMCPY_DEVICE_TO_HOST, b->st));
       CHECK(rdev_stream_synchronize(b->st));
       break;
-    case M_TCP: BL(bl_tcp_move(b->tcp, b->src, b->dst, n, k, CHUNK, &secs)); return secs;
-    case M_GRPC_UP: BL(bl_grpc_upload(b->grpc, b->src, n, k, CHUNK, &secs)); return secs;
-    case M_GRPC_DOWN: BL(bl_grpc_download(b->grpc, b->dst, n, k, CHUNK, &secs)); return secs;
+    case M_TCP: BL(bl_tcp_move(b->tcp, b->src, b->dst, n, k, g_chunk, &secs)); return secs;
+    case M_GRPC_UP: BL(bl_grpc_upload(b->grpc, b->src, n, k, g_chunk, &secs)); return secs;
+    case M_GRPC_DOWN: BL(bl_grpc_download(b->grpc, b->dst, n, k, g_chunk, &secs)); return secs;
     case M_RT_H2D: BL(bl_rt_copy(b->rt, 1, b->src, n, k, &secs)); return secs;
     case M_RT_D2H: BL(bl_rt_copy(b->rt, 0, b->dst, n, k, &secs)); return secs;
     default: break;
@@ -602,17 +605,17 @@ static void verify_size(bench_t *b, size_t n) {
   BL(bl_rt_copy(b->rt, 0, b->dst, n, 1, &secs));
   snprintf(what, sizeof what, "in-process runtime H2D+D2H of %s", lbl);
   expect_same(b->src, b->dst, n, what);
-  if (n < CHUNK) return;
+  if (n < g_chunk) return;
   memset(b->dst, 0x5a, n);
-  BL(bl_tcp_move(b->tcp, b->src, b->dst, n, 1, CHUNK, &secs));
+  BL(bl_tcp_move(b->tcp, b->src, b->dst, n, 1, g_chunk, &secs));
   snprintf(what, sizeof what, "raw TCP of %s", lbl);
   expect_same(b->src, b->dst, n, what);
   memset(b->dst, 0x5a, n);
-  BL(bl_grpc_upload(b->grpc, b->src, n, 1, CHUNK, &secs)); /* lands at dst[0..n) */
+  BL(bl_grpc_upload(b->grpc, b->src, n, 1, g_chunk, &secs)); /* lands at dst[0..n) */
   snprintf(what, sizeof what, "bare gRPC upload of %s", lbl);
   expect_same(b->src, b->dst, n, what);
   memset(b->dst, 0x5a, n);
-  BL(bl_grpc_download(b->grpc, b->dst, n, 1, CHUNK, &secs));
+  BL(bl_grpc_download(b->grpc, b->dst, n, 1, g_chunk, &secs));
   snprintf(what, sizeof what, "bare gRPC download of %s", lbl);
   expect_same(b->src, b->dst, n, what);
 }
@@ -638,12 +641,14 @@ enum { P_H2D_TCP, P_D2H_TCP, P_H2D_GRPC, P_D2H_GRPC, P_H2DA_TCP, P_D2HA_TCP, P_H
 
 static void phase_copies(bench_t *b, size_row_t *rows, pool_t *pools, size_t big) {
   cfg_t *c = b->cfg;
+  char chl[32];
+  size_label(g_chunk, chl, sizeof chl);
   printf("\nCopies, GB/s (medians of <reps> samples; ~%.2f s each). Sync = rdev_memcpy; async = k x "
          "rdev_memcpy_async + synchronize;\n"
-         "tcp/grpc = raw TCP and bare gRPC (1 MiB writes/messages, from 1 MiB on); rt = rdev_rt_memcpy "
+         "tcp/grpc = raw TCP and bare gRPC (%s writes/messages, rdev's chunk, from %s on); rt = rdev_rt_memcpy "
          "in-process (no network).\n"
          "Ratios: rdev sync / baseline, paired per sample (target: >= 0.75 x tcp, >= 1.00 x grpc).\n",
-         c->sample_s);
+         c->sample_s, chl, chl);
   printf("%8s | %6s %6s %6s %6s | %6s %6s %6s | %6s %6s | %7s %7s %8s %8s | %4s\n", "size", "h2d", "h2d-a",
          "d2h", "d2h-a", "tcp", "grpc-u", "grpc-d", "rt-h2d", "rt-d2h", "h2d/tcp", "d2h/tcp", "h2d/grpc",
          "d2h/grpc", "reps");
@@ -933,6 +938,7 @@ int bench_main(const char *target, int argc, char **argv) {
     CHECK(rdev_server_info(s, &info));
     rdev_session_close(s);
   }
+  if (info.max_chunk) g_chunk = info.max_chunk;
   char maxl[32];
   size_label(max_size, maxl, sizeof maxl);
   char pidl[32] = "?";
