@@ -1013,8 +1013,7 @@ static int op_memset(srv_req_t *x) {
 }
 
 /* Kernel print output is held for the session's next reply (send_reply);
- * when it would not fit, what is held goes out now as a PRINT reply. The
- * runtime caps one launch's output at HOLD_MAX. */
+ * when it would not fit, what is held goes out now as a PRINT reply. */
 static bool hold_text(srv_session_t *s, const char *text, size_t len) {
   pthread_mutex_lock(&s->mu);
   bool ok = s->held_len + len <= HOLD_MAX;
@@ -1040,7 +1039,7 @@ static void print_cb(void *user, const char *text, size_t len) {
     rdev_v1_Reply r = rdev_v1_Reply_init_zero;
     r.kind = rdev_v1_ReplyKind_PRINT;
     send_reply(c->s, &r, NULL); /* flushes what was held */
-    if (!hold_text(c->s, text, len)) { /* out of memory: send this one alone */
+    if (!hold_text(c->s, text, len)) { /* over HOLD_MAX alone, or out of memory */
       text_t t = {text, len};
       r.print.funcs.encode = encode_text;
       r.print.arg = &t;

@@ -245,13 +245,13 @@ static void send_start_locked(rdev_session_t *s, grpc_byte_buffer *bb) {
  * batchable requests right behind a batchable head, within the batch
  * limits (count, Read bytes, size); returns the message to send. */
 static grpc_byte_buffer *take_next_locked(rdev_session_t *s) {
-  cl_send_t *it = s->sq_head;
   grpc_byte_buffer *msgs[RDEV_WIRE_MAX_BATCH];
   size_t n = 0, xfer = 0, bytes = 0;
-  for (cl_send_t *q = it; q && q->batchable && n < RDEV_WIRE_MAX_BATCH; q = q->next) {
-    if (q->xfer > RDEV_WIRE_MAX_CHUNK - xfer || q->len > BATCH_BYTES - bytes) break;
+  for (cl_send_t *q = s->sq_head; q && q->batchable && n < RDEV_WIRE_MAX_BATCH; q = q->next) {
+    size_t framed = q->len + 12; /* field tag and length */
+    if (xfer + q->xfer > RDEV_WIRE_MAX_CHUNK || bytes + framed > BATCH_BYTES) break;
     xfer += q->xfer;
-    bytes += q->len + 12;
+    bytes += framed;
     msgs[n++] = q->bb;
   }
   grpc_byte_buffer *bb = n > 1 ? rdev_wire_batch(msgs, n) : NULL;
