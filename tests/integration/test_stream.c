@@ -440,6 +440,34 @@ START_TEST(test_launch_unknown_kernel_fails_at_synchronize) {
 }
 END_TEST
 
+/* Requests queued behind the one in flight travel in batches: hundreds of
+ * async memsets, a refused launch among them and async reads of each step
+ * keep their order and the refusal still surfaces at the synchronize. */
+START_TEST(test_pipelined_requests_keep_order_and_errors) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  enum { N = 600 };
+  uint8_t *d = NULL;
+  FX_OK(rdev_malloc(s, (void **)&d, N, RDEV_MEM_MALLOC_HUGE_FIRST));
+  static uint8_t got[N][N / 8];
+  memset(got, 0, sizeof got);
+  for (int i = 0; i < N; i++) {
+    FX_OK(rdev_memset_async(s, d + i, 1, (i * 7 + 1) & 0xff, 1, st));
+    if (i == N / 2) FX_OK(rdev_launch(st, "no_such_kernel", 1, NULL, 0));
+    if (i % 8 == 7) /* the first i+1 bytes so far, as step i left them */
+      FX_OK(rdev_memcpy_async(s, got[i / 8], N / 8, d + i - 7, 8, RDEV_MEMCPY_DEVICE_TO_HOST, st));
+  }
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_UNKNOWN_KERNEL);
+  for (int k = 0; k < N / 8; k++)
+    for (int j = 0; j < 8; j++) ck_assert_int_eq(got[k][j], ((k * 8 + j) * 7 + 1) & 0xff);
+  FX_OK(rdev_stream_synchronize(st));
+  FX_OK(rdev_free(s, d));
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
 START_TEST(test_launch_wrong_args_fails_at_synchronize) {
   rdev_session_t *s = fx_open();
   rdev_stream_t *st = NULL;
@@ -663,6 +691,7 @@ Suite *suite_stream(void) {
   tcase_add_test(tc, test_launch_reduce_sum_f32);
   tcase_add_test(tc, test_launch_delay_us);
   tcase_add_test(tc, test_launch_unknown_kernel_fails_at_synchronize);
+  tcase_add_test(tc, test_pipelined_requests_keep_order_and_errors);
   tcase_add_test(tc, test_launch_wrong_args_fails_at_synchronize);
   tcase_add_test(tc, test_launch_extent_past_buffer_fails_at_synchronize);
   tcase_add_test(tc, test_launch_host_pointer_is_invalid_param);
