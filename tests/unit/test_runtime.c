@@ -1228,6 +1228,24 @@ START_TEST(test_stream_idle_counts_a_running_callback) {
 }
 END_TEST
 
+START_TEST(test_host_view_shows_device_memory_in_range_only) {
+  rdev_rt_t *rt = open_small();
+  unsigned char *d = dmalloc(rt, 0, 256), h[256];
+  for (int i = 0; i < 256; i++) h[i] = (unsigned char)(i * 3);
+  ck_assert_int_eq(rdev_rt_memcpy(rt, d, 256, h, 256, RDEV_MEMCPY_HOST_TO_DEVICE), RDEV_OK);
+  const unsigned char *v = rdev_rt_host_view(rt, d + 10, 246);
+  ck_assert_ptr_nonnull(v);
+  ck_assert_int_eq(memcmp(v, h + 10, 246), 0);
+  ck_assert_ptr_null(rdev_rt_host_view(rt, d + 10, 247)); /* past the end */
+  ck_assert_ptr_null(rdev_rt_host_view(rt, d, 0));
+  ck_assert_ptr_null(rdev_rt_host_view(rt, h, 1)); /* not device memory */
+  ck_assert_ptr_null(rdev_rt_host_view(NULL, d, 1));
+  ck_assert_int_eq(rdev_rt_free(rt, d), RDEV_OK);
+  ck_assert_ptr_null(rdev_rt_host_view(rt, d, 1)); /* freed */
+  rdev_rt_close(rt);
+}
+END_TEST
+
 START_TEST(test_stream_pending_counts_unfinished_tasks) {
   rdev_rt_t *rt = open_small();
   rdev_rt_stream_t *s;
@@ -2939,6 +2957,7 @@ static Suite *stream_suite(void) {
   tcase_add_test(tc, test_async_launch_returns_before_completion);
   tcase_add_test(tc, test_stream_pending_counts_unfinished_tasks);
   tcase_add_test(tc, test_stream_idle_counts_a_running_callback);
+  tcase_add_test(tc, test_host_view_shows_device_memory_in_range_only);
   tcase_add_test(tc, test_stream_query_on_idle_stream_is_done);
   tcase_add_test(tc, test_stream_sync_timeout_returns_timeout_and_work_continues);
   tcase_add_test(tc, test_stream_sync_negative_timeout_below_minus_one_is_invalid_param);

@@ -122,6 +122,9 @@ int rdev_rt_free_host(rdev_rt_t *rt, void *p);
  * count bytes is RDEV_INVALID_PARAM; D2D needs both addresses 64-byte aligned
  * (RDEV_MEMORY_ADDRESS_UNALIGNED). The host side is the caller's memory and
  * must hold count bytes. */
+int rdev_rt_memcpy(rdev_rt_t *rt, void *dst, size_t dest_max, const void *src, size_t count,
+                   rdev_memcpy_kind_t kind);
+
 /* A host address through which the host may read the n (>= 1) bytes of
  * device memory at dptr without copying them, when the backend's device
  * memory is host-mapped (sim: it is host memory); NULL when it is not (then
@@ -129,9 +132,6 @@ int rdev_rt_free_host(rdev_rt_t *rt, void *p);
  * The view is valid while the allocation lives and shows the memory as it
  * is when read, device work on it included. Never blocks. */
 const void *rdev_rt_host_view(rdev_rt_t *rt, const void *dptr, size_t n);
-
-int rdev_rt_memcpy(rdev_rt_t *rt, void *dst, size_t dest_max, const void *src, size_t count,
-                   rdev_memcpy_kind_t kind);
 
 /* aclrtMemcpyAsync: checks as rdev_rt_memcpy, enqueues the copy on s and
  * returns. Host memory on either side must stay valid until the stream is
