@@ -282,7 +282,15 @@ int srv_start(srv_t *srv) {
   pthread_cond_init(&srv->cv, NULL);
   atomic_init(&srv->next_session_id, 1);
   atomic_init(&srv->pinned, 0);
-  if (srv_tenants_init(srv) != 0) return -1;
+  srv->nthreads = srv->cfg.threads;
+  srv->cqs = calloc((size_t)srv->nthreads, sizeof *srv->cqs);
+  srv->threads = calloc((size_t)srv->nthreads, sizeof *srv->threads);
+  if (!srv->cqs || !srv->threads || srv_tenants_init(srv) != 0) {
+    if (!srv->cqs || !srv->threads) srv_log(SRV_LOG_ERROR, "out of memory");
+    free(srv->cqs);
+    free(srv->threads);
+    return -1;
+  }
   rdev_rt_config_t rc = {.backend = srv->cfg.backend,
                          .sim_devices = srv->cfg.sim_devices,
                          .sim_mem_bytes = srv->cfg.sim_mem_bytes,
@@ -292,6 +300,9 @@ int srv_start(srv_t *srv) {
   if (err) {
     srv_log(SRV_LOG_ERROR, "cannot open the %s backend: %s (%s)", srv->cfg.backend, rdev_strerror(err),
             rdev_rt_last_error());
+    free(srv->cqs);
+    free(srv->threads);
+    srv_tenants_free(srv);
     return -1;
   }
   grpc_init();
@@ -317,13 +328,6 @@ int srv_start(srv_t *srv) {
                                             GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
   srv->m_health = grpc_server_register_method(srv->server, RDEV_WIRE_METHOD_HEALTH_CHECK, NULL,
                                               GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
-  srv->nthreads = srv->cfg.threads;
-  srv->cqs = calloc((size_t)srv->nthreads, sizeof *srv->cqs);
-  srv->threads = calloc((size_t)srv->nthreads, sizeof *srv->threads);
-  if (!srv->cqs || !srv->threads) {
-    srv_log(SRV_LOG_ERROR, "out of memory");
-    abort();
-  }
   for (int i = 0; i < srv->nthreads; i++) {
     srv->cqs[i] = grpc_completion_queue_create_for_next(NULL);
     grpc_server_register_completion_queue(srv->server, srv->cqs[i], NULL);
