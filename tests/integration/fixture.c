@@ -203,13 +203,17 @@ void fx_setup(void) {
   ck_assert_msg(rc == 0, "cannot start rdevd: %s", err);
 }
 
-void fx_teardown(void) {
-  if (fx_srv.reaped || fx_srv.pid <= 0) return; /* the test stopped it itself */
-  int st = fx_server_signal_wait(&fx_srv, SIGTERM, 30);
+void fx_server_stop(fx_server_t *srv) {
+  int st = fx_server_signal_wait(srv, SIGTERM, 30);
   char buf[64];
   ck_assert_msg(st != -1, "rdevd did not exit within 30 s of SIGTERM (killed)");
   ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "rdevd ended with %s after SIGTERM, want exit 0",
                 fx_describe_status(st, buf, sizeof buf));
+}
+
+void fx_teardown(void) {
+  if (fx_srv.reaped || fx_srv.pid <= 0) return; /* the test stopped it itself */
+  fx_server_stop(&fx_srv);
 }
 
 TCase *fx_tcase(const char *name) {

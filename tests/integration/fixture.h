@@ -53,6 +53,8 @@ int fx_server_start(fx_server_t *srv, const char *const *extra, char *err, size_
 int fx_server_wait(fx_server_t *srv, double timeout_s);
 /* Sends sig and waits up to timeout_s; the wait status, or -1 (then SIGKILLed). */
 int fx_server_signal_wait(fx_server_t *srv, int sig, double timeout_s);
+/* SIGTERMs srv and asserts it drained and exited 0 within 30 s. */
+void fx_server_stop(fx_server_t *srv);
 /* "exit 0", "signal 9", ... */
 const char *fx_describe_status(int status, char *buf, size_t len);
 
