@@ -39,9 +39,15 @@ void *srv_buf_get(size_t n) {
   return (char *)h + HEAD;
 }
 
+grpc_slice srv_buf_slice(void *p, size_t n) {
+  RDEV_HANDOFF_GIVE((char *)p - HEAD); /* gRPC gives it back, maybe on another thread */
+  return grpc_slice_new(p, n, srv_buf_put);
+}
+
 void srv_buf_put(void *p) {
   if (!p) return;
   pool_head_t *h = (pool_head_t *)((char *)p - HEAD);
+  RDEV_HANDOFF_TAKE(h);
   if (h->cap == RDEV_WIRE_MAX_CHUNK) {
     pthread_mutex_lock(&pool_mu);
     if (pool_nidle < SRV_POOL_KEEP) {

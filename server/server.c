@@ -57,6 +57,7 @@ static void arm(srv_t *srv, int kind, int shard) {
   grpc_metadata_array_init(&a->md);
   grpc_call_details_init(&a->details);
   grpc_call_error e;
+  RDEV_HANDOFF_GIVE(a);
   if (kind == K_UNKNOWN) {
     e = grpc_server_request_call(srv->server, &a->call, &a->details, &a->md, cq, cq, a);
   } else {
@@ -111,6 +112,7 @@ void srv_call_respond(grpc_call *call, grpc_byte_buffer *resp, grpc_status_code 
   ops[n++].data.send_status_from_server.status_details = &u->details;
   ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
   ops[n++].data.recv_close_on_server.cancelled = &u->cancelled;
+  RDEV_HANDOFF_GIVE(u);
   grpc_call_error e = grpc_call_start_batch(call, ops, n, u, NULL);
   if (e != GRPC_CALL_OK) {
     srv_log(SRV_LOG_ERROR, "unary reply failed (%d)", e);
@@ -227,7 +229,9 @@ static void *cq_thread(void *arg) {
   for (;;) {
     grpc_event ev = grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
     if (ev.type == GRPC_QUEUE_SHUTDOWN) break;
-    if (ev.type == GRPC_OP_COMPLETE) ((srv_op_t *)ev.tag)->done(ev.tag, ev.success);
+    if (ev.type != GRPC_OP_COMPLETE) continue;
+    RDEV_HANDOFF_TAKE(ev.tag);
+    ((srv_op_t *)ev.tag)->done(ev.tag, ev.success);
   }
   return NULL;
 }
@@ -394,6 +398,7 @@ static int wait_sessions(srv_t *srv, const struct timespec *deadline) {
 void srv_stop(srv_t *srv) {
   atomic_store(&srv->shutting_down, 1);
   shutdown_wait_t w = {.op.done = on_shutdown, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+  RDEV_HANDOFF_GIVE(&w.op);
   grpc_server_shutdown_and_notify(srv->server, srv->cqs[0], &w.op);
   struct timespec dl;
   clock_gettime(CLOCK_REALTIME, &dl);

@@ -105,6 +105,7 @@ static void session_ref(srv_session_t *s) { atomic_fetch_add(&s->refs, 1); }
 
 static void start_batch(srv_session_t *s, const grpc_op *ops, size_t n, srv_op_t *tag) {
   session_ref(s);
+  RDEV_HANDOFF_GIVE(tag);
   grpc_call_error e = grpc_call_start_batch(s->call, ops, n, tag, NULL);
   if (e != GRPC_CALL_OK) {
     srv_log(SRV_LOG_ERROR, "session %llu: start_batch failed (%d)", (unsigned long long)s->id, e);
@@ -453,6 +454,7 @@ void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant) {
 
   grpc_op close_op = {.op = GRPC_OP_RECV_CLOSE_ON_SERVER};
   close_op.data.recv_close_on_server.cancelled = &s->cancelled;
+  RDEV_HANDOFF_GIVE(&s->close_op);
   if (grpc_call_start_batch(call, &close_op, 1, &s->close_op, NULL) != GRPC_CALL_OK) {
     srv_log(SRV_LOG_ERROR, "session %llu: cannot watch for close", (unsigned long long)s->id);
   }
@@ -625,7 +627,7 @@ static void read_cb(void *user, int status) {
   if (status == RDEV_OK) {
     rdev_v1_Reply r = rdev_v1_Reply_init_zero;
     r.seq = c->seq;
-    grpc_slice p = grpc_slice_new(c->buf, c->len, srv_buf_put);
+    grpc_slice p = srv_buf_slice(c->buf, c->len);
     send_reply(c->s, &r, &p);
     grpc_slice_unref(p);
   } else {
@@ -743,6 +745,7 @@ static void pins_orphan(pins_t *p) {
 /* gRPC let go of a zero-copy reply's slice. */
 static void unpin(void *user) {
   pins_t *p = user;
+  RDEV_HANDOFF_TAKE(p);
   srv_t *srv = p->srv;
   pthread_mutex_lock(&p->mu);
   int last = --p->n == 0;
@@ -767,6 +770,7 @@ static grpc_slice pinned_slice(srv_session_t *s, const void *view, size_t len) {
   p->n++;
   pthread_mutex_unlock(&p->mu);
   atomic_fetch_add(&p->srv->pinned, 1);
+  RDEV_HANDOFF_GIVE(p);
   return grpc_slice_new_with_user_data((void *)view, len, unpin, p);
 }
 
@@ -957,7 +961,7 @@ static int op_read(srv_req_t *x) {
       srv_buf_put(staging);
       return rt_failed(x, rc);
     }
-    x->payload = grpc_slice_new(staging, n, srv_buf_put);
+    x->payload = srv_buf_slice(staging, n);
     x->has_payload = 1;
     return RDEV_OK;
   }

@@ -60,6 +60,9 @@ void srv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
  * of memory. Give it back with srv_buf_put. */
 void *srv_buf_get(size_t n);
 void srv_buf_put(void *p);
+/* A slice over the first n bytes of buffer p, which it takes: gRPC gives
+ * the buffer back (srv_buf_put) once done with the slice. */
+grpc_slice srv_buf_slice(void *p, size_t n);
 /* Frees the idle buffers (at exit). */
 void srv_buf_pool_drain(void);
 

@@ -113,6 +113,7 @@ void cl_track_release_wait(rdev_session_t *s, cl_payload_track_t *t) {
 
 static void track_release(void *user) {
   cl_payload_track_t *t = user;
+  RDEV_HANDOFF_TAKE(t);
   pthread_mutex_lock(&t->mu);
   track_unref_locked(t);
 }
@@ -124,6 +125,7 @@ grpc_slice cl_payload_slice(const void *p, size_t len, cl_payload_track_t *t) {
   pthread_mutex_lock(&t->mu);
   t->refs++;
   pthread_mutex_unlock(&t->mu);
+  RDEV_HANDOFF_GIVE(t);
   return grpc_slice_new_with_user_data((void *)p, len, track_release, t);
 }
 

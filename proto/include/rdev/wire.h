@@ -22,6 +22,19 @@
 #define RDEV_WIRE_METHOD_LIST_DEVICES "/rdev.v1.Device/ListDevices"
 #define RDEV_WIRE_METHOD_HEALTH_CHECK "/grpc.health.v1.Health/Check"
 
+/* Hand-offs through gRPC. gRPC C core is not built for ThreadSanitizer, so
+ * when one thread gives gRPC something (a batch's tag, a slice's release
+ * argument) that another thread gets back, GIVE and TAKE tell TSan that the
+ * first happened before the second, as gRPC guarantees. No-ops otherwise. */
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#define RDEV_HANDOFF_GIVE(p) __tsan_release((void *)(p))
+#define RDEV_HANDOFF_TAKE(p) __tsan_acquire((void *)(p))
+#else
+#define RDEV_HANDOFF_GIVE(p) ((void)(p))
+#define RDEV_HANDOFF_TAKE(p) ((void)(p))
+#endif
+
 /* Initial metadata key rdevd sends when it accepted a Session; a refused
  * Session ends with a status and never carries it. */
 #define RDEV_WIRE_SESSION_OPEN_KEY "rdev-session"
