@@ -3,12 +3,14 @@
  * walks the byte buffer's slices with a pb_istream_t; encoding writes the
  * small fields with nanopb into one slice and appends the payload slice
  * behind a hand-written field header, the only hand-written encoding.
+ * Also the PEM file reader both sides' TLS credentials use.
  */
 #include "rdev/wire.h"
 
 #include <grpc/byte_buffer_reader.h>
 #include <pb_decode.h>
 #include <pb_encode.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -177,4 +179,29 @@ grpc_byte_buffer *rdev_wire_batch(grpc_byte_buffer *const *msgs, size_t n) {
   grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&used, 1);
   grpc_slice_unref(out);
   return bb;
+}
+
+char *rdev_wire_read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *buf = NULL;
+  size_t len = 0, cap = 0, n;
+  char chunk[4096];
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    if (len + n + 1 > cap) {
+      cap = (len + n + 1) * 2;
+      char *b = realloc(buf, cap);
+      if (!b) {
+        free(buf);
+        fclose(f);
+        return NULL;
+      }
+      buf = b;
+    }
+    memcpy(buf + len, chunk, n);
+    len += n;
+  }
+  fclose(f);
+  if (buf) buf[len] = '\0';
+  return buf;
 }

@@ -236,36 +236,11 @@ static void *cq_thread(void *arg) {
   return NULL;
 }
 
-static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  char *buf = NULL;
-  size_t len = 0, cap = 0, n;
-  char chunk[4096];
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-    if (len + n + 1 > cap) {
-      cap = (len + n + 1) * 2;
-      char *b = realloc(buf, cap);
-      if (!b) {
-        free(buf);
-        fclose(f);
-        return NULL;
-      }
-      buf = b;
-    }
-    memcpy(buf + len, chunk, n);
-    len += n;
-  }
-  fclose(f);
-  if (buf) buf[len] = '\0';
-  return buf;
-}
-
 /* Plaintext, TLS, or mutual TLS (client certificates required and verified). */
 static grpc_server_credentials *server_creds(const srv_config_t *cfg) {
   if (!cfg->tls_cert[0]) return grpc_insecure_server_credentials_create();
-  char *cert = read_file(cfg->tls_cert), *key = read_file(cfg->tls_key);
-  char *ca = cfg->tls_client_ca[0] ? read_file(cfg->tls_client_ca) : NULL;
+  char *cert = rdev_wire_read_file(cfg->tls_cert), *key = rdev_wire_read_file(cfg->tls_key);
+  char *ca = cfg->tls_client_ca[0] ? rdev_wire_read_file(cfg->tls_client_ca) : NULL;
   grpc_server_credentials *creds = NULL;
   if (!cert || !key || (cfg->tls_client_ca[0] && !ca)) {
     srv_log(SRV_LOG_ERROR, "cannot read %s", !cert ? cfg->tls_cert : !key ? cfg->tls_key : cfg->tls_client_ca);

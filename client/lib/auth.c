@@ -20,28 +20,6 @@ static const char *opt_or_env(const char *v, const char *env) {
   return e && *e ? e : NULL;
 }
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  char *buf = NULL;
-  size_t len = 0, n;
-  char chunk[4096];
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-    char *b = realloc(buf, len + n + 1);
-    if (!b) {
-      free(buf);
-      fclose(f);
-      return NULL;
-    }
-    buf = b;
-    memcpy(buf + len, chunk, n);
-    len += n;
-  }
-  fclose(f);
-  if (buf) buf[len] = '\0';
-  return buf;
-}
-
 int cl_auth_setup(rdev_session_t *s, const rdev_options_t *opts, grpc_channel_credentials **creds) {
   const rdev_options_t none = {0};
   if (!opts) opts = &none;
@@ -65,7 +43,9 @@ int cl_auth_setup(rdev_session_t *s, const rdev_options_t *opts, grpc_channel_cr
     return RDEV_OK;
   }
   if (!cert != !key) return cl_error(RDEV_INVALID_PARAM, "a client certificate needs its key, and the key its certificate");
-  char *ca_pem = ca ? slurp(ca) : NULL, *cert_pem = cert ? slurp(cert) : NULL, *key_pem = key ? slurp(key) : NULL;
+  char *ca_pem = ca ? rdev_wire_read_file(ca) : NULL;
+  char *cert_pem = cert ? rdev_wire_read_file(cert) : NULL;
+  char *key_pem = key ? rdev_wire_read_file(key) : NULL;
   int rc = RDEV_OK;
   if ((ca && !ca_pem) || (cert && !cert_pem) || (key && !key_pem)) {
     rc = cl_error(RDEV_INVALID_PARAM, "cannot read %s", ca && !ca_pem ? ca : cert && !cert_pem ? cert : key);

@@ -91,4 +91,9 @@ grpc_byte_buffer *rdev_wire_encode(const pb_msgdesc_t *fields, const void *msg,
  * stay the caller's. */
 grpc_byte_buffer *rdev_wire_batch(grpc_byte_buffer *const *msgs, size_t n);
 
+/* The whole file at path, NUL-terminated, as gRPC's TLS credentials take PEM
+ * (certificates, keys, CA bundles): malloc'd for the caller to free, or NULL
+ * when it cannot be read. */
+char *rdev_wire_read_file(const char *path);
+
 #endif
