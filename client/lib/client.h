@@ -6,7 +6,8 @@
  * info.c: unary calls and devices).
  *
  * Locking: one mutex per session (s->mu) guards the send queue, the pending
- * table, the stream/event lists, sticky stream errors and the address map.
+ * table, the stream/event lists, sticky stream errors, the address map and
+ * the polling state (one thread at a time polls the call's queue).
  * gRPC is never called back into our code while s->mu is held, except the
  * payload-release callback, which takes only its own mutex (payload_track_t).
  */
@@ -27,7 +28,7 @@
 #define CL_PENDING_BUCKETS 1024 /* power of two */
 
 /* A thread blocked in a synchronous call. Heap-allocated: a waiter that
- * timed out is abandoned and freed by the receiver when its reply comes. */
+ * timed out is abandoned and freed by whoever handles its late reply. */
 typedef struct cl_waiter {
   pthread_cond_t cv;
   int remaining;         /* replies still expected */
@@ -35,7 +36,8 @@ typedef struct cl_waiter {
   char msg[CL_MSG_MAX];
   uint64_t handle, value, value2;
   float elapsed_ms;
-  bool abandoned;        /* the caller gave up (timeout); receiver frees */
+  bool abandoned;        /* the caller gave up (timeout); the reply frees it */
+  bool blocked;          /* counted in s->nblocked */
   uint64_t sync_stream;  /* StreamSync: server stream handle (sticky on late error) */
 } cl_waiter_t;
 
@@ -102,8 +104,17 @@ struct rdev_session {
   grpc_byte_buffer *sending;
   bool close_requested, close_sent;
 
+  /* polling (session.c): one thread at a time polls the call's queue */
+  int poller;                      /* who: POLL_NONE, _RX or _CALLER */
+  int nblocked;                    /* callers in cl_wait still expecting replies */
+  bool completed;                  /* a reply completed some caller's wait */
+  bool rx_idle;                    /* the receiver waits on rx_cv */
+  int64_t park_until;              /* the receiver parks till then (CLOCK_MONOTONIC ns) */
+  pthread_cond_t rx_cv;
+
   cl_pending_t *pending[CL_PENDING_BUCKETS];
   size_t npending;
+  size_t nasync;                   /* of which without a waiter: async Reads */
   atomic_uint_fast64_t next_seq;
 
   rdev_stream_t *streams;
@@ -170,8 +181,10 @@ void cl_waiter_free(cl_waiter_t *w);
 int cl_submit(rdev_session_t *s, rdev_v1_Request *req, const grpc_slice *payload, cl_waiter_t *w,
               void *dst, size_t count, uint64_t async_stream);
 
-/* Waits for w; timeout_ms < 0 = forever. Returns RDEV_OK when all replies
- * came (then the caller frees w), or `timeout_status` after abandoning w. */
+/* Waits for w; timeout_ms < 0 = forever. While no other thread polls the
+ * call, the caller polls it itself and handles whatever comes (any thread's
+ * replies, kernel print output). Returns RDEV_OK when all replies came
+ * (then the caller frees w), or `timeout_status` after abandoning w. */
 int cl_wait(rdev_session_t *s, cl_waiter_t *w, int32_t timeout_ms, int timeout_status);
 
 /* What a FINAL reply carried besides its status. */

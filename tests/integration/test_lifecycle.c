@@ -129,6 +129,52 @@ START_TEST(test_threads_share_one_session) {
 }
 END_TEST
 
+/* Back-to-back synchronous calls (launch + synchronize, a small D2H copy,
+ * mem_info) on the worker's own stream of a shared session: a waiting
+ * caller polls the session itself while no one else does, so polling keeps
+ * passing between these threads and the receiver; each call must still get
+ * its own answer. */
+static void *sync_caller_main(void *arg) {
+  worker_t *w = arg;
+  rdev_stream_t *st = NULL;
+  void *d = NULL;
+  WORKER_OK(w, rdev_stream_create(w->s, &st));
+  WORKER_OK(w, rdev_malloc(w->s, &d, sizeof(int32_t), RDEV_MEM_MALLOC_HUGE_FIRST));
+  for (int i = 0; i < 300 && !w->failures; i++) {
+    int32_t v = w->id * 100000 + i, got = -1;
+    rdev_arg_t a[2] = {fx_ptr(d), fx_i32(v)};
+    WORKER_OK(w, rdev_launch(st, "write_i32", 1, a, 2));
+    WORKER_OK(w, rdev_stream_synchronize(st));
+    WORKER_OK(w, rdev_memcpy(w->s, &got, sizeof got, d, sizeof got, RDEV_MEMCPY_DEVICE_TO_HOST));
+    if (got != v) WORKER_FAIL(w, "worker %d call %d: read %d, wrote %d", w->id, i, (int)got, (int)v);
+    size_t fr, total;
+    WORKER_OK(w, rdev_mem_info(w->s, &fr, &total));
+  }
+  if (d) WORKER_OK(w, rdev_free(w->s, d));
+  if (st) WORKER_OK(w, rdev_stream_destroy(st));
+  return NULL;
+}
+
+START_TEST(test_threads_make_sync_calls_on_one_session) {
+  rdev_session_t *s = fx_open();
+  fx_capture_t cap;
+  fx_capture_init(&cap);
+  rdev_session_set_print_fn(s, fx_capture_fn, &cap);
+  pthread_t th[4];
+  worker_t w[4];
+  for (int i = 0; i < 4; i++) {
+    memset(&w[i], 0, sizeof w[i]);
+    w[i].s = s;
+    w[i].id = i + 1;
+    ck_assert_int_eq(pthread_create(&th[i], NULL, sync_caller_main, &w[i]), 0);
+  }
+  for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < 4; i++) ck_assert_msg(w[i].failures == 0, "%s", w[i].msg);
+  ck_assert_uint_eq(fx_wait_free(s, FX_SIM_MEM, 5), FX_SIM_MEM);
+  rdev_session_close(s);
+}
+END_TEST
+
 /* ---- a client killed mid-transfer -------------------------------------------------- */
 
 #define CHILD_ALLOC (24 * FX_MiB)
@@ -424,6 +470,7 @@ Suite *suite_lifecycle(void) {
   tcase_add_test(tc, test_concurrent_sessions);
   tcase_add_test(tc, test_concurrent_sessions_on_three_shards);
   tcase_add_test(tc, test_threads_share_one_session);
+  tcase_add_test(tc, test_threads_make_sync_calls_on_one_session);
   suite_add_tcase(su, tc);
   tc = fx_tcase("ending");
   tcase_add_test(tc, test_killed_client_memory_is_released);

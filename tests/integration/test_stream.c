@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fixture.h"
 
@@ -235,6 +236,48 @@ START_TEST(test_launch_write_i32_prints) {
   ck_assert_str_eq(text, "Source data: 77\nSource data: 77\nSource data: 77\nSource data: -123456\n");
   FX_OK(rdev_free(s, d));
   FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
+/* Async work moves on while the caller makes no call. A synchronous call
+ * first (the receiver thread then stands back, betting the caller comes
+ * back and polls for itself), then queued H2D chunks, a kernel and D2H
+ * reads: the first read's reply brings the kernel's output, and it must
+ * arrive with no further call. */
+START_TEST(test_async_work_progresses_without_a_caller) {
+  rdev_session_t *s = fx_open();
+  fx_capture_t cap;
+  fx_capture_init(&cap);
+  rdev_session_set_print_fn(s, fx_capture_fn, &cap);
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  const size_t n = 8 * FX_MiB;
+  uint8_t *src = fx_xmalloc(n), *back = fx_xmalloc(n);
+  fx_fill_random(src, n, 4242);
+  memset(back, 0, n);
+  void *d = NULL, *out = NULL;
+  FX_OK(rdev_malloc(s, &d, n, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_malloc(s, &out, sizeof(int32_t), RDEV_MEM_MALLOC_HUGE_FIRST));
+  size_t fr, total;
+  FX_OK(rdev_mem_info(s, &fr, &total));
+  FX_OK(rdev_memcpy_async(s, d, n, src, n, RDEV_MEMCPY_HOST_TO_DEVICE, st));
+  rdev_arg_t a[2] = {fx_ptr(out), fx_i32(4242)};
+  FX_OK(rdev_launch(st, "write_i32", 1, a, 2));
+  FX_OK(rdev_memcpy_async(s, back, n, d, n, RDEV_MEMCPY_DEVICE_TO_HOST, st));
+  char text[64] = "";
+  for (int i = 0; i < 3000 && !text[0]; i++) { /* up to 30 s: a hang guard */
+    usleep(10000);
+    fx_capture_get(&cap, text, sizeof text);
+  }
+  ck_assert_str_eq(text, "Source data: 4242\n");
+  FX_OK(rdev_stream_synchronize(st));
+  FX_ASSERT_BYTES(back, src, n, "D2H after H2D");
+  FX_OK(rdev_free(s, d));
+  FX_OK(rdev_free(s, out));
+  FX_OK(rdev_stream_destroy(st));
+  free(src);
+  free(back);
   rdev_session_close(s);
 }
 END_TEST
@@ -685,6 +728,7 @@ Suite *suite_stream(void) {
   suite_add_tcase(su, tc);
   tc = fx_tcase("kernel");
   tcase_add_test(tc, test_launch_write_i32_prints);
+  tcase_add_test(tc, test_async_work_progresses_without_a_caller);
   tcase_add_test(tc, test_launch_square_f32);
   tcase_add_test(tc, test_launch_add_f32);
   tcase_add_test(tc, test_launch_axpy_f32);

@@ -17,8 +17,8 @@
  * - Async calls (…_async, rdev_launch, rdev_event_record,
  *   rdev_stream_wait_event) return once the request is queued for sending.
  *   Host memory they read or write must stay valid until the stream is
- *   synchronized; D2H destinations are filled by the library's receiver
- *   thread and are valid after rdev_stream_synchronize(). Errors of async
+ *   synchronized; D2H destinations are filled by the library in the
+ *   background and are valid after rdev_stream_synchronize(). Errors of async
  *   work, including requests the server refused, surface at the next
  *   synchronize of that stream.
  * - Synchronous calls block the calling thread until the server answered.
@@ -82,7 +82,9 @@ void rdev_session_close(rdev_session_t *s);
 const char *rdev_session_last_error(void);
 
 /* Receives kernel print output for launches of this session; runs on the
- * library's receiver thread. The default writes it to stdout. As with CANN,
+ * thread that handles the session's replies: the library's receiver thread,
+ * or a thread waiting in one of the session's calls. It must not call the
+ * session's functions. The default writes it to stdout. As with CANN,
  * output is delivered at synchronization: at the latest before the next
  * call of the session that waits for the server (a stream synchronize
  * covering the launch, or any synchronous call made after the kernel ran)
