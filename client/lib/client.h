@@ -95,6 +95,7 @@ struct rdev_session {
   grpc_status_code status;
   grpc_slice status_details;
   grpc_byte_buffer *recv_bb;
+  bool recv_posted, recv_ended;    /* a RECV_MESSAGE is out; the call sends no more */
   bool dead;
   char dead_msg[CL_MSG_MAX];
 

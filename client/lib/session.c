@@ -514,17 +514,22 @@ static void handle_reply(rdev_session_t *s, grpc_byte_buffer *bb) {
   pthread_mutex_unlock(&s->mu);
 }
 
-static void post_recv(rdev_session_t *s) {
-  pthread_mutex_lock(&s->mu);
-  if (!s->dead) {
-    grpc_op op;
-    memset(&op, 0, sizeof op);
-    op.op = GRPC_OP_RECV_MESSAGE;
-    op.data.recv_message.recv_message = &s->recv_bb;
-    if (grpc_call_start_batch(s->call, &op, 1, TAG(TAG_RECV), NULL) != GRPC_CALL_OK)
-      grpc_call_cancel_with_status(s->call, GRPC_STATUS_INTERNAL, "rdev client: recv refused", NULL);
+/* Under s->mu: one RECV_MESSAGE is posted while someone polls. It is
+ * posted when a poll starts, not after each reply: posting it makes gRPC
+ * announce the consumed window at once, a write of its own (and a wake-up
+ * of rdevd) that a caller would pay before returning with its reply. */
+static void post_recv_locked(rdev_session_t *s) {
+  if (s->recv_posted || s->recv_ended || s->dead) return;
+  grpc_op op;
+  memset(&op, 0, sizeof op);
+  op.op = GRPC_OP_RECV_MESSAGE;
+  op.data.recv_message.recv_message = &s->recv_bb;
+  s->recv_posted = true;
+  if (grpc_call_start_batch(s->call, &op, 1, TAG(TAG_RECV), NULL) != GRPC_CALL_OK) {
+    s->recv_posted = false;
+    s->recv_ended = true;
+    grpc_call_cancel_with_status(s->call, GRPC_STATUS_INTERNAL, "rdev client: recv refused", NULL);
   }
-  pthread_mutex_unlock(&s->mu);
 }
 
 /* The call ended: every waiter fails, later calls fail. */
@@ -590,10 +595,13 @@ static void dispatch(rdev_session_t *s, grpc_event ev) {
     case TAG_RECV: {
       grpc_byte_buffer *bb = s->recv_bb;
       s->recv_bb = NULL;
+      pthread_mutex_lock(&s->mu);
+      s->recv_posted = false;
+      s->recv_ended = !ev.success || !bb; /* the call is over */
+      pthread_mutex_unlock(&s->mu);
       if (bb) {
         if (ev.success) handle_reply(s, bb);
         grpc_byte_buffer_destroy(bb);
-        if (ev.success) post_recv(s);
       }
       break;
     }
@@ -609,6 +617,7 @@ static void dispatch(rdev_session_t *s, grpc_event ev) {
  * order, as by a single receiver. */
 static grpc_completion_type poll_once_locked(rdev_session_t *s, int who, gpr_timespec deadline) {
   s->poller = who;
+  post_recv_locked(s);
   pthread_mutex_unlock(&s->mu);
   grpc_event ev = grpc_completion_queue_next(s->cq, deadline, NULL);
   if (ev.type == GRPC_OP_COMPLETE) dispatch(s, ev);
@@ -848,7 +857,9 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
     if (!marked && !got_status) open_ok = false;
   }
   if (opened && open_ok && !got_status) {
-    post_recv(s);
+    pthread_mutex_lock(&s->mu);
+    post_recv_locked(s);
+    pthread_mutex_unlock(&s->mu);
     if (pthread_create(&s->rx_thread, NULL, rx_main, s) != 0) {
       grpc_call_cancel(s->call, NULL);
       /* Drain by hand: the status and the posted recv. */
