@@ -1,7 +1,7 @@
 /*
  * client/lib/client.h — private to the client library: the session, stream
  * and event objects, the pending-reply table, and the helpers the library's
- * files share (session.c: the call, send queue, receiver thread and waiters;
+ * files share (session.c: the call, send queue, polling and waiters;
  * memory.c: device addresses and copies; stream.c: streams, events, kernels;
  * info.c: unary calls and devices).
  *
@@ -90,7 +90,7 @@ struct rdev_session {
   pthread_mutex_t mu;
   pthread_cond_t dead_cv;          /* signalled when the call ended */
 
-  /* call state (receiver thread, under mu where shared) */
+  /* call state (the polling thread, under mu where shared) */
   grpc_metadata_array init_md, trailing_md;
   grpc_status_code status;
   grpc_slice status_details;
@@ -108,6 +108,7 @@ struct rdev_session {
   /* polling (session.c): one thread at a time polls the call's queue */
   int poller;                      /* who: POLL_NONE, _RX or _CALLER */
   int nblocked;                    /* callers in cl_wait still expecting replies */
+  int nreleasing;                  /* callers waiting for gRPC to let go of their memory */
   bool completed;                  /* a reply completed some caller's wait */
   bool rx_idle;                    /* the receiver waits on rx_cv */
   int64_t park_until;              /* the receiver parks till then (CLOCK_MONOTONIC ns) */

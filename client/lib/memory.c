@@ -192,7 +192,7 @@ static int write_chunks(rdev_session_t *s, uint64_t buf, uint64_t off, const uin
   return rc;
 }
 
-/* D2H: Read requests; the receiver writes each chunk into dst. */
+/* D2H: Read requests; whoever polls the session writes each chunk into dst. */
 static int read_chunks(rdev_session_t *s, uint64_t buf, uint64_t off, uint8_t *dst, size_t count,
                        size_t dest_max, uint64_t stream) {
   cl_waiter_t *w = NULL;

@@ -63,7 +63,7 @@ int cl_grpc_status(grpc_status_code code) {
 /* Who polls the call's completion queue (see "polling" below). */
 enum { POLL_NONE, POLL_RX, POLL_CALLER };
 static grpc_completion_type poll_once_locked(rdev_session_t *s, int who, gpr_timespec deadline);
-static void rx_wake_locked(rdev_session_t *s, bool force);
+static void rx_wake_locked(rdev_session_t *s);
 static void caller_done_locked(rdev_session_t *s, bool polled);
 
 /* ---- payload slices over user memory ---------------------------------------- */
@@ -101,12 +101,14 @@ static bool session_dead(rdev_session_t *s) {
 
 void cl_track_release_wait(rdev_session_t *s, cl_payload_track_t *t) {
   pthread_mutex_lock(&t->mu);
-  if (t->refs > 1) {
+  bool counted = t->refs > 1;
+  if (counted) {
     /* gRPC lets go of a slice as it finishes writing it, in whichever
-     * thread polls: make sure one does. */
+     * thread polls: the receiver polls while this waits. */
     pthread_mutex_unlock(&t->mu);
     pthread_mutex_lock(&s->mu);
-    rx_wake_locked(s, true);
+    s->nreleasing++;
+    rx_wake_locked(s);
     pthread_mutex_unlock(&s->mu);
     pthread_mutex_lock(&t->mu);
   }
@@ -126,6 +128,11 @@ void cl_track_release_wait(rdev_session_t *s, cl_payload_track_t *t) {
     }
   }
   track_unref_locked(t);
+  if (counted) {
+    pthread_mutex_lock(&s->mu);
+    s->nreleasing--;
+    pthread_mutex_unlock(&s->mu);
+  }
 }
 
 static void track_release(void *user) {
@@ -363,9 +370,15 @@ int cl_submit(rdev_session_t *s, rdev_v1_Request *req, const grpc_slice *payload
   /* A caller that waits polls for itself; without one, a queued request, a
    * payload still being written or an asynchronous Read's data needs the
    * receiver thread to make progress. */
-  if (!w && (it || dst || payload)) rx_wake_locked(s, false);
+  if (!w && (it || dst || payload)) rx_wake_locked(s);
   pthread_mutex_unlock(&s->mu);
   return RDEV_OK;
+}
+
+static bool past(const struct timespec *dl) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec > dl->tv_sec || (now.tv_sec == dl->tv_sec && now.tv_nsec >= dl->tv_nsec);
 }
 
 int cl_wait(rdev_session_t *s, cl_waiter_t *w, int32_t timeout_ms, int timeout_status) {
@@ -381,20 +394,24 @@ int cl_wait(rdev_session_t *s, cl_waiter_t *w, int32_t timeout_ms, int timeout_s
     }
     poll_dl = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(timeout_ms, GPR_TIMESPAN));
   }
-  bool timed_out = false, polled = false;
+  bool timed_out = false, polled = false, shut = false;
   pthread_mutex_lock(&s->mu);
   if (w->remaining > 0) {
     w->blocked = true;
     s->nblocked++;
   }
   while (w->remaining > 0 && !timed_out) {
-    if (s->poller == POLL_NONE && !s->dead) { /* no one polls: do it here, no hand-off */
+    if (s->poller == POLL_NONE && !s->dead && !shut) { /* no one polls: do it here, no hand-off */
       polled = true;
-      timed_out = poll_once_locked(s, POLL_CALLER, poll_dl) == GRPC_QUEUE_TIMEOUT && w->remaining > 0;
-    } else if (timeout_ms < 0)
+      grpc_completion_type type = poll_once_locked(s, POLL_CALLER, poll_dl);
+      shut = type == GRPC_QUEUE_SHUTDOWN; /* only if misused during close */
+      /* other threads' completions may keep coming: the deadline holds */
+      timed_out = w->remaining > 0 && (type == GRPC_QUEUE_TIMEOUT || (timeout_ms >= 0 && past(&dl)));
+    } else if (timeout_ms < 0) {
       pthread_cond_wait(&w->cv, &s->mu);
-    else
+    } else {
       timed_out = pthread_cond_timedwait(&w->cv, &s->mu, &dl) == ETIMEDOUT && w->remaining > 0;
+    }
   }
   if (w->blocked) {
     w->blocked = false;
@@ -514,8 +531,9 @@ static void handle_reply(rdev_session_t *s, grpc_byte_buffer *bb) {
   pthread_mutex_unlock(&s->mu);
 }
 
-/* Under s->mu: one RECV_MESSAGE is posted while someone polls. It is
- * posted when a poll starts, not after each reply: posting it makes gRPC
+/* Under s->mu: posts the call's one RECV_MESSAGE unless it is out (or the
+ * call is over). Every poll starts with it; it is not reposted right after
+ * a reply, because posting it makes gRPC
  * announce the consumed window at once, a write of its own (and a wake-up
  * of rdevd) that a caller would pay before returning with its reply. */
 static void post_recv_locked(rdev_session_t *s) {
@@ -576,9 +594,10 @@ static void on_status(rdev_session_t *s) {
  * a wake-up (~20 us on the 2-vCPU VM rdev bench runs on). The receiver
  * thread polls whenever no caller does, except that after it completed a
  * caller's wait it parks for RX_PARK_NS, betting that the caller comes back
- * and polls for itself; it polls again at once when something must progress
- * without a waiting caller (background_locked), and at the latest when the
- * park ends (server pings, the call's end, unsolicited print output).
+ * and polls for itself. Whoever adds work that must progress without a
+ * waiting caller (background_locked) un-parks it (rx_wake_locked); it also
+ * polls again when the park ends (server pings, the call's end, unsolicited
+ * print output).
  */
 
 #define RX_PARK_NS (20 * 1000000LL)
@@ -611,8 +630,8 @@ static void dispatch(rdev_session_t *s, grpc_event ev) {
   }
 }
 
-/* Under s->mu, with no one polling: polls until deadline, handling what
- * comes (with s->mu released); returns with s->mu held. Handling stays
+/* Under s->mu, with no one polling: waits up to deadline for one
+ * completion and handles it (with s->mu released); returns with s->mu held. Handling stays
  * inside the poller's turn, so completions are handled one at a time, in
  * order, as by a single receiver. */
 static grpc_completion_type poll_once_locked(rdev_session_t *s, int who, gpr_timespec deadline) {
@@ -627,25 +646,27 @@ static grpc_completion_type poll_once_locked(rdev_session_t *s, int who, gpr_tim
 }
 
 /* Under s->mu: whether something must progress with no caller polling:
- * callers waiting on another's poll, queued or unfinished sends,
- * asynchronous Reads, the session's end. */
+ * callers blocked in cl_wait (one may be the poller), callers waiting for
+ * gRPC to let go of their memory, queued or unfinished sends, asynchronous
+ * Reads, the session's end. */
 static bool background_locked(rdev_session_t *s) {
-  return s->nblocked > 0 || s->sq_head || s->sending || s->nasync > 0 || s->close_requested || s->dead;
+  return s->nblocked > 0 || s->nreleasing > 0 || s->sq_head || s->sending || s->nasync > 0 ||
+         s->close_requested || s->dead;
 }
 
-/* Under s->mu: the receiver polls as soon as no caller does, if there is
- * work for it or if forced. */
-static void rx_wake_locked(rdev_session_t *s, bool force) {
-  if (!force && !background_locked(s)) return;
+/* Under s->mu: if there is work for it, the receiver polls as soon as no
+ * caller does. */
+static void rx_wake_locked(rdev_session_t *s) {
+  if (!background_locked(s)) return;
   s->park_until = 0;
   if (s->rx_idle) pthread_cond_signal(&s->rx_cv);
 }
 
 /* Under s->mu: a caller's wait ended; it polled for itself (polled) or
- * was woken by the receiver. What is left goes to the receiver; else a
+ * was woken by whoever polled. What is left goes to the receiver; else a
  * caller that polls for itself keeps the receiver parked. */
 static void caller_done_locked(rdev_session_t *s, bool polled) {
-  if (background_locked(s)) rx_wake_locked(s, false);
+  if (background_locked(s)) rx_wake_locked(s);
   else if (polled) s->park_until = now_ns() + RX_PARK_NS;
 }
 
@@ -863,7 +884,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
     if (pthread_create(&s->rx_thread, NULL, rx_main, s) != 0) {
       grpc_call_cancel(s->call, NULL);
       /* Drain by hand: the status and the posted recv. */
-      bool st = false, rx = false;
+      bool st = false, rx = !s->recv_posted;
       while (!st || !rx) {
         grpc_event ev = grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
         if (ev.tag == TAG(TAG_STATUS)) st = true;
@@ -909,7 +930,7 @@ void rdev_session_close(rdev_session_t *s) {
   pthread_mutex_lock(&s->mu);
   s->close_requested = true;
   if (!s->dead && !s->sending && !s->sq_head && !s->close_sent) send_close_locked(s);
-  rx_wake_locked(s, true);
+  rx_wake_locked(s); /* close_requested: work for it */
   struct timespec dl;
   clock_gettime(CLOCK_MONOTONIC, &dl);
   dl.tv_sec += CLOSE_GRACE_MS / 1000;

@@ -88,7 +88,7 @@ int rdev_stream_synchronize_timeout(rdev_stream_t *stream, int32_t timeout_ms) {
     return rc;
   }
   rc = cl_wait(s, w, timeout_ms < 0 ? -1 : timeout_ms, RDEV_RT_STREAM_SYNC_TIMEOUT);
-  if (rc) return rc; /* w abandoned: the receiver keeps a late error sticky */
+  if (rc) return rc; /* w abandoned: its late reply's handler keeps an error sticky */
 
   /* Refused async requests come before the sync's own answer. */
   char msg[CL_MSG_MAX];

@@ -6,6 +6,8 @@
  * ordering. Timing asserts are lower bounds (a delay cannot finish early) or
  * wide upper bounds: the machine is noisy.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -143,6 +145,49 @@ END_TEST
 
 /* An error of work queued before a timed-out synchronize is not lost: the
  * next synchronize reports it. */
+/* Another thread's synchronous calls, back to back on the same session. */
+typedef struct {
+  rdev_session_t *s;
+  atomic_int stop;
+  int calls, rc;
+} busy_t;
+
+static void *busy_main(void *arg) {
+  busy_t *b = arg;
+  size_t fr, total;
+  while (!atomic_load(&b->stop) && !b->rc) {
+    b->rc = rdev_mem_info(b->s, &fr, &total);
+    b->calls++;
+  }
+  return NULL;
+}
+
+/* A timed synchronize keeps its deadline while it polls the session and
+ * other threads' replies keep coming in. */
+START_TEST(test_synchronize_timeout_holds_while_others_call) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  rdev_arg_t delay = fx_u32(3000000);
+  FX_OK(rdev_launch(st, "delay_us", 1, &delay, 1));
+  busy_t b = {.s = s};
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, busy_main, &b), 0);
+  usleep(20000);
+  double t0 = fx_now();
+  FX_EXPECT(rdev_stream_synchronize_timeout(st, 50), RDEV_RT_STREAM_SYNC_TIMEOUT);
+  double took = fx_now() - t0;
+  atomic_store(&b.stop, 1);
+  pthread_join(th, NULL);
+  ck_assert_msg(b.rc == RDEV_OK, "the other thread's call failed: %d", b.rc);
+  ck_assert_msg(b.calls > 0, "the other thread made no call");
+  ck_assert_msg(took >= 0.045 && took < 1.0, "a 50 ms timeout took %.3f s (the kernel runs 3 s)", took);
+  FX_OK(rdev_stream_synchronize(st));
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
 START_TEST(test_stream_synchronize_timeout_keeps_errors_pending) {
   rdev_session_t *s = fx_open();
   rdev_stream_t *st = NULL;
@@ -723,6 +768,7 @@ Suite *suite_stream(void) {
   tcase_add_test(tc, test_stream_query_done_after_synchronize);
   tcase_add_test(tc, test_stream_synchronize_timeout);
   tcase_add_test(tc, test_stream_synchronize_timeout_keeps_errors_pending);
+  tcase_add_test(tc, test_synchronize_timeout_holds_while_others_call);
   tcase_add_test(tc, test_stream_runs_in_order);
   tcase_add_test(tc, test_streams_run_concurrently);
   suite_add_tcase(su, tc);
