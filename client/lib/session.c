@@ -533,9 +533,9 @@ static void handle_reply(rdev_session_t *s, grpc_byte_buffer *bb) {
 
 /* Under s->mu: posts the call's one RECV_MESSAGE unless it is out (or the
  * call is over). Every poll starts with it; it is not reposted right after
- * a reply, because posting it makes gRPC
- * announce the consumed window at once, a write of its own (and a wake-up
- * of rdevd) that a caller would pay before returning with its reply. */
+ * a reply, because posting it makes gRPC announce the consumed window at
+ * once, a write of its own (and a wake-up of rdevd) that a caller would
+ * pay before returning with its reply. */
 static void post_recv_locked(rdev_session_t *s) {
   if (s->recv_posted || s->recv_ended || s->dead) return;
   grpc_op op;
@@ -631,9 +631,9 @@ static void dispatch(rdev_session_t *s, grpc_event ev) {
 }
 
 /* Under s->mu, with no one polling: waits up to deadline for one
- * completion and handles it (with s->mu released); returns with s->mu held. Handling stays
- * inside the poller's turn, so completions are handled one at a time, in
- * order, as by a single receiver. */
+ * completion and handles it (with s->mu released); returns with s->mu
+ * held. Handling stays inside the poller's turn, so completions are
+ * handled one at a time, in order, as by a single receiver. */
 static grpc_completion_type poll_once_locked(rdev_session_t *s, int who, gpr_timespec deadline) {
   s->poller = who;
   post_recv_locked(s);
@@ -666,18 +666,19 @@ static void rx_wake_locked(rdev_session_t *s) {
  * was woken by whoever polled. What is left goes to the receiver; else a
  * caller that polls for itself keeps the receiver parked. */
 static void caller_done_locked(rdev_session_t *s, bool polled) {
-  if (background_locked(s)) rx_wake_locked(s);
-  else if (polled) s->park_until = now_ns() + RX_PARK_NS;
+  if (polled && !background_locked(s)) s->park_until = now_ns() + RX_PARK_NS;
+  else rx_wake_locked(s);
 }
 
 static void *rx_main(void *arg) {
   rdev_session_t *s = arg;
   pthread_mutex_lock(&s->mu);
   for (;;) {
-    int64_t now;
-    while (s->poller != POLL_NONE || ((now = now_ns()) < s->park_until && !background_locked(s))) {
-      /* A caller polls (check again within a park's time), or parked. */
-      int64_t until = s->poller == POLL_NONE ? s->park_until : now_ns() + RX_PARK_NS;
+    for (;;) {
+      int64_t now = now_ns();
+      if (s->poller == POLL_NONE && (now >= s->park_until || background_locked(s))) break;
+      /* A caller polls (look again within a park's time), or parked. */
+      int64_t until = s->poller == POLL_NONE ? s->park_until : now + RX_PARK_NS;
       struct timespec dl = {(time_t)(until / 1000000000LL), (long)(until % 1000000000LL)};
       s->rx_idle = true;
       pthread_cond_timedwait(&s->rx_cv, &s->mu, &dl);
