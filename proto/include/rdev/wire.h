@@ -60,8 +60,10 @@ void rdev_wire_bytes_decoder(pb_callback_t *field, rdev_wire_bytes_t *b);
 /* A payload decoded without copying: references to the received slices
  * that hold it, in order (beyond RDEV_WIRE_MAX_PARTS slices, the rest is
  * copied into one more). Only for messages decoded by rdev_wire_decode.
- * Release with rdev_wire_payload_release. */
-#define RDEV_WIRE_MAX_PARTS 48
+ * Release with rdev_wire_payload_release. gRPC 1.51 hands a 1 MiB payload
+ * over in 80-85 slices (one per 16 KiB HTTP/2 frame, some split where a
+ * socket read ended): room for twice that. */
+#define RDEV_WIRE_MAX_PARTS 160
 typedef struct {
   grpc_slice parts[RDEV_WIRE_MAX_PARTS];
   int nparts;
