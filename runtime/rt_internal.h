@@ -28,6 +28,7 @@ struct rdev_rt_event {
 
 typedef enum {
   RT_TASK_COPY = 1,     /* memcpy(dst, src, n) in any direction */
+  RT_TASK_GATHER,       /* host pieces iov[0..n) end to end at dst */
   RT_TASK_MEMSET,       /* memset(dst, value, n) */
   RT_TASK_KERNEL,       /* run kernel k over blocks */
   RT_TASK_CALLBACK,     /* host function */
@@ -54,6 +55,11 @@ typedef struct {
       rdev_rt_print_fn print_fn;
       void *print_user;
     } kernel;
+    struct {
+      void *dst;
+      const rdev_rt_iov_t *iov;
+      int n;
+    } gather;
     struct {
       rdev_rt_host_fn fn;
       void *user;

@@ -289,6 +289,33 @@ int rdev_rt_memcpy_async(rdev_rt_t *rt, void *dst, size_t dest_max, const void *
   return rt->be->submit(s, &t);
 }
 
+int rdev_rt_memcpy_gather_async(rdev_rt_t *rt, void *dst, size_t dest_max, const rdev_rt_iov_t *iov, int n,
+                                rdev_rt_stream_t *s) {
+  rt_clear_error();
+  int rc = check_stream(rt, s);
+  if (rc) return rc;
+  if (!rt) return rt_fail(RDEV_INVALID_PARAM, "runtime is NULL");
+  if (n < 0 || (n && !iov)) return rt_fail(RDEV_INVALID_PARAM, "%d pieces at %p", n, (const void *)iov);
+  size_t count = 0;
+  for (int i = 0; i < n; i++) {
+    if (!iov[i].base) return rt_fail(RDEV_INVALID_PARAM, "NULL src piece %d", i);
+    if (iov[i].len > SIZE_MAX - count) return rt_fail(RDEV_RT_PARAM_INVALID, "the pieces' sizes overflow");
+    count += iov[i].len;
+    if (find_alloc(rt, iov[i].base).found)
+      return rt_fail(RDEV_INVALID_PARAM, "H2D copy: src piece %d at %p is device memory", i, iov[i].base);
+  }
+  if (count > dest_max) return rt_fail(RDEV_RT_PARAM_INVALID, "count %zu exceeds destMax %zu", count, dest_max);
+  if (count == 0) return RDEV_OK;
+  if (!dst) return rt_fail(RDEV_INVALID_PARAM, "NULL dst");
+  rt_alloc_t da = find_alloc(rt, dst);
+  if ((rc = check_range(&da, dst, count, "dst"))) return rc;
+  rt_task_t t = {.op = RT_TASK_GATHER};
+  t.u.gather.dst = dst;
+  t.u.gather.iov = iov;
+  t.u.gather.n = n;
+  return rt->be->submit(s, &t);
+}
+
 static int check_memset(rdev_rt_t *rt, void *dptr, size_t dest_max, size_t count, int *noop) {
   *noop = 0;
   if (!rt) return rt_fail(RDEV_INVALID_PARAM, "runtime is NULL");

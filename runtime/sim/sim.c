@@ -396,7 +396,7 @@ static void wait_enqueue(sim_dev_t *d, sim_stream_t *s) {
 }
 
 static int on_device(const rt_task_t *t) {
-  return t->op == RT_TASK_COPY || t->op == RT_TASK_MEMSET || t->op == RT_TASK_KERNEL;
+  return t->op == RT_TASK_COPY || t->op == RT_TASK_GATHER || t->op == RT_TASK_MEMSET || t->op == RT_TASK_KERNEL;
 }
 
 static void wait_remove(sim_dev_t *d, sim_stream_t *s) {
@@ -488,6 +488,12 @@ static int exec_task(sim_stream_t *s, rt_task_t *t) {
     case RT_TASK_COPY:
       memmove(t->u.mem.dst, t->u.mem.src, t->u.mem.n);
       return RDEV_OK;
+    case RT_TASK_GATHER: {
+      char *dst = t->u.gather.dst;
+      for (int i = 0; i < t->u.gather.n; dst += t->u.gather.iov[i].len, i++)
+        memcpy(dst, t->u.gather.iov[i].base, t->u.gather.iov[i].len);
+      return RDEV_OK;
+    }
     case RT_TASK_MEMSET:
       memset(t->u.mem.dst, t->u.mem.value, t->u.mem.n);
       return RDEV_OK;

@@ -854,6 +854,61 @@ START_TEST(test_memcpy_async_round_trip_all_kinds) {
 }
 END_TEST
 
+START_TEST(test_memcpy_gather_async_lands_pieces_end_to_end) {
+  rdev_rt_t *rt = open_small();
+  rdev_rt_stream_t *s = mkstream(rt, 0);
+  enum { N = 40000 };
+  unsigned char *src = malloc(N), *dst = calloc(1, N + 64);
+  fill_random(src, N);
+  /* uneven pieces, a 1-byte and an empty one among them */
+  rdev_rt_iov_t iov[] = {{src, 17}, {src + 17, 1}, {src + 18, 0}, {src + 18, 20000}, {src + 20018, N - 20018}};
+  unsigned char *d = dmalloc(rt, 0, N + 64);
+  ck_assert_int_eq(rdev_rt_memset(rt, d, N + 64, 0x5a, N + 64), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_memcpy_gather_async(rt, d + 32, N, iov, 5, s), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_OK);
+  d2h(rt, dst, d, N + 64);
+  ck_assert_mem_eq(dst + 32, src, N);
+  for (int i = 0; i < 32; i++) ck_assert_int_eq(dst[i], 0x5a); /* nothing before... */
+  for (int i = N + 32; i < N + 64; i++) ck_assert_int_eq(dst[i], 0x5a); /* ...or after */
+  ck_assert_int_eq(rdev_rt_stream_destroy(s), RDEV_OK);
+  free(src);
+  free(dst);
+  rdev_rt_close(rt);
+}
+END_TEST
+
+START_TEST(test_memcpy_gather_async_checks_like_memcpy) {
+  rdev_rt_t *rt = open_small();
+  rdev_rt_stream_t *s = mkstream(rt, 0);
+  unsigned char h[256];
+  memset(h, 1, sizeof h);
+  unsigned char *d = dmalloc(rt, 0, 100), *d2 = dmalloc(rt, 0, 100);
+  rdev_rt_iov_t two[] = {{h, 60}, {h + 60, 41}};
+  /* the sum runs past the allocation, or past destMax */
+  ck_assert_int_eq(rdev_rt_memcpy_gather_async(rt, d, 1000, two, 2, s), RDEV_INVALID_PARAM);
+  ck_assert_int_eq(rdev_rt_memcpy_gather_async(rt, d, 100, two, 2, s), RDEV_RT_PARAM_INVALID);
+  /* a piece that is device memory; a NULL piece; sizes that overflow */
+  rdev_rt_iov_t dev_piece[] = {{h, 10}, {d2, 10}};
+  ck_assert_int_eq(rdev_rt_memcpy_gather_async(rt, d, 100, dev_piece, 2, s), RDEV_INVALID_PARAM);
+  rdev_rt_iov_t null_piece[] = {{h, 10}, {NULL, 10}};
+  ck_assert_int_eq(rdev_rt_memcpy_gather_async(rt, d, 100, null_piece, 2, s), RDEV_INVALID_PARAM);
+  rdev_rt_iov_t huge[] = {{h, SIZE_MAX - 5}, {h, 10}};
+  ck_assert_int_eq(rdev_rt_memcpy_gather_async(rt, d, SIZE_MAX, huge, 2, s), RDEV_RT_PARAM_INVALID);
+  /* dst not device memory; bad counts; no stream */
+  ck_assert_int_eq(rdev_rt_memcpy_gather_async(rt, h + 128, 100, two, 1, s), RDEV_INVALID_PARAM);
+  ck_assert_int_eq(rdev_rt_memcpy_gather_async(rt, d, 100, two, -1, s), RDEV_INVALID_PARAM);
+  ck_assert_int_eq(rdev_rt_memcpy_gather_async(rt, d, 100, NULL, 2, s), RDEV_INVALID_PARAM);
+  ck_assert_int_eq(rdev_rt_memcpy_gather_async(rt, d, 100, two, 1, NULL), RDEV_INVALID_RESOURCE_HANDLE);
+  /* nothing was queued by the refused calls; zero pieces are a no-op */
+  ck_assert_int_eq(rdev_rt_memcpy_gather_async(rt, NULL, 0, NULL, 0, s), RDEV_OK);
+  size_t pending = 1;
+  ck_assert_int_eq(rdev_rt_stream_pending(s, &pending), RDEV_OK);
+  ck_assert_uint_eq(pending, 0);
+  ck_assert_int_eq(rdev_rt_stream_destroy(s), RDEV_OK);
+  rdev_rt_close(rt);
+}
+END_TEST
+
 START_TEST(test_memcpy_default_kind_infers_direction) {
   rdev_rt_t *rt = open_small();
   rdev_rt_stream_t *s = mkstream(rt, 0);
@@ -2930,6 +2985,8 @@ static Suite *copy_suite(void) {
   tcase_add_test(tc, test_memcpy_sync_d2d_round_trip_across_devices);
   tcase_add_test(tc, test_memcpy_sync_h2h_copies);
   tcase_add_test(tc, test_memcpy_async_round_trip_all_kinds);
+  tcase_add_test(tc, test_memcpy_gather_async_lands_pieces_end_to_end);
+  tcase_add_test(tc, test_memcpy_gather_async_checks_like_memcpy);
   tcase_add_test(tc, test_memcpy_default_kind_infers_direction);
   tcase_add_test(tc, test_memcpy_count_over_dest_max_is_rt_param_invalid);
   tcase_add_test(tc, test_memcpy_count_zero_is_noop_even_with_null_pointers);

@@ -139,6 +139,20 @@ const void *rdev_rt_host_view(rdev_rt_t *rt, const void *dptr, size_t n);
 int rdev_rt_memcpy_async(rdev_rt_t *rt, void *dst, size_t dest_max, const void *src, size_t count,
                          rdev_memcpy_kind_t kind, rdev_rt_stream_t *s);
 
+/* One piece of host memory for rdev_rt_memcpy_gather_async. */
+typedef struct {
+  const void *base;
+  size_t len;
+} rdev_rt_iov_t;
+
+/* Host-to-device copy of n host pieces laid end to end at dst, as one task
+ * (a gather list, as a DMA engine takes it): checks as rdev_rt_memcpy (every
+ * piece host memory, their sum within dest_max and dst's allocation),
+ * enqueues the copy on s and returns. The iov array and the pieces must stay
+ * valid until the copy ran, e.g. until a callback queued after it. */
+int rdev_rt_memcpy_gather_async(rdev_rt_t *rt, void *dst, size_t dest_max, const rdev_rt_iov_t *iov, int n,
+                                rdev_rt_stream_t *s);
+
 /* aclrtMemset on device memory: sets count bytes at dptr to (uint8_t)value.
  * Same count/dest_max and range rules as rdev_rt_memcpy. */
 int rdev_rt_memset(rdev_rt_t *rt, void *dptr, size_t dest_max, int value, size_t count);
