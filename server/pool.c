@@ -1,9 +1,10 @@
 /*
- * server/pool.c — staging buffers for payloads: Write data as decoded, Read
- * data on its way out. A chunk-sized buffer is reused from a small free list
- * instead of being mapped and faulted in afresh for every chunk (glibc hands
- * out blocks this large with mmap, and touching fresh pages costs more than
- * the copy itself). The list keeps at most SRV_POOL_KEEP buffers, so idle
+ * server/pool.c — staging buffers for Read data on its way out (async
+ * Reads, and synchronous ones the device cannot show in place). A
+ * chunk-sized buffer is reused from a small free list instead of being
+ * mapped and faulted in afresh for every chunk (glibc hands out blocks this
+ * large with mmap, and touching fresh pages costs more than the copy
+ * itself). The list keeps at most SRV_POOL_KEEP buffers, so idle
  * memory stays bounded.
  */
 #include <stdlib.h>

@@ -14,7 +14,8 @@
  * RDEV_CANCELLED), events destroyed, buffers freed.
  *
  * Backpressure. `inflight` counts bytes the session holds on the server:
- * async Write payloads until the device copied them, async Read staging and
+ * async Write payloads (the received slices) until the device copied them,
+ * async Read staging and
  * every queued reply until gRPC sent it. While it is at or over
  * cfg.max_inflight the session stops reading requests; gRPC flow control
  * then stops the client. So neither a client that sends without reading nor
@@ -574,7 +575,7 @@ typedef struct {
   srv_session_t *s;
   uint64_t seq;
   rdev_rt_stream_t *st; /* the stream whose errors a sync takes */
-  void *buf;            /* async read staging / async write payload */
+  void *buf;            /* async read staging / held async Write payload */
   size_t len;
 } cb_ctx_t;
 
@@ -612,11 +613,24 @@ static void sync_cb(void *user, int status) {
   cb_done(c);
 }
 
-/* Frees an async Write's staging copy once the device copied it. */
-static void staging_free_cb(void *user, int status) {
+/* An async Write's payload, held until the device copied it: the request's
+ * references to the received slices, and the gather list over them. The
+ * list points into this copy of the slices, never the request's: a short
+ * slice keeps its bytes inline, in the grpc_slice itself. */
+typedef struct {
+  rdev_wire_payload_t data;
+  rdev_rt_iov_t iov[RDEV_WIRE_MAX_PARTS];
+} held_write_t;
+
+static void held_write_free(held_write_t *h) {
+  rdev_wire_payload_release(&h->data);
+  free(h);
+}
+
+static void write_done_cb(void *user, int status) {
   cb_ctx_t *c = user;
   (void)status;
-  srv_buf_put(c->buf);
+  held_write_free(c->buf);
   inflight_sub(c->s, c->len);
   cb_done(c);
 }
@@ -903,8 +917,8 @@ static int op_write(srv_req_t *x) {
       (rc = buf_range(x, "write", w->buf, w->offset, n, &dst, NULL)))
     return rc;
   if (n == 0) return st || w->quiet ? SRV_LATER : RDEV_OK;
-  const rdev_wire_payload_t *p = x->data;
-  if (!st) { /* the device copies straight out of the received slices */
+  rdev_wire_payload_t *p = x->data;
+  if (!st) { /* synchronous: copied now, so that later requests see it */
     for (int i = 0; i < p->nparts; i++) {
       size_t k = GRPC_SLICE_LENGTH(p->parts[i]);
       rc = rdev_rt_memcpy(x->s->srv->rt, dst, k, GRPC_SLICE_START_PTR(p->parts[i]), k, RDEV_MEMCPY_HOST_TO_DEVICE);
@@ -913,22 +927,22 @@ static int op_write(srv_req_t *x) {
     }
     return w->quiet ? SRV_LATER : RDEV_OK; /* quiet: no news is good news */
   }
-  /* async: the bytes must outlive this request; gRPC's received slices are
-   * only ours while the message is (holding references to them was seen to
-   * let their bytes change), so they go to a staging buffer */
-  char *staging = srv_buf_get(n);
-  if (!staging) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
-  for (int i = 0, off = 0; i < p->nparts; off += (int)GRPC_SLICE_LENGTH(p->parts[i]), i++)
-    memcpy(staging + off, GRPC_SLICE_START_PTR(p->parts[i]), GRPC_SLICE_LENGTH(p->parts[i]));
-  rc = rdev_rt_memcpy_async(x->s->srv->rt, dst, n, staging, n, RDEV_MEMCPY_HOST_TO_DEVICE, st);
-  if (rc) {
-    srv_buf_put(staging);
+  /* async: the stream copies out of the received slices when its turn
+   * comes; the request's references to them move into the holder */
+  held_write_t *h = malloc(sizeof *h);
+  if (!h) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  h->data = *p;
+  p->nparts = 0;
+  for (int i = 0; i < h->data.nparts; i++)
+    h->iov[i] = (rdev_rt_iov_t){GRPC_SLICE_START_PTR(h->data.parts[i]), GRPC_SLICE_LENGTH(h->data.parts[i])};
+  if ((rc = rdev_rt_memcpy_gather_async(x->s->srv->rt, dst, n, h->iov, h->data.nparts, st))) {
+    held_write_free(h);
     return rt_failed(x, rc);
   }
-  cb_ctx_t *c = cb_new(x->s, x->q->seq, st, staging, n);
-  if (!c || rdev_rt_launch_callback(st, staging_free_cb, c) != RDEV_OK) {
-    rdev_rt_stream_synchronize(st); /* cannot happen short of OOM: keep the staging alive until copied */
-    srv_buf_put(staging);
+  cb_ctx_t *c = cb_new(x->s, x->q->seq, st, h, n);
+  if (!c || rdev_rt_launch_callback(st, write_done_cb, c) != RDEV_OK) {
+    rdev_rt_stream_synchronize(st); /* cannot happen short of OOM: hold the slices until copied */
+    held_write_free(h);
     if (c) cb_done(c);
     return SRV_LATER;
   }
