@@ -13,8 +13,9 @@
  * $RDEV_TARGET is not used here: measuring a server someone else runs must
  * be asked for. The rdev client runs in this process with glibc's malloc
  * defaults, as in a user's program (--malloc-tune: keep freed memory, to
- * see what trimming costs the client); the bare-gRPC baseline runs in a
- * forked helper process, tuned (bench_baseline.c says how and why).
+ * see what trimming costs the client); the bare-gRPC baseline's server and
+ * client run in two forked helper processes, tuned (bench_baseline.c says
+ * how and why).
  *
  * What one run measures (clock_gettime(CLOCK_MONOTONIC); 1 GB = 1e9 bytes;
  * copies move chunks of the server's max_chunk (1 MiB), as rdev's wire does,
@@ -165,7 +166,7 @@ static void size_label(size_t n, char *buf, size_t len) {
   else snprintf(buf, len, "%zu B", n);
 }
 
-/* Host buffers are MAP_SHARED: the bare-gRPC helper process uses them too. */
+/* Host buffers are MAP_SHARED: the bare-gRPC helper processes use them too. */
 static void *xalloc(size_t n) {
   void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) die("cannot map %zu host bytes: %s", n, strerror(errno));
@@ -951,7 +952,7 @@ int bench_main(const char *target, int argc, char **argv) {
   char pidl[32] = "?";
   if (!cfg.target) snprintf(pidl, sizeof pidl, "%d", (int)g_child);
   printf("rdev bench (%s): %s rdevd %s (%s backend, pid %s) at %s; sizes up to %s; %ld CPUs online\n"
-         "rdev client in this process with %s; bare gRPC tuned (BDP probe off, malloc kept) in a helper process\n",
+         "rdev client in this process with %s; bare gRPC tuned (BDP probe off, malloc kept), server and client in two helper processes\n",
          cfg.quick ? "quick" : "full", cfg.target ? "running" : "own", info.version, info.backend, pidl,
          cfg.addr, maxl, sysconf(_SC_NPROCESSORS_ONLN),
          cfg.malloc_tune ? "malloc tuned (--malloc-tune)" : "glibc malloc defaults");

@@ -35,11 +35,11 @@ void bl_tcp_close(bl_tcp_t *t);
 
 typedef struct bl_grpc bl_grpc_t;
 
-/* Forks a helper process that runs a gRPC server on 127.0.0.1:0 (one
- * completion-queue thread, hand-registered methods that do no device work)
- * and a client channel to it; each call below is run and timed there. Call
- * it before the process has threads. land and source must be MAP_SHARED
- * memory mapped before the call (the helper sees them at the same
+/* Forks two helper processes: one runs a gRPC server on 127.0.0.1:0 (one
+ * completion-queue thread, hand-registered methods that do no device work),
+ * the other a client channel to it, where each call below is run and timed.
+ * Call it before the process has threads. land and source must be
+ * MAP_SHARED memory mapped before the call (the helpers see them at the same
  * addresses), as must every src/dst passed below. Upload lands received
  * bytes in land[0..land_len) from offset 0; download sends from
  * source[0..source_len) (zero-copy slices). */
@@ -53,7 +53,7 @@ int bl_grpc_upload(bl_grpc_t *g, const void *src, size_t size, long k, size_t ms
 int bl_grpc_download(bl_grpc_t *g, void *dst, size_t size, long k, size_t msg, double *secs);
 /* One unary call with empty request and response; *us its round trip. */
 int bl_grpc_unary(bl_grpc_t *g, double *us);
-/* Stops the helper; 0 when it exited cleanly. */
+/* Stops the helpers; 0 when both exited cleanly and the server saw no error. */
 int bl_grpc_stop(bl_grpc_t *g);
 
 /* ---- the in-process runtime (sim backend, no network) ---------------------------- */

@@ -15,8 +15,8 @@
  * - bare gRPC: a server on 127.0.0.1:0 with two hand-registered methods
  *   (/rdev.bench.Bare/Stream: one long-lived bidi call, like an rdev session,
  *   carrying uploads and downloads; /Unary: empty request and reply) served
- *   by one completion-queue thread, and one client channel, both in a helper
- *   process (see below). Messages are raw bytes (no protobuf), 1 MiB like
+ *   by one completion-queue thread, and one client channel, in two helper
+ *   processes (see below). Messages are raw bytes (no protobuf), 1 MiB like
  *   rdev's chunks; the sending side references its memory (zero-copy
  *   slices), the receiving side copies each message into a destination
  *   buffer, as recv() does for TCP and as rdev must. No device work. It is
@@ -542,7 +542,9 @@ static gpr_timespec deadline_from_now(void) {
 
 static void bare_stop(struct bare *g);
 
-static int bare_start(struct bare **out, void *land, size_t land_len, const void *source, size_t source_len) {
+/* The server side: listens on 127.0.0.1:0 (*port) and serves on a thread. */
+static int bare_server_start(struct bare **out, void *land, size_t land_len, const void *source,
+                             size_t source_len, int *port) {
   *out = NULL;
   struct bare *g = calloc(1, sizeof *g);
   if (!g) return bl_fail("grpc: out of memory");
@@ -562,9 +564,9 @@ static int bare_start(struct bare **out, void *land, size_t land_len, const void
                                                     GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
   grpc_server_register_completion_queue(g->server, g->scq, NULL);
   grpc_server_credentials *sc = grpc_insecure_server_credentials_create();
-  int port = grpc_server_add_http2_port(g->server, "127.0.0.1:0", sc);
+  *port = grpc_server_add_http2_port(g->server, "127.0.0.1:0", sc);
   grpc_server_credentials_release(sc);
-  if (port <= 0) {
+  if (*port <= 0) {
     grpc_server_destroy(g->server);
     grpc_completion_queue_shutdown(g->scq);
     while (grpc_completion_queue_next(g->scq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type !=
@@ -578,7 +580,17 @@ static int bare_start(struct bare **out, void *land, size_t land_len, const void
   grpc_server_start(g->server);
   for (int k = 0; k < NKINDS; k++) arm(g, k);
   pthread_create(&g->thread, NULL, server_thread, g);
+  *out = g;
+  return 0;
+}
 
+/* The client side: a channel to the server at port and the stream. */
+static int bare_client_start(struct bare **out, int port) {
+  *out = NULL;
+  struct bare *g = calloc(1, sizeof *g);
+  if (!g) return bl_fail("grpc: out of memory");
+  grpc_init();
+  grpc_channel_args ca = {sizeof kArgs / sizeof kArgs[0], (grpc_arg *)kArgs};
   char target[64];
   snprintf(target, sizeof target, "127.0.0.1:%d", port);
   grpc_channel_credentials *cc = grpc_insecure_credentials_create();
@@ -749,6 +761,7 @@ static int bare_unary(struct bare *g, double *us) {
   return rc;
 }
 
+/* Stops whichever side g is. */
 static void bare_stop(struct bare *g) {
   if (g->stream) { /* half-close, then the server ends the call */
     grpc_op ops[2];
@@ -767,41 +780,52 @@ static void bare_stop(struct bare *g) {
     grpc_metadata_array_destroy(&g->s_trail_md);
     grpc_slice_unref(g->s_details);
   }
-  grpc_channel_destroy(g->ch);
-  grpc_completion_queue_shutdown(g->ccq);
-  while (grpc_completion_queue_next(g->ccq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type !=
-         GRPC_QUEUE_SHUTDOWN) {
+  if (g->ch) {
+    grpc_channel_destroy(g->ch);
+    grpc_completion_queue_shutdown(g->ccq);
+    while (grpc_completion_queue_next(g->ccq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type !=
+           GRPC_QUEUE_SHUTDOWN) {
+    }
+    grpc_completion_queue_destroy(g->ccq);
   }
-  grpc_completion_queue_destroy(g->ccq);
-  grpc_server_shutdown_and_notify(g->server, g->scq, &g->shutdown_tag);
-  grpc_server_cancel_all_calls(g->server);
-  pthread_mutex_lock(&g->mu);
-  while (!g->shutdown_done) pthread_cond_wait(&g->cv, &g->mu);
-  pthread_mutex_unlock(&g->mu);
-  grpc_server_destroy(g->server);
-  grpc_completion_queue_shutdown(g->scq);
-  pthread_join(g->thread, NULL);
-  grpc_completion_queue_destroy(g->scq);
-  pthread_mutex_destroy(&g->mu);
-  pthread_cond_destroy(&g->cv);
+  if (g->server) {
+    grpc_server_shutdown_and_notify(g->server, g->scq, &g->shutdown_tag);
+    grpc_server_cancel_all_calls(g->server);
+    pthread_mutex_lock(&g->mu);
+    while (!g->shutdown_done) pthread_cond_wait(&g->cv, &g->mu);
+    pthread_mutex_unlock(&g->mu);
+    grpc_server_destroy(g->server);
+    grpc_completion_queue_shutdown(g->scq);
+    pthread_join(g->thread, NULL);
+    grpc_completion_queue_destroy(g->scq);
+    pthread_mutex_destroy(&g->mu);
+    pthread_cond_destroy(&g->cv);
+  }
   free(g);
   grpc_shutdown();
 }
 
-/* ---- bare gRPC: the helper process ------------------------------------------------------
+/* ---- bare gRPC: the helper processes -------------------------------------------------
  *
- * The bare client and server run in a helper process forked by
- * bl_grpc_start (before the bench has threads), with glibc malloc told to
- * keep freed memory (mmap threshold 64 MiB, trim threshold 1 GiB): gRPC
- * allocates a fresh buffer for every received 1 MiB message, and glibc's
- * default trimming returns it to the kernel each time, so every message
- * costs page faults and TLB-shootdown IPIs (10x slower on this VM class).
- * The baseline is gRPC at its best on this machine; the bench process
- * itself (the rdev client) keeps glibc's defaults, as a user's program
- * would. Data buffers are MAP_SHARED, so both processes see the same bytes
- * at the same addresses; the helper times each call itself. */
+ * The bare server and the bare client run in two helper processes forked
+ * by bl_grpc_start (before the bench has threads), as rdevd and an rdev
+ * client are two processes. In one process gRPC's poller is shared: the
+ * client's thread, waiting on its queue, would do the server's socket reads
+ * (seen in perf: the bare server thread then only landed the bytes), work
+ * that across a network the receiving process must do itself.
+ *
+ * Both run with glibc malloc told to keep freed memory (mmap threshold
+ * 64 MiB, trim threshold 1 GiB): gRPC allocates a fresh buffer for every
+ * received 1 MiB message, and glibc's default trimming returns it to the
+ * kernel each time, so every message costs page faults and TLB-shootdown
+ * IPIs (10x slower on this VM class). The baseline is gRPC at its best on
+ * this machine; the bench process itself (the rdev client) keeps glibc's
+ * defaults, as a user's program would. Data buffers are MAP_SHARED, so all
+ * processes see the same bytes at the same addresses; the client helper
+ * times each call itself. */
 
 enum { CMD_UPLOAD = 1, CMD_DOWNLOAD, CMD_UNARY, CMD_STOP };
+enum { ROLE_SERVER, ROLE_CLIENT };
 
 typedef struct {
   int op;
@@ -810,13 +834,17 @@ typedef struct {
 
 typedef struct {
   int rc;
-  double value;
+  double value; /* the server's start: its port */
   char err[400];
 } bl_res_t;
 
-struct bl_grpc {
+typedef struct {
   pid_t pid;
-  int to, from; /* pipes to and from the helper */
+  int to, from; /* pipes to and from it */
+} helper_t;
+
+struct bl_grpc {
+  helper_t side[2]; /* [ROLE_SERVER], [ROLE_CLIENT] */
 };
 
 static int write_full(int fd, const void *p, size_t n) {
@@ -849,17 +877,27 @@ static void helper_reply(int fd, int rc, double value) {
   if (write_full(fd, &r, sizeof r)) _exit(3);
 }
 
-static void helper_main(int rfd, int wfd, void *land, size_t land_len, const void *source, size_t source_len) {
+typedef struct {
+  int role, port; /* port: the client's server */
+  void *land;
+  size_t land_len;
+  const void *source;
+  size_t source_len;
+} helper_args_t;
+
+static void helper_main(int rfd, int wfd, const helper_args_t *a) {
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   struct bare *g = NULL;
-  int rc = bare_start(&g, land, land_len, source, source_len);
-  helper_reply(wfd, rc, 0);
+  int port = 0;
+  int rc = a->role == ROLE_SERVER ? bare_server_start(&g, a->land, a->land_len, a->source, a->source_len, &port)
+                                  : bare_client_start(&g, a->port);
+  helper_reply(wfd, rc, port);
   if (rc) _exit(2);
   bl_cmd_t c;
   while (read_full(rfd, &c, sizeof c) == 0 && c.op != CMD_STOP) {
     double v = 0;
-    switch (c.op) {
+    switch (a->role == ROLE_CLIENT ? c.op : 0) {
       case CMD_UPLOAD:
         rc = bare_upload(g, (const void *)(uintptr_t)c.ptr, c.size, (long)c.k, c.msg, &v);
         break;
@@ -867,88 +905,26 @@ static void helper_main(int rfd, int wfd, void *land, size_t land_len, const voi
         rc = bare_download(g, (void *)(uintptr_t)c.ptr, c.size, (long)c.k, c.msg, &v);
         break;
       case CMD_UNARY: rc = bare_unary(g, &v); break;
-      default: rc = bl_fail("helper: unknown command %d", c.op); break;
+      default: rc = bl_fail("helper: command %d is not for this side", c.op); break;
     }
     helper_reply(wfd, rc, v);
   }
+  rc = a->role == ROLE_SERVER && atomic_load(&g->server_errors) ? -1 : 0; /* g_err says why */
   bare_stop(g);
-  helper_reply(wfd, 0, 0);
+  helper_reply(wfd, rc, 0);
   _exit(0);
 }
 
-int bl_grpc_start(bl_grpc_t **out, void *land, size_t land_len, const void *source, size_t source_len) {
-  *out = NULL;
-  int to[2], from[2];
-  if (pipe2(to, O_CLOEXEC)) return bl_fail("grpc: pipe: %s", strerror(errno));
-  if (pipe2(from, O_CLOEXEC)) {
-    close(to[0]);
-    close(to[1]);
-    return bl_fail("grpc: pipe: %s", strerror(errno));
-  }
-  fflush(NULL);
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid < 0) return bl_fail("grpc: fork: %s", strerror(errno));
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(1);
-    close(to[1]);
-    close(from[0]);
-    helper_main(to[0], from[1], land, land_len, source, source_len);
-  }
-  close(to[0]);
-  close(from[1]);
-  bl_grpc_t *h = calloc(1, sizeof *h);
-  if (!h) return bl_fail("grpc: out of memory");
-  h->pid = pid;
-  h->to = to[1];
-  h->from = from[0];
-  bl_res_t r;
-  int dead = read_full(h->from, &r, sizeof r) != 0;
-  if (dead || r.rc) {
-    bl_fail("grpc: the helper process did not start: %s", dead ? "it died" : r.err);
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    close(h->to);
-    close(h->from);
-    free(h);
-    return -1;
-  }
-  *out = h;
-  return 0;
-}
-
-static int helper_call(bl_grpc_t *h, const bl_cmd_t *c, double *value) {
-  bl_res_t r;
-  if (write_full(h->to, c, sizeof *c) || read_full(h->from, &r, sizeof r))
-    return bl_fail("grpc: the helper process (pid %d) is gone", (int)h->pid);
-  if (r.rc) return bl_fail("%s", r.err);
-  *value = r.value;
-  return 0;
-}
-
-int bl_grpc_upload(bl_grpc_t *h, const void *src, size_t size, long k, size_t msg, double *secs) {
-  bl_cmd_t c = {CMD_UPLOAD, (uintptr_t)src, size, (uint64_t)k, msg};
-  return helper_call(h, &c, secs);
-}
-
-int bl_grpc_download(bl_grpc_t *h, void *dst, size_t size, long k, size_t msg, double *secs) {
-  bl_cmd_t c = {CMD_DOWNLOAD, (uintptr_t)dst, size, (uint64_t)k, msg};
-  return helper_call(h, &c, secs);
-}
-
-int bl_grpc_unary(bl_grpc_t *h, double *us) {
-  bl_cmd_t c = {.op = CMD_UNARY};
-  return helper_call(h, &c, us);
-}
-
-int bl_grpc_stop(bl_grpc_t *h) {
-  if (!h) return 0;
+/* Stops helper h (it answers a STOP, then exits); 0 when it did so cleanly. */
+static int helper_stop(helper_t *h) {
+  if (h->pid <= 0) return 0;
   bl_cmd_t c = {.op = CMD_STOP};
   bl_res_t r;
   int rc = 0;
   if (write_full(h->to, &c, sizeof c) || read_full(h->from, &r, sizeof r))
     rc = bl_fail("grpc: the helper process (pid %d) did not stop cleanly", (int)h->pid);
+  else if (r.rc)
+    rc = bl_fail("%s", r.err);
   close(h->to);
   close(h->from);
   int st = 0;
@@ -961,8 +937,111 @@ int bl_grpc_stop(bl_grpc_t *h) {
   } else if (rc == 0 && (!WIFEXITED(st) || WEXITSTATUS(st) != 0)) {
     rc = bl_fail("grpc: the helper process ended with status 0x%x", st);
   }
-  free(h);
+  h->pid = 0;
   return rc;
+}
+
+/* Forks a helper for a->role and waits for it to start; *value gets its
+ * start reply's value. */
+static int helper_spawn(helper_t *h, const helper_args_t *a, double *value) {
+  int to[2], from[2];
+  if (pipe2(to, O_CLOEXEC)) return bl_fail("grpc: pipe: %s", strerror(errno));
+  if (pipe2(from, O_CLOEXEC)) {
+    close(to[0]);
+    close(to[1]);
+    return bl_fail("grpc: pipe: %s", strerror(errno));
+  }
+  fflush(NULL);
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(to[0]), close(to[1]), close(from[0]), close(from[1]);
+    return bl_fail("grpc: fork: %s", strerror(errno));
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+    close(to[1]);
+    close(from[0]);
+    helper_main(to[0], from[1], a);
+  }
+  close(to[0]);
+  close(from[1]);
+  *h = (helper_t){pid, to[1], from[0]};
+  bl_res_t r;
+  int dead = read_full(h->from, &r, sizeof r) != 0;
+  if (dead || r.rc) {
+    bl_fail("grpc: the %s helper process did not start: %s", a->role == ROLE_SERVER ? "server" : "client",
+            dead ? "it died" : r.err);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    close(h->to);
+    close(h->from);
+    h->pid = 0;
+    return -1;
+  }
+  *value = r.value;
+  return 0;
+}
+
+int bl_grpc_start(bl_grpc_t **out, void *land, size_t land_len, const void *source, size_t source_len) {
+  *out = NULL;
+  bl_grpc_t *g = calloc(1, sizeof *g);
+  if (!g) return bl_fail("grpc: out of memory");
+  helper_args_t a = {ROLE_SERVER, 0, land, land_len, source, source_len};
+  double port = 0;
+  if (helper_spawn(&g->side[ROLE_SERVER], &a, &port)) {
+    free(g);
+    return -1;
+  }
+  a.role = ROLE_CLIENT;
+  a.port = (int)port;
+  double unused;
+  if (helper_spawn(&g->side[ROLE_CLIENT], &a, &unused)) {
+    char why[sizeof g_err];
+    snprintf(why, sizeof why, "%s", g_err);
+    helper_stop(&g->side[ROLE_SERVER]);
+    free(g);
+    return bl_fail("%s", why);
+  }
+  *out = g;
+  return 0;
+}
+
+static int client_call(bl_grpc_t *g, const bl_cmd_t *c, double *value) {
+  helper_t *h = &g->side[ROLE_CLIENT];
+  bl_res_t r;
+  if (write_full(h->to, c, sizeof *c) || read_full(h->from, &r, sizeof r))
+    return bl_fail("grpc: the client helper process (pid %d) is gone", (int)h->pid);
+  if (r.rc) return bl_fail("%s", r.err);
+  *value = r.value;
+  return 0;
+}
+
+int bl_grpc_upload(bl_grpc_t *g, const void *src, size_t size, long k, size_t msg, double *secs) {
+  bl_cmd_t c = {CMD_UPLOAD, (uintptr_t)src, size, (uint64_t)k, msg};
+  return client_call(g, &c, secs);
+}
+
+int bl_grpc_download(bl_grpc_t *g, void *dst, size_t size, long k, size_t msg, double *secs) {
+  bl_cmd_t c = {CMD_DOWNLOAD, (uintptr_t)dst, size, (uint64_t)k, msg};
+  return client_call(g, &c, secs);
+}
+
+int bl_grpc_unary(bl_grpc_t *g, double *us) {
+  bl_cmd_t c = {.op = CMD_UNARY};
+  return client_call(g, &c, us);
+}
+
+int bl_grpc_stop(bl_grpc_t *g) {
+  if (!g) return 0;
+  int rc = helper_stop(&g->side[ROLE_CLIENT]); /* the client first: it half-closes its stream */
+  char why[sizeof g_err];
+  snprintf(why, sizeof why, "%s", g_err);
+  int rs = helper_stop(&g->side[ROLE_SERVER]);
+  free(g);
+  if (rc) return bl_fail("%s", why);
+  return rs;
 }
 
 /* ---- the in-process runtime ---------------------------------------------------------- */
