@@ -734,8 +734,11 @@ static int sim_submit(rdev_rt_stream_t *st, const rt_task_t *t) {
     pthread_mutex_unlock(&s->dev->ev_mu);
   }
   s->tail++;
-  if (s->worker_idle) pthread_cond_signal(&s->cv_work);
+  int wake = s->worker_idle;
   pthread_mutex_unlock(&s->mu);
+  /* signalled after unlocking: woken inside the lock, the worker would
+   * only block on it again (a second futex round trip, seen in strace) */
+  if (wake) pthread_cond_signal(&s->cv_work);
   return RDEV_OK;
 }
 
