@@ -226,13 +226,20 @@ static void on_accept(srv_op_t *op, int ok) {
 
 static void *cq_thread(void *arg) {
   grpc_completion_queue *cq = arg;
+  int since = 0;
   for (;;) {
-    grpc_event ev = grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+    grpc_event ev = grpc_completion_queue_next(cq, gpr_inf_past(GPR_CLOCK_MONOTONIC), NULL);
+    if (ev.type == GRPC_QUEUE_TIMEOUT || ++since >= 16) {
+      since = 0;
+      srv_sessions_post_deferred();
+      if (ev.type == GRPC_QUEUE_TIMEOUT) ev = grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+    }
     if (ev.type == GRPC_QUEUE_SHUTDOWN) break;
     if (ev.type != GRPC_OP_COMPLETE) continue;
     RDEV_HANDOFF_TAKE(ev.tag);
     ((srv_op_t *)ev.tag)->done(ev.tag, ev.success);
   }
+  srv_sessions_post_deferred(); /* ended sessions: only their references go */
   return NULL;
 }
 

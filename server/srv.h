@@ -185,6 +185,8 @@ void srv_call_respond(grpc_call *call, grpc_byte_buffer *resp, grpc_status_code 
 /* Takes over an accepted Session call (its ref) for an authenticated tenant.
  * Runs on a CQ thread. */
 void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant);
+/* Posts the receives this completion-queue thread deferred. */
+void srv_sessions_post_deferred(void);
 /* Ends (cancels) every session of tenants marked removed. */
 void srv_sessions_end_removed(srv_t *srv);
 
