@@ -1316,9 +1316,9 @@ static uint64_t request_stream(const rdev_v1_Request *q) {
 }
 
 /* The requests of one message's batch so far: a batch may hold at most
- * RDEV_WIRE_MAX_BATCH requests moving at most RDEV_WIRE_MAX_CHUNK bytes of
- * Read and Write data in all, so that one message costs the server no more
- * than a single request may (backpressure acts between messages). */
+ * RDEV_WIRE_MAX_BATCH requests moving at most RDEV_WIRE_MAX_BATCH_XFER bytes
+ * of Read and Write data in all, which bounds what one message may add to
+ * the session's inflight bytes (backpressure acts between messages). */
 typedef struct {
   srv_session_t *s;
   int count;
@@ -1339,9 +1339,9 @@ static void run_request(srv_session_t *s, const rdev_v1_Request *q, rdev_wire_pa
   } else if (b && ++b->count > RDEV_WIRE_MAX_BATCH) {
     x.stream = request_stream(q);
     rc = fail(&x, RDEV_INVALID_PARAM, "a batch holds at most %d requests", RDEV_WIRE_MAX_BATCH);
-  } else if (b && xfer > RDEV_WIRE_MAX_CHUNK - b->xfer) {
+  } else if (b && xfer > RDEV_WIRE_MAX_BATCH_XFER - b->xfer) {
     x.stream = request_stream(q);
-    rc = fail(&x, RDEV_INVALID_PARAM, "a batch moves at most %u bytes of Read and Write data", RDEV_WIRE_MAX_CHUNK);
+    rc = fail(&x, RDEV_INVALID_PARAM, "a batch moves at most %u bytes of Read and Write data", RDEV_WIRE_MAX_BATCH_XFER);
   } else {
     if (b) b->xfer += xfer;
     op_fn fn = op_for(q->which_op);

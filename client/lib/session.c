@@ -282,7 +282,7 @@ static grpc_byte_buffer *take_next_locked(rdev_session_t *s) {
   size_t n = 0, xfer = 0, bytes = 0;
   for (cl_send_t *q = s->sq_head; q && q->batchable && n < RDEV_WIRE_MAX_BATCH; q = q->next) {
     size_t framed = q->len + 12; /* field tag and length */
-    if (xfer + q->xfer > RDEV_WIRE_MAX_CHUNK || bytes + framed > BATCH_BYTES) break;
+    if (xfer + q->xfer > RDEV_WIRE_MAX_BATCH_XFER || bytes + framed > BATCH_BYTES) break;
     xfer += q->xfer;
     bytes += framed;
     msgs[n++] = q->bb;

@@ -309,12 +309,12 @@ class WireTest(unittest.TestCase):
                 for i in range(129)]
         r = s.send(pb.Request(batch=many).SerializeToString())
         self.assertEqual((r.seq, r.status, r.stream), (1128, INVALID_PARAM, st))
-        # reads of more than 1 MiB in all: the one past it is refused
-        reads = [pb.Request(seq=2000 + i, read=pb.Read(buf=buf, count=1 << 19, dest_max=1 << 19))
-                 for i in range(3)]
+        # reads of more than 8 MiB in all: the one past it is refused
+        reads = [pb.Request(seq=2000 + i, read=pb.Read(buf=buf, count=1 << 20, dest_max=1 << 20))
+                 for i in range(9)]
         s.q.put(pb.Request(batch=reads).SerializeToString())
-        got = [next(s.replies) for _ in range(3)]
-        self.assertEqual([(r.seq, r.status) for r in got], [(2000, 0), (2001, 0), (2002, INVALID_PARAM)])
+        got = [next(s.replies) for _ in range(9)]
+        self.assertEqual([(r.seq, r.status) for r in got], [(2000 + i, 0) for i in range(8)] + [(2008, INVALID_PARAM)])
         # a malformed element is answered and skipped; a nested batch is malformed
         good = pb.Request(seq=3001, mem_info=pb.MemInfo(device=0)).SerializeToString()
         nested = pb.Request(seq=3002, batch=[pb.Request(seq=3003, mem_info=pb.MemInfo(device=0))])
