@@ -674,8 +674,8 @@ static void phase_copies(bench_t *b, size_row_t *rows, pool_t *pools, size_t big
     double g[NM][MAX_REPS];
     double rt[8][MAX_REPS];
     for (int r = 0; r < reps; r++) {
-      /* Each rep starts one method later: whichever method came first
-       * after the last rep's in-process copies ran up to 30% slower. */
+      /* Each rep starts one method later: in a fixed order, the method
+       * that ran first in every rep (sync H2D) was up to 30% slower. */
       for (int mi = 0; mi < NM; mi++) {
         int m = (mi + r) % NM;
         if (!k[m]) {

@@ -643,7 +643,7 @@ static int stream_recv(struct bare *g, grpc_byte_buffer **bb) {
   op.data.recv_message.recv_message = bb;
   int rc = batch(g, g->stream, &op, 1, C_SRECV);
   if (rc == 0) rc = cq_wait(g, C_SRECV);
-  if (rc == 0 && !*bb) rc = bl_fail("grpc: stream: ended early%s", atomic_load(&g->server_errors) ? g_err : "");
+  if (rc == 0 && !*bb) rc = bl_fail("grpc: stream: ended early (the server helper's error comes at stop)");
   return rc;
 }
 
@@ -678,7 +678,6 @@ static int bare_upload(struct bare *g, const void *src, size_t size, long k, siz
     if (got != size * (uint64_t)k)
       rc = bl_fail("grpc: upload: server landed %llu bytes of %zu", (unsigned long long)got, size * (size_t)k);
   }
-  if (rc == 0 && atomic_load(&g->server_errors)) rc = -1; /* g_err says why */
   return rc;
 }
 
@@ -715,7 +714,6 @@ static int bare_download(struct bare *g, void *dst, size_t size, long k, size_t 
   }
   *secs = now_s() - t0;
   if (rc == 0 && got != total) rc = bl_fail("grpc: download: received %zu bytes of %zu", got, total);
-  if (rc == 0 && atomic_load(&g->server_errors)) rc = -1;
   return rc;
 }
 
@@ -942,8 +940,8 @@ static int helper_stop(helper_t *h) {
 }
 
 /* Forks a helper for a->role and waits for it to start; *value gets its
- * start reply's value. */
-static int helper_spawn(helper_t *h, const helper_args_t *a, double *value) {
+ * start reply's value. The child closes its copies of other's pipes. */
+static int helper_spawn(helper_t *h, const helper_t *other, const helper_args_t *a, double *value) {
   int to[2], from[2];
   if (pipe2(to, O_CLOEXEC)) return bl_fail("grpc: pipe: %s", strerror(errno));
   if (pipe2(from, O_CLOEXEC)) {
@@ -963,6 +961,7 @@ static int helper_spawn(helper_t *h, const helper_args_t *a, double *value) {
     if (getppid() != parent) _exit(1);
     close(to[1]);
     close(from[0]);
+    if (other && other->pid > 0) close(other->to), close(other->from);
     helper_main(to[0], from[1], a);
   }
   close(to[0]);
@@ -990,14 +989,14 @@ int bl_grpc_start(bl_grpc_t **out, void *land, size_t land_len, const void *sour
   if (!g) return bl_fail("grpc: out of memory");
   helper_args_t a = {ROLE_SERVER, 0, land, land_len, source, source_len};
   double port = 0;
-  if (helper_spawn(&g->side[ROLE_SERVER], &a, &port)) {
+  if (helper_spawn(&g->side[ROLE_SERVER], NULL, &a, &port)) {
     free(g);
     return -1;
   }
   a.role = ROLE_CLIENT;
   a.port = (int)port;
   double unused;
-  if (helper_spawn(&g->side[ROLE_CLIENT], &a, &unused)) {
+  if (helper_spawn(&g->side[ROLE_CLIENT], &g->side[ROLE_SERVER], &a, &unused)) {
     char why[sizeof g_err];
     snprintf(why, sizeof why, "%s", g_err);
     helper_stop(&g->side[ROLE_SERVER]);
@@ -1040,8 +1039,11 @@ int bl_grpc_stop(bl_grpc_t *g) {
   snprintf(why, sizeof why, "%s", g_err);
   int rs = helper_stop(&g->side[ROLE_SERVER]);
   free(g);
-  if (rc) return bl_fail("%s", why);
-  return rs;
+  if (!rc) return rs;
+  if (!rs) return bl_fail("%s", why);
+  char why_server[sizeof g_err];
+  snprintf(why_server, sizeof why_server, "%s", g_err);
+  return bl_fail("%s; %s", why, why_server);
 }
 
 /* ---- the in-process runtime ---------------------------------------------------------- */
