@@ -38,7 +38,7 @@ typedef enum {
 
 /* One unit of async work, validated by the generic layer. Self-contained:
  * copied into the stream's queue, so the caller's memory is not referenced
- * except the host side of a copy (as CANN). */
+ * except the host side of a copy (as CANN) and a gather's piece list. */
 typedef struct {
   uint8_t op; /* rt_task_op_t */
   union {

@@ -169,7 +169,8 @@ int rdev_rt_stream_create(rdev_rt_t *rt, int dev, rdev_rt_stream_t **s);
 
 /* aclrtDestroyStream: waits until the work already queued on s has run, then
  * frees the stream. Errors that work raised are returned, as by synchronize.
- * s is invalid afterwards whatever the result. */
+ * s is invalid afterwards whatever the result. As for every object, no other
+ * thread may still be inside a call on s (a submit, say) when it starts. */
 int rdev_rt_stream_destroy(rdev_rt_stream_t *s);
 
 /* aclrtDestroyStreamForce: discards work not yet started (host callbacks of
