@@ -239,7 +239,9 @@ static void *cq_thread(void *arg) {
     RDEV_HANDOFF_TAKE(ev.tag);
     ((srv_op_t *)ev.tag)->done(ev.tag, ev.success);
   }
-  srv_sessions_post_deferred(); /* ended sessions: only their references go */
+  /* Nothing is left deferred: the list is flushed before every blocking
+   * wait, and srv_stop shuts the queues down only once every session, a
+   * deferred one included, is gone. */
   return NULL;
 }
 

@@ -6,7 +6,8 @@
  * batch (which completes last, on a normal end or a cancel) and one for each
  * outstanding batch and each runtime callback that may still reply. One
  * RECV_MESSAGE is outstanding at a time, so a session's requests are handled
- * in order, one after another. Replies go through a FIFO send queue with at
+ * in order, one after another; after a small request the next one is posted
+ * late (see DEFER_RECV_BELOW), the receive's reference kept meanwhile. Replies go through a FIFO send queue with at
  * most one SEND_MESSAGE outstanding (gRPC's rule). When the client
  * half-closes, or the call is cancelled (client crash, network loss,
  * deadline, server drain), everything the session made is released: streams
@@ -14,13 +15,12 @@
  * RDEV_CANCELLED), events destroyed, buffers freed.
  *
  * Backpressure. `inflight` counts bytes the session holds on the server:
- * async Write payloads (the received slices) until the device copied them,
- * async Read staging and
+ * async Write payloads until the device copied them, async Read staging and
  * every queued reply until gRPC sent it. While it is at or over
  * cfg.max_inflight the session stops reading requests; gRPC flow control
  * then stops the client. So neither a client that sends without reading nor
  * a slow reader can grow the server's memory past about max_inflight plus
- * one request per session. Likewise a session whose device stream has half
+ * one message per session (a batch may ask for RDEV_WIRE_MAX_BATCH_XFER). Likewise a session whose device stream has half
  * its queue depth of tasks waiting stops being read until the stream worked
  * that off, so a completion-queue thread never blocks on a full stream.
  *
@@ -76,11 +76,11 @@ struct srv_session {
   reply_node_t *sq_head, *sq_tail;
   int send_busy, recv_paused, half_closed, released, status_started, broken;
   int streams_full; /* streams at half depth, each with a room_cb queued */
-  srv_session_t *defer_next; /* its thread's sessions whose next receive waits */
   size_t inflight;
   char *held;       /* kernel print output not sent yet (at most HOLD_MAX) */
   size_t held_len, held_cap;
   struct pins *pins; /* zero-copy replies gRPC still holds */
+  srv_session_t *defer_next; /* not under mu: its CQ thread's deferred list */
 };
 
 /* The zero-copy Read replies of a session that gRPC still holds, and the
@@ -437,6 +437,18 @@ static void session_unref(srv_session_t *s) {
   free(s);
 }
 
+/* The "accepted" mark and the server's batch limit: constant, shared. */
+static grpc_metadata open_md[2];
+static char batch_xfer_str[24];
+
+static void open_md_init(void) {
+  snprintf(batch_xfer_str, sizeof batch_xfer_str, "%u", RDEV_WIRE_MAX_BATCH_XFER);
+  open_md[0].key = grpc_slice_from_static_string(RDEV_WIRE_SESSION_OPEN_KEY);
+  open_md[0].value = grpc_slice_from_static_string("open");
+  open_md[1].key = grpc_slice_from_static_string(RDEV_WIRE_BATCH_XFER_KEY);
+  open_md[1].value = grpc_slice_from_static_string(batch_xfer_str);
+}
+
 void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant) {
   char msg[256];
   if (srv_tenant_take(tenant, SRV_Q_SESSIONS, 0, 1, msg, sizeof msg) != 0) {
@@ -496,12 +508,11 @@ void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant) {
   if (grpc_call_start_batch(call, &close_op, 1, &s->close_op, NULL) != GRPC_CALL_OK) {
     srv_log(SRV_LOG_ERROR, "session %llu: cannot watch for close", (unsigned long long)s->id);
   }
-  static grpc_metadata open_md; /* the "accepted" mark: constant, shared */
-  open_md.key = grpc_slice_from_static_string(RDEV_WIRE_SESSION_OPEN_KEY);
-  open_md.value = grpc_slice_from_static_string("open");
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, open_md_init);
   grpc_op start = {.op = GRPC_OP_SEND_INITIAL_METADATA};
-  start.data.send_initial_metadata.count = 1;
-  start.data.send_initial_metadata.metadata = &open_md;
+  start.data.send_initial_metadata.count = 2;
+  start.data.send_initial_metadata.metadata = open_md;
   pthread_mutex_lock(&s->mu);
   start_batch(s, &start, 1, &s->start_op);
   post_recv(s);
@@ -651,13 +662,37 @@ static void sync_cb(void *user, int status) {
 }
 
 /* An async Write's payload, held until the device copied it: the request's
- * references to the received slices, and the gather list over them. The
- * list points into this copy of the slices, never the request's: a short
- * slice keeps its bytes inline, in the grpc_slice itself. */
+ * references to the received slices and the gather list over them, or,
+ * below HOLD_COPY_BELOW, a copy of its own behind a one-piece list (a
+ * reference keeps gRPC's whole read buffer, which inflight would not
+ * count). The list points into this copy of the slices, never the
+ * request's: a short slice keeps its bytes inline, in the grpc_slice. */
+#define HOLD_COPY_BELOW ((size_t)64 << 10)
 typedef struct {
-  rdev_wire_payload_t data;
-  rdev_rt_iov_t iov[RDEV_WIRE_MAX_PARTS];
+  rdev_wire_payload_t data; /* no parts when copied */
+  int niov;
+  rdev_rt_iov_t iov[]; /* niov pieces; a copy's bytes follow them */
 } held_write_t;
+
+static held_write_t *held_write_new(rdev_wire_payload_t *p) {
+  int copy = p->len < HOLD_COPY_BELOW, niov = copy ? 1 : p->nparts;
+  held_write_t *h = malloc(sizeof *h + (size_t)niov * sizeof h->iov[0] + (copy ? p->len : 0));
+  if (!h) return NULL;
+  h->niov = niov;
+  if (copy) {
+    char *c = (char *)&h->iov[1];
+    h->data.nparts = 0;
+    h->iov[0] = (rdev_rt_iov_t){c, p->len};
+    for (int i = 0; i < p->nparts; c += GRPC_SLICE_LENGTH(p->parts[i]), i++)
+      memcpy(c, GRPC_SLICE_START_PTR(p->parts[i]), GRPC_SLICE_LENGTH(p->parts[i]));
+    return h;
+  }
+  h->data = *p; /* the references move here */
+  p->nparts = 0;
+  for (int i = 0; i < niov; i++)
+    h->iov[i] = (rdev_rt_iov_t){GRPC_SLICE_START_PTR(h->data.parts[i]), GRPC_SLICE_LENGTH(h->data.parts[i])};
+  return h;
+}
 
 static void held_write_free(held_write_t *h) {
   rdev_wire_payload_release(&h->data);
@@ -922,9 +957,13 @@ static int op_stream_destroy(srv_req_t *x) {
  * It bounds what the completion-queue thread's other sessions may wait. */
 #define SYNC_WATCH_NS 50000u
 
-/* 1 once st is idle, 0 if it is still busy after ns. Yields between looks:
- * a worker woken onto this CPU runs only once this thread lets it. */
+/* 1 once st is idle, 0 if it is still busy after ns, or at once when more
+ * than two tasks wait (a queue of copies does not drain that soon). Yields
+ * between looks: a worker woken onto this CPU runs only once this thread
+ * lets it. */
 static int idle_within(rdev_rt_stream_t *st, uint64_t ns) {
+  size_t pending = 0;
+  if (rdev_rt_stream_pending(st, &pending) != RDEV_OK || pending > 2) return 0;
   struct timespec t0, t;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (;;) {
@@ -985,15 +1024,10 @@ static int op_write(srv_req_t *x) {
     }
     return w->quiet ? SRV_LATER : RDEV_OK; /* quiet: no news is good news */
   }
-  /* async: the stream copies out of the received slices when its turn
-   * comes; the request's references to them move into the holder */
-  held_write_t *h = malloc(sizeof *h);
+  /* async: the stream copies out of the held payload when its turn comes */
+  held_write_t *h = held_write_new(p);
   if (!h) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
-  h->data = *p;
-  p->nparts = 0;
-  for (int i = 0; i < h->data.nparts; i++)
-    h->iov[i] = (rdev_rt_iov_t){GRPC_SLICE_START_PTR(h->data.parts[i]), GRPC_SLICE_LENGTH(h->data.parts[i])};
-  if ((rc = rdev_rt_memcpy_gather_async(x->s->srv->rt, dst, n, h->iov, h->data.nparts, st))) {
+  if ((rc = rdev_rt_memcpy_gather_async(x->s->srv->rt, dst, n, h->iov, h->niov, st))) {
     held_write_free(h);
     return rt_failed(x, rc);
   }
@@ -1382,7 +1416,8 @@ static bool batch_decode(pb_istream_t *is, const pb_field_t *f, void **arg) {
   (void)f;
   batch_t *b = *arg;
   rdev_v1_Request q = rdev_v1_Request_init_zero;
-  rdev_wire_payload_t data = {.max = RDEV_WIRE_MAX_CHUNK};
+  rdev_wire_payload_t data;
+  rdev_wire_payload_init(&data, RDEV_WIRE_MAX_CHUNK);
   rdev_wire_payload_decoder(&q.data, &data);
   q.batch.funcs.decode = nested_batch;
   int ok = pb_decode(is, rdev_v1_Request_fields, &q);
@@ -1399,7 +1434,8 @@ static bool batch_decode(pb_istream_t *is, const pb_field_t *f, void **arg) {
  * message is decoded) and optionally a request of its own, run last. */
 static void handle_request(srv_session_t *s, grpc_byte_buffer *bb) {
   rdev_v1_Request q = rdev_v1_Request_init_zero;
-  rdev_wire_payload_t data = {.max = RDEV_WIRE_MAX_CHUNK};
+  rdev_wire_payload_t data;
+  rdev_wire_payload_init(&data, RDEV_WIRE_MAX_CHUNK);
   rdev_wire_payload_decoder(&q.data, &data);
   batch_t b = {.s = s};
   q.batch.funcs.decode = batch_decode;

@@ -91,6 +91,7 @@ struct rdev_session {
   pthread_cond_t dead_cv;          /* signalled when the call ended */
 
   /* call state (the polling thread, under mu where shared) */
+  size_t batch_xfer; /* the server's batch limit on Read bytes (set at open) */
   grpc_metadata_array init_md, trailing_md;
   grpc_status_code status;
   grpc_slice status_details;

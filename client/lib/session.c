@@ -282,7 +282,7 @@ static grpc_byte_buffer *take_next_locked(rdev_session_t *s) {
   size_t n = 0, xfer = 0, bytes = 0;
   for (cl_send_t *q = s->sq_head; q && q->batchable && n < RDEV_WIRE_MAX_BATCH; q = q->next) {
     size_t framed = q->len + 12; /* field tag and length */
-    if (xfer + q->xfer > RDEV_WIRE_MAX_BATCH_XFER || bytes + framed > BATCH_BYTES) break;
+    if (xfer + q->xfer > s->batch_xfer || bytes + framed > BATCH_BYTES) break;
     xfer += q->xfer;
     bytes += framed;
     msgs[n++] = q->bb;
@@ -752,6 +752,17 @@ static void tune_malloc_once(void) {
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }
 
+/* The server's batch limit from its open metadata: between one chunk (what
+ * servers without the key take) and this client's own limit. */
+static size_t batch_xfer_of(grpc_slice v) {
+  char buf[24];
+  size_t n = GRPC_SLICE_LENGTH(v) < sizeof buf - 1 ? GRPC_SLICE_LENGTH(v) : sizeof buf - 1;
+  memcpy(buf, GRPC_SLICE_START_PTR(v), n);
+  buf[n] = '\0';
+  unsigned long long x = strtoull(buf, NULL, 10);
+  return x < RDEV_WIRE_MAX_CHUNK ? RDEV_WIRE_MAX_CHUNK : x > RDEV_WIRE_MAX_BATCH_XFER ? RDEV_WIRE_MAX_BATCH_XFER : (size_t)x;
+}
+
 int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_session_t **out) {
   static pthread_once_t tuned = PTHREAD_ONCE_INIT;
   pthread_once(&tuned, tune_malloc_once);
@@ -773,6 +784,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
   atomic_init(&s->next_seq, 1);
   atomic_init(&s->device, 0);
   atomic_init(&s->device_count, -1);
+  s->batch_xfer = RDEV_WIRE_MAX_CHUNK; /* until the server says more */
   s->print_fn = default_print;
   grpc_metadata_array_init(&s->init_md);
   grpc_metadata_array_init(&s->trailing_md);
@@ -866,8 +878,11 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
     /* Accepted only with the server's mark; a refusal's status follows its
      * (unmarked) initial metadata: wait for it. */
     bool marked = false;
-    for (size_t i = 0; i < s->init_md.count; i++)
-      marked |= grpc_slice_str_cmp(s->init_md.metadata[i].key, RDEV_WIRE_SESSION_OPEN_KEY) == 0;
+    for (size_t i = 0; i < s->init_md.count; i++) {
+      const grpc_metadata *m = &s->init_md.metadata[i];
+      marked |= grpc_slice_str_cmp(m->key, RDEV_WIRE_SESSION_OPEN_KEY) == 0;
+      if (grpc_slice_str_cmp(m->key, RDEV_WIRE_BATCH_XFER_KEY) == 0) s->batch_xfer = batch_xfer_of(m->value);
+    }
     while (!marked && !got_status) {
       grpc_event ev = grpc_completion_queue_next(s->cq, deadline, NULL);
       if (ev.type == GRPC_QUEUE_TIMEOUT) {

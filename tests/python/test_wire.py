@@ -300,6 +300,15 @@ class WireTest(unittest.TestCase):
         self.assertEqual([next(s.replies).seq for _ in range(2)], [200, 201])
         s.close()
 
+    def test_open_metadata_names_the_batch_limit(self):
+        # a client sizes its batches by it; without it (older servers), 1 MiB
+        s = Session(self.stub)
+        self.assertEqual(s.call(mem_info=pb.MemInfo(device=0)).status, 0)
+        md = dict(s.replies.initial_metadata())
+        self.assertEqual(md.get("rdev-session"), "open")
+        self.assertEqual(md.get("rdev-batch-xfer"), str(8 << 20))
+        s.close()
+
     def test_batch_limits_and_bad_elements(self):
         s = RawSession(self.channel)
         buf = s.send(pb.Request(seq=1, malloc=pb.Malloc(device=0, size=1 << 20)).SerializeToString()).handle

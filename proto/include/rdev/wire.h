@@ -38,6 +38,9 @@
 /* Initial metadata key rdevd sends when it accepted a Session; a refused
  * Session ends with a status and never carries it. */
 #define RDEV_WIRE_SESSION_OPEN_KEY "rdev-session"
+/* Sent with it: the Read and Write bytes one batch may move on this server
+ * (decimal). Servers before it took RDEV_WIRE_MAX_CHUNK and do not send it. */
+#define RDEV_WIRE_BATCH_XFER_KEY "rdev-batch-xfer"
 
 #define RDEV_WIRE_MAX_CHUNK (1u << 20)                   /* payload bytes per Write/Read */
 #define RDEV_WIRE_MAX_MESSAGE (RDEV_WIRE_MAX_CHUNK + 65536) /* whole message limit */
@@ -76,6 +79,15 @@ typedef struct {
   size_t max;   /* decode refuses payloads longer than this... */
   int oversize; /* ...and sets this when it did */
 } rdev_wire_payload_t;
+
+/* Readies p for decoding payloads of at most max bytes (only the counters:
+ * zeroing the slice array would cost 5 KiB per request). */
+static inline void rdev_wire_payload_init(rdev_wire_payload_t *p, size_t max) {
+  p->nparts = 0;
+  p->len = 0;
+  p->max = max;
+  p->oversize = 0;
+}
 
 void rdev_wire_payload_decoder(pb_callback_t *field, rdev_wire_payload_t *p);
 void rdev_wire_payload_release(rdev_wire_payload_t *p);
