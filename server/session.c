@@ -7,8 +7,9 @@
  * outstanding batch and each runtime callback that may still reply. One
  * RECV_MESSAGE is outstanding at a time, so a session's requests are handled
  * in order, one after another; after a small request the next one is posted
- * late (see DEFER_RECV_BELOW), the receive's reference kept meanwhile. Replies go through a FIFO send queue with at
- * most one SEND_MESSAGE outstanding (gRPC's rule). When the client
+ * late (see DEFER_RECV_BELOW), the receive's reference kept meanwhile.
+ * Replies go through a FIFO send queue with at most one SEND_MESSAGE
+ * outstanding (gRPC's rule). When the client
  * half-closes, or the call is cancelled (client crash, network loss,
  * deadline, server drain), everything the session made is released: streams
  * are force-destroyed (queued work discarded, their callbacks run with
@@ -20,9 +21,10 @@
  * cfg.max_inflight the session stops reading requests; gRPC flow control
  * then stops the client. So neither a client that sends without reading nor
  * a slow reader can grow the server's memory past about max_inflight plus
- * one message per session (a batch may ask for RDEV_WIRE_MAX_BATCH_XFER). Likewise a session whose device stream has half
- * its queue depth of tasks waiting stops being read until the stream worked
- * that off, so a completion-queue thread never blocks on a full stream.
+ * one message per session (a batch may ask for RDEV_WIRE_MAX_BATCH_XFER).
+ * Likewise a session whose device stream has half its queue depth of tasks
+ * waiting stops being read until the stream worked that off, so a
+ * completion-queue thread never blocks on a full stream.
  *
  * Device work never blocks a completion-queue thread on the device: stream
  * and event synchronization, stream destruction and async reads complete
@@ -1375,7 +1377,8 @@ static void run_request(srv_session_t *s, const rdev_v1_Request *q, rdev_wire_pa
     rc = fail(&x, RDEV_INVALID_PARAM, "a batch holds at most %d requests", RDEV_WIRE_MAX_BATCH);
   } else if (b && xfer > RDEV_WIRE_MAX_BATCH_XFER - b->xfer) {
     x.stream = request_stream(q);
-    rc = fail(&x, RDEV_INVALID_PARAM, "a batch moves at most %u bytes of Read and Write data", RDEV_WIRE_MAX_BATCH_XFER);
+    rc = fail(&x, RDEV_INVALID_PARAM, "a batch moves at most %u bytes of Read and Write data",
+              RDEV_WIRE_MAX_BATCH_XFER);
   } else {
     if (b) b->xfer += xfer;
     op_fn fn = op_for(q->which_op);

@@ -959,7 +959,8 @@ int bench_main(const char *target, int argc, char **argv) {
   char pidl[32] = "?";
   if (!cfg.target) snprintf(pidl, sizeof pidl, "%d", (int)g_child);
   printf("rdev bench (%s): %s rdevd %s (%s backend, pid %s) at %s; sizes up to %s; %ld CPUs online\n"
-         "rdev client in this process with %s; bare gRPC tuned (BDP probe off, malloc kept), server and client in two helper processes\n",
+         "rdev client in this process with %s; bare gRPC tuned (BDP probe off, malloc kept), its server and\n"
+         "client in two helper processes\n",
          cfg.quick ? "quick" : "full", cfg.target ? "running" : "own", info.version, info.backend, pidl,
          cfg.addr, maxl, sysconf(_SC_NPROCESSORS_ONLN),
          cfg.malloc_tune ? "malloc tuned (--malloc-tune)" : "glibc malloc defaults");

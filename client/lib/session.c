@@ -760,7 +760,8 @@ static size_t batch_xfer_of(grpc_slice v) {
   memcpy(buf, GRPC_SLICE_START_PTR(v), n);
   buf[n] = '\0';
   unsigned long long x = strtoull(buf, NULL, 10);
-  return x < RDEV_WIRE_MAX_CHUNK ? RDEV_WIRE_MAX_CHUNK : x > RDEV_WIRE_MAX_BATCH_XFER ? RDEV_WIRE_MAX_BATCH_XFER : (size_t)x;
+  if (x < RDEV_WIRE_MAX_CHUNK) return RDEV_WIRE_MAX_CHUNK;
+  return x > RDEV_WIRE_MAX_BATCH_XFER ? RDEV_WIRE_MAX_BATCH_XFER : (size_t)x;
 }
 
 int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_session_t **out) {
