@@ -72,6 +72,7 @@ uint64_t srv_handles_add(srv_handles_t *t, int type, int dev, void *ptr, size_t 
   s->dev = dev;
   s->ptr = ptr;
   s->size = size;
+  s->views = NULL;
   t->used++;
   t->live++;
   return h;

@@ -16,7 +16,7 @@
  * RDEV_CANCELLED), events destroyed, buffers freed.
  *
  * Backpressure. `inflight` counts bytes the session holds on the server:
- * async Write payloads until the device copied them, async Read staging and
+ * async Write payloads until the device copied them, Read staging and
  * every queued reply until gRPC sent it. While it is at or over
  * cfg.max_inflight the session stops reading requests; gRPC flow control
  * then stops the client. So neither a client that sends without reading nor
@@ -31,6 +31,14 @@
  * from host callbacks queued on the device streams, which send the reply.
  * (A stream synchronize first watches a busy stream for up to
  * SYNC_WATCH_NS, so that a small kernel's synchronize is answered at once.)
+ *
+ * Zero-copy Reads. Where the device shows its memory to the host (the sim
+ * backend), Read replies carry device memory itself, pinned until gRPC lets
+ * go (pins_t): a buffer the client frees meanwhile goes back only after. An
+ * async Read is sent when its stream reaches it, and work queued on the
+ * stream after it first waits for those replies to have left (views_t,
+ * fence_cb), so that what they show cannot change under them: the copy is
+ * complete, as a CANN D2H copy is, before the stream moves on.
  */
 #define _GNU_SOURCE
 #include <grpc/support/alloc.h>
@@ -92,11 +100,24 @@ struct srv_session {
  * lock: gRPC may let go of a slice inside a call we make with s->mu held. */
 typedef struct pins {
   pthread_mutex_t mu;
+  pthread_cond_t cv;            /* a stream's views dropped to 0, or closing was set */
   srv_t *srv;                   /* srv->pinned counts slices server-wide */
   int n;                        /* slices held */
   int orphan;                   /* the session is gone: the last slice frees this */
+  int closing;                  /* the session is being released: fences stop waiting */
   struct deferred_free *parked; /* given back when n drops to 0 */
 } pins_t;
+
+/* One stream's async Read replies that gRPC still holds (each also counts
+ * in its session's pins_t). Counts under pins->mu; freed with the last of
+ * its references: the stream's handle entry, each slice, each queued read
+ * or fence. */
+typedef struct srv_views {
+  pins_t *pins;
+  int n;        /* slices held */
+  int refs;
+  int unfenced; /* reads queued since the last fence: req_mu */
+} views_t;
 
 /* Kernel print output waits for the session's next reply and rides in it
  * (CANN shows device printf output at synchronization); this much at most,
@@ -242,8 +263,11 @@ static void send_status(srv_session_t *s, uint64_t seq, uint64_t stream, int sta
 
 /* ---- release ---------------------------------------------------------------- */
 
+static void views_unref(views_t *v);
+
 static void destroy_stream_entry(srv_handle_t *e, void *arg) {
   rdev_rt_stream_destroy_force(e->ptr);
+  if (e->views) views_unref(e->views);
   srv_tenant_give(((srv_session_t *)arg)->tenant, SRV_Q_STREAMS, e->dev, 1);
 }
 static void destroy_event_entry(srv_handle_t *e, void *arg) {
@@ -287,6 +311,11 @@ static void session_release(srv_session_t *s, const char *why) {
 
   size_t nbuf = 0;
   for (size_t i = 0; i < h.cap; i++) nbuf += h.slots[i].h > 1 && h.slots[i].type == SRV_H_BUF;
+  /* A fence must not hold up the streams' end: its replies may never leave. */
+  pthread_mutex_lock(&s->pins->mu);
+  s->pins->closing = 1;
+  pthread_cond_broadcast(&s->pins->cv);
+  pthread_mutex_unlock(&s->pins->mu);
   srv_handles_each(&h, SRV_H_STREAM, destroy_stream_entry, s);
   while (dead) {
     dead_stream_t *n = dead->next;
@@ -484,6 +513,7 @@ void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant) {
   pthread_mutex_init(&s->mu, NULL);
   pthread_mutex_init(&s->req_mu, NULL);
   pthread_mutex_init(&s->pins->mu, NULL);
+  pthread_cond_init(&s->pins->cv, NULL);
   s->pins->srv = srv;
   grpc_metadata_array_init(&s->recv_md);
   s->start_op.done = on_start;
@@ -570,12 +600,25 @@ static srv_handle_t *get_handle(srv_req_t *x, uint64_t h, int type) {
   return srv_handles_get(&x->s->handles, h, type);
 }
 
-static int get_stream(srv_req_t *x, uint64_t h, rdev_rt_stream_t **st) {
-  srv_handle_t *e = get_handle(x, h, SRV_H_STREAM);
-  if (!e) return fail(x, RDEV_INVALID_RESOURCE_HANDLE, "stream 0x%llx is not a stream of this session",
-                      (unsigned long long)h);
-  *st = x->used = e->ptr;
+/* Stream handle h's entry in *e. */
+static int find_stream(srv_req_t *x, uint64_t h, srv_handle_t **e) {
+  *e = get_handle(x, h, SRV_H_STREAM);
+  if (!*e) return fail(x, RDEV_INVALID_RESOURCE_HANDLE, "stream 0x%llx is not a stream of this session",
+                       (unsigned long long)h);
+  x->used = (*e)->ptr;
   return RDEV_OK;
+}
+
+static int views_fence(srv_handle_t *e);
+
+/* The stream behind h, in *st, for work the caller queues on it: behind a
+ * fence if async view reads went before (views_fence). */
+static int get_stream(srv_req_t *x, uint64_t h, rdev_rt_stream_t **st) {
+  srv_handle_t *e;
+  int rc = find_stream(x, h, &e);
+  if (rc) return rc;
+  *st = e->ptr;
+  return (rc = views_fence(e)) ? rt_failed(x, rc) : RDEV_OK;
 }
 
 static int get_event(srv_req_t *x, uint64_t h, srv_handle_t **e) {
@@ -625,19 +668,21 @@ typedef struct {
   srv_session_t *s;
   uint64_t seq;
   rdev_rt_stream_t *st; /* the stream whose errors a sync takes */
-  void *buf;            /* async read staging / held async Write payload */
+  void *buf;            /* async read staging or view / held async Write payload */
   size_t len;
+  views_t *views;       /* an async view read: its stream's, one reference */
 } cb_ctx_t;
 
 static cb_ctx_t *cb_new(srv_session_t *s, uint64_t seq, rdev_rt_stream_t *st, void *buf, size_t len) {
   cb_ctx_t *c = malloc(sizeof *c);
   if (!c) return NULL;
   session_ref(s);
-  *c = (cb_ctx_t){s, seq, st, buf, len};
+  *c = (cb_ctx_t){s, seq, st, buf, len, NULL};
   return c;
 }
 
 static void cb_done(cb_ctx_t *c) {
+  if (c->views) views_unref(c->views);
   session_unref(c->s);
   free(c);
 }
@@ -709,18 +754,19 @@ static void write_done_cb(void *user, int status) {
   cb_done(c);
 }
 
-/* Sends an async Read's data once the device produced it. */
+/* A Read's answer: data, whose reference it takes. */
+static void send_data(srv_session_t *s, uint64_t seq, grpc_slice data) {
+  rdev_v1_Reply r = rdev_v1_Reply_init_zero;
+  r.seq = seq;
+  send_reply(s, &r, &data);
+  grpc_slice_unref(data);
+}
+
+/* Sends an async Read's data once the device copied it to staging. */
 static void read_cb(void *user, int status) {
   cb_ctx_t *c = user;
-  if (status == RDEV_OK) {
-    rdev_v1_Reply r = rdev_v1_Reply_init_zero;
-    r.seq = c->seq;
-    grpc_slice p = srv_buf_slice(c->buf, c->len);
-    send_reply(c->s, &r, &p);
-    grpc_slice_unref(p);
-  } else {
-    srv_buf_put(c->buf);
-  }
+  if (status == RDEV_OK) send_data(c->s, c->seq, srv_buf_slice(c->buf, c->len));
+  else srv_buf_put(c->buf);
   inflight_sub(c->s, c->len);
   cb_done(c);
 }
@@ -759,7 +805,11 @@ static void defer_on(deferred_free_t *d, rdev_rt_stream_t *st) {
   }
 }
 
-static void defer_on_entry(srv_handle_t *e, void *arg) { defer_on(arg, e->ptr); }
+/* After a fence, if need be: the stream's async view reads may show the buffer. */
+static void defer_on_entry(srv_handle_t *e, void *arg) {
+  views_fence(e);
+  defer_on(arg, e->ptr);
+}
 
 /* ---- handlers ------------------------------------------------------------------ */
 
@@ -817,6 +867,7 @@ static int release_buffer(srv_session_t *s, const srv_handle_t *e) {
 }
 
 static void pins_free(pins_t *p) {
+  pthread_cond_destroy(&p->cv);
   pthread_mutex_destroy(&p->mu);
   free(p);
 }
@@ -830,17 +881,22 @@ static void pins_orphan(pins_t *p) {
   if (done) pins_free(p);
 }
 
-/* gRPC let go of a zero-copy reply's slice. */
-static void unpin(void *user) {
-  pins_t *p = user;
-  RDEV_HANDOFF_TAKE(p);
+/* gRPC let go of a zero-copy reply's slice; v: its stream's views, for an
+ * async Read's. */
+static void pins_drop(pins_t *p, views_t *v) {
   srv_t *srv = p->srv;
   pthread_mutex_lock(&p->mu);
+  int gone = 0;
+  if (v) {
+    if (--v->n == 0) pthread_cond_broadcast(&p->cv); /* fences on its stream */
+    gone = --v->refs == 0;
+  }
   int last = --p->n == 0;
   deferred_free_t *d = last ? p->parked : NULL;
   if (last) p->parked = NULL;
   int done = last && p->orphan;
   pthread_mutex_unlock(&p->mu);
+  if (gone) free(v);
   while (d) {
     deferred_free_t *next = d->next;
     deferred_free_put(d);
@@ -850,16 +906,86 @@ static void unpin(void *user) {
   atomic_fetch_sub(&srv->pinned, 1);
 }
 
+static void unpin(void *user) {
+  RDEV_HANDOFF_TAKE(user);
+  pins_drop(user, NULL);
+}
+
+static void unview(void *user) {
+  views_t *v = user;
+  RDEV_HANDOFF_TAKE(v);
+  pins_drop(v->pins, v);
+}
+
 /* A zero-copy reply's slice over len bytes of device memory at view: the
- * buffers it may show are not given back until gRPC let go of it. */
-static grpc_slice pinned_slice(srv_session_t *s, const void *view, size_t len) {
-  pins_t *p = s->pins;
+ * buffers it may show are not given back until gRPC let go of it. v: the
+ * stream's views for an async Read (fences wait for the slice), else NULL. */
+static grpc_slice pinned_slice(pins_t *p, views_t *v, const void *view, size_t len) {
   pthread_mutex_lock(&p->mu);
   p->n++;
+  if (v) v->n++, v->refs++;
   pthread_mutex_unlock(&p->mu);
   atomic_fetch_add(&p->srv->pinned, 1);
-  RDEV_HANDOFF_GIVE(p);
-  return grpc_slice_new_with_user_data((void *)view, len, unpin, p);
+  RDEV_HANDOFF_GIVE(v ? (void *)v : (void *)p); /* gRPC lets go of it, maybe on another thread */
+  return v ? grpc_slice_new_with_user_data((void *)view, len, unview, v)
+           : grpc_slice_new_with_user_data((void *)view, len, unpin, p);
+}
+
+static views_t *views_new(pins_t *p) {
+  views_t *v = calloc(1, sizeof *v);
+  if (!v) return NULL;
+  v->pins = p;
+  v->refs = 1; /* the stream's handle entry */
+  return v;
+}
+
+static views_t *views_ref(views_t *v) {
+  pthread_mutex_lock(&v->pins->mu);
+  v->refs++;
+  pthread_mutex_unlock(&v->pins->mu);
+  return v;
+}
+
+static void views_unref(views_t *v) {
+  pthread_mutex_lock(&v->pins->mu);
+  int gone = --v->refs == 0;
+  pthread_mutex_unlock(&v->pins->mu);
+  if (gone) free(v);
+}
+
+/* On the stream: waits until the replies of the async view reads queued
+ * before it left (or the session is being released). */
+static void fence_cb(void *user, int status) {
+  views_t *v = user;
+  pins_t *p = v->pins;
+  pthread_mutex_lock(&p->mu);
+  while (status == RDEV_OK && v->n > 0 && !p->closing) pthread_cond_wait(&p->cv, &p->mu);
+  int gone = --v->refs == 0;
+  pthread_mutex_unlock(&p->mu);
+  if (gone) free(v);
+}
+
+/* Queues a fence on e's stream if async view reads were queued since the
+ * last one: work queued after it cannot change what their replies show,
+ * nor see the copy incomplete. req_mu held. */
+static int views_fence(srv_handle_t *e) {
+  views_t *v = e->views;
+  if (!v || !v->unfenced) return RDEV_OK;
+  int rc = rdev_rt_launch_callback(e->ptr, fence_cb, views_ref(v));
+  if (rc != RDEV_OK) {
+    views_unref(v);
+    return rc;
+  }
+  v->unfenced = 0;
+  return RDEV_OK;
+}
+
+/* Sends an async Read's data straight from device memory once its stream
+ * reached it. */
+static void read_view_cb(void *user, int status) {
+  cb_ctx_t *c = user;
+  if (status == RDEV_OK) send_data(c->s, c->seq, pinned_slice(c->s->pins, c->views, c->buf, c->len));
+  cb_done(c);
 }
 
 /* aclrtFree returns at once; the memory goes back later (release_buffer). */
@@ -925,9 +1051,13 @@ static void destroy_cb(void *user, int status) {
 }
 
 static int op_stream_destroy(srv_req_t *x) {
-  rdev_rt_stream_t *st = NULL;
-  int rc = get_stream(x, x->q->op.stream_destroy.stream, &st);
+  srv_handle_t *e;
+  int rc = find_stream(x, x->q->op.stream_destroy.stream, &e);
   if (rc) return rc;
+  rdev_rt_stream_t *st = e->ptr;
+  /* A dead stream's frees (release_buffer) go behind no fence of their own. */
+  if ((rc = views_fence(e))) return rt_failed(x, rc);
+  if (e->views) views_unref(e->views);
   srv_handles_del(&x->s->handles, x->q->op.stream_destroy.stream);
   int dev = rdev_rt_stream_device(st), done = 0;
   rdev_rt_stream_query(st, &done);
@@ -990,10 +1120,10 @@ static int op_stream_sync(srv_req_t *x) {
 }
 
 static int op_stream_query(srv_req_t *x) {
-  rdev_rt_stream_t *st = NULL;
-  int done = 0, rc = get_stream(x, x->q->op.stream_query.stream, &st);
+  srv_handle_t *e;
+  int done = 0, rc = find_stream(x, x->q->op.stream_query.stream, &e);
   if (rc) return rc;
-  if ((rc = rdev_rt_stream_query(st, &done))) return rt_failed(x, rc);
+  if ((rc = rdev_rt_stream_query(e->ptr, &done))) return rt_failed(x, rc);
   x->r.value = (uint64_t)done;
   return RDEV_OK;
 }
@@ -1044,22 +1174,34 @@ static int op_write(srv_req_t *x) {
   return SRV_LATER;
 }
 
+/* Sent straight from device memory where the device shows it: now, or for
+ * an async Read when its stream reaches it (read_view_cb); else through a
+ * staging buffer. */
 static int op_read(srv_req_t *x) {
   const rdev_v1_Read *rd = &x->q->op.read;
-  rdev_rt_stream_t *st = NULL;
+  srv_handle_t *se = NULL;
   char *src = NULL;
-  int rc = opt_stream(x, rd->stream, &st);
+  x->stream = rd->stream;
+  int rc = rd->stream ? find_stream(x, rd->stream, &se) : RDEV_OK; /* no fence: reads go on */
   if (rc || (rc = check_count(x, rd->count, rd->dest_max))) return rc;
   if (rd->count > RDEV_WIRE_MAX_CHUNK)
     return fail(x, RDEV_INVALID_PARAM, "read of %llu bytes exceeds the %u-byte chunk limit",
                 (unsigned long long)rd->count, RDEV_WIRE_MAX_CHUNK);
   if ((rc = buf_range(x, "read", rd->buf, rd->offset, rd->count, &src, NULL))) return rc;
+  rdev_rt_stream_t *st = se ? se->ptr : NULL;
   size_t n = (size_t)rd->count;
-  const void *view = st ? NULL : rdev_rt_host_view(x->s->srv->rt, src, n);
-  if (view) { /* sent straight from device memory, kept until gRPC is done */
-    x->payload = pinned_slice(x->s, view, n);
+  const void *view = rdev_rt_host_view(x->s->srv->rt, src, n);
+  if (view && !st) {
+    x->payload = pinned_slice(x->s->pins, NULL, view, n);
     x->has_payload = 1;
     return RDEV_OK;
+  }
+  if (view && (se->views || (se->views = views_new(x->s->pins)))) {
+    cb_ctx_t *c = cb_new(x->s, x->q->seq, st, (void *)view, n);
+    if (c) c->views = views_ref(se->views);
+    rc = queue_callback(x, st, read_view_cb, c);
+    if (rc == SRV_LATER) se->views->unfenced = 1;
+    return rc;
   }
   void *staging = srv_buf_get(n);
   if (!staging) return fail(x, RDEV_BAD_ALLOC, "out of server memory");

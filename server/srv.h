@@ -83,6 +83,7 @@ typedef struct {
   int dev;
   void *ptr;    /* device address, rdev_rt_stream_t *, rdev_rt_event_t * */
   size_t size;  /* buffers: requested size */
+  struct srv_views *views; /* streams: its zero-copy async Read replies (session.c), or NULL */
 } srv_handle_t;
 
 typedef struct {

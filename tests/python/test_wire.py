@@ -187,10 +187,96 @@ class WireTest(unittest.TestCase):
         for i in range(16):
             r = next(a.replies)
             self.assertEqual(r.status, 0, r.message)
-            self.assertTrue(r.data == data, f"read {i}: the reply changed after the free")
+            self.assertTrue(r.data == data, f"read {i}: the reply changed after the free {r.seq} {len(r.data)} {r.data[:8]}")
         self.assertEqual(next(a.replies).status, 0)
         a.close()
         b.close()
+
+    def put(self, s, **op):
+        s.seq += 1
+        s.q.put(pb.Request(seq=s.seq, **op))
+        return s.seq
+
+    def test_async_read_then_free_never_shows_memory_handed_on(self):
+        # async Reads too are sent straight from device memory, when their
+        # stream reaches them: the free must wait for their replies to leave
+        a, b = Session(self.stub), Session(self.stub)
+        data = os.urandom(1 << 20)
+        buf = a.call(malloc=pb.Malloc(device=0, size=1 << 20)).handle
+        st = a.call(stream_create=pb.StreamCreate(device=0)).handle
+        a.call(write=pb.Write(buf=buf, dest_max=1 << 20), data=data)
+        # the free comes while the reads still wait behind a kernel
+        self.put(a, launch=pb.Launch(stream=st, kernel="delay_us", blocks=1, args=[pb.Arg(u32=100_000)]))
+        reads = [self.put(a, read=pb.Read(stream=st, buf=buf, count=1 << 20, dest_max=1 << 20))
+                 for _ in range(16)]
+        free = self.put(a, free=pb.Free(buf=buf))
+        time.sleep(0.5)  # the stream ran the reads; most replies wait for a's window
+        for _ in range(4):  # b takes the memory a freed, if it is back already
+            h = b.call(malloc=pb.Malloc(device=0, size=1 << 20)).handle
+            b.call(write=pb.Write(buf=h, dest_max=1 << 20), data=b"\x66" * (1 << 20))
+        r = next(a.replies)  # answered at once, before the reads' turn came
+        self.assertEqual((r.seq, r.status), (free, 0), r.message)
+        for seq in reads:
+            r = next(a.replies)
+            self.assertEqual((r.seq, r.status), (seq, 0), r.message)
+            self.assertTrue(r.data == data, f"read {seq}: the reply changed after the free")
+        a.close()
+        b.close()
+
+    def test_async_read_is_complete_before_its_stream_or_an_event_moves_on(self):
+        # work queued behind async Reads (on their stream, or on another one
+        # through an event) must not change what the Reads' replies, still
+        # waiting to be sent (this client is not reading), show
+        s = Session(self.stub)
+        data = os.urandom(1 << 20)
+        buf = s.call(malloc=pb.Malloc(device=0, size=1 << 20)).handle
+        a = s.call(stream_create=pb.StreamCreate(device=0)).handle
+        b = s.call(stream_create=pb.StreamCreate(device=0)).handle
+        ev = s.call(event_create=pb.EventCreate(device=0)).handle
+        s.call(write=pb.Write(buf=buf, dest_max=1 << 20), data=data)
+        reads = [self.put(s, read=pb.Read(stream=a, buf=buf, count=1 << 20, dest_max=1 << 20))
+                 for _ in range(12)]
+        self.put(s, memset=pb.Memset(stream=a, buf=buf, value=0x77, count=1 << 19, dest_max=1 << 20))
+        reads.append(self.put(s, read=pb.Read(stream=a, buf=buf, count=1 << 20, dest_max=1 << 20)))
+        self.put(s, event_record=pb.EventRecord(event=ev, stream=a))
+        self.put(s, stream_wait_event=pb.StreamWaitEvent(stream=b, event=ev))
+        self.put(s, memset=pb.Memset(stream=b, buf=buf, value=0x55, count=1 << 20, dest_max=1 << 20))
+        sync = self.put(s, stream_sync=pb.StreamSync(stream=b))
+        time.sleep(0.5)  # everything ran that could
+        want = [data] * 12 + [b"\x77" * (1 << 19) + data[1 << 19:]]
+        for seq, w in zip(reads, want):
+            r = next(s.replies)
+            self.assertEqual((r.seq, r.status), (seq, 0), r.message)
+            self.assertTrue(r.data == w, f"read {seq}: changed by work queued after it")
+        r = next(s.replies)
+        self.assertEqual((r.seq, r.status), (sync, 0), r.message)
+        r = s.call(read=pb.Read(buf=buf, count=1 << 20, dest_max=1 << 20))
+        self.assertTrue(r.data == b"\x55" * (1 << 20), "stream b's memset did not run last")
+        s.close()
+
+    def test_cancel_with_a_stream_held_by_unsent_reads_releases_everything(self):
+        # the stream's worker waits for the replies of the reads before the
+        # memset, which this client never reads: the call's end must not
+        # hang on it, and the memory comes back
+        before = self.free_bytes()
+        s = Session(self.stub)
+        buf = s.call(malloc=pb.Malloc(device=0, size=16 << 20)).handle
+        st = s.call(stream_create=pb.StreamCreate(device=0)).handle
+        for i in range(16):
+            self.put(s, read=pb.Read(stream=st, buf=buf, offset=i << 20, count=1 << 20, dest_max=1 << 20))
+        self.put(s, memset=pb.Memset(stream=st, buf=buf, value=1, count=16 << 20, dest_max=16 << 20))
+        self.put(s, stream_sync=pb.StreamSync(stream=st))
+        time.sleep(0.3)
+        self.assertLess(self.free_bytes(), before)
+        s.replies.cancel()
+        for _ in range(100):
+            if self.free_bytes() == before:
+                break
+            threading.Event().wait(0.1)
+        self.assertEqual(self.free_bytes(), before)
+        t = Session(self.stub)  # and it serves on
+        self.assertEqual(t.call(mem_info=pb.MemInfo(device=0)).status, 0)
+        t.close()
 
     def test_async_writes_land_byte_for_byte(self):
         # regression: async Write payloads must outlive the request that carried them
