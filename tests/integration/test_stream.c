@@ -226,6 +226,53 @@ START_TEST(test_stream_runs_in_order) {
 }
 END_TEST
 
+/* An async D2H copy is complete before its stream, or a stream waiting for
+ * an event recorded after it, moves on: work queued behind it cannot change
+ * what it copies, however many chunks it takes. */
+START_TEST(test_async_d2h_is_complete_before_the_stream_moves_on) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *a = NULL, *b = NULL;
+  rdev_event_t *ev = NULL;
+  FX_OK(rdev_stream_create(s, &a));
+  FX_OK(rdev_stream_create(s, &b));
+  FX_OK(rdev_event_create(s, &ev));
+  const size_t n = 8 * FX_MiB;
+  void *d = NULL;
+  FX_OK(rdev_malloc(s, &d, n, RDEV_MEM_MALLOC_HUGE_FIRST));
+  uint8_t *src = fx_xmalloc(n), *back = fx_xmalloc(n), *back2 = fx_xmalloc(n), *want = fx_xmalloc(n);
+  for (int round = 0; round < 4; round++) {
+    fx_fill_random(src, n, 1300 + (uint64_t)round);
+    memset(back, 0, n);
+    memset(back2, 0, n);
+    FX_OK(rdev_memcpy(s, d, n, src, n, RDEV_MEMCPY_HOST_TO_DEVICE));
+    FX_OK(rdev_memcpy_async(s, back, n, d, n, RDEV_MEMCPY_DEVICE_TO_HOST, a));
+    FX_OK(rdev_memset_async(s, d, n, 0xa5, n / 2, a)); /* the same stream, right behind */
+    FX_OK(rdev_memcpy_async(s, back2, n, d, n, RDEV_MEMCPY_DEVICE_TO_HOST, a));
+    FX_OK(rdev_event_record(ev, a));
+    FX_OK(rdev_stream_wait_event(b, ev));
+    FX_OK(rdev_memset_async(s, d, n, 0x5a, n, b)); /* another stream, after the event */
+    FX_OK(rdev_stream_synchronize(b));
+    FX_OK(rdev_stream_synchronize(a));
+    FX_ASSERT_BYTES(back, src, n, "round %d: D2H before the memset", round);
+    memset(want, 0xa5, n / 2);
+    memcpy(want + n / 2, src + n / 2, n - n / 2);
+    FX_ASSERT_BYTES(back2, want, n, "round %d: D2H between the memsets", round);
+  }
+  FX_OK(rdev_memcpy(s, back, n, d, n, RDEV_MEMCPY_DEVICE_TO_HOST));
+  memset(want, 0x5a, n);
+  FX_ASSERT_BYTES(back, want, n, "the last memset");
+  FX_OK(rdev_free(s, d));
+  FX_OK(rdev_event_destroy(ev));
+  FX_OK(rdev_stream_destroy(a));
+  FX_OK(rdev_stream_destroy(b));
+  free(src);
+  free(back);
+  free(back2);
+  free(want);
+  rdev_session_close(s);
+}
+END_TEST
+
 /* Different streams run concurrently: a short job on B finishes while A is
  * still in a long delay. */
 START_TEST(test_streams_run_concurrently) {
@@ -770,6 +817,7 @@ Suite *suite_stream(void) {
   tcase_add_test(tc, test_stream_synchronize_timeout_keeps_errors_pending);
   tcase_add_test(tc, test_synchronize_timeout_holds_while_others_call);
   tcase_add_test(tc, test_stream_runs_in_order);
+  tcase_add_test(tc, test_async_d2h_is_complete_before_the_stream_moves_on);
   tcase_add_test(tc, test_streams_run_concurrently);
   suite_add_tcase(su, tc);
   tc = fx_tcase("kernel");
