@@ -372,6 +372,12 @@ int rdev_rt_stream_destroy_force(rdev_rt_stream_t *s) {
   return rc ? rc : s->rt->be->stream_destroy(s, 1);
 }
 
+int rdev_rt_stream_abort(rdev_rt_stream_t *s) {
+  rt_clear_error();
+  int rc = check_stream(NULL, s);
+  return rc ? rc : s->rt->be->stream_abort(s);
+}
+
 int rdev_rt_stream_synchronize(rdev_rt_stream_t *s) { return rdev_rt_stream_synchronize_timeout(s, -1); }
 
 int rdev_rt_stream_synchronize_timeout(rdev_rt_stream_t *s, int32_t timeout_ms) {

@@ -34,11 +34,15 @@
  *
  * Zero-copy Reads. Where the device shows its memory to the host (the sim
  * backend), Read replies carry device memory itself, pinned until gRPC lets
- * go (pins_t): a buffer the client frees meanwhile goes back only after. An
- * async Read is sent when its stream reaches it, and work queued on the
- * stream after it first waits for those replies to have left (views_t,
- * fence_cb), so that what they show cannot change under them: the copy is
- * complete, as a CANN D2H copy is, before the stream moves on.
+ * go (pins_t): a buffer the client frees meanwhile goes back only after
+ * (an async Read counts from when it is queued). An async Read is sent when
+ * its stream reaches it, and work queued on the stream after it first waits
+ * for those replies to have left (views_t, fence_cb), so that what they show
+ * cannot change under them: the copy is complete, as a CANN D2H copy is,
+ * before the stream moves on. The wait depends on the client reading, so
+ * the completion-queue thread never waits for a stream that may hold one,
+ * and a session's end first makes every stream discard its queue, then
+ * lets the fences go.
  */
 #define _GNU_SOURCE
 #include <grpc/support/alloc.h>
@@ -265,6 +269,11 @@ static void send_status(srv_session_t *s, uint64_t seq, uint64_t stream, int sta
 
 static void views_unref(views_t *v);
 
+static void abort_stream_entry(srv_handle_t *e, void *arg) {
+  (void)arg;
+  rdev_rt_stream_abort(e->ptr);
+}
+
 static void destroy_stream_entry(srv_handle_t *e, void *arg) {
   rdev_rt_stream_destroy_force(e->ptr);
   if (e->views) views_unref(e->views);
@@ -311,7 +320,11 @@ static void session_release(srv_session_t *s, const char *why) {
 
   size_t nbuf = 0;
   for (size_t i = 0; i < h.cap; i++) nbuf += h.slots[i].h > 1 && h.slots[i].type == SRV_H_BUF;
-  /* A fence must not hold up the streams' end: its replies may never leave. */
+  /* A fence must not hold up the streams' end (its replies may never
+   * leave), nor let work behind it run: every stream discards its queue
+   * before any fence lets go. */
+  srv_handles_each(&h, SRV_H_STREAM, abort_stream_entry, NULL);
+  for (dead_stream_t *d = dead; d; d = d->next) rdev_rt_stream_abort(d->st);
   pthread_mutex_lock(&s->pins->mu);
   s->pins->closing = 1;
   pthread_cond_broadcast(&s->pins->cv);
@@ -805,11 +818,7 @@ static void defer_on(deferred_free_t *d, rdev_rt_stream_t *st) {
   }
 }
 
-/* After a fence, if need be: the stream's async view reads may show the buffer. */
-static void defer_on_entry(srv_handle_t *e, void *arg) {
-  views_fence(e);
-  defer_on(arg, e->ptr);
-}
+static void defer_on_entry(srv_handle_t *e, void *arg) { defer_on(arg, e->ptr); }
 
 /* ---- handlers ------------------------------------------------------------------ */
 
@@ -906,6 +915,16 @@ static void pins_drop(pins_t *p, views_t *v) {
   atomic_fetch_sub(&srv->pinned, 1);
 }
 
+/* One more reply that shows device memory (v: the stream's, for an async
+ * Read's), or one on its way: frees wait until pins_drop. */
+static void pins_take(pins_t *p, views_t *v) {
+  pthread_mutex_lock(&p->mu);
+  p->n++;
+  if (v) v->n++, v->refs++;
+  pthread_mutex_unlock(&p->mu);
+  atomic_fetch_add(&p->srv->pinned, 1);
+}
+
 static void unpin(void *user) {
   RDEV_HANDOFF_TAKE(user);
   pins_drop(user, NULL);
@@ -921,11 +940,7 @@ static void unview(void *user) {
  * buffers it may show are not given back until gRPC let go of it. v: the
  * stream's views for an async Read (fences wait for the slice), else NULL. */
 static grpc_slice pinned_slice(pins_t *p, views_t *v, const void *view, size_t len) {
-  pthread_mutex_lock(&p->mu);
-  p->n++;
-  if (v) v->n++, v->refs++;
-  pthread_mutex_unlock(&p->mu);
-  atomic_fetch_add(&p->srv->pinned, 1);
+  pins_take(p, v);
   RDEV_HANDOFF_GIVE(v ? (void *)v : (void *)p); /* gRPC lets go of it, maybe on another thread */
   return v ? grpc_slice_new_with_user_data((void *)view, len, unview, v)
            : grpc_slice_new_with_user_data((void *)view, len, unpin, p);
@@ -985,8 +1000,12 @@ static int views_fence(srv_handle_t *e) {
 static void read_view_cb(void *user, int status) {
   cb_ctx_t *c = user;
   if (status == RDEV_OK) send_data(c->s, c->seq, pinned_slice(c->s->pins, c->views, c->buf, c->len));
+  pins_drop(c->s->pins, NULL); /* the read's own, taken when it was queued */
   cb_done(c);
 }
+
+static void check_room(srv_session_t *s, rdev_rt_stream_t *st);
+static void check_room_entry(srv_handle_t *e, void *arg) { check_room(arg, e->ptr); }
 
 /* aclrtFree returns at once; the memory goes back later (release_buffer). */
 static int op_free(srv_req_t *x) {
@@ -996,6 +1015,9 @@ static int op_free(srv_req_t *x) {
                       (unsigned long long)h);
   if (release_buffer(x->s, e)) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
   srv_handles_del(&x->s->handles, h);
+  /* it queued a callback on each busy stream: mind their depth */
+  srv_handles_each(&x->s->handles, SRV_H_STREAM, check_room_entry, x->s);
+  for (dead_stream_t *d = x->s->dead; d; d = d->next) check_room(x->s, d->st);
   return RDEV_OK;
 }
 
@@ -1055,23 +1077,19 @@ static int op_stream_destroy(srv_req_t *x) {
   int rc = find_stream(x, x->q->op.stream_destroy.stream, &e);
   if (rc) return rc;
   rdev_rt_stream_t *st = e->ptr;
-  /* A dead stream's frees (release_buffer) go behind no fence of their own. */
-  if ((rc = views_fence(e))) return rt_failed(x, rc);
-  if (e->views) views_unref(e->views);
-  srv_handles_del(&x->s->handles, x->q->op.stream_destroy.stream);
   int dev = rdev_rt_stream_device(st), done = 0;
   rdev_rt_stream_query(st, &done);
+  /* busy: it finishes its work first, as a dead stream (a fence in that
+   * work may wait on this thread's sends: never wait for it here) */
+  dead_stream_t *d = done ? NULL : malloc(sizeof *d);
+  if (!done && !d) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  if (e->views) views_unref(e->views);
+  srv_handles_del(&x->s->handles, x->q->op.stream_destroy.stream);
   if (done) {
     x->used = NULL; /* gone: nothing to watch */
     rc = rdev_rt_stream_destroy(st);
     srv_tenant_give(x->s->tenant, SRV_Q_STREAMS, dev, 1);
     return rc ? fail(x, rc, STREAM_FAILED) : RDEV_OK;
-  }
-  dead_stream_t *d = malloc(sizeof *d);
-  if (!d) {
-    rdev_rt_stream_destroy_force(st);
-    srv_tenant_give(x->s->tenant, SRV_Q_STREAMS, dev, 1);
-    return fail(x, RDEV_BAD_ALLOC, "out of server memory; queued work discarded");
   }
   d->st = st;
   d->next = x->s->dead;
@@ -1158,16 +1176,20 @@ static int op_write(srv_req_t *x) {
   }
   /* async: the stream copies out of the held payload when its turn comes */
   held_write_t *h = held_write_new(p);
-  if (!h) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  cb_ctx_t *c = h ? cb_new(x->s, x->q->seq, st, h, n) : NULL;
+  if (!c) {
+    if (h) held_write_free(h);
+    return fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  }
   if ((rc = rdev_rt_memcpy_gather_async(x->s->srv->rt, dst, n, h->iov, h->niov, st))) {
+    cb_done(c);
     held_write_free(h);
     return rt_failed(x, rc);
   }
-  cb_ctx_t *c = cb_new(x->s, x->q->seq, st, h, n);
-  if (!c || rdev_rt_launch_callback(st, write_done_cb, c) != RDEV_OK) {
-    rdev_rt_stream_synchronize(st); /* cannot happen short of OOM: hold the slices until copied */
+  if (rdev_rt_launch_callback(st, write_done_cb, c) != RDEV_OK) {
+    rdev_rt_stream_synchronize(st); /* cannot happen on a live stream: hold the slices until copied */
     held_write_free(h);
-    if (c) cb_done(c);
+    cb_done(c);
     return SRV_LATER;
   }
   inflight_add(x->s, n);
@@ -1197,10 +1219,16 @@ static int op_read(srv_req_t *x) {
     return RDEV_OK;
   }
   if (view && (se->views || (se->views = views_new(x->s->pins)))) {
+    /* pinned from now: a free of the buffer waits for the read and its reply */
     cb_ctx_t *c = cb_new(x->s, x->q->seq, st, (void *)view, n);
-    if (c) c->views = views_ref(se->views);
+    int pinned = c != NULL;
+    if (c) {
+      c->views = views_ref(se->views);
+      pins_take(x->s->pins, NULL);
+    }
     rc = queue_callback(x, st, read_view_cb, c);
     if (rc == SRV_LATER) se->views->unfenced = 1;
+    else if (pinned) pins_drop(x->s->pins, NULL);
     return rc;
   }
   void *staging = srv_buf_get(n);
@@ -1215,15 +1243,15 @@ static int op_read(srv_req_t *x) {
     x->has_payload = 1;
     return RDEV_OK;
   }
-  if (n && (rc = rdev_rt_memcpy_async(x->s->srv->rt, staging, n, src, n, RDEV_MEMCPY_DEVICE_TO_HOST, st))) {
-    srv_buf_put(staging);
-    return rt_failed(x, rc);
-  }
   cb_ctx_t *c = cb_new(x->s, x->q->seq, st, staging, n);
   if (!c) {
-    rdev_rt_stream_synchronize(st);
     srv_buf_put(staging);
     return fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  }
+  if (n && (rc = rdev_rt_memcpy_async(x->s->srv->rt, staging, n, src, n, RDEV_MEMCPY_DEVICE_TO_HOST, st))) {
+    cb_done(c);
+    srv_buf_put(staging);
+    return rt_failed(x, rc);
   }
   inflight_add(x->s, n);
   rc = rdev_rt_launch_callback(st, read_cb, c);

@@ -637,23 +637,32 @@ static int sim_stream_create(void *impl, int dev, rdev_rt_stream_t **out) {
   return RDEV_OK;
 }
 
-static int sim_stream_destroy(rdev_rt_stream_t *st, int force) {
+static int sim_stream_abort(rdev_rt_stream_t *st) {
   sim_stream_t *s = (sim_stream_t *)st;
-  sim_t *sim = s->sim;
   pthread_mutex_lock(&s->mu);
-  s->stop = 1;
-  if (force) atomic_store(&s->abort, 1);
+  atomic_store(&s->abort, 1);
   pthread_cond_broadcast(&s->cv_work);
   pthread_cond_broadcast(&s->cv_space);
   pthread_mutex_unlock(&s->mu);
-  if (force) { /* wake a worker blocked in an event wait or waiting for a slot */
-    pthread_mutex_lock(&s->dev->ev_mu);
-    pthread_cond_broadcast(&s->dev->ev_cv);
-    pthread_mutex_unlock(&s->dev->ev_mu);
-    pthread_mutex_lock(&s->dev->sched_mu);
-    pthread_cond_broadcast(&s->dev->sched_cv);
-    pthread_mutex_unlock(&s->dev->sched_mu);
-  }
+  /* wake a worker blocked in an event wait or waiting for a slot */
+  pthread_mutex_lock(&s->dev->ev_mu);
+  pthread_cond_broadcast(&s->dev->ev_cv);
+  pthread_mutex_unlock(&s->dev->ev_mu);
+  pthread_mutex_lock(&s->dev->sched_mu);
+  pthread_cond_broadcast(&s->dev->sched_cv);
+  pthread_mutex_unlock(&s->dev->sched_mu);
+  return RDEV_OK;
+}
+
+static int sim_stream_destroy(rdev_rt_stream_t *st, int force) {
+  sim_stream_t *s = (sim_stream_t *)st;
+  sim_t *sim = s->sim;
+  if (force) sim_stream_abort(st);
+  pthread_mutex_lock(&s->mu);
+  s->stop = 1;
+  pthread_cond_broadcast(&s->cv_work);
+  pthread_cond_broadcast(&s->cv_space);
+  pthread_mutex_unlock(&s->mu);
   pthread_join(s->thread, NULL);
   int rc = s->err;
   pthread_mutex_lock(&sim->mu);
@@ -835,6 +844,7 @@ const rt_backend_t rt_sim_backend = {
     .memset = sim_memset,
     .stream_create = sim_stream_create,
     .stream_destroy = sim_stream_destroy,
+    .stream_abort = sim_stream_abort,
     .stream_sync = sim_stream_sync,
     .stream_pending = sim_stream_pending,
     .stream_take_error = sim_stream_take_error,

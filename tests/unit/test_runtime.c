@@ -1488,6 +1488,47 @@ START_TEST(test_stream_destroy_force_cancels_queued_callbacks_quickly) {
 }
 END_TEST
 
+static void cb_wait_flag(void *user, int status) {
+  (void)status;
+  while (!atomic_load((atomic_int *)user)) sleep_ms(1);
+}
+
+/* Abort returns while a callback still runs; what was queued behind it, or
+ * comes after, is discarded once it returns. */
+START_TEST(test_stream_abort_returns_at_once_and_discards_what_follows) {
+  rdev_rt_t *rt = open_small();
+  rdev_rt_stream_t *s = mkstream(rt, 0);
+  cblog_t *log = cblog_new();
+  cbarg_t cb[2];
+  memset(cb, 0, sizeof cb);
+  void *d = dmalloc(rt, 0, 64);
+  ck_assert_int_eq(rdev_rt_memset(rt, d, 64, 0, 64), RDEV_OK);
+  atomic_int go = 0;
+  ck_assert_int_eq(rdev_rt_launch_callback(s, cb_wait_flag, &go), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_memset_async(rt, d, 64, 0xee, 64, s), RDEV_OK);
+  cb[0].log = log;
+  ck_assert_int_eq(rdev_rt_launch_callback(s, cb_log, &cb[0]), RDEV_OK);
+  sleep_ms(20); /* the waiting callback runs */
+  double t0 = now_ms();
+  ck_assert_int_eq(rdev_rt_stream_abort(s), RDEV_OK);
+  ck_assert_msg(now_ms() - t0 < 500.0, "abort waited for the running callback");
+  ck_assert_int_eq(rdev_rt_memset_async(rt, d, 64, 0xdd, 64, s), RDEV_OK);
+  cb[1].log = log;
+  cb[1].tag = 1;
+  ck_assert_int_eq(rdev_rt_launch_callback(s, cb_log, &cb[1]), RDEV_OK);
+  atomic_store(&go, 1);
+  ck_assert_int_eq(rdev_rt_stream_destroy_force(s), RDEV_OK);
+  ck_assert_int_eq(cblog_count(log), 2);
+  for (int i = 0; i < 2; i++) ck_assert_int_eq(log->status[i], RDEV_CANCELLED);
+  unsigned char h[64];
+  d2h(rt, h, d, 64);
+  for (int i = 0; i < 64; i++) ck_assert_int_eq(h[i], 0);
+  ck_assert_int_eq(rdev_rt_stream_abort(NULL), RDEV_INVALID_RESOURCE_HANDLE);
+  cblog_free(log);
+  rdev_rt_close(rt);
+}
+END_TEST
+
 START_TEST(test_stream_destroy_force_on_idle_stream_is_ok) {
   rdev_rt_t *rt = open_small();
   rdev_rt_stream_t *s = mkstream(rt, 0);
@@ -3023,6 +3064,7 @@ static Suite *stream_suite(void) {
   tcase_add_test(tc, test_stream_destroy_waits_for_queued_work);
   tcase_add_test(tc, test_stream_destroy_returns_pending_async_error);
   tcase_add_test(tc, test_stream_destroy_force_cancels_queued_callbacks_quickly);
+  tcase_add_test(tc, test_stream_abort_returns_at_once_and_discards_what_follows);
   tcase_add_test(tc, test_stream_destroy_force_on_idle_stream_is_ok);
   tcase_add_test(tc, test_close_with_queued_work_does_not_hang);
   tcase_add_test(tc, test_submit_from_many_threads_to_one_stream);

@@ -179,6 +179,15 @@ int rdev_rt_stream_destroy(rdev_rt_stream_t *s);
  * task in progress to end, then frees the stream. */
 int rdev_rt_stream_destroy_force(rdev_rt_stream_t *s);
 
+/* The discarding half of rdev_rt_stream_destroy_force, without the wait:
+ * work on s not yet started, now or submitted later, is discarded (host
+ * callbacks run with RDEV_CANCELLED), and a running delay or injected hang
+ * is interrupted; returns at once, the task in progress may still run. s
+ * must still be destroyed (rdev_rt_stream_destroy_force). To end several
+ * streams whose running tasks may wait for one another: abort them all,
+ * then destroy each. */
+int rdev_rt_stream_abort(rdev_rt_stream_t *s);
+
 /* aclrtSynchronizeStream: blocks until all work queued on s before the call
  * has run; returns the first error that work raised since the previous
  * synchronize (and clears it), else RDEV_OK. */
