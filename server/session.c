@@ -1051,7 +1051,7 @@ static int op_stream_create(srv_req_t *x) {
 static void reap_dead(srv_session_t *s) {
   for (dead_stream_t **pp = &s->dead; *pp;) {
     int done = 0;
-    rdev_rt_stream_query((*pp)->st, &done);
+    rdev_rt_stream_idle((*pp)->st, &done);
     if (!done) {
       pp = &(*pp)->next;
       continue;
@@ -1078,7 +1078,7 @@ static int op_stream_destroy(srv_req_t *x) {
   if (rc) return rc;
   rdev_rt_stream_t *st = e->ptr;
   int dev = rdev_rt_stream_device(st), done = 0;
-  rdev_rt_stream_query(st, &done);
+  rdev_rt_stream_idle(st, &done); /* a running callback too: it may be a fence */
   /* busy: it finishes its work first, as a dead stream (a fence in that
    * work may wait on this thread's sends: never wait for it here) */
   dead_stream_t *d = done ? NULL : malloc(sizeof *d);
@@ -1495,10 +1495,20 @@ static void room_cb(void *user, int status) {
   cb_done(c);
 }
 
-/* After queueing work on st: at half depth, stop reading until it drained. req_mu held. */
+/* At most what one request queues on a stream: fence, gather, its
+ * callback and a room_cb (an async Write after a view Read). What one
+ * message may queue past the pause must fit in the rest of the ring: the
+ * completion-queue thread must never wait in a submit (a fence may hold
+ * the stream until this very thread sent replies). */
+#define TASKS_PER_REQUEST 4
+#define ROOM_AT ((size_t)SRV_STREAM_DEPTH - (size_t)(RDEV_WIRE_MAX_BATCH + 1) * TASKS_PER_REQUEST)
+_Static_assert(ROOM_AT >= SRV_STREAM_DEPTH / 4, "a stream's ring too small for a full batch past the pause");
+
+/* After queueing work on st: past ROOM_AT tasks (about half depth), stop
+ * reading until it drained. req_mu held. */
 static void check_room(srv_session_t *s, rdev_rt_stream_t *st) {
   size_t pending = 0;
-  if (rdev_rt_stream_pending(st, &pending) != RDEV_OK || pending < SRV_STREAM_DEPTH / 2) return;
+  if (rdev_rt_stream_pending(st, &pending) != RDEV_OK || pending < ROOM_AT) return;
   cb_ctx_t *c = cb_new(s, 0, st, NULL, 0);
   if (!c) return;
   pthread_mutex_lock(&s->mu);

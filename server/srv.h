@@ -51,7 +51,8 @@ enum { SRV_LOG_ERROR, SRV_LOG_WARN, SRV_LOG_INFO, SRV_LOG_DEBUG };
 extern int srv_log_level;
 void srv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Tasks a device stream queues; sessions stop reading at half of it. */
+/* Tasks a device stream queues; sessions stop reading at about half of it
+ * (session.c, ROOM_AT). */
 #define SRV_STREAM_DEPTH 1024
 
 /* ---- staging buffers (pool.c) ---------------------------------------------- */

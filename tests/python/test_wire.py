@@ -297,13 +297,13 @@ class WireTest(unittest.TestCase):
             st = a.call(stream_create=pb.StreamCreate(device=0)).handle
             a.call(write=pb.Write(buf=buf, dest_max=1 << 20), data=d)
             datas.append((buf, st, d))
-        self.put(a, launch=pb.Launch(stream=datas[0][1], kernel="delay_us", blocks=1, args=[pb.Arg(u32=200_000)]))
+        self.put(a, launch=pb.Launch(stream=datas[0][1], kernel="delay_us", blocks=1, args=[pb.Arg(u32=100_000)]))
         for buf, st, d in datas:
             for _ in range(3):
                 want[self.put(a, read=pb.Read(stream=st, buf=buf, count=1 << 20, dest_max=1 << 20))] = d
             self.put(a, memset=pb.Memset(stream=st, buf=buf, value=0x77, count=1 << 20, dest_max=1 << 20))
         self.put(a, free=pb.Free(buf=datas[0][0]))
-        time.sleep(0.5)  # the reads ran; their replies wait for a's window
+        time.sleep(1)  # the reads ran; their replies wait for a's window
         a.q.put(None)
         time.sleep(0.3)
         taken = []
@@ -321,6 +321,29 @@ class WireTest(unittest.TestCase):
         for h in taken:
             self.assertEqual(b.call(free=pb.Free(buf=h)).status, 0)
         b.close()
+
+    def test_destroying_a_stream_held_by_a_fence_does_not_wedge_the_server(self):
+        # the stream's only task is a fence waiting for replies this client
+        # has not read: the destroy must not wait for it on the thread that
+        # would send them
+        a = Session(self.stub)
+        buf = a.call(malloc=pb.Malloc(device=0, size=1 << 20)).handle
+        st = a.call(stream_create=pb.StreamCreate(device=0)).handle
+        for _ in range(8):  # replies ahead, not read yet
+            self.put(a, read=pb.Read(buf=buf, count=1 << 20, dest_max=1 << 20))
+        self.put(a, read=pb.Read(stream=st, buf=buf, count=1 << 20, dest_max=1 << 20))
+        self.put(a, memset=pb.Memset(stream=st, buf=buf, value=1, count=0, dest_max=1 << 20))  # a fence
+        time.sleep(0.3)
+        destroy = self.put(a, stream_destroy=pb.StreamDestroy(stream=st))
+        time.sleep(0.3)
+        self.assertGreater(self.free_bytes(), 0)  # the unary service answers
+        got = {}
+        for _ in range(10):
+            r = next(a.replies)
+            got[r.seq] = r.status
+        self.assertEqual(got.get(destroy), 0)
+        self.assertEqual(sorted(got.values()), [0] * 10)
+        a.close()
 
     def test_frees_behind_a_held_stream_do_not_wedge_the_server(self):
         # a stream waits for replies its client does not read; each free
@@ -589,10 +612,10 @@ class WireTest(unittest.TestCase):
         child.wait()
         child.stdout.close()
         for _ in range(100):
-            if self.free_bytes() == before:
+            if self.free_bytes() >= before:
                 break
             threading.Event().wait(0.1)
-        self.assertEqual(self.free_bytes(), before)
+        self.assertGreaterEqual(self.free_bytes(), before)
 
 
 # A client that allocates 24 MiB, then streams writes until it is killed.
