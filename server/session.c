@@ -106,7 +106,7 @@ typedef struct pins {
   pthread_mutex_t mu;
   pthread_cond_t cv;            /* a stream's views dropped to 0, or closing was set */
   srv_t *srv;                   /* srv->pinned counts slices server-wide */
-  int n;                        /* slices held */
+  int n;                        /* slices held, and async Reads queued to make one */
   int orphan;                   /* the session is gone: the last slice frees this */
   int closing;                  /* the session is being released: fences stop waiting */
   struct deferred_free *parked; /* given back when n drops to 0 */
@@ -1219,16 +1219,14 @@ static int op_read(srv_req_t *x) {
     return RDEV_OK;
   }
   if (view && (se->views || (se->views = views_new(x->s->pins)))) {
-    /* pinned from now: a free of the buffer waits for the read and its reply */
+    pins_take(x->s->pins, NULL); /* from now: a free of the buffer waits for the read and its reply */
     cb_ctx_t *c = cb_new(x->s, x->q->seq, st, (void *)view, n);
-    int pinned = c != NULL;
-    if (c) {
-      c->views = views_ref(se->views);
-      pins_take(x->s->pins, NULL);
+    if (c) c->views = views_ref(se->views);
+    if ((rc = queue_callback(x, st, read_view_cb, c)) != SRV_LATER) {
+      pins_drop(x->s->pins, NULL);
+      return rc;
     }
-    rc = queue_callback(x, st, read_view_cb, c);
-    if (rc == SRV_LATER) se->views->unfenced = 1;
-    else if (pinned) pins_drop(x->s->pins, NULL);
+    se->views->unfenced = 1;
     return rc;
   }
   void *staging = srv_buf_get(n);
