@@ -975,9 +975,8 @@ static void fence_cb(void *user, int status) {
   pins_t *p = v->pins;
   pthread_mutex_lock(&p->mu);
   while (status == RDEV_OK && v->n > 0 && !p->closing) pthread_cond_wait(&p->cv, &p->mu);
-  int gone = --v->refs == 0;
   pthread_mutex_unlock(&p->mu);
-  if (gone) free(v);
+  views_unref(v);
 }
 
 /* Queues a fence on e's stream if async view reads were queued since the
