@@ -43,6 +43,13 @@
  * the completion-queue thread never waits for a stream that may hold one,
  * and a session's end first makes every stream discard its queue, then
  * lets the fences go.
+ * A synchronous Read's reply shows device memory as well: a later request
+ * of the session that may change device memory (Write, Memset, Copy,
+ * Launch) waits until gRPC let go of those replies (must_wait). Handling,
+ * and receiving, pause before it, even mid-batch; the message's rest is
+ * handled on a stream's worker once they left (pause_message, resume_cb).
+ * The client's synchronous copies rarely wait: they return once every
+ * reply arrived, by which time gRPC has mostly let go.
  */
 #define _GNU_SOURCE
 #include <grpc/support/alloc.h>
@@ -66,6 +73,21 @@ typedef struct dead_stream { /* destroyed by the client, waiting for its queued 
   struct dead_stream *next;
   rdev_rt_stream_t *st;
 } dead_stream_t;
+
+/* Where handling of one received message stands: a batch may hold at most
+ * RDEV_WIRE_MAX_BATCH requests moving at most RDEV_WIRE_MAX_BATCH_XFER bytes
+ * of Read and Write data in all, which bounds what one message may add to
+ * the session's inflight bytes (backpressure acts between messages). A
+ * message whose handling paused (must_wait) resumes past the `skip`
+ * requests it handled. */
+typedef struct {
+  srv_session_t *s;
+  int count;   /* batch requests run so far (the limits) */
+  size_t xfer; /* their Read and Write bytes */
+  int seen;    /* batch requests handled in this pass, skipped ones included */
+  int skip;    /* handled before a pause */
+  int paused;  /* stopped before a request that must wait */
+} batch_t;
 
 struct srv_session {
   srv_t *srv;
@@ -94,6 +116,10 @@ struct srv_session {
   char *held;       /* kernel print output not sent yet (at most HOLD_MAX) */
   size_t held_len, held_cap;
   struct pins *pins; /* zero-copy replies gRPC still holds */
+  struct srv_views *sync_views; /* of them, synchronous Reads' (lazily made) */
+  rdev_rt_stream_t *resume;     /* runs a paused message's rest (lazily made; req_mu) */
+  grpc_byte_buffer *paused;     /* that message, and where it stopped */
+  batch_t paused_at;
   srv_session_t *defer_next; /* not under mu: its CQ thread's deferred list */
 };
 
@@ -316,6 +342,8 @@ static void session_release(srv_session_t *s, const char *why) {
   memset(&s->handles, 0, sizeof s->handles);
   dead_stream_t *dead = s->dead;
   s->dead = NULL;
+  rdev_rt_stream_t *resume = s->resume;
+  s->resume = NULL;
   pthread_mutex_unlock(&s->req_mu);
 
   size_t nbuf = 0;
@@ -325,6 +353,7 @@ static void session_release(srv_session_t *s, const char *why) {
    * before any fence lets go. */
   srv_handles_each(&h, SRV_H_STREAM, abort_stream_entry, NULL);
   for (dead_stream_t *d = dead; d; d = d->next) rdev_rt_stream_abort(d->st);
+  if (resume) rdev_rt_stream_abort(resume);
   pthread_mutex_lock(&s->pins->mu);
   s->pins->closing = 1;
   pthread_cond_broadcast(&s->pins->cv);
@@ -336,6 +365,7 @@ static void session_release(srv_session_t *s, const char *why) {
     free(dead);
     dead = n;
   }
+  if (resume) rdev_rt_stream_destroy_force(resume);
   int ndev = 0;
   rdev_rt_device_count(s->srv->rt, &ndev);
   for (int d = 0; d < ndev; d++)
@@ -349,7 +379,7 @@ static void session_release(srv_session_t *s, const char *why) {
 
 /* ---- completion handlers ------------------------------------------------------ */
 
-static void handle_request(srv_session_t *s, grpc_byte_buffer *bb);
+static int handle_message(srv_session_t *s, grpc_byte_buffer *bb, batch_t *b);
 
 static void on_start(srv_op_t *op, int ok) {
   srv_session_t *s = (srv_session_t *)((char *)op - offsetof(srv_session_t, start_op));
@@ -395,7 +425,11 @@ static void on_recv(srv_op_t *op, int ok) {
     return;
   }
   size_t len = grpc_byte_buffer_length(bb);
-  handle_request(s, bb);
+  batch_t b = {.s = s};
+  if (handle_message(s, bb, &b)) { /* paused: resume_cb goes on, and receives next */
+    session_unref(s);
+    return;
+  }
   grpc_byte_buffer_destroy(bb);
   if (len < DEFER_RECV_BELOW) { /* the recv batch's reference stays until then */
     s->defer_next = t_deferred;
@@ -472,6 +506,7 @@ static void session_unref(srv_session_t *s) {
   grpc_call_unref(s->call);
   grpc_metadata_array_destroy(&s->recv_md);
   srv_handles_free(&s->handles);
+  if (s->sync_views) views_unref(s->sync_views);
   free(s->sync_streams);
   free(s->held);
   if (s->peer) gpr_free(s->peer);
@@ -890,14 +925,14 @@ static void pins_orphan(pins_t *p) {
   if (done) pins_free(p);
 }
 
-/* gRPC let go of a zero-copy reply's slice; v: its stream's views, for an
- * async Read's. */
+/* gRPC let go of a zero-copy reply's slice (v: the views it counted in),
+ * or an async Read queued to make one is done (v: NULL). */
 static void pins_drop(pins_t *p, views_t *v) {
   srv_t *srv = p->srv;
   pthread_mutex_lock(&p->mu);
   int gone = 0;
   if (v) {
-    if (--v->n == 0) pthread_cond_broadcast(&p->cv); /* fences on its stream */
+    if (--v->n == 0) pthread_cond_broadcast(&p->cv); /* views_wait */
     gone = --v->refs == 0;
   }
   int last = --p->n == 0;
@@ -915,8 +950,8 @@ static void pins_drop(pins_t *p, views_t *v) {
   atomic_fetch_sub(&srv->pinned, 1);
 }
 
-/* One more reply that shows device memory (v: the stream's, for an async
- * Read's), or one on its way: frees wait until pins_drop. */
+/* One more reply that shows device memory (v: the views it counts in), or
+ * one on its way (v: NULL): frees wait until pins_drop. */
 static void pins_take(pins_t *p, views_t *v) {
   pthread_mutex_lock(&p->mu);
   p->n++;
@@ -925,25 +960,20 @@ static void pins_take(pins_t *p, views_t *v) {
   atomic_fetch_add(&p->srv->pinned, 1);
 }
 
-static void unpin(void *user) {
-  RDEV_HANDOFF_TAKE(user);
-  pins_drop(user, NULL);
-}
-
 static void unview(void *user) {
   views_t *v = user;
   RDEV_HANDOFF_TAKE(v);
   pins_drop(v->pins, v);
 }
 
-/* A zero-copy reply's slice over len bytes of device memory at view: the
- * buffers it may show are not given back until gRPC let go of it. v: the
- * stream's views for an async Read (fences wait for the slice), else NULL. */
-static grpc_slice pinned_slice(pins_t *p, views_t *v, const void *view, size_t len) {
-  pins_take(p, v);
-  RDEV_HANDOFF_GIVE(v ? (void *)v : (void *)p); /* gRPC lets go of it, maybe on another thread */
-  return v ? grpc_slice_new_with_user_data((void *)view, len, unview, v)
-           : grpc_slice_new_with_user_data((void *)view, len, unpin, p);
+/* A zero-copy reply's slice over len bytes of device memory at view,
+ * counted in v (its stream's, or the session's synchronous Reads'): the
+ * buffers it may show are not given back, nor changed by work that waits
+ * for v, until gRPC let go of it. */
+static grpc_slice pinned_slice(views_t *v, const void *view, size_t len) {
+  pins_take(v->pins, v);
+  RDEV_HANDOFF_GIVE(v); /* gRPC lets go of it, maybe on another thread */
+  return grpc_slice_new_with_user_data((void *)view, len, unview, v);
 }
 
 static views_t *views_new(pins_t *p) {
@@ -968,15 +998,21 @@ static void views_unref(views_t *v) {
   if (gone) free(v);
 }
 
-/* On the stream: waits until the replies of the async view reads queued
- * before it left (or the session is being released). */
-static void fence_cb(void *user, int status) {
-  views_t *v = user;
+/* Blocks until gRPC let go of every reply v counts (or the session is
+ * being released). Only on a stream's worker, never a completion-queue
+ * thread: it depends on the client reading. */
+static void views_wait(views_t *v) {
   pins_t *p = v->pins;
   pthread_mutex_lock(&p->mu);
-  while (status == RDEV_OK && v->n > 0 && !p->closing) pthread_cond_wait(&p->cv, &p->mu);
+  while (v->n > 0 && !p->closing) pthread_cond_wait(&p->cv, &p->mu);
   pthread_mutex_unlock(&p->mu);
-  views_unref(v);
+}
+
+/* On the stream: waits until the replies of the async view reads queued
+ * before it left. */
+static void fence_cb(void *user, int status) {
+  if (status == RDEV_OK) views_wait(user);
+  views_unref(user);
 }
 
 /* Queues a fence on e's stream if async view reads were queued since the
@@ -998,7 +1034,7 @@ static int views_fence(srv_handle_t *e) {
  * reached it. */
 static void read_view_cb(void *user, int status) {
   cb_ctx_t *c = user;
-  if (status == RDEV_OK) send_data(c->s, c->seq, pinned_slice(c->s->pins, c->views, c->buf, c->len));
+  if (status == RDEV_OK) send_data(c->s, c->seq, pinned_slice(c->views, c->buf, c->len));
   pins_drop(c->s->pins, NULL); /* the read's own, taken when it was queued */
   cb_done(c);
 }
@@ -1212,8 +1248,8 @@ static int op_read(srv_req_t *x) {
   rdev_rt_stream_t *st = se ? se->ptr : NULL;
   size_t n = (size_t)rd->count;
   const void *view = rdev_rt_host_view(x->s->srv->rt, src, n);
-  if (view && !st) {
-    x->payload = pinned_slice(x->s->pins, NULL, view, n);
+  if (view && !st && (x->s->sync_views || (x->s->sync_views = views_new(x->s->pins)))) {
+    x->payload = pinned_slice(x->s->sync_views, view, n); /* later changes wait: must_wait */
     x->has_payload = 1;
     return RDEV_OK;
   }
@@ -1528,24 +1564,43 @@ static uint64_t request_stream(const rdev_v1_Request *q) {
   return 0;
 }
 
-/* The requests of one message's batch so far: a batch may hold at most
- * RDEV_WIRE_MAX_BATCH requests moving at most RDEV_WIRE_MAX_BATCH_XFER bytes
- * of Read and Write data in all, which bounds what one message may add to
- * the session's inflight bytes (backpressure acts between messages). */
-typedef struct {
-  srv_session_t *s;
-  int count;
-  size_t xfer;
-} batch_t;
+/* Whether q must wait before it runs: it may change device memory (now, or
+ * on a stream that may run it at once) while gRPC still holds synchronous
+ * Read replies of the session that show device memory. Run now, it could
+ * change what they show: a message's requests run as if sent alone. */
+static int must_wait(srv_session_t *s, const rdev_v1_Request *q) {
+  switch (q->which_op) {
+    case rdev_v1_Request_write_tag:
+    case rdev_v1_Request_memset_tag:
+    case rdev_v1_Request_copy_tag:
+    case rdev_v1_Request_launch_tag: break;
+    default: return 0;
+  }
+  pthread_mutex_lock(&s->req_mu);
+  views_t *v = s->released ? NULL : s->sync_views;
+  int held = 0;
+  if (v) {
+    pthread_mutex_lock(&v->pins->mu);
+    held = v->n > 0;
+    pthread_mutex_unlock(&v->pins->mu);
+  }
+  pthread_mutex_unlock(&s->req_mu);
+  return held;
+}
 
 /* Runs one decoded request (decoded = 0: it was malformed, err says why)
- * and answers it. b: the batch it came in, or NULL. */
-static void run_request(srv_session_t *s, const rdev_v1_Request *q, rdev_wire_payload_t *data, int decoded,
-                        const char *err, batch_t *b) {
+ * and answers it. b: the batch it came in, or NULL. Returns 1, having done
+ * nothing, when it must wait (must_wait). */
+static int run_request(srv_session_t *s, const rdev_v1_Request *q, rdev_wire_payload_t *data, int decoded,
+                       const char *err, batch_t *b) {
   srv_req_t x = {.s = s, .q = q, .data = data, .r = rdev_v1_Reply_init_zero};
   size_t xfer = q->which_op == rdev_v1_Request_write_tag ? data->len
                 : q->which_op == rdev_v1_Request_read_tag ? (size_t)q->op.read.count : 0;
   int rc;
+  if (decoded && must_wait(s, q)) {
+    rdev_wire_payload_release(data);
+    return 1;
+  }
   if (!decoded) {
     rc = data->oversize ? fail(&x, RDEV_INVALID_PARAM, "payload exceeds the %u-byte chunk limit", RDEV_WIRE_MAX_CHUNK)
                         : fail(&x, RDEV_PROTOCOL, "malformed request: %s", err ? err : "?");
@@ -1583,6 +1638,7 @@ static void run_request(srv_session_t *s, const rdev_v1_Request *q, rdev_wire_pa
     send_reply(s, &x.r, x.has_payload ? &x.payload : NULL);
   }
   if (x.has_payload) grpc_slice_unref(x.payload);
+  return 0;
 }
 
 static bool nested_batch(pb_istream_t *is, const pb_field_t *f, void **arg) {
@@ -1590,11 +1646,16 @@ static bool nested_batch(pb_istream_t *is, const pb_field_t *f, void **arg) {
   PB_RETURN_ERROR(is, "batches do not nest");
 }
 
-/* One Request of a batch, run as it is decoded, in order. A malformed one
- * is answered and skipped; false only when the message itself broke. */
+/* One Request of a batch, run as it is decoded, in order (those handled
+ * before a pause are skipped). A malformed one is answered and skipped;
+ * false when the message itself broke, or a request must wait. */
 static bool batch_decode(pb_istream_t *is, const pb_field_t *f, void **arg) {
   (void)f;
   batch_t *b = *arg;
+  if (b->seen < b->skip) {
+    b->seen++;
+    return pb_read(is, NULL, is->bytes_left);
+  }
   rdev_v1_Request q = rdev_v1_Request_init_zero;
   rdev_wire_payload_t data;
   rdev_wire_payload_init(&data, RDEV_WIRE_MAX_CHUNK);
@@ -1606,25 +1667,93 @@ static bool batch_decode(pb_istream_t *is, const pb_field_t *f, void **arg) {
     rdev_wire_payload_release(&data);
     return false;
   }
-  run_request(b->s, &q, &data, ok, err, b);
+  if (run_request(b->s, &q, &data, ok, err, b)) {
+    b->paused = 1;
+    return false;
+  }
+  b->seen++;
   return true;
 }
 
-/* One received message: a request, or a batch of them (run while the
- * message is decoded) and optionally a request of its own, run last. */
-static void handle_request(srv_session_t *s, grpc_byte_buffer *bb) {
+static int pause_message(srv_session_t *s, grpc_byte_buffer *bb, const batch_t *b);
+
+/* Handles one received message: a request, or a batch of them (run while
+ * the message is decoded) and optionally a request of its own, run last;
+ * from b->skip on when resumed. Returns 1 when a request must wait: the
+ * rest of the message, and bb with it, then belongs to pause_message. */
+static int handle_message(srv_session_t *s, grpc_byte_buffer *bb, batch_t *b) {
   rdev_v1_Request q = rdev_v1_Request_init_zero;
   rdev_wire_payload_t data;
   rdev_wire_payload_init(&data, RDEV_WIRE_MAX_CHUNK);
   rdev_wire_payload_decoder(&q.data, &data);
-  batch_t b = {.s = s};
   q.batch.funcs.decode = batch_decode;
-  q.batch.arg = &b;
+  q.batch.arg = b;
+  b->seen = b->paused = 0;
   const char *err = NULL;
   int ok = rdev_wire_decode(bb, rdev_v1_Request_fields, &q, &err);
-  if (ok && b.count && q.which_op == 0) {
-    rdev_wire_payload_release(&data); /* a batch alone: nothing more to answer */
-    return;
+  if (b->paused) {
+    rdev_wire_payload_release(&data);
+    return pause_message(s, bb, b);
   }
-  run_request(s, &q, &data, ok, err, NULL);
+  if (ok && b->count && q.which_op == 0) {
+    rdev_wire_payload_release(&data); /* a batch alone: nothing more to answer */
+    return 0;
+  }
+  return run_request(s, &q, &data, ok, err, NULL) ? pause_message(s, bb, b) : 0;
+}
+
+/* On s->resume: once the session's synchronous Read replies left (or it
+ * is ending), handles the rest of the paused message, then receives the
+ * next one (unless it paused again). */
+static void resume_cb(void *user, int status) {
+  srv_session_t *s = user;
+  grpc_byte_buffer *bb = s->paused;
+  batch_t b = s->paused_at;
+  s->paused = NULL;
+  if (status == RDEV_OK) {
+    views_wait(s->sync_views);
+    if (handle_message(s, bb, &b)) {
+      session_unref(s);
+      return;
+    }
+  }
+  grpc_byte_buffer_destroy(bb);
+  pthread_mutex_lock(&s->mu);
+  post_next_recv(s);
+  pthread_mutex_unlock(&s->mu);
+  session_unref(s);
+}
+
+/* The session stops handling requests, and receiving, until gRPC let go of
+ * its synchronous Read replies: resume_cb goes on with bb past what b
+ * handled. The wait is on a stream's worker (s->resume, made on first
+ * use), never on a completion-queue thread. Returns 1; 0 when the session
+ * is ending (nothing more to answer). */
+static int pause_message(srv_session_t *s, grpc_byte_buffer *bb, const batch_t *b) {
+  pthread_mutex_lock(&s->req_mu);
+  int rc = RDEV_OK;
+  if (s->released) {
+    pthread_mutex_unlock(&s->req_mu);
+    return 0;
+  }
+  if (!s->resume) rc = rdev_rt_stream_create(s->srv->rt, 0, &s->resume);
+  if (rc == RDEV_OK) {
+    s->paused = bb;
+    s->paused_at = *b;
+    s->paused_at.skip = b->seen;
+    session_ref(s);
+    rc = rdev_rt_launch_callback(s->resume, resume_cb, s);
+    if (rc != RDEV_OK) {
+      s->paused = NULL;
+      atomic_fetch_sub(&s->refs, 1); /* the caller holds one: never the last */
+    }
+  }
+  pthread_mutex_unlock(&s->req_mu);
+  if (rc == RDEV_OK) return 1;
+  /* Cannot wait without blocking this thread: end the session rather than
+   * run the request out of order. */
+  srv_log(SRV_LOG_ERROR, "session %llu: cannot hold a request back (%s); ending it", (unsigned long long)s->id,
+          rdev_strerror(rc));
+  grpc_call_cancel_with_status(s->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of server resources", NULL);
+  return 0;
 }

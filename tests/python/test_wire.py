@@ -261,6 +261,100 @@ class WireTest(unittest.TestCase):
         self.assertTrue(r.data == b"\x55" * (1 << 20), "stream b's memset did not run last")
         s.close()
 
+    def test_pipelined_sync_reads_show_memory_as_of_their_turn(self):
+        # synchronous Reads are answered from device memory too: whatever
+        # this client sends after them (it reads nothing meanwhile, so their
+        # replies wait) must not change what they show, as if sent alone
+        n, mib = 1 << 20, 16
+        s = Session(self.stub)
+        a = s.call(malloc=pb.Malloc(device=0, size=n)).handle
+        b = s.call(malloc=pb.Malloc(device=0, size=n)).handle
+        st = s.call(stream_create=pb.StreamCreate(device=0)).handle
+        data = os.urandom(n)
+        s.call(write=pb.Write(buf=a, dest_max=n), data=data)
+        s.call(memset=pb.Memset(buf=b, value=0x33, count=n, dest_max=n))
+        launch = pb.Launch(stream=st, kernel="write_i32", blocks=1 << 11,  # its print output (49 KB) rides in a reply
+                           args=[pb.Arg(ptr=pb.Ptr(buf=a)), pb.Arg(i32=0x44444444)])
+        changes = [  # (buffer read, the change sent after the Reads, what it holds after, if known yet)
+            (a, dict(write=pb.Write(buf=a, dest_max=n), data=b"\x11" * n), b"\x11" * n),
+            (a, dict(memset=pb.Memset(buf=a, value=0x22, count=n, dest_max=n)), b"\x22" * n),
+            (a, dict(copy=pb.Copy(dst=a, src=b, count=n, dest_max=n)), b"\x33" * n),
+            (a, dict(launch=launch), None),  # async: done some time later
+            (b, dict(memset=pb.Memset(stream=st, buf=b, value=0x55, count=n, dest_max=n)), None),
+        ]
+        want, now = {}, {a: data, b: b"\x33" * n}
+        for buf, req, after in changes:
+            for _ in range(mib):
+                want[self.put(s, read=pb.Read(buf=buf, count=n, dest_max=n))] = now[buf]
+            self.put(s, **req)
+            now[buf] = after
+        for _ in range(mib):
+            want[self.put(s, read=pb.Read(buf=a, count=n, dest_max=n))] = now[a]
+        time.sleep(0.5)  # everything ran that could
+        got = {}
+        while len(got) < len(want):
+            r = next(s.replies)
+            self.assertEqual(r.status, 0, r.message)
+            if r.seq in want:  # else a synchronous change's answer
+                got[r.seq] = r.data
+        bad = [seq for seq in want if want[seq] is not None and got[seq] != want[seq]]
+        self.assertEqual(bad, [], "Reads whose replies show a change sent after them")
+        self.assertEqual(s.call(stream_sync=pb.StreamSync(stream=st)).status, 0)
+        r = s.call(read=pb.Read(buf=a, count=n, dest_max=n))
+        self.assertTrue(r.data == (0x44444444).to_bytes(4, "little") * (1 << 11) + b"\x33" * (n - (1 << 13)))
+        self.assertTrue(s.call(read=pb.Read(buf=b, count=n, dest_max=n)).data == b"\x55" * n)
+        s.close()
+
+    def test_a_batch_that_must_wait_goes_on_where_it_stopped(self):
+        # in one message: Reads, then changes, twice, and an op of its own
+        # last, which changes memory too; each change waits for the Reads
+        # before it, and every request is answered once, in order
+        n = 1 << 20
+        s = Session(self.stub)
+        buf = s.call(malloc=pb.Malloc(device=0, size=n)).handle
+        data = os.urandom(n)
+        s.call(write=pb.Write(buf=buf, dest_max=n), data=data)
+        read = lambda seq: pb.Request(seq=seq, read=pb.Read(buf=buf, count=n, dest_max=n))
+        batch = [read(10), read(11), read(12),
+                 pb.Request(seq=13, memset=pb.Memset(buf=buf, value=0x11, count=n, dest_max=n)),
+                 read(14), read(15),
+                 pb.Request(seq=16, write=pb.Write(buf=buf, offset=8, dest_max=n - 8), data=b"\x22" * 8),
+                 read(17)]
+        s.q.put(pb.Request(seq=18, memset=pb.Memset(buf=buf, value=0x33, count=4, dest_max=n), batch=batch))
+        s.seq = 18
+        ones = b"\x11" * n
+        twos = ones[:8] + b"\x22" * 8 + ones[16:]
+        want = [data, data, data, None, ones, ones, None, twos, None]
+        time.sleep(0.3)  # everything ran that could
+        for seq, w in zip(range(10, 19), want):
+            r = next(s.replies)
+            self.assertEqual((r.seq, r.status), (seq, 0), r.message)
+            self.assertTrue(w is None or r.data == w, f"read {seq} shows a change sent after it")
+        r = s.call(read=pb.Read(buf=buf, count=32, dest_max=32))
+        self.assertEqual(r.data, b"\x33" * 4 + twos[4:32])
+        s.close()
+
+    def test_cancel_while_a_request_waits_for_unsent_reads(self):
+        # the memset waits for Reads this client never reads: cancelling
+        # must end the wait and give the memory back, and the server serves on
+        before = self.free_bytes()
+        s = Session(self.stub)
+        buf = s.call(malloc=pb.Malloc(device=0, size=16 << 20)).handle
+        for i in range(16):
+            self.put(s, read=pb.Read(buf=buf, offset=i << 20, count=1 << 20, dest_max=1 << 20))
+        self.put(s, memset=pb.Memset(buf=buf, value=1, count=16 << 20, dest_max=16 << 20))
+        self.put(s, mem_info=pb.MemInfo(device=0))
+        time.sleep(0.3)
+        s.replies.cancel()
+        for _ in range(100):
+            if self.free_bytes() >= before:
+                break
+            threading.Event().wait(0.1)
+        self.assertGreaterEqual(self.free_bytes(), before)
+        t = Session(self.stub)
+        self.assertEqual(t.call(mem_info=pb.MemInfo(device=0)).status, 0)
+        t.close()
+
     def test_cancel_with_a_stream_held_by_unsent_reads_releases_everything(self):
         # the stream's worker waits for the replies of the reads before the
         # memset, which this client never reads: the call's end must not
