@@ -34,12 +34,12 @@
  *
  * Zero-copy Reads. Where the device shows its memory to the host (the sim
  * backend), Read replies carry device memory itself, pinned until gRPC lets
- * go (pins_t): a buffer the client frees meanwhile goes back only after
- * (an async Read counts from when it is queued). An async Read is sent when
- * its stream reaches it, and work queued on the stream after it first waits
- * for those replies to have left (views_t, fence_cb), so that what they show
- * cannot change under them: the copy is complete, as a CANN D2H copy is,
- * before the stream moves on. The wait depends on the client reading, so
+ * go (pin_t): a buffer the client frees meanwhile goes back only after
+ * (mem_t; an async Read counts from when it is queued), other buffers at
+ * once. An async Read is sent when its stream reaches it, and work queued
+ * on the stream after it first waits for those replies to have left
+ * (views_t, fence_cb), so that what they show cannot change under them:
+ * the copy is complete, as a CANN D2H copy is, before the stream moves on. The wait depends on the client reading, so
  * the completion-queue thread never waits for a stream that may hold one,
  * and a session's end first makes every stream discard its queue, then
  * lets the fences go.
@@ -124,18 +124,18 @@ struct srv_session {
 };
 
 /* The zero-copy Read replies of a session that gRPC still holds, and the
- * frees that wait for them. Apart from the session: gRPC may keep a reply's
- * slice until the call is destroyed, which is at the session's end, so a
- * slice must not keep the session; the frees outlive it if need be. Its own
- * lock: gRPC may let go of a slice inside a call we make with s->mu held. */
+ * lock and condition their views_t counts use. Apart from the session:
+ * gRPC may keep a reply's slice until the call is destroyed, which is at
+ * the session's end, so a slice must not keep the session; this outlives
+ * it if need be. Its own lock: gRPC may let go of a slice inside a call we
+ * make with s->mu held. */
 typedef struct pins {
   pthread_mutex_t mu;
   pthread_cond_t cv;            /* a stream's views dropped to 0, or closing was set */
   srv_t *srv;                   /* srv->pinned counts slices server-wide */
-  int n;                        /* slices held, and async Reads queued to make one */
-  int orphan;                   /* the session is gone: the last slice frees this */
-  int closing;                  /* the session is being released: fences stop waiting */
-  struct deferred_free *parked; /* given back when n drops to 0 */
+  int n;       /* slices held */
+  int orphan;  /* the session is gone: the last slice frees this */
+  int closing; /* the session is being released: fences stop waiting */
 } pins_t;
 
 /* One stream's async Read replies that gRPC still holds (each also counts
@@ -148,6 +148,32 @@ typedef struct srv_views {
   int refs;
   int unfenced; /* reads queued since the last fence: req_mu */
 } views_t;
+
+/* A buffer's device memory, given back once nothing may still touch it:
+ * `refs` counts its handle entry until the client frees it (or the session
+ * ends), each stream with work queued before that free, each zero-copy
+ * reply that shows it and each async Read queued to make one. So nothing
+ * of this session touches memory handed on to another. */
+typedef struct srv_mem {
+  rdev_rt_t *rt;
+  void *ptr;
+  srv_tenant_t *tenant;
+  int dev;
+  size_t reserved; /* charged to the tenant */
+  atomic_int refs;
+} mem_t;
+
+static mem_t *mem_ref(mem_t *m) {
+  atomic_fetch_add(&m->refs, 1);
+  return m;
+}
+
+static void mem_unref(mem_t *m) {
+  if (atomic_fetch_sub(&m->refs, 1) != 1) return;
+  rdev_rt_free(m->rt, m->ptr);
+  srv_tenant_give(m->tenant, SRV_Q_MEMORY, m->dev, m->reserved);
+  free(m);
+}
 
 /* Kernel print output waits for the session's next reply and rides in it
  * (CANN shows device printf output at synchronization); this much at most,
@@ -309,22 +335,9 @@ static void destroy_event_entry(srv_handle_t *e, void *arg) {
   (void)arg;
   rdev_rt_event_destroy(e->ptr);
 }
-static int release_buffer(srv_session_t *s, const srv_handle_t *e);
+static void release_buffer(srv_session_t *s, const srv_handle_t *e);
 
-static void free_buffer_entry(srv_handle_t *e, void *arg) {
-  srv_session_t *s = arg;
-  if (release_buffer(s, e) == RDEV_OK) return;
-  pthread_mutex_lock(&s->pins->mu);
-  int pinned = s->pins->n > 0;
-  pthread_mutex_unlock(&s->pins->mu);
-  if (pinned) { /* a reply may still show it: better lost than handed on */
-    srv_log(SRV_LOG_ERROR, "session %llu: out of memory releasing a buffer; %zu bytes lost",
-            (unsigned long long)s->id, e->size);
-    return;
-  }
-  rdev_rt_free(s->srv->rt, e->ptr);
-  srv_tenant_give(s->tenant, SRV_Q_MEMORY, e->dev, rdev_rt_mem_reserved_size(e->size));
-}
+static void free_buffer_entry(srv_handle_t *e, void *arg) { release_buffer(arg, e); }
 
 /* Releases everything the session made; the first caller does it. Streams go
  * first, so that no queued work still uses the buffers freed after them. */
@@ -676,9 +689,10 @@ static int get_event(srv_req_t *x, uint64_t h, srv_handle_t **e) {
   return RDEV_OK;
 }
 
-/* count bytes at offset of buffer h, checked without overflow; *addr gets the device address. */
+/* count bytes at offset of buffer h, checked without overflow; *addr gets
+ * the device address, *mem (if asked) the buffer's memory. */
 static int buf_range(srv_req_t *x, const char *what, uint64_t h, uint64_t off, uint64_t count,
-                     char **addr, int *dev) {
+                     char **addr, mem_t **mem) {
   srv_handle_t *e = get_handle(x, h, SRV_H_BUF);
   if (!e) return fail(x, RDEV_INVALID_RESOURCE_HANDLE, "%s: 0x%llx is not a buffer of this session",
                       what, (unsigned long long)h);
@@ -686,7 +700,7 @@ static int buf_range(srv_req_t *x, const char *what, uint64_t h, uint64_t off, u
     return fail(x, RDEV_INVALID_PARAM, "%s: %llu bytes at offset %llu exceed the %zu-byte buffer", what,
                 (unsigned long long)count, (unsigned long long)off, e->size);
   *addr = (char *)e->ptr + off;
-  if (dev) *dev = e->dev;
+  if (mem) *mem = e->mem;
   return RDEV_OK;
 }
 
@@ -718,19 +732,23 @@ typedef struct {
   rdev_rt_stream_t *st; /* the stream whose errors a sync takes */
   void *buf;            /* async read staging or view / held async Write payload */
   size_t len;
-  views_t *views;       /* an async view read: its stream's, one reference */
+  views_t *views;       /* an async view read: its stream's, one reference; */
+  mem_t *mem;           /* its buffer's memory, one reference; */
+  struct pin *pin;      /* and what its reply's slice will hold */
 } cb_ctx_t;
 
 static cb_ctx_t *cb_new(srv_session_t *s, uint64_t seq, rdev_rt_stream_t *st, void *buf, size_t len) {
   cb_ctx_t *c = malloc(sizeof *c);
   if (!c) return NULL;
   session_ref(s);
-  *c = (cb_ctx_t){s, seq, st, buf, len, NULL};
+  *c = (cb_ctx_t){s, seq, st, buf, len, NULL, NULL, NULL};
   return c;
 }
 
 static void cb_done(cb_ctx_t *c) {
   if (c->views) views_unref(c->views);
+  if (c->mem) mem_unref(c->mem);
+  free(c->pin);
   session_unref(c->s);
   free(c);
 }
@@ -819,37 +837,17 @@ static void read_cb(void *user, int status) {
   cb_done(c);
 }
 
-/* A buffer freed by the client (or at the session's end) goes back to the
- * device once nothing may still touch it: `left` counts the owner plus
- * each stream with work queued before the free, plus the session's
- * zero-copy replies in flight (through pins_t). */
-typedef struct deferred_free {
-  rdev_rt_t *rt;
-  void *ptr;
-  srv_tenant_t *tenant;
-  int dev;
-  size_t reserved;
-  atomic_int left;
-  struct deferred_free *next; /* pins_t.parked */
-} deferred_free_t;
-
-static void deferred_free_put(deferred_free_t *d) {
-  if (atomic_fetch_sub(&d->left, 1) != 1) return;
-  rdev_rt_free(d->rt, d->ptr);
-  srv_tenant_give(d->tenant, SRV_Q_MEMORY, d->dev, d->reserved);
-  free(d);
-}
-
-static void deferred_free_cb(void *user, int status) {
+static void mem_unref_cb(void *user, int status) {
   (void)status;
-  deferred_free_put(user);
+  mem_unref(user);
 }
 
-static void defer_on(deferred_free_t *d, rdev_rt_stream_t *st) {
+/* A buffer freed now must outlast the work queued on st so far. */
+static void defer_on(mem_t *m, rdev_rt_stream_t *st) {
   int done = 1;
   if (rdev_rt_stream_query(st, &done) == RDEV_OK && !done) {
-    atomic_fetch_add(&d->left, 1);
-    if (rdev_rt_launch_callback(st, deferred_free_cb, d) != RDEV_OK) atomic_fetch_sub(&d->left, 1);
+    mem_ref(m);
+    if (rdev_rt_launch_callback(st, mem_unref_cb, m) != RDEV_OK) mem_unref(m);
   }
 }
 
@@ -868,8 +866,12 @@ static int op_malloc(srv_req_t *x) {
   if (rc) return rc;
   size_t size = (size_t)m->size, reserved = rdev_rt_mem_reserved_size(size);
   if (size && !reserved) return fail(x, RDEV_RT_DEVICE_OOM, "size %zu overflows", size);
-  if (reserved && srv_tenant_take(t, SRV_Q_MEMORY, dev, reserved, x->r.message, sizeof x->r.message))
+  mem_t *mem = malloc(sizeof *mem);
+  if (!mem) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  if (reserved && srv_tenant_take(t, SRV_Q_MEMORY, dev, reserved, x->r.message, sizeof x->r.message)) {
+    free(mem);
     return RDEV_QUOTA_EXCEEDED;
+  }
   rc = rdev_rt_malloc(x->s->srv->rt, dev, &p, size, (rdev_mem_policy_t)m->policy);
   if (!rc) rc = rdev_rt_memset(x->s->srv->rt, p, size, 0, size);
   uint64_t h = rc ? 0 : srv_handles_add(&x->s->handles, SRV_H_BUF, dev, p, size);
@@ -877,37 +879,27 @@ static int op_malloc(srv_req_t *x) {
     rc = rc ? rt_failed(x, rc) : fail(x, RDEV_BAD_ALLOC, "out of server memory");
     if (reserved) srv_tenant_give(t, SRV_Q_MEMORY, dev, reserved);
     if (p) rdev_rt_free(x->s->srv->rt, p);
+    free(mem);
     return rc;
   }
+  mem->rt = x->s->srv->rt;
+  mem->ptr = p;
+  mem->tenant = t;
+  mem->dev = dev;
+  mem->reserved = reserved;
+  atomic_init(&mem->refs, 1); /* the handle entry's */
+  srv_handles_get(&x->s->handles, h, SRV_H_BUF)->mem = mem;
   x->r.handle = h;
   return RDEV_OK;
 }
 
-/* Gives buffer entry e back: once every stream of the session has passed
- * the work queued so far and no zero-copy reply shows it any more, so that
- * nothing of this session touches memory handed to another. req_mu held or
- * the session released. */
-static int release_buffer(srv_session_t *s, const srv_handle_t *e) {
-  deferred_free_t *d = malloc(sizeof *d);
-  if (!d) return RDEV_BAD_ALLOC;
-  d->rt = s->srv->rt;
-  d->ptr = e->ptr;
-  d->tenant = s->tenant;
-  d->dev = e->dev;
-  d->reserved = rdev_rt_mem_reserved_size(e->size);
-  atomic_init(&d->left, 1);
-  srv_handles_each(&s->handles, SRV_H_STREAM, defer_on_entry, d);
-  for (dead_stream_t *ds = s->dead; ds; ds = ds->next) defer_on(d, ds->st);
-  pins_t *p = s->pins;
-  pthread_mutex_lock(&p->mu);
-  if (p->n) {
-    atomic_fetch_add(&d->left, 1);
-    d->next = p->parked;
-    p->parked = d;
-  }
-  pthread_mutex_unlock(&p->mu);
-  deferred_free_put(d);
-  return RDEV_OK;
+/* Gives buffer entry e back: its memory goes once every stream of the
+ * session has passed the work queued so far and no zero-copy reply shows
+ * it any more (mem_t). req_mu held or the session released. */
+static void release_buffer(srv_session_t *s, const srv_handle_t *e) {
+  srv_handles_each(&s->handles, SRV_H_STREAM, defer_on_entry, e->mem);
+  for (dead_stream_t *ds = s->dead; ds; ds = ds->next) defer_on(e->mem, ds->st);
+  mem_unref(e->mem);
 }
 
 static void pins_free(pins_t *p) {
@@ -925,55 +917,49 @@ static void pins_orphan(pins_t *p) {
   if (done) pins_free(p);
 }
 
-/* gRPC let go of a zero-copy reply's slice (v: the views it counted in),
- * or an async Read queued to make one is done (v: NULL). */
-static void pins_drop(pins_t *p, views_t *v) {
+/* What a zero-copy reply's slice holds until gRPC lets go of it: a count
+ * in its views (v->n; what waits for them: views_wait), and a reference
+ * to the memory it shows. */
+typedef struct pin {
+  views_t *v;
+  mem_t *mem;
+} pin_t;
+
+/* gRPC let go of a zero-copy reply's slice. */
+static void unpin(void *user) {
+  pin_t *pin = user;
+  RDEV_HANDOFF_TAKE(pin);
+  views_t *v = pin->v;
+  pins_t *p = v->pins;
   srv_t *srv = p->srv;
+  mem_unref(pin->mem);
+  free(pin);
   pthread_mutex_lock(&p->mu);
-  int gone = 0;
-  if (v) {
-    if (--v->n == 0) pthread_cond_broadcast(&p->cv); /* views_wait */
-    gone = --v->refs == 0;
-  }
-  int last = --p->n == 0;
-  deferred_free_t *d = last ? p->parked : NULL;
-  if (last) p->parked = NULL;
-  int done = last && p->orphan;
+  if (--v->n == 0) pthread_cond_broadcast(&p->cv); /* views_wait */
+  int gone = --v->refs == 0;
+  int done = --p->n == 0 && p->orphan;
   pthread_mutex_unlock(&p->mu);
   if (gone) free(v);
-  while (d) {
-    deferred_free_t *next = d->next;
-    deferred_free_put(d);
-    d = next;
-  }
   if (done) pins_free(p);
   atomic_fetch_sub(&srv->pinned, 1);
 }
 
-/* One more reply that shows device memory (v: the views it counts in), or
- * one on its way (v: NULL): frees wait until pins_drop. */
-static void pins_take(pins_t *p, views_t *v) {
-  pthread_mutex_lock(&p->mu);
-  p->n++;
-  if (v) v->n++, v->refs++;
-  pthread_mutex_unlock(&p->mu);
-  atomic_fetch_add(&p->srv->pinned, 1);
-}
-
-static void unview(void *user) {
-  views_t *v = user;
-  RDEV_HANDOFF_TAKE(v);
-  pins_drop(v->pins, v);
-}
-
-/* A zero-copy reply's slice over len bytes of device memory at view,
- * counted in v (its stream's, or the session's synchronous Reads'): the
- * buffers it may show are not given back, nor changed by work that waits
- * for v, until gRPC let go of it. */
-static grpc_slice pinned_slice(views_t *v, const void *view, size_t len) {
-  pins_take(v->pins, v);
-  RDEV_HANDOFF_GIVE(v); /* gRPC lets go of it, maybe on another thread */
-  return grpc_slice_new_with_user_data((void *)view, len, unview, v);
+/* A zero-copy reply's slice over len bytes of device memory at view, of
+ * buffer memory mem, counted in v (its stream's, or the session's
+ * synchronous Reads'): that memory is not given back, nor changed by work
+ * that waits for v, until gRPC let go of it. pin: allocated by the caller,
+ * it goes with the slice. */
+static grpc_slice pinned_slice(pin_t *pin, views_t *v, mem_t *mem, const void *view, size_t len) {
+  pin->v = v;
+  pin->mem = mem_ref(mem);
+  pthread_mutex_lock(&v->pins->mu);
+  v->pins->n++;
+  v->n++;
+  v->refs++;
+  pthread_mutex_unlock(&v->pins->mu);
+  atomic_fetch_add(&v->pins->srv->pinned, 1);
+  RDEV_HANDOFF_GIVE(pin); /* gRPC lets go of it, maybe on another thread */
+  return grpc_slice_new_with_user_data((void *)view, len, unpin, pin);
 }
 
 static views_t *views_new(pins_t *p) {
@@ -1034,8 +1020,10 @@ static int views_fence(srv_handle_t *e) {
  * reached it. */
 static void read_view_cb(void *user, int status) {
   cb_ctx_t *c = user;
-  if (status == RDEV_OK) send_data(c->s, c->seq, pinned_slice(c->views, c->buf, c->len));
-  pins_drop(c->s->pins, NULL); /* the read's own, taken when it was queued */
+  if (status == RDEV_OK) {
+    send_data(c->s, c->seq, pinned_slice(c->pin, c->views, c->mem, c->buf, c->len));
+    c->pin = NULL;
+  }
   cb_done(c);
 }
 
@@ -1048,7 +1036,7 @@ static int op_free(srv_req_t *x) {
   srv_handle_t *e = get_handle(x, h, SRV_H_BUF);
   if (!e) return fail(x, RDEV_INVALID_RESOURCE_HANDLE, "0x%llx is not a buffer of this session",
                       (unsigned long long)h);
-  if (release_buffer(x->s, e)) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  release_buffer(x->s, e);
   srv_handles_del(&x->s->handles, h);
   /* it queued a callback on each busy stream: mind their depth */
   srv_handles_each(&x->s->handles, SRV_H_STREAM, check_room_entry, x->s);
@@ -1238,30 +1226,34 @@ static int op_read(srv_req_t *x) {
   const rdev_v1_Read *rd = &x->q->op.read;
   srv_handle_t *se = NULL;
   char *src = NULL;
+  mem_t *mem = NULL;
   x->stream = rd->stream;
   int rc = rd->stream ? find_stream(x, rd->stream, &se) : RDEV_OK; /* no fence: reads go on */
   if (rc || (rc = check_count(x, rd->count, rd->dest_max))) return rc;
   if (rd->count > RDEV_WIRE_MAX_CHUNK)
     return fail(x, RDEV_INVALID_PARAM, "read of %llu bytes exceeds the %u-byte chunk limit",
                 (unsigned long long)rd->count, RDEV_WIRE_MAX_CHUNK);
-  if ((rc = buf_range(x, "read", rd->buf, rd->offset, rd->count, &src, NULL))) return rc;
+  if ((rc = buf_range(x, "read", rd->buf, rd->offset, rd->count, &src, &mem))) return rc;
   rdev_rt_stream_t *st = se ? se->ptr : NULL;
   size_t n = (size_t)rd->count;
   const void *view = rdev_rt_host_view(x->s->srv->rt, src, n);
-  if (view && !st && (x->s->sync_views || (x->s->sync_views = views_new(x->s->pins)))) {
-    x->payload = pinned_slice(x->s->sync_views, view, n); /* later changes wait: must_wait */
+  views_t **vs = !view ? NULL : st ? &se->views : &x->s->sync_views;
+  pin_t *pin = vs && (*vs || (*vs = views_new(x->s->pins))) ? malloc(sizeof *pin) : NULL;
+  if (pin && !st) {
+    x->payload = pinned_slice(pin, *vs, mem, view, n); /* later changes wait: must_wait */
     x->has_payload = 1;
     return RDEV_OK;
   }
-  if (view && (se->views || (se->views = views_new(x->s->pins)))) {
-    pins_take(x->s->pins, NULL); /* from now: a free of the buffer waits for the read and its reply */
+  if (pin) {
     cb_ctx_t *c = cb_new(x->s, x->q->seq, st, (void *)view, n);
-    if (c) c->views = views_ref(se->views);
-    if ((rc = queue_callback(x, st, read_view_cb, c)) != SRV_LATER) {
-      pins_drop(x->s->pins, NULL);
-      return rc;
+    if (c) {
+      c->views = views_ref(*vs);
+      c->mem = mem_ref(mem);
+      c->pin = pin;
+    } else {
+      free(pin);
     }
-    se->views->unfenced = 1;
+    if ((rc = queue_callback(x, st, read_view_cb, c)) == SRV_LATER) se->views->unfenced = 1;
     return rc;
   }
   void *staging = srv_buf_get(n);

@@ -85,6 +85,7 @@ typedef struct {
   void *ptr;    /* device address, rdev_rt_stream_t *, rdev_rt_event_t * */
   size_t size;  /* buffers: requested size */
   struct srv_views *views; /* streams: its zero-copy async Read replies (session.c), or NULL */
+  struct srv_mem *mem;     /* buffers: its memory, given back with the last reference (session.c) */
 } srv_handle_t;
 
 typedef struct {

@@ -261,6 +261,36 @@ class WireTest(unittest.TestCase):
         self.assertTrue(r.data == b"\x55" * (1 << 20), "stream b's memset did not run last")
         s.close()
 
+    def test_a_free_waits_only_for_replies_that_show_its_buffer(self):
+        # this client reads nothing, so most replies of its Reads of `a`
+        # wait: the free of `b` must still give b's memory back at once,
+        # and a's only once those replies left
+        mib = 1 << 20
+        s = Session(self.stub)
+        a = s.call(malloc=pb.Malloc(device=0, size=32 * mib)).handle
+        st = s.call(stream_create=pb.StreamCreate(device=0)).handle
+        before = self.free_bytes()
+        b = s.call(malloc=pb.Malloc(device=0, size=8 * mib)).handle
+        reads = [self.put(s, read=pb.Read(buf=a, offset=i * mib, count=mib, dest_max=mib)) for i in range(16)]
+        reads += [self.put(s, read=pb.Read(stream=st, buf=a, offset=i * mib, count=mib, dest_max=mib))
+                  for i in range(16, 32)]
+        time.sleep(0.3)  # the reads ran; most replies wait for this client's window
+        self.put(s, free=pb.Free(buf=b))
+        self.put(s, free=pb.Free(buf=a))
+        for _ in range(20):
+            if self.free_bytes() >= before:
+                break
+            threading.Event().wait(0.1)
+        self.assertGreaterEqual(self.free_bytes(), before, "b's free waited for replies that show a")
+        self.assertLess(self.free_bytes(), before + 32 * mib, "a's free did not wait for its replies")
+        got = {}
+        for _ in range(34):
+            r = next(s.replies)
+            self.assertEqual(r.status, 0, r.message)
+            got[r.seq] = r.data
+        self.assertTrue(all(len(got[seq]) == mib for seq in reads))
+        s.close()
+
     def test_pipelined_sync_reads_show_memory_as_of_their_turn(self):
         # synchronous Reads are answered from device memory too: whatever
         # this client sends after them (it reads nothing meanwhile, so their
