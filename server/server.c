@@ -268,6 +268,7 @@ static grpc_server_credentials *server_creds(const srv_config_t *cfg) {
 int srv_start(srv_t *srv) {
   pthread_mutex_init(&srv->mu, NULL);
   pthread_cond_init(&srv->cv, NULL);
+  srv_sessions_init(srv);
   atomic_init(&srv->next_session_id, 1);
   atomic_init(&srv->pinned, 0);
   srv->nthreads = srv->cfg.threads;
@@ -399,6 +400,7 @@ void srv_stop(srv_t *srv) {
   while (!w.done) pthread_cond_wait(&w.cv, &w.mu);
   pthread_mutex_unlock(&w.mu);
   wait_sessions(srv, NULL);
+  srv_sessions_stop(srv);
   grpc_server_destroy(srv->server);
   for (int i = 0; i < srv->nthreads; i++) grpc_completion_queue_shutdown(srv->cqs[i]);
   for (int i = 0; i < srv->nthreads; i++) {
@@ -422,4 +424,6 @@ void srv_stop(srv_t *srv) {
   srv_buf_pool_drain();
   pthread_mutex_destroy(&srv->mu);
   pthread_cond_destroy(&srv->cv);
+  pthread_mutex_destroy(&srv->paused_mu);
+  pthread_cond_destroy(&srv->paused_cv);
 }

@@ -44,10 +44,11 @@
  * and a session's end first makes every stream discard its queue, then
  * lets the fences go.
  * A synchronous Read's reply shows device memory as well: a later request
- * of the session that may change device memory (Write, Memset, Copy,
- * Launch) waits until gRPC let go of those replies (must_wait). Handling,
- * and receiving, pause before it, even mid-batch; the message's rest is
- * handled on a stream's worker once they left (pause_message, resume_cb).
+ * of the session that may change a buffer such a reply shows (Write,
+ * Memset, Copy, Launch) waits until gRPC let go of the session's
+ * synchronous Read replies (must_wait). Handling, and receiving, pause
+ * before it, even mid-batch; the server's resumer thread handles the
+ * message's rest once they left (pause_message).
  * The client's synchronous copies rarely wait: they return once every
  * reply arrived, by which time gRPC has mostly let go.
  */
@@ -104,7 +105,7 @@ struct srv_session {
   rdev_rt_stream_t **sync_streams; /* per device, for EventSync; lazily made */
   dead_stream_t *dead;
 
-  pthread_mutex_t mu; /* everything below */
+  pthread_mutex_t mu; /* from here to `pins` */
   srv_op_t start_op, recv_op, send_op, status_op, close_op;
   grpc_byte_buffer *recv_bb;
   grpc_metadata_array recv_md;
@@ -116,10 +117,10 @@ struct srv_session {
   char *held;       /* kernel print output not sent yet (at most HOLD_MAX) */
   size_t held_len, held_cap;
   struct pins *pins; /* zero-copy replies gRPC still holds */
-  struct srv_views *sync_views; /* of them, synchronous Reads' (lazily made) */
-  rdev_rt_stream_t *resume;     /* runs a paused message's rest (lazily made; req_mu) */
-  grpc_byte_buffer *paused;     /* that message, and where it stopped */
+  struct srv_views *sync_views; /* of them, synchronous Reads' (lazily made; req_mu) */
+  grpc_byte_buffer *paused;     /* a message whose handling paused, and where (pause_message) */
   batch_t paused_at;
+  srv_session_t *paused_next;   /* srv->paused, under srv->paused_mu */
   srv_session_t *defer_next; /* not under mu: its CQ thread's deferred list */
 };
 
@@ -131,22 +132,24 @@ struct srv_session {
  * make with s->mu held. */
 typedef struct pins {
   pthread_mutex_t mu;
-  pthread_cond_t cv;            /* a stream's views dropped to 0, or closing was set */
+  pthread_cond_t cv;            /* a views_t's n dropped to 0, or closing was set */
   srv_t *srv;                   /* srv->pinned counts slices server-wide */
   int n;       /* slices held */
   int orphan;  /* the session is gone: the last slice frees this */
   int closing; /* the session is being released: fences stop waiting */
 } pins_t;
 
-/* One stream's async Read replies that gRPC still holds (each also counts
- * in its session's pins_t). Counts under pins->mu; freed with the last of
- * its references: the stream's handle entry, each slice, each queued read
- * or fence. */
+/* Zero-copy Read replies that gRPC still holds, of one stream (its async
+ * Reads) or of the session (its synchronous ones), each also counted in
+ * the session's pins_t. Counts under pins->mu; freed with the last of its
+ * references: its owner's (the stream's handle entry, or the session),
+ * each slice, each queued read or fence. */
 typedef struct srv_views {
   pins_t *pins;
   int n;        /* slices held */
   int refs;
   int unfenced; /* reads queued since the last fence: req_mu */
+  int resume;   /* a paused message waits for n to drop to 0 */
 } views_t;
 
 /* A buffer's device memory, given back once nothing may still touch it:
@@ -161,6 +164,7 @@ typedef struct srv_mem {
   int dev;
   size_t reserved; /* charged to the tenant */
   atomic_int refs;
+  int shown;       /* synchronous Read replies gRPC holds that show it: pins->mu */
 } mem_t;
 
 static mem_t *mem_ref(mem_t *m) {
@@ -182,6 +186,7 @@ static void mem_unref(mem_t *m) {
 
 static void session_unref(srv_session_t *s);
 static void pins_orphan(struct pins *p);
+static void resumer_wake(srv_t *srv);
 
 /* ---- references, sending, receiving --------------------------------------- */
 
@@ -355,8 +360,6 @@ static void session_release(srv_session_t *s, const char *why) {
   memset(&s->handles, 0, sizeof s->handles);
   dead_stream_t *dead = s->dead;
   s->dead = NULL;
-  rdev_rt_stream_t *resume = s->resume;
-  s->resume = NULL;
   pthread_mutex_unlock(&s->req_mu);
 
   size_t nbuf = 0;
@@ -366,11 +369,11 @@ static void session_release(srv_session_t *s, const char *why) {
    * before any fence lets go. */
   srv_handles_each(&h, SRV_H_STREAM, abort_stream_entry, NULL);
   for (dead_stream_t *d = dead; d; d = d->next) rdev_rt_stream_abort(d->st);
-  if (resume) rdev_rt_stream_abort(resume);
   pthread_mutex_lock(&s->pins->mu);
   s->pins->closing = 1;
   pthread_cond_broadcast(&s->pins->cv);
   pthread_mutex_unlock(&s->pins->mu);
+  resumer_wake(s->srv); /* a paused message of the session goes on, to nothing */
   srv_handles_each(&h, SRV_H_STREAM, destroy_stream_entry, s);
   while (dead) {
     dead_stream_t *n = dead->next;
@@ -378,7 +381,6 @@ static void session_release(srv_session_t *s, const char *why) {
     free(dead);
     dead = n;
   }
-  if (resume) rdev_rt_stream_destroy_force(resume);
   int ndev = 0;
   rdev_rt_device_count(s->srv->rt, &ndev);
   for (int d = 0; d < ndev; d++)
@@ -439,7 +441,7 @@ static void on_recv(srv_op_t *op, int ok) {
   }
   size_t len = grpc_byte_buffer_length(bb);
   batch_t b = {.s = s};
-  if (handle_message(s, bb, &b)) { /* paused: resume_cb goes on, and receives next */
+  if (handle_message(s, bb, &b)) { /* paused: the resumer goes on, and receives next */
     session_unref(s);
     return;
   }
@@ -888,6 +890,7 @@ static int op_malloc(srv_req_t *x) {
   mem->dev = dev;
   mem->reserved = reserved;
   atomic_init(&mem->refs, 1); /* the handle entry's */
+  mem->shown = 0;
   srv_handles_get(&x->s->handles, h, SRV_H_BUF)->mem = mem;
   x->r.handle = h;
   return RDEV_OK;
@@ -918,11 +921,12 @@ static void pins_orphan(pins_t *p) {
 }
 
 /* What a zero-copy reply's slice holds until gRPC lets go of it: a count
- * in its views (v->n; what waits for them: views_wait), and a reference
+ * in its views (v->n: fences and paused messages wait for it), and a reference
  * to the memory it shows. */
 typedef struct pin {
   views_t *v;
   mem_t *mem;
+  int sync; /* a synchronous Read's: counts in mem->shown too */
 } pin_t;
 
 /* gRPC let go of a zero-copy reply's slice. */
@@ -932,27 +936,35 @@ static void unpin(void *user) {
   views_t *v = pin->v;
   pins_t *p = v->pins;
   srv_t *srv = p->srv;
-  mem_unref(pin->mem);
-  free(pin);
   pthread_mutex_lock(&p->mu);
-  if (--v->n == 0) pthread_cond_broadcast(&p->cv); /* views_wait */
+  pin->mem->shown -= pin->sync;
+  int wake = 0;
+  if (--v->n == 0) {
+    pthread_cond_broadcast(&p->cv); /* fences */
+    wake = v->resume;
+  }
   int gone = --v->refs == 0;
   int done = --p->n == 0 && p->orphan;
   pthread_mutex_unlock(&p->mu);
+  mem_unref(pin->mem);
+  free(pin);
   if (gone) free(v);
   if (done) pins_free(p);
+  if (wake) resumer_wake(srv);
   atomic_fetch_sub(&srv->pinned, 1);
 }
 
 /* A zero-copy reply's slice over len bytes of device memory at view, of
  * buffer memory mem, counted in v (its stream's, or the session's
- * synchronous Reads'): that memory is not given back, nor changed by work
- * that waits for v, until gRPC let go of it. pin: allocated by the caller,
- * it goes with the slice. */
-static grpc_slice pinned_slice(pin_t *pin, views_t *v, mem_t *mem, const void *view, size_t len) {
+ * synchronous Reads' when sync): that memory is not given back, nor changed
+ * by work that waits for v (or, when sync, for mem->shown), until gRPC let
+ * go of it. pin: allocated by the caller, it goes with the slice. */
+static grpc_slice pinned_slice(pin_t *pin, views_t *v, mem_t *mem, int sync, const void *view, size_t len) {
   pin->v = v;
   pin->mem = mem_ref(mem);
+  pin->sync = sync;
   pthread_mutex_lock(&v->pins->mu);
+  mem->shown += sync;
   v->pins->n++;
   v->n++;
   v->refs++;
@@ -966,7 +978,7 @@ static views_t *views_new(pins_t *p) {
   views_t *v = calloc(1, sizeof *v);
   if (!v) return NULL;
   v->pins = p;
-  v->refs = 1; /* the stream's handle entry */
+  v->refs = 1; /* its owner's */
   return v;
 }
 
@@ -984,21 +996,15 @@ static void views_unref(views_t *v) {
   if (gone) free(v);
 }
 
-/* Blocks until gRPC let go of every reply v counts (or the session is
- * being released). Only on a stream's worker, never a completion-queue
- * thread: it depends on the client reading. */
-static void views_wait(views_t *v) {
+/* On the stream: waits until the replies of the async view reads queued
+ * before it left (or the session is being released). */
+static void fence_cb(void *user, int status) {
+  views_t *v = user;
   pins_t *p = v->pins;
   pthread_mutex_lock(&p->mu);
-  while (v->n > 0 && !p->closing) pthread_cond_wait(&p->cv, &p->mu);
+  while (status == RDEV_OK && v->n > 0 && !p->closing) pthread_cond_wait(&p->cv, &p->mu);
   pthread_mutex_unlock(&p->mu);
-}
-
-/* On the stream: waits until the replies of the async view reads queued
- * before it left. */
-static void fence_cb(void *user, int status) {
-  if (status == RDEV_OK) views_wait(user);
-  views_unref(user);
+  views_unref(v);
 }
 
 /* Queues a fence on e's stream if async view reads were queued since the
@@ -1021,7 +1027,7 @@ static int views_fence(srv_handle_t *e) {
 static void read_view_cb(void *user, int status) {
   cb_ctx_t *c = user;
   if (status == RDEV_OK) {
-    send_data(c->s, c->seq, pinned_slice(c->pin, c->views, c->mem, c->buf, c->len));
+    send_data(c->s, c->seq, pinned_slice(c->pin, c->views, c->mem, 0, c->buf, c->len));
     c->pin = NULL;
   }
   cb_done(c);
@@ -1240,7 +1246,7 @@ static int op_read(srv_req_t *x) {
   views_t **vs = !view ? NULL : st ? &se->views : &x->s->sync_views;
   pin_t *pin = vs && (*vs || (*vs = views_new(x->s->pins))) ? malloc(sizeof *pin) : NULL;
   if (pin && !st) {
-    x->payload = pinned_slice(pin, *vs, mem, view, n); /* later changes wait: must_wait */
+    x->payload = pinned_slice(pin, *vs, mem, 1, view, n); /* later changes wait: must_wait */
     x->has_payload = 1;
     return RDEV_OK;
   }
@@ -1522,7 +1528,7 @@ static void room_cb(void *user, int status) {
 
 /* At most what one request queues on a stream: fence, gather, its
  * callback and a room_cb (an async Write after a view Read). What one
- * message may queue past the pause must fit in the rest of the ring: the
+ * message may queue past the receive pause must fit in the rest of the ring: the
  * completion-queue thread must never wait in a submit (a fence may hold
  * the stream until this very thread sent replies). */
 #define TASKS_PER_REQUEST 4
@@ -1556,10 +1562,17 @@ static uint64_t request_stream(const rdev_v1_Request *q) {
   return 0;
 }
 
-/* Whether q must wait before it runs: it may change device memory (now, or
- * on a stream that may run it at once) while gRPC still holds synchronous
- * Read replies of the session that show device memory. Run now, it could
- * change what they show: a message's requests run as if sent alone. */
+/* Whether buffer h of s is shown by a synchronous Read reply gRPC still
+ * holds. req_mu and pins->mu held. */
+static int shown(srv_session_t *s, uint64_t h) {
+  srv_handle_t *e = srv_handles_get(&s->handles, h, SRV_H_BUF);
+  return e && e->mem->shown > 0;
+}
+
+/* Whether q must wait before it runs: it may change the memory of a buffer
+ * (now, or on a stream that may run it at once) that a synchronous Read
+ * reply gRPC still holds shows. Run now, it could change what that reply
+ * shows: a session's requests run as if each waited for the one before. */
 static int must_wait(srv_session_t *s, const rdev_v1_Request *q) {
   switch (q->which_op) {
     case rdev_v1_Request_write_tag:
@@ -1568,16 +1581,22 @@ static int must_wait(srv_session_t *s, const rdev_v1_Request *q) {
     case rdev_v1_Request_launch_tag: break;
     default: return 0;
   }
+  int wait = 0;
   pthread_mutex_lock(&s->req_mu);
-  views_t *v = s->released ? NULL : s->sync_views;
-  int held = 0;
-  if (v) {
-    pthread_mutex_lock(&v->pins->mu);
-    held = v->n > 0;
-    pthread_mutex_unlock(&v->pins->mu);
+  if (!s->released && s->sync_views) {
+    pthread_mutex_lock(&s->pins->mu);
+    switch (q->which_op) {
+      case rdev_v1_Request_write_tag: wait = shown(s, q->op.write.buf); break;
+      case rdev_v1_Request_memset_tag: wait = shown(s, q->op.memset.buf); break;
+      case rdev_v1_Request_copy_tag: wait = shown(s, q->op.copy.dst); break;
+      default: /* a launch: any buffer it is given */
+        for (pb_size_t i = 0; i < q->op.launch.args_count && !wait; i++)
+          wait = q->op.launch.args[i].which_v == rdev_v1_Arg_ptr_tag && shown(s, q->op.launch.args[i].v.ptr.buf);
+    }
+    pthread_mutex_unlock(&s->pins->mu);
   }
   pthread_mutex_unlock(&s->req_mu);
-  return held;
+  return wait;
 }
 
 /* Runs one decoded request (decoded = 0: it was malformed, err says why)
@@ -1694,58 +1713,115 @@ static int handle_message(srv_session_t *s, grpc_byte_buffer *bb, batch_t *b) {
   return run_request(s, &q, &data, ok, err, NULL) ? pause_message(s, bb, b) : 0;
 }
 
-/* On s->resume: once the session's synchronous Read replies left (or it
- * is ending), handles the rest of the paused message, then receives the
- * next one (unless it paused again). */
-static void resume_cb(void *user, int status) {
-  srv_session_t *s = user;
+/* ---- paused sessions ------------------------------------------------------------- */
+
+/* Whether a paused session may go on: gRPC let go of its synchronous Read
+ * replies, or it is ending. srv->paused_mu held. */
+static int may_resume(srv_session_t *s) {
+  pins_t *p = s->pins;
+  pthread_mutex_lock(&p->mu);
+  int go = s->sync_views->n == 0 || p->closing;
+  if (go) s->sync_views->resume = 0;
+  pthread_mutex_unlock(&p->mu);
+  return go;
+}
+
+static void resumer_wake(srv_t *srv) {
+  pthread_mutex_lock(&srv->paused_mu);
+  pthread_cond_broadcast(&srv->paused_cv);
+  pthread_mutex_unlock(&srv->paused_mu);
+}
+
+/* Handles the rest of s's paused message, then receives the next one
+ * (unless it paused again). */
+static void resume_message(srv_session_t *s) {
   grpc_byte_buffer *bb = s->paused;
   batch_t b = s->paused_at;
   s->paused = NULL;
-  if (status == RDEV_OK) {
-    views_wait(s->sync_views);
-    if (handle_message(s, bb, &b)) {
-      session_unref(s);
-      return;
-    }
+  if (!handle_message(s, bb, &b)) {
+    grpc_byte_buffer_destroy(bb);
+    pthread_mutex_lock(&s->mu);
+    post_next_recv(s);
+    pthread_mutex_unlock(&s->mu);
   }
-  grpc_byte_buffer_destroy(bb);
-  pthread_mutex_lock(&s->mu);
-  post_next_recv(s);
-  pthread_mutex_unlock(&s->mu);
-  session_unref(s);
+  session_unref(s); /* pause_message's */
 }
 
-/* The session stops handling requests, and receiving, until gRPC let go of
- * its synchronous Read replies: resume_cb goes on with bb past what b
- * handled. The wait is on a stream's worker (s->resume, made on first
- * use), never on a completion-queue thread. Returns 1; 0 when the session
- * is ending (nothing more to answer). */
+/* The resumer: one thread for the server, since pauses are rare; it
+ * waits so that no completion-queue thread ever does. */
+static void *resumer_main(void *arg) {
+  srv_t *srv = arg;
+  pthread_mutex_lock(&srv->paused_mu);
+  for (;;) {
+    srv_session_t **pp = &srv->paused;
+    while (*pp && !may_resume(*pp)) pp = &(*pp)->paused_next;
+    srv_session_t *s = *pp;
+    if (s) {
+      *pp = s->paused_next;
+      pthread_mutex_unlock(&srv->paused_mu);
+      resume_message(s);
+      pthread_mutex_lock(&srv->paused_mu);
+    } else if (srv->resumer_stop) {
+      break;
+    } else {
+      pthread_cond_wait(&srv->paused_cv, &srv->paused_mu);
+    }
+  }
+  pthread_mutex_unlock(&srv->paused_mu);
+  return NULL;
+}
+
+void srv_sessions_init(srv_t *srv) {
+  pthread_mutex_init(&srv->paused_mu, NULL);
+  pthread_cond_init(&srv->paused_cv, NULL);
+  srv->paused = NULL;
+  srv->resumer_started = srv->resumer_stop = 0;
+}
+
+void srv_sessions_stop(srv_t *srv) {
+  pthread_mutex_lock(&srv->paused_mu);
+  srv->resumer_stop = 1;
+  pthread_cond_broadcast(&srv->paused_cv);
+  int started = srv->resumer_started;
+  pthread_mutex_unlock(&srv->paused_mu);
+  if (started) pthread_join(srv->resumer, NULL);
+}
+
+/* The session stops handling requests, and receiving, until gRPC let go
+ * of its synchronous Read replies: then the resumer goes on with bb past
+ * what b handled. Returns 1; 0 when the session is ending (nothing more
+ * to answer). */
 static int pause_message(srv_session_t *s, grpc_byte_buffer *bb, const batch_t *b) {
   pthread_mutex_lock(&s->req_mu);
-  int rc = RDEV_OK;
-  if (s->released) {
-    pthread_mutex_unlock(&s->req_mu);
-    return 0;
-  }
-  if (!s->resume) rc = rdev_rt_stream_create(s->srv->rt, 0, &s->resume);
-  if (rc == RDEV_OK) {
+  int ok = !s->released;
+  if (ok) {
     s->paused = bb;
     s->paused_at = *b;
     s->paused_at.skip = b->seen;
-    session_ref(s);
-    rc = rdev_rt_launch_callback(s->resume, resume_cb, s);
-    if (rc != RDEV_OK) {
-      s->paused = NULL;
-      atomic_fetch_sub(&s->refs, 1); /* the caller holds one: never the last */
-    }
+    pthread_mutex_lock(&s->pins->mu);
+    s->sync_views->resume = 1;
+    pthread_mutex_unlock(&s->pins->mu);
   }
   pthread_mutex_unlock(&s->req_mu);
-  if (rc == RDEV_OK) return 1;
-  /* Cannot wait without blocking this thread: end the session rather than
-   * run the request out of order. */
-  srv_log(SRV_LOG_ERROR, "session %llu: cannot hold a request back (%s); ending it", (unsigned long long)s->id,
-          rdev_strerror(rc));
+  if (!ok) return 0;
+  srv_t *srv = s->srv;
+  session_ref(s);
+  pthread_mutex_lock(&srv->paused_mu);
+  if (!srv->resumer_started && pthread_create(&srv->resumer, NULL, resumer_main, srv) == 0)
+    srv->resumer_started = 1;
+  ok = srv->resumer_started;
+  if (ok) {
+    s->paused_next = srv->paused;
+    srv->paused = s;
+    pthread_cond_broadcast(&srv->paused_cv);
+  }
+  pthread_mutex_unlock(&srv->paused_mu);
+  if (ok) return 1;
+  /* No thread to wait on, and this one must not: end the session rather
+   * than run the request out of order. */
+  s->paused = NULL;
+  atomic_fetch_sub(&s->refs, 1); /* the caller holds one: never the last */
+  srv_log(SRV_LOG_ERROR, "session %llu: cannot start the resumer thread; ending it", (unsigned long long)s->id);
   grpc_call_cancel_with_status(s->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of server resources", NULL);
   return 0;
 }

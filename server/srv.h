@@ -171,6 +171,13 @@ struct srv {
   srv_tenant_t *tenants;
   atomic_uint_fast64_t next_session_id;
   atomic_int pinned; /* zero-copy reply slices gRPC holds (device memory in them) */
+  /* Sessions whose request handling paused (session.c), and the thread,
+   * started with the first, that resumes each once it may go on. */
+  pthread_mutex_t paused_mu;
+  pthread_cond_t paused_cv; /* one paused, or what one waits for may have come */
+  srv_session_t *paused;
+  int resumer_started, resumer_stop;
+  pthread_t resumer;
 };
 
 /* Starts listening and the completion-queue threads. 0 on success. */
@@ -190,6 +197,11 @@ void srv_call_respond(grpc_call *call, grpc_byte_buffer *resp, grpc_status_code 
 void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant);
 /* Posts the receives this completion-queue thread deferred. */
 void srv_sessions_post_deferred(void);
+/* The paused sessions' list (srv_start), and the end of their resumer
+ * thread once no session is left (srv_stop, which destroys the list's lock
+ * once gRPC let go of every reply). */
+void srv_sessions_init(srv_t *srv);
+void srv_sessions_stop(srv_t *srv);
 /* Ends (cancels) every session of tenants marked removed. */
 void srv_sessions_end_removed(srv_t *srv);
 

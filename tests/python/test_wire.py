@@ -335,6 +335,30 @@ class WireTest(unittest.TestCase):
         self.assertTrue(s.call(read=pb.Read(buf=b, count=n, dest_max=n)).data == b"\x55" * n)
         s.close()
 
+    def test_a_change_to_a_buffer_no_reply_shows_goes_on_at_once(self):
+        # this client reads nothing, so most replies of its Reads of `a`
+        # wait: a memset of `b` need not wait for them, nor what follows it
+        # (the free of `c` shows in the device's free memory)
+        mib = 1 << 20
+        s = Session(self.stub)
+        a = s.call(malloc=pb.Malloc(device=0, size=16 * mib)).handle
+        b = s.call(malloc=pb.Malloc(device=0, size=mib)).handle
+        before = self.free_bytes()
+        c = s.call(malloc=pb.Malloc(device=0, size=8 * mib)).handle
+        for i in range(16):
+            self.put(s, read=pb.Read(buf=a, offset=i * mib, count=mib, dest_max=mib))
+        self.put(s, memset=pb.Memset(buf=b, value=7, count=mib, dest_max=mib))
+        self.put(s, free=pb.Free(buf=c))
+        for _ in range(20):
+            if self.free_bytes() >= before:
+                break
+            threading.Event().wait(0.1)
+        self.assertGreaterEqual(self.free_bytes(), before, "the memset of b waited for replies that show a")
+        for _ in range(18):
+            self.assertEqual(next(s.replies).status, 0)
+        self.assertEqual(s.call(read=pb.Read(buf=b, count=4, dest_max=4)).data, b"\x07" * 4)
+        s.close()
+
     def test_a_batch_that_must_wait_goes_on_where_it_stopped(self):
         # in one message: Reads, then changes, twice, and an op of its own
         # last, which changes memory too; each change waits for the Reads
