@@ -1528,9 +1528,10 @@ static void room_cb(void *user, int status) {
 
 /* At most what one request queues on a stream: fence, gather, its
  * callback and a room_cb (an async Write after a view Read). What one
- * message may queue past the receive pause must fit in the rest of the ring: the
- * completion-queue thread must never wait in a submit (a fence may hold
- * the stream until this very thread sent replies). */
+ * message may queue past the receive pause must fit in the rest of the
+ * ring: the completion-queue thread (or the resumer) must never wait in a
+ * submit (a fence may hold the stream until this very thread sent
+ * replies). */
 #define TASKS_PER_REQUEST 4
 #define ROOM_AT ((size_t)SRV_STREAM_DEPTH - (size_t)(RDEV_WIRE_MAX_BATCH + 1) * TASKS_PER_REQUEST)
 _Static_assert(ROOM_AT >= SRV_STREAM_DEPTH / 4, "a stream's ring too small for a full batch past the pause");
