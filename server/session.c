@@ -1821,6 +1821,9 @@ static int pause_message(srv_session_t *s, grpc_byte_buffer *bb, const batch_t *
   /* No thread to wait on, and this one must not: end the session rather
    * than run the request out of order. */
   s->paused = NULL;
+  pthread_mutex_lock(&s->pins->mu);
+  s->sync_views->resume = 0;
+  pthread_mutex_unlock(&s->pins->mu);
   atomic_fetch_sub(&s->refs, 1); /* the caller holds one: never the last */
   srv_log(SRV_LOG_ERROR, "session %llu: cannot start the resumer thread; ending it", (unsigned long long)s->id);
   grpc_call_cancel_with_status(s->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of server resources", NULL);
