@@ -1573,30 +1573,25 @@ static int shown(srv_session_t *s, uint64_t h) {
 /* Whether q must wait before it runs: it may change the memory of a buffer
  * (now, or on a stream that may run it at once) that a synchronous Read
  * reply gRPC still holds shows. Run now, it could change what that reply
- * shows: a session's requests run as if each waited for the one before. */
+ * shows: a session's requests run as if each waited for the one before.
+ * req_mu held. */
 static int must_wait(srv_session_t *s, const rdev_v1_Request *q) {
-  switch (q->which_op) {
-    case rdev_v1_Request_write_tag:
-    case rdev_v1_Request_memset_tag:
-    case rdev_v1_Request_copy_tag:
-    case rdev_v1_Request_launch_tag: break;
-    default: return 0;
-  }
+  pins_t *p = s->pins;
   int wait = 0;
-  pthread_mutex_lock(&s->req_mu);
-  if (!s->released && s->sync_views) {
-    pthread_mutex_lock(&s->pins->mu);
+  pthread_mutex_lock(&p->mu);
+  if (s->sync_views && s->sync_views->n > 0) {
     switch (q->which_op) {
       case rdev_v1_Request_write_tag: wait = shown(s, q->op.write.buf); break;
       case rdev_v1_Request_memset_tag: wait = shown(s, q->op.memset.buf); break;
       case rdev_v1_Request_copy_tag: wait = shown(s, q->op.copy.dst); break;
-      default: /* a launch: any buffer it is given */
+      case rdev_v1_Request_launch_tag: /* any buffer it is given */
         for (pb_size_t i = 0; i < q->op.launch.args_count && !wait; i++)
           wait = q->op.launch.args[i].which_v == rdev_v1_Arg_ptr_tag && shown(s, q->op.launch.args[i].v.ptr.buf);
+        break;
+      default: break;
     }
-    pthread_mutex_unlock(&s->pins->mu);
   }
-  pthread_mutex_unlock(&s->req_mu);
+  pthread_mutex_unlock(&p->mu);
   return wait;
 }
 
@@ -1608,11 +1603,7 @@ static int run_request(srv_session_t *s, const rdev_v1_Request *q, rdev_wire_pay
   srv_req_t x = {.s = s, .q = q, .data = data, .r = rdev_v1_Reply_init_zero};
   size_t xfer = q->which_op == rdev_v1_Request_write_tag ? data->len
                 : q->which_op == rdev_v1_Request_read_tag ? (size_t)q->op.read.count : 0;
-  int rc;
-  if (decoded && must_wait(s, q)) {
-    rdev_wire_payload_release(data);
-    return 1;
-  }
+  int rc, wait = 0;
   if (!decoded) {
     rc = data->oversize ? fail(&x, RDEV_INVALID_PARAM, "payload exceeds the %u-byte chunk limit", RDEV_WIRE_MAX_CHUNK)
                         : fail(&x, RDEV_PROTOCOL, "malformed request: %s", err ? err : "?");
@@ -1631,12 +1622,15 @@ static int run_request(srv_session_t *s, const rdev_v1_Request *q, rdev_wire_pay
       rc = SRV_LATER; /* the session is ending: nothing to answer to */
     else if (!fn)
       rc = fail(&x, RDEV_PROTOCOL, "request without a known operation");
+    else if ((wait = must_wait(s, q)))
+      rc = SRV_LATER;
     else {
       reap_dead(s);
       rc = fn(&x);
       if (x.used) check_room(s, x.used);
     }
     pthread_mutex_unlock(&s->req_mu);
+    if (wait && b) b->count--, b->xfer -= xfer; /* counted again when it runs */
   }
   rdev_wire_payload_release(data);
   if (rc != SRV_LATER) {
@@ -1650,7 +1644,7 @@ static int run_request(srv_session_t *s, const rdev_v1_Request *q, rdev_wire_pay
     send_reply(s, &x.r, x.has_payload ? &x.payload : NULL);
   }
   if (x.has_payload) grpc_slice_unref(x.payload);
-  return 0;
+  return wait;
 }
 
 static bool nested_batch(pb_istream_t *is, const pb_field_t *f, void **arg) {

@@ -388,6 +388,35 @@ class WireTest(unittest.TestCase):
         self.assertEqual(r.data, b"\x33" * 4 + twos[4:32])
         s.close()
 
+    def test_batch_limits_count_across_a_pause(self):
+        # 7 MiB of Reads, a Write that waits for them, then 4 KiB more: the
+        # batch's 8 MiB are used up, so the last byte is refused, and each
+        # request counts once, whether it waited or not
+        n = 1 << 20
+        s = Session(self.stub)
+        buf = s.call(malloc=pb.Malloc(device=0, size=n)).handle
+        batch = [pb.Request(seq=10 + i, read=pb.Read(buf=buf, count=n, dest_max=n)) for i in range(7)]
+        batch += [pb.Request(seq=17, write=pb.Write(buf=buf, dest_max=n), data=b"\x11" * (n - 4096)),
+                  pb.Request(seq=18, read=pb.Read(buf=buf, count=4096, dest_max=n)),
+                  pb.Request(seq=19, read=pb.Read(buf=buf, count=1, dest_max=n))]
+        s.q.put(pb.Request(batch=batch))
+        got = [next(s.replies) for _ in range(10)]
+        self.assertEqual([(r.seq, r.status) for r in got], [(10 + i, 0) for i in range(9)] + [(19, INVALID_PARAM)])
+        self.assertEqual(got[8].data, b"\x11" * 4096)
+        s.seq = 19
+        s.close()
+
+    def test_half_close_while_a_request_waits_answers_everything(self):
+        n = 1 << 20
+        s = Session(self.stub)
+        buf = s.call(malloc=pb.Malloc(device=0, size=16 * n)).handle
+        reads = [self.put(s, read=pb.Read(buf=buf, offset=i * n, count=n, dest_max=n)) for i in range(16)]
+        m = self.put(s, memset=pb.Memset(buf=buf, value=1, count=n, dest_max=n))
+        s.q.put(None)  # while the memset waits for the Reads' replies
+        got = [(r.seq, r.status, r.data) for r in s.replies]
+        self.assertEqual([g[:2] for g in got], [(seq, 0) for seq in reads + [m]])
+        self.assertTrue(all(d == b"\x00" * n for _, _, d in got[:16]))
+
     def test_cancel_while_a_request_waits_for_unsent_reads(self):
         # the memset waits for Reads this client never reads: cancelling
         # must end the wait and give the memory back, and the server serves on
