@@ -101,6 +101,13 @@ class WireTest(unittest.TestCase):
     def free_bytes(self):
         return self.stub.ListDevices(pb.ListDevicesRequest(), timeout=5).devices[0].free_bytes
 
+    def free_bytes_within(self, seconds, want):
+        """Device 0's free bytes, once they reach want or seconds passed."""
+        deadline = time.monotonic() + seconds
+        while (free := self.free_bytes()) < want and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return free
+
     def test_upload_and_read_back_1mib(self):
         data = os.urandom(1 << 20)
         s = Session(self.stub)
@@ -277,11 +284,8 @@ class WireTest(unittest.TestCase):
         time.sleep(0.3)  # the reads ran; most replies wait for this client's window
         self.put(s, free=pb.Free(buf=b))
         self.put(s, free=pb.Free(buf=a))
-        for _ in range(20):
-            if self.free_bytes() >= before:
-                break
-            threading.Event().wait(0.1)
-        self.assertGreaterEqual(self.free_bytes(), before, "b's free waited for replies that show a")
+        self.assertGreaterEqual(self.free_bytes_within(2, before), before,
+                                "b's free waited for replies that show a")
         self.assertLess(self.free_bytes(), before + 32 * mib, "a's free did not wait for its replies")
         got = {}
         for _ in range(34):
@@ -349,11 +353,8 @@ class WireTest(unittest.TestCase):
             self.put(s, read=pb.Read(buf=a, offset=i * mib, count=mib, dest_max=mib))
         self.put(s, memset=pb.Memset(buf=b, value=7, count=mib, dest_max=mib))
         self.put(s, free=pb.Free(buf=c))
-        for _ in range(20):
-            if self.free_bytes() >= before:
-                break
-            threading.Event().wait(0.1)
-        self.assertGreaterEqual(self.free_bytes(), before, "the memset of b waited for replies that show a")
+        self.assertGreaterEqual(self.free_bytes_within(2, before), before,
+                                "the memset of b waited for replies that show a")
         for _ in range(18):
             self.assertEqual(next(s.replies).status, 0)
         self.assertEqual(s.call(read=pb.Read(buf=b, count=4, dest_max=4)).data, b"\x07" * 4)
@@ -429,11 +430,7 @@ class WireTest(unittest.TestCase):
         self.put(s, mem_info=pb.MemInfo(device=0))
         time.sleep(0.3)
         s.replies.cancel()
-        for _ in range(100):
-            if self.free_bytes() >= before:
-                break
-            threading.Event().wait(0.1)
-        self.assertGreaterEqual(self.free_bytes(), before)
+        self.assertGreaterEqual(self.free_bytes_within(10, before), before)
         t = Session(self.stub)
         self.assertEqual(t.call(mem_info=pb.MemInfo(device=0)).status, 0)
         t.close()
@@ -453,11 +450,7 @@ class WireTest(unittest.TestCase):
         time.sleep(0.3)
         self.assertLess(self.free_bytes(), before)
         s.replies.cancel()
-        for _ in range(100):
-            if self.free_bytes() >= before:
-                break
-            threading.Event().wait(0.1)
-        self.assertGreaterEqual(self.free_bytes(), before)
+        self.assertGreaterEqual(self.free_bytes_within(10, before), before)
         t = Session(self.stub)  # and it serves on
         self.assertEqual(t.call(mem_info=pb.MemInfo(device=0)).status, 0)
         t.close()
@@ -788,11 +781,7 @@ class WireTest(unittest.TestCase):
         child.kill()
         child.wait()
         child.stdout.close()
-        for _ in range(100):
-            if self.free_bytes() >= before:
-                break
-            threading.Event().wait(0.1)
-        self.assertGreaterEqual(self.free_bytes(), before)
+        self.assertGreaterEqual(self.free_bytes_within(10, before), before)
 
 
 # A client that allocates 24 MiB, then streams writes until it is killed.
