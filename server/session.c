@@ -39,10 +39,10 @@
  * once. An async Read is sent when its stream reaches it, and work queued
  * on the stream after it first waits for those replies to have left
  * (views_t, fence_cb), so that what they show cannot change under them:
- * the copy is complete, as a CANN D2H copy is, before the stream moves on. The wait depends on the client reading, so
- * the completion-queue thread never waits for a stream that may hold one,
- * and a session's end first makes every stream discard its queue, then
- * lets the fences go.
+ * the copy is complete, as a CANN D2H copy is, before the stream moves on.
+ * The wait depends on the client reading, so the completion-queue thread
+ * never waits for a stream that may hold one, and a session's end first
+ * makes every stream discard its queue, then lets the fences go.
  * A synchronous Read's reply shows device memory as well: a later request
  * of the session that may change a buffer such a reply shows (Write,
  * Memset, Copy, Launch) waits until gRPC let go of the session's
@@ -1585,8 +1585,10 @@ static int must_wait(srv_session_t *s, const rdev_v1_Request *q) {
       case rdev_v1_Request_memset_tag: wait = shown(s, q->op.memset.buf); break;
       case rdev_v1_Request_copy_tag: wait = shown(s, q->op.copy.dst); break;
       case rdev_v1_Request_launch_tag: /* any buffer it is given */
-        for (pb_size_t i = 0; i < q->op.launch.args_count && !wait; i++)
-          wait = q->op.launch.args[i].which_v == rdev_v1_Arg_ptr_tag && shown(s, q->op.launch.args[i].v.ptr.buf);
+        for (pb_size_t i = 0; i < q->op.launch.args_count && !wait; i++) {
+          const rdev_v1_Arg *a = &q->op.launch.args[i];
+          wait = a->which_v == rdev_v1_Arg_ptr_tag && shown(s, a->v.ptr.buf);
+        }
         break;
       default: break;
     }
