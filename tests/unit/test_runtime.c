@@ -1488,17 +1488,6 @@ START_TEST(test_stream_destroy_force_cancels_queued_callbacks_quickly) {
 }
 END_TEST
 
-typedef struct {
-  atomic_int started, go;
-} gate_t;
-
-static void cb_gate(void *user, int status) {
-  gate_t *g = user;
-  (void)status;
-  atomic_store(&g->started, 1);
-  while (!atomic_load(&g->go)) sleep_ms(1);
-}
-
 /* Abort returns while a callback still runs; what was queued behind it, or
  * comes after, is discarded once it returns. */
 START_TEST(test_stream_abort_returns_at_once_and_discards_what_follows) {
@@ -1509,13 +1498,13 @@ START_TEST(test_stream_abort_returns_at_once_and_discards_what_follows) {
   memset(cb, 0, sizeof cb);
   void *d = dmalloc(rt, 0, 64);
   ck_assert_int_eq(rdev_rt_memset(rt, d, 64, 0, 64), RDEV_OK);
-  gate_t gate = {0, 0};
-  ck_assert_int_eq(rdev_rt_launch_callback(s, cb_gate, &gate), RDEV_OK);
+  hold_t gate = {0, 0};
+  ck_assert_int_eq(rdev_rt_launch_callback(s, cb_hold, &gate), RDEV_OK);
   ck_assert_int_eq(rdev_rt_memset_async(rt, d, 64, 0xee, 64, s), RDEV_OK);
   cb[0].log = log;
   ck_assert_int_eq(rdev_rt_launch_callback(s, cb_log, &cb[0]), RDEV_OK);
-  for (int i = 0; i < 5000 && !atomic_load(&gate.started); i++) sleep_ms(1);
-  ck_assert_msg(atomic_load(&gate.started), "the gate callback did not start");
+  for (int i = 0; i < 5000 && !atomic_load(&gate.entered); i++) sleep_ms(1);
+  ck_assert_msg(atomic_load(&gate.entered), "the gate callback did not start");
   double t0 = now_ms();
   ck_assert_int_eq(rdev_rt_stream_abort(s), RDEV_OK);
   ck_assert_msg(now_ms() - t0 < 500.0, "abort waited for the running callback");
@@ -1523,7 +1512,7 @@ START_TEST(test_stream_abort_returns_at_once_and_discards_what_follows) {
   cb[1].log = log;
   cb[1].tag = 1;
   ck_assert_int_eq(rdev_rt_launch_callback(s, cb_log, &cb[1]), RDEV_OK);
-  atomic_store(&gate.go, 1);
+  atomic_store(&gate.release, 1);
   ck_assert_int_eq(rdev_rt_stream_destroy_force(s), RDEV_OK);
   ck_assert_int_eq(cblog_count(log), 2);
   for (int i = 0; i < 2; i++) ck_assert_int_eq(log->status[i], RDEV_CANCELLED);
