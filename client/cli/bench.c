@@ -35,8 +35,9 @@
  *    in-process ("rt"). Each method is calibrated (k doubled) so that a
  *    sample takes ~0.1 s [0.02 s]; the methods' samples are interleaved in
  *    each of 5 [3] reps (fewer, down to 3, when a size's reps would take over
- *    15 s [1.5 s]), each rep starting one method later (no method always
- *    runs first); the table shows medians. A ratio (e.g. h2d/tcp) is the
+ *    15 s [1.5 s]), each rep in its own random order (no method always
+ *    runs first, or always right after the same other one); the table
+ *    shows medians. A ratio (e.g. h2d/tcp) is the
  *    median over reps of the ratio of the two samples of the same rep, so
  *    slow drifts of the VM cancel. Every size is then verified byte for
  *    byte: rdev sync and async H2D+D2H, and the runtime, TCP and gRPC paths.
@@ -181,6 +182,21 @@ static void fill_pattern(uint8_t *p, size_t n, uint64_t seed) {
   uint64_t *w = (uint64_t *)p;
   for (size_t i = 0; i < words; i++) w[i] = x ^ (i * 0x9e3779b97f4a7c15ull);
   for (size_t i = words * 8; i < n; i++) p[i] = (uint8_t)(x >> (i % 8 * 8)) ^ (uint8_t)i;
+}
+
+/* order = a random permutation of 0..n-1 (Fisher-Yates; splitmix64 on *state). */
+static void shuffle(int *order, int n, uint64_t *state) {
+  for (int i = 0; i < n; i++) order[i] = i;
+  for (int i = n - 1; i > 0; i--) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    int j = (int)(z % (uint64_t)(i + 1));
+    int t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
 }
 
 static void expect_same(const uint8_t *want, const uint8_t *got, size_t n, const char *what) {
@@ -673,11 +689,16 @@ static void phase_copies(bench_t *b, size_row_t *rows, pool_t *pools, size_t big
     while (reps > 3 && reps * rep_s > c->size_budget_s) reps--; /* slow sizes: fewer reps */
     double g[NM][MAX_REPS];
     double rt[8][MAX_REPS];
+    uint64_t rng = 0x5eed0000u + (uint64_t)si;
     for (int r = 0; r < reps; r++) {
-      /* Each rep starts one method later: in a fixed order, the method
-       * that ran first in every rep (sync H2D) was up to 30% slower. */
+      /* Each rep runs the methods in a fresh random order (fixed seeds: runs
+       * repeat). In any fixed cyclic order, whichever method ran first after
+       * the runtime baseline's copies was 25-40% slower at 256 MiB; the
+       * rotation this replaced kept sync H2D in that spot in every rep. */
+      int order[NM];
+      shuffle(order, NM, &rng);
       for (int mi = 0; mi < NM; mi++) {
-        int m = (mi + r) % NM;
+        int m = order[mi];
         if (!k[m]) {
           g[m][r] = NAN;
           continue;
