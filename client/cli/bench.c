@@ -35,11 +35,10 @@
  *    in-process ("rt"). Each method is calibrated (k doubled) so that a
  *    sample takes ~0.1 s [0.02 s]; the methods' samples are interleaved in
  *    each of 5 [3] reps (fewer, down to 3, when a size's reps would take over
- *    15 s [1.5 s]), each rep in its own random order (no method always
- *    runs first, or always right after the same other one); the table
- *    shows medians. A ratio (e.g. h2d/tcp) is the
- *    median over reps of the ratio of the two samples of the same rep, so
- *    slow drifts of the VM cancel. Every size is then verified byte for
+ *    15 s [1.5 s]), each rep in its own random order (no method always runs
+ *    first, or always right after the same other one); the table shows
+ *    medians. A ratio (e.g. h2d/tcp) is the median over reps of the ratio
+ *    of the two samples of the same rep, so slow drifts of the VM cancel. Every size is then verified byte for
  *    byte: rdev sync and async H2D+D2H, and the runtime, TCP and gRPC paths.
  * 3. Latency: write_i32 launch (blocks=1) + rdev_stream_synchronize, a bare
  *    gRPC empty unary call and a synchronous rdev call (rdev_mem_info),
