@@ -50,9 +50,9 @@
  *    stream, then one synchronize; ops/s = N / total, median of 3 [1] runs;
  *    the device bytes are checked.
  * 5. Concurrent sessions: 1, 2 and 4 threads, each with its own session and
- *    64 MiB [16 MiB] device buffer, doing sync H2D of it for 0.5 s [0.2 s]
+ *    64 MiB [16 MiB] device buffer, doing sync H2D of it for 1 s [0.2 s]
  *    from one barrier; aggregate GB/s = all bytes / (last end - first
- *    start); 9 [2] reps, each running the three counts in a random order;
+ *    start); 7 [2] reps, each running the three counts in a random order;
  *    the table shows medians, and scale_4_sessions is, like the copy
  *    ratios, the median of the paired ratios (4 sessions / 1 session of the
  *    same rep); read back and checked.
@@ -413,8 +413,8 @@ static int parse_args(cfg_t *c, int argc, char **argv) {
   c->rss_max_s = c->quick ? 8 : 60;
   c->size_budget_s = c->quick ? 1.5 : 15;
   c->sess_buf = c->quick ? 16 * MiB : 64 * MiB;
-  c->sess_s = c->quick ? 0.2 : 0.5;
-  c->sess_reps = c->quick ? 2 : 9;
+  c->sess_s = c->quick ? 0.2 : 1.0;
+  c->sess_reps = c->quick ? 2 : 7;
   if (reps) c->reps = reps;
   if (sizes) {
     char *dup = strdup(sizes), *save = NULL;
