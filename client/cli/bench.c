@@ -35,11 +35,17 @@
  *    in-process ("rt"). Each method is calibrated (k doubled) so that a
  *    sample takes ~0.1 s [0.02 s]; the methods' samples are interleaved in
  *    each of 5 [3] reps (fewer, down to 3, when a size's reps would take over
- *    15 s [1.5 s]), each rep in its own random order (no method always runs
- *    first, or always right after the same other one); the table shows
- *    medians. A ratio (e.g. h2d/tcp) is the median over reps of the ratio
- *    of the two samples of the same rep, so slow drifts of the VM cancel. Every size is then verified byte for
- *    byte: rdev sync and async H2D+D2H, and the runtime, TCP and gRPC paths.
+ *    15 s [1.5 s]). A rep runs the network methods in a random order, then
+ *    the two runtime copies: those move the most memory, and on this VM
+ *    whichever method ran right after them was 25-40% slower at 256 MiB.
+ *    So the method that opens a rep (right after the runtime copies of the
+ *    rep before, or of calibration) takes turns: none opens more than
+ *    ceil(reps / 7) reps (ceil(reps / 4) below one chunk, where TCP and
+ *    gRPC do not run). The table shows medians. A ratio (e.g. h2d/tcp) is
+ *    the median over reps of the ratio of the two samples of the same rep,
+ *    so slow drifts of the VM cancel. Every size is then verified byte for
+ *    byte: rdev sync and async H2D+D2H, and the runtime, TCP and gRPC
+ *    paths.
  * 3. Latency: write_i32 launch (blocks=1) + rdev_stream_synchronize, a bare
  *    gRPC empty unary call and a synchronous rdev call (rdev_mem_info),
  *    sampled interleaved; medians and p99 of 2000 [200]. rtt_vs_grpc_unary
@@ -186,18 +192,17 @@ static void fill_pattern(uint8_t *p, size_t n, uint64_t seed) {
   for (size_t i = words * 8; i < n; i++) p[i] = (uint8_t)(x >> (i % 8 * 8)) ^ (uint8_t)i;
 }
 
-/* order = a random permutation of 0..n-1 (Fisher-Yates; splitmix64 on *state). */
-static void shuffle(int *order, int n, uint64_t *state) {
-  for (int i = 0; i < n; i++) order[i] = i;
+/* Puts a[0..n) in a random order (Fisher-Yates; splitmix64 on *state). */
+static void shuffle(int *a, int n, uint64_t *state) {
   for (int i = n - 1; i > 0; i--) {
     uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     z ^= z >> 31;
     int j = (int)(z % (uint64_t)(i + 1));
-    int t = order[i];
-    order[i] = order[j];
-    order[j] = t;
+    int t = a[i];
+    a[i] = a[j];
+    a[j] = t;
   }
 }
 
@@ -548,6 +553,7 @@ static rss_result_t phase_rss(bench_t *b) {
 
 /* ---- 2. copies ---------------------------------------------------------------------------------- */
 
+/* The network methods, then the runtime's two (phase_copies relies on it). */
 enum { M_H2D, M_H2D_ASYNC, M_D2H, M_D2H_ASYNC, M_TCP, M_GRPC_UP, M_GRPC_DOWN, M_RT_H2D, M_RT_D2H, NM };
 
 static int method_on(int m, size_t n) {
@@ -691,20 +697,28 @@ static void phase_copies(bench_t *b, size_row_t *rows, pool_t *pools, size_t big
     while (reps > 3 && reps * rep_s > c->size_budget_s) reps--; /* slow sizes: fewer reps */
     double g[NM][MAX_REPS];
     double rt[8][MAX_REPS];
+    /* The order of each rep, as the header says (fixed seeds: runs
+     * repeat). The rotation this replaced kept sync H2D right after the
+     * runtime copies in every rep. */
     uint64_t rng = 0x5eed0000u + (uint64_t)si;
+    int lead[NM], nlead = 0;
+    for (int m = 0; m < M_RT_H2D; m++)
+      if (k[m]) lead[nlead++] = m;
+    shuffle(lead, nlead, &rng);
     for (int r = 0; r < reps; r++) {
-      /* Each rep runs the methods in a fresh random order (fixed seeds: runs
-       * repeat). In any fixed cyclic order, whichever method ran first after
-       * the runtime baseline's copies was 25-40% slower at 256 MiB; the
-       * rotation this replaced kept sync H2D in that spot in every rep. */
-      int order[NM];
-      shuffle(order, NM, &rng);
-      for (int mi = 0; mi < NM; mi++) {
+      int order[NM], n_on = 0;
+      for (int m = 0; m < NM; m++)
+        if (!k[m]) g[m][r] = NAN;
+      order[n_on++] = lead[r % nlead];
+      for (int m = 0; m < M_RT_H2D; m++)
+        if (k[m] && m != order[0]) order[n_on++] = m;
+      shuffle(order + 1, n_on - 1, &rng);
+      for (int i = 0; i < 2; i++) {
+        int m = (i + r) % 2 ? M_RT_D2H : M_RT_H2D;
+        if (k[m]) order[n_on++] = m;
+      }
+      for (int mi = 0; mi < n_on; mi++) {
         int m = order[mi];
-        if (!k[m]) {
-          g[m][r] = NAN;
-          continue;
-        }
         double t = run_method(b, m, n, k[m]);
         g[m][r] = (double)n * (double)k[m] / t / 1e9;
       }
@@ -901,7 +915,7 @@ static void phase_sessions(bench_t *b, double agg[3], double scale[2]) {
   double v[3][MAX_REPS], ratio[2][MAX_REPS];
   uint64_t rng = 0x5e550000u;
   for (int r = 0; r < c->sess_reps; r++) {
-    int order[3];
+    int order[3] = {0, 1, 2};
     shuffle(order, 3, &rng);
     for (int i = 0; i < 3; i++) v[order[i]][r] = sessions_sample(ss, kCounts[order[i]], c->sess_s);
     ratio[0][r] = v[1][r] / v[0][r];
