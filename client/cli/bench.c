@@ -34,7 +34,7 @@
  *    measure something else than rdev's round trips); rdev_rt_memcpy
  *    in-process ("rt"). Each method is calibrated (k doubled) so that a
  *    sample takes ~0.1 s [0.02 s]; the methods' samples are interleaved in
- *    each of 5 [3] reps (fewer, down to 3, when a size's reps would take over
+ *    each of 9 [3] reps (fewer, down to 3, when a size's reps would take over
  *    15 s [1.5 s]). A rep runs the network methods in a random order, then
  *    the two runtime copies: those move the most memory, and on this VM
  *    whichever method ran right after them was 25-40% slower at 256 MiB.
@@ -346,7 +346,7 @@ static void usage(FILE *f) {
           "  --rdevd PATH   the rdevd to start (default: ../server/rdevd next to this rdev binary)\n"
           "  --quick        sizes up to 16 MiB, 256 MiB in the memory phase, few reps (~20 s; CI)\n"
           "  --sizes LIST   copy sizes, e.g. 4K,1M,64M (suffixes K, M, G; at most 1G each)\n"
-          "  --reps N       samples per size and method (1..15; default 5, --quick 3)\n"
+          "  --reps N       samples per size and method (1..15; default 9, --quick 3)\n"
           "  --malloc-tune  keep freed memory in this process's heap (mallopt), as the bare-gRPC\n"
           "                 helper always does: shows what glibc's trimming costs the rdev client\n"
           "Prints a table and, last, one line of key=value figures. Exit 1 on any error.\n");
@@ -408,7 +408,7 @@ static int parse_args(cfg_t *c, int argc, char **argv) {
       return 2;
     }
   }
-  c->reps = c->quick ? 3 : 5;
+  c->reps = c->quick ? 3 : 9;
   c->sample_s = c->quick ? 0.02 : 0.1;
   c->rtt_n = c->quick ? 200 : 2000;
   c->ops_n = c->quick ? 20000 : 100000;
