@@ -697,9 +697,8 @@ static void phase_copies(bench_t *b, size_row_t *rows, pool_t *pools, size_t big
     while (reps > 3 && reps * rep_s > c->size_budget_s) reps--; /* slow sizes: fewer reps */
     double g[NM][MAX_REPS];
     double rt[8][MAX_REPS];
-    /* The order of each rep, as the header says (fixed seeds: runs
-     * repeat). The rotation this replaced kept sync H2D right after the
-     * runtime copies in every rep. */
+    /* The order of each rep, as the header says; fixed seeds, so that
+     * runs repeat. */
     uint64_t rng = 0x5eed0000u + (uint64_t)si;
     int lead[NM], nlead = 0;
     for (int m = 0; m < M_RT_H2D; m++)
