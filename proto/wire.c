@@ -3,7 +3,10 @@
  * walks the byte buffer's slices with a pb_istream_t; encoding writes the
  * small fields with nanopb into one slice and appends the payload slice
  * behind a hand-written field header, the only hand-written encoding.
- * Also the PEM file reader both sides' TLS credentials use.
+ * Also the walk over a received Request message and its batch (what
+ * rdevd runs, in order, fault by fault), the Launch callbacks, the UTF-8
+ * repair of reply strings, and the PEM file reader both sides' TLS
+ * credentials use.
  */
 #include "rdev/wire.h"
 
@@ -17,20 +20,29 @@
 typedef struct {
   grpc_byte_buffer_reader reader;
   grpc_slice cur;
-  size_t pos;
+  size_t pos;  /* in cur */
+  size_t base; /* bytes of the message before cur */
   bool have;
 } slice_reader_t;
+
+/* Makes r->cur a slice with bytes left to read; false at the end. */
+static bool slices_next(slice_reader_t *r) {
+  while (!r->have || r->pos == GRPC_SLICE_LENGTH(r->cur)) {
+    if (r->have) {
+      r->base += GRPC_SLICE_LENGTH(r->cur);
+      grpc_slice_unref(r->cur);
+    }
+    r->have = grpc_byte_buffer_reader_next(&r->reader, &r->cur) != 0;
+    r->pos = 0;
+    if (!r->have) return false;
+  }
+  return true;
+}
 
 static bool slices_read(pb_istream_t *stream, pb_byte_t *buf, size_t count) {
   slice_reader_t *r = stream->state;
   while (count > 0) {
-    if (!r->have || r->pos == GRPC_SLICE_LENGTH(r->cur)) {
-      if (r->have) grpc_slice_unref(r->cur);
-      r->have = grpc_byte_buffer_reader_next(&r->reader, &r->cur) != 0;
-      r->pos = 0;
-      if (!r->have) return false;
-      continue;
-    }
+    if (!slices_next(r)) return false;
     size_t n = GRPC_SLICE_LENGTH(r->cur) - r->pos;
     if (n > count) n = count;
     if (buf) {
@@ -43,23 +55,49 @@ static bool slices_read(pb_istream_t *stream, pb_byte_t *buf, size_t count) {
   return true;
 }
 
-bool rdev_wire_decode(grpc_byte_buffer *bb, const pb_msgdesc_t *fields, void *msg, const char **err) {
-  slice_reader_t r = {0};
-  if (!bb || !grpc_byte_buffer_reader_init(&r.reader, bb)) {
+bool rdev_wire_is_bytes(const pb_istream_t *stream) { return stream->callback == slices_read; }
+
+/* Where the reader stands in the message. */
+static size_t slices_tell(const pb_istream_t *stream) {
+  const slice_reader_t *r = stream->state;
+  return r->base + (r->have ? r->pos : 0);
+}
+
+/* Moves stream, a substream that ends at byte `end` of the message, to its
+ * end, whatever a failed decode left it at: nanopb counts a nested field's
+ * bytes as read when it starts on it, so after a fault inside one, the
+ * substream's count and the reader disagree. */
+static bool slices_skip_to(pb_istream_t *stream, size_t end) {
+  size_t at = slices_tell(stream);
+  if (at > end) return false;
+  stream->bytes_left = end - at;
+  return pb_read(stream, NULL, end - at);
+}
+
+static bool decode_with(slice_reader_t *r, grpc_byte_buffer *bb, const pb_msgdesc_t *fields, void *msg,
+                        const char **err) {
+  memset(r, 0, sizeof *r);
+  if (!bb || !grpc_byte_buffer_reader_init(&r->reader, bb)) {
     if (err) *err = "unreadable message";
     return false;
   }
-  pb_istream_t is = {slices_read, &r, grpc_byte_buffer_length(bb), NULL};
+  pb_istream_t is = {slices_read, r, grpc_byte_buffer_length(bb), NULL};
   bool ok = pb_decode(&is, fields, msg);
   if (!ok && err) *err = PB_GET_ERROR(&is);
-  if (r.have) grpc_slice_unref(r.cur);
-  grpc_byte_buffer_reader_destroy(&r.reader);
+  if (r->have) grpc_slice_unref(r->cur);
+  grpc_byte_buffer_reader_destroy(&r->reader);
   return ok;
+}
+
+bool rdev_wire_decode(grpc_byte_buffer *bb, const pb_msgdesc_t *fields, void *msg, const char **err) {
+  slice_reader_t r;
+  return decode_with(&r, bb, fields, msg, err);
 }
 
 static bool bytes_decode(pb_istream_t *stream, const pb_field_t *field, void **arg) {
   rdev_wire_bytes_t *b = *arg;
   size_t n = stream->bytes_left;
+  if (!rdev_wire_is_bytes(stream)) PB_RETURN_ERROR(stream, "wrong wire type");
   if (n > b->max) b->oversize = 1;
   if (b->data || n > b->max) return false; /* repeated or oversized payload */
   b->data = malloc(n ? n : 1);
@@ -73,22 +111,20 @@ void rdev_wire_bytes_decoder(pb_callback_t *field, rdev_wire_bytes_t *b) {
   field->arg = b;
 }
 
-/* Takes references to the next stream->bytes_left bytes of the slices. */
+/* Takes references to the next stream->bytes_left bytes of the slices. A
+ * payload over p->max is passed over and flagged; a repeated one replaces
+ * the one before (proto3: the last one wins). */
 static bool payload_decode(pb_istream_t *stream, const pb_field_t *field, void **arg) {
   rdev_wire_payload_t *p = *arg;
   slice_reader_t *r = stream->state;
   size_t n = stream->bytes_left;
-  if (n > p->max) p->oversize = 1;
-  if (p->nparts || n > p->max) return false; /* repeated or oversized payload */
+  if (!rdev_wire_is_bytes(stream)) PB_RETURN_ERROR(stream, "wrong wire type");
+  rdev_wire_payload_release(p);
+  p->oversize = n > p->max;
+  if (p->oversize) return pb_read(stream, NULL, n);
   p->len = n;
   while (n > 0) {
-    if (!r->have || r->pos == GRPC_SLICE_LENGTH(r->cur)) {
-      if (r->have) grpc_slice_unref(r->cur);
-      r->have = grpc_byte_buffer_reader_next(&r->reader, &r->cur) != 0;
-      r->pos = 0;
-      if (!r->have) return false;
-      continue;
-    }
+    if (!slices_next(r)) PB_RETURN_ERROR(stream, "io error");
     if (p->nparts == RDEV_WIRE_MAX_PARTS - 1) { /* the rest, copied into one last slice */
       grpc_slice rest = grpc_slice_malloc(n);
       if (!pb_read(stream, GRPC_SLICE_START_PTR(rest), n)) {
@@ -127,6 +163,180 @@ void rdev_wire_payload_release(rdev_wire_payload_t *p) {
   }
   p->nparts = 0;
   p->len = 0;
+}
+
+/* ---- requests as rdevd decodes them ----------------------------------- */
+
+static bool kernel_decode(pb_istream_t *stream, const pb_field_t *field, void **arg) {
+  rdev_wire_request_t *r = *arg;
+  size_t n = stream->bytes_left, keep = n < RDEV_WIRE_MAX_KERNEL_NAME ? n : RDEV_WIRE_MAX_KERNEL_NAME;
+  if (!rdev_wire_is_bytes(stream)) PB_RETURN_ERROR(stream, "wrong wire type");
+  r->kernel_len = n;
+  if (!pb_read(stream, (pb_byte_t *)r->kernel, keep) || !pb_read(stream, NULL, n - keep)) return false;
+  r->kernel[keep] = '\0';
+  r->kernel_nul = strlen(r->kernel) != keep;
+  return true;
+}
+
+static bool args_decode(pb_istream_t *stream, const pb_field_t *field, void **arg) {
+  rdev_wire_request_t *r = *arg;
+  if (!rdev_wire_is_bytes(stream)) PB_RETURN_ERROR(stream, "wrong wire type");
+  if (r->nargs == RDEV_WIRE_MAX_ARGS) { /* counted, not kept */
+    r->nargs++;
+    return pb_read(stream, NULL, stream->bytes_left);
+  }
+  if (r->nargs > RDEV_WIRE_MAX_ARGS) {
+    if (r->nargs < 1 << 30) r->nargs++;
+    return pb_read(stream, NULL, stream->bytes_left);
+  }
+  rdev_v1_Arg *a = &r->args[r->nargs];
+  *a = (rdev_v1_Arg)rdev_v1_Arg_init_zero;
+  if (!pb_decode(stream, rdev_v1_Arg_fields, a)) return false;
+  r->nargs++;
+  return true;
+}
+
+/* Called before a Launch is decoded (Request.cb_op): a Launch replaces any
+ * before it in the same request, as the op it is. */
+static bool op_decode(pb_istream_t *stream, const pb_field_t *field, void **arg) {
+  rdev_wire_request_t *r = *arg;
+  if (field->tag != rdev_v1_Request_launch_tag) return true;
+  rdev_v1_Launch *l = field->pData;
+  r->kernel[0] = '\0';
+  r->kernel_len = 0;
+  r->kernel_nul = 0;
+  r->nargs = 0;
+  l->kernel.funcs.decode = kernel_decode;
+  l->kernel.arg = r;
+  l->args.funcs.decode = args_decode;
+  l->args.arg = r;
+  return true;
+}
+
+typedef struct {
+  rdev_wire_walk_t *w;
+  size_t max_chunk;
+  rdev_wire_visit_fn visit;
+  void *arg;
+  int batch;    /* the message has a batch field */
+  int index;    /* of the next batch request */
+} walk_t;
+
+static bool batch_decode(pb_istream_t *stream, const pb_field_t *field, void **arg);
+
+static void request_init(rdev_wire_request_t *r, walk_t *k, bool nested) {
+  r->q = (rdev_v1_Request)rdev_v1_Request_init_zero;
+  rdev_wire_payload_init(&r->data, k->max_chunk);
+  rdev_wire_payload_decoder(&r->q.data, &r->data);
+  r->q.cb_op.funcs.decode = op_decode;
+  r->q.cb_op.arg = r;
+  r->q.batch.funcs.decode = batch_decode;
+  r->q.batch.arg = nested ? NULL : k;
+  r->kernel[0] = '\0';
+  r->kernel_len = 0;
+  r->kernel_nul = 0;
+  r->nargs = 0;
+}
+
+/* One request of a batch: visited as it is decoded, in order (those
+ * visited before a stop are passed over). A malformed one is visited with
+ * its fault and passed; false when the message itself broke, or a visit
+ * stopped the walk. */
+static bool batch_decode(pb_istream_t *stream, const pb_field_t *field, void **arg) {
+  walk_t *k = *arg;
+  if (!k) PB_RETURN_ERROR(stream, "batches do not nest");
+  if (!rdev_wire_is_bytes(stream)) PB_RETURN_ERROR(stream, "wrong wire type");
+  k->batch = 1;
+  if (k->index < k->w->skip) {
+    k->index++;
+    k->w->seen = k->index;
+    return pb_read(stream, NULL, stream->bytes_left);
+  }
+  size_t end = slices_tell(stream) + stream->bytes_left;
+  rdev_wire_request_t r;
+  request_init(&r, k, true);
+  const char *err = NULL;
+  if (!pb_decode(stream, rdev_v1_Request_fields, &r.q)) {
+    err = PB_GET_ERROR(stream);
+    if (!slices_skip_to(stream, end)) {
+      rdev_wire_payload_release(&r.data);
+      PB_RETURN_ERROR(stream, "io error");
+    }
+  }
+  int stop = k->visit(k->arg, &r, k->index, err);
+  rdev_wire_payload_release(&r.data);
+  if (stop) {
+    k->w->stopped = 1;
+    PB_RETURN_ERROR(stream, "stopped");
+  }
+  k->index++;
+  k->w->seen = k->index;
+  return true;
+}
+
+void rdev_wire_walk(grpc_byte_buffer *bb, size_t max_chunk, rdev_wire_walk_t *w, rdev_wire_visit_fn visit,
+                    void *arg) {
+  walk_t k = {w, max_chunk, visit, arg, 0, 0};
+  w->seen = 0;
+  w->stopped = 0;
+  rdev_wire_request_t r;
+  request_init(&r, &k, false);
+  slice_reader_t rd;
+  const char *err = NULL;
+  bool ok = decode_with(&rd, bb, rdev_v1_Request_fields, &r.q, &err);
+  if (!w->stopped && (!ok || r.q.which_op != 0 || !k.batch))
+    w->stopped = visit(arg, &r, -1, ok ? NULL : err ? err : "malformed message") != 0;
+  rdev_wire_payload_release(&r.data);
+}
+
+static bool kernel_encode(pb_ostream_t *os, const pb_field_t *f, void *const *arg) {
+  const rdev_wire_launch_src_t *src = *arg;
+  return !src->kernel || !*src->kernel ||
+         (pb_encode_tag_for_field(os, f) && pb_encode_string(os, (const pb_byte_t *)src->kernel, strlen(src->kernel)));
+}
+
+static bool args_encode(pb_ostream_t *os, const pb_field_t *f, void *const *arg) {
+  const rdev_wire_launch_src_t *src = *arg;
+  for (int i = 0; i < src->nargs; i++)
+    if (!pb_encode_tag_for_field(os, f) || !pb_encode_submessage(os, rdev_v1_Arg_fields, &src->args[i])) return false;
+  return true;
+}
+
+void rdev_wire_launch_encoder(rdev_v1_Launch *l, const rdev_wire_launch_src_t *src) {
+  l->kernel.funcs.encode = kernel_encode;
+  l->kernel.arg = (void *)src;
+  l->args.funcs.encode = args_encode;
+  l->args.arg = (void *)src;
+}
+
+/* The length of the valid UTF-8 sequence at s (n bytes left), or 0. */
+static size_t utf8_seq(const unsigned char *s, size_t n) {
+  unsigned c = s[0];
+  if (c < 0x80) return 1;
+  size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+  if (!len || len > n) return 0;
+  for (size_t i = 1; i < len; i++)
+    if ((s[i] & 0xC0) != 0x80) return 0;
+  if (c == 0xE0 && s[1] < 0xA0) return 0; /* overlong */
+  if (c == 0xED && s[1] > 0x9F) return 0; /* UTF-16 surrogates */
+  if (c == 0xF0 && s[1] < 0x90) return 0; /* overlong */
+  if (c == 0xF4 && s[1] > 0x8F) return 0; /* past U+10FFFF */
+  return len;
+}
+
+size_t rdev_wire_utf8_fix(char *s, size_t len) {
+  unsigned char *u = (unsigned char *)s;
+  size_t fixed = 0;
+  for (size_t i = 0; i < len;) {
+    size_t k = utf8_seq(u + i, len - i);
+    if (k) {
+      i += k;
+    } else {
+      u[i++] = '?';
+      fixed++;
+    }
+  }
+  return fixed;
 }
 
 static size_t put_varint(uint8_t *p, uint64_t v) {

@@ -265,21 +265,13 @@ static grpc_server_credentials *server_creds(const srv_config_t *cfg) {
   return creds;
 }
 
-int srv_start(srv_t *srv) {
+int srv_open(srv_t *srv) {
   pthread_mutex_init(&srv->mu, NULL);
   pthread_cond_init(&srv->cv, NULL);
   srv_sessions_init(srv);
   atomic_init(&srv->next_session_id, 1);
   atomic_init(&srv->pinned, 0);
-  srv->nthreads = srv->cfg.threads;
-  srv->cqs = calloc((size_t)srv->nthreads, sizeof *srv->cqs);
-  srv->threads = calloc((size_t)srv->nthreads, sizeof *srv->threads);
-  if (!srv->cqs || !srv->threads || srv_tenants_init(srv) != 0) {
-    if (!srv->cqs || !srv->threads) srv_log(SRV_LOG_ERROR, "out of memory");
-    free(srv->cqs);
-    free(srv->threads);
-    return -1;
-  }
+  if (srv_tenants_init(srv) != 0) return -1;
   rdev_rt_config_t rc = {.backend = srv->cfg.backend,
                          .sim_devices = srv->cfg.sim_devices,
                          .sim_mem_bytes = srv->cfg.sim_mem_bytes,
@@ -289,9 +281,33 @@ int srv_start(srv_t *srv) {
   if (err) {
     srv_log(SRV_LOG_ERROR, "cannot open the %s backend: %s (%s)", srv->cfg.backend, rdev_strerror(err),
             rdev_rt_last_error());
+    srv_tenants_free(srv);
+    return -1;
+  }
+  return 0;
+}
+
+void srv_close(srv_t *srv) {
+  srv_sessions_stop(srv);
+  rdev_rt_close(srv->rt);
+  srv_tenants_free(srv);
+  srv_buf_pool_drain();
+  pthread_mutex_destroy(&srv->mu);
+  pthread_cond_destroy(&srv->cv);
+  pthread_mutex_destroy(&srv->paused_mu);
+  pthread_cond_destroy(&srv->paused_cv);
+}
+
+int srv_start(srv_t *srv) {
+  if (srv_open(srv) != 0) return -1;
+  srv->nthreads = srv->cfg.threads;
+  srv->cqs = calloc((size_t)srv->nthreads, sizeof *srv->cqs);
+  srv->threads = calloc((size_t)srv->nthreads, sizeof *srv->threads);
+  if (!srv->cqs || !srv->threads) {
+    srv_log(SRV_LOG_ERROR, "out of memory");
     free(srv->cqs);
     free(srv->threads);
-    srv_tenants_free(srv);
+    srv_close(srv);
     return -1;
   }
   grpc_init();
@@ -337,8 +353,7 @@ int srv_start(srv_t *srv) {
     free(srv->cqs);
     free(srv->threads);
     grpc_shutdown();
-    rdev_rt_close(srv->rt);
-    srv_tenants_free(srv);
+    srv_close(srv);
     return -1;
   }
   grpc_server_start(srv->server);
@@ -400,7 +415,6 @@ void srv_stop(srv_t *srv) {
   while (!w.done) pthread_cond_wait(&w.cv, &w.mu);
   pthread_mutex_unlock(&w.mu);
   wait_sessions(srv, NULL);
-  srv_sessions_stop(srv);
   grpc_server_destroy(srv->server);
   for (int i = 0; i < srv->nthreads; i++) grpc_completion_queue_shutdown(srv->cqs[i]);
   for (int i = 0; i < srv->nthreads; i++) {
@@ -418,12 +432,6 @@ void srv_stop(srv_t *srv) {
     grpc_shutdown(); /* what it lets go of still finds the runtime and tenants */
     return;
   }
-  rdev_rt_close(srv->rt);
   grpc_shutdown();
-  srv_tenants_free(srv);
-  srv_buf_pool_drain();
-  pthread_mutex_destroy(&srv->mu);
-  pthread_cond_destroy(&srv->cv);
-  pthread_mutex_destroy(&srv->paused_mu);
-  pthread_cond_destroy(&srv->paused_cv);
+  srv_close(srv);
 }

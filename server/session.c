@@ -61,6 +61,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "srv.h"
 
@@ -76,18 +78,16 @@ typedef struct dead_stream { /* destroyed by the client, waiting for its queued 
 } dead_stream_t;
 
 /* Where handling of one received message stands: a batch may hold at most
- * RDEV_WIRE_MAX_BATCH requests moving at most RDEV_WIRE_MAX_BATCH_XFER bytes
- * of Read and Write data in all, which bounds what one message may add to
- * the session's inflight bytes (backpressure acts between messages). A
- * message whose handling paused (must_wait) resumes past the `skip`
- * requests it handled. */
+ * RDEV_WIRE_MAX_BATCH requests, and the message move at most
+ * RDEV_WIRE_MAX_BATCH_XFER bytes of Read and Write data in all, which
+ * bounds what one message may add to the session's inflight bytes
+ * (backpressure acts between messages). A message whose handling paused
+ * (must_wait) resumes past the requests it handled (walk.skip). */
 typedef struct {
   srv_session_t *s;
   int count;   /* batch requests run so far (the limits) */
-  size_t xfer; /* their Read and Write bytes */
-  int seen;    /* batch requests handled in this pass, skipped ones included */
-  int skip;    /* handled before a pause */
-  int paused;  /* stopped before a request that must wait */
+  size_t xfer; /* the Read and Write bytes of the requests run so far */
+  rdev_wire_walk_t walk;
 } batch_t;
 
 struct srv_session {
@@ -122,6 +122,12 @@ struct srv_session {
   batch_t paused_at;
   srv_session_t *paused_next;   /* srv->paused, under srv->paused_mu */
   srv_session_t *defer_next; /* not under mu: its CQ thread's deferred list */
+  /* In-process sessions (call == NULL): replies go to local_fn, and
+   * local_ready says the session takes its next message (mu). */
+  srv_reply_fn local_fn;
+  void *local_user;
+  int local_ready;
+  pthread_cond_t local_cv;
 };
 
 /* The zero-copy Read replies of a session that gRPC still holds, and the
@@ -202,8 +208,13 @@ static void start_batch(srv_session_t *s, const grpc_op *ops, size_t n, srv_op_t
   }
 }
 
-/* mu held */
+/* mu held. An in-process session is ready for its next message instead. */
 static void post_recv(srv_session_t *s) {
+  if (!s->call) {
+    s->local_ready = 1;
+    pthread_cond_broadcast(&s->local_cv);
+    return;
+  }
   grpc_op op = {.op = GRPC_OP_RECV_MESSAGE};
   op.data.recv_message.recv_message = &s->recv_bb;
   start_batch(s, &op, 1, &s->recv_op);
@@ -220,7 +231,7 @@ static void start_send(srv_session_t *s) {
 /* mu held: after the client half-closed and resources are released, once the
  * queued replies are out, end the call with OK. */
 static void maybe_send_status(srv_session_t *s) {
-  if (!s->half_closed || !s->released || s->send_busy || s->status_started || s->broken) return;
+  if (!s->call || !s->half_closed || !s->released || s->send_busy || s->status_started || s->broken) return;
   s->status_started = 1;
   grpc_op op = {.op = GRPC_OP_SEND_STATUS_FROM_SERVER};
   op.data.send_status_from_server.status = GRPC_STATUS_OK;
@@ -262,9 +273,12 @@ static bool encode_text(pb_ostream_t *os, const pb_field_t *f, void *const *arg)
 
 /* Encodes r with an optional payload and queues it to be sent; it counts
  * toward inflight until sent. Held print output rides along in r.print.
- * Dropped once the call is ending. */
+ * Dropped once the call is ending. r.message is made valid UTF-8 here (it
+ * may quote what a client sent, or be cut inside a character); held print
+ * output was made so when it was held. */
 static void send_reply(srv_session_t *s, rdev_v1_Reply *r, const grpc_slice *payload) {
   reply_node_t *n = malloc(sizeof *n);
+  rdev_wire_utf8_fix(r->message, strlen(r->message));
   pthread_mutex_lock(&s->mu);
   if (!n || s->status_started || s->broken || s->cancelled) {
     pthread_mutex_unlock(&s->mu);
@@ -284,6 +298,12 @@ static void send_reply(srv_session_t *s, rdev_v1_Reply *r, const grpc_slice *pay
     return;
   }
   s->held_len = 0;
+  if (!s->call) { /* in-process: handed over, in the order encoded */
+    s->local_fn(s->local_user, bb);
+    pthread_mutex_unlock(&s->mu);
+    free(n);
+    return;
+  }
   n->next = NULL;
   n->bb = bb;
   n->bytes = 64 + held.len + (payload ? GRPC_SLICE_LENGTH(*payload) : 0);
@@ -518,13 +538,14 @@ static void session_unref(srv_session_t *s) {
   pthread_cond_broadcast(&srv->cv);
   pthread_mutex_unlock(&srv->mu);
   srv_tenant_give(s->tenant, SRV_Q_SESSIONS, 0, 1);
-  grpc_call_unref(s->call);
+  if (s->call) grpc_call_unref(s->call);
   grpc_metadata_array_destroy(&s->recv_md);
   srv_handles_free(&s->handles);
   if (s->sync_views) views_unref(s->sync_views);
   free(s->sync_streams);
   free(s->held);
   if (s->peer) gpr_free(s->peer);
+  pthread_cond_destroy(&s->local_cv);
   pthread_mutex_destroy(&s->mu);
   pthread_mutex_destroy(&s->req_mu);
   pins_orphan(s->pins);
@@ -543,12 +564,11 @@ static void open_md_init(void) {
   open_md[1].value = grpc_slice_from_static_string(batch_xfer_str);
 }
 
-void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant) {
-  char msg[256];
-  if (srv_tenant_take(tenant, SRV_Q_SESSIONS, 0, 1, msg, sizeof msg) != 0) {
-    srv_call_respond(call, NULL, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
-    return;
-  }
+/* A new session of tenant on call (NULL: in-process), holding one
+ * reference (the close batch's, or the in-process owner's) and a session
+ * of the tenant's quota; NULL with msg when it cannot be opened. */
+static srv_session_t *session_new(srv_t *srv, grpc_call *call, srv_tenant_t *tenant, char *msg, size_t msglen) {
+  if (srv_tenant_take(tenant, SRV_Q_SESSIONS, 0, 1, msg, msglen) != 0) return NULL;
   int ndev = 0;
   rdev_rt_device_count(srv->rt, &ndev);
   srv_session_t *s = calloc(1, sizeof *s);
@@ -559,8 +579,8 @@ void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant) {
     free(ss);
     free(pins);
     srv_tenant_give(tenant, SRV_Q_SESSIONS, 0, 1);
-    srv_call_respond(call, NULL, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of server memory");
-    return;
+    snprintf(msg, msglen, "out of server memory");
+    return NULL;
   }
   s->srv = srv;
   s->call = call;
@@ -571,10 +591,15 @@ void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant) {
   pthread_mutex_lock(&tenant->mu);
   s->max_inflight = tenant->max_inflight < srv->cfg.max_inflight ? tenant->max_inflight : srv->cfg.max_inflight;
   pthread_mutex_unlock(&tenant->mu);
-  s->peer = grpc_call_get_peer(call);
-  atomic_init(&s->refs, 1); /* the close batch's */
+  s->peer = call ? grpc_call_get_peer(call) : NULL;
+  atomic_init(&s->refs, 1);
   pthread_mutex_init(&s->mu, NULL);
   pthread_mutex_init(&s->req_mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&s->local_cv, &ca);
+  pthread_condattr_destroy(&ca);
   pthread_mutex_init(&s->pins->mu, NULL);
   pthread_cond_init(&s->pins->cv, NULL);
   s->pins->srv = srv;
@@ -592,11 +617,20 @@ void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant) {
   pthread_mutex_lock(&tenant->mu);
   int removed = tenant->removed; /* a reload may have removed it since authentication */
   pthread_mutex_unlock(&tenant->mu);
-  if (removed) grpc_call_cancel_with_status(call, GRPC_STATUS_PERMISSION_DENIED, "tenant removed", NULL);
+  if (removed && call) grpc_call_cancel_with_status(call, GRPC_STATUS_PERMISSION_DENIED, "tenant removed", NULL);
   pthread_mutex_unlock(&srv->mu);
   srv_log(SRV_LOG_INFO, "session %llu opened: tenant=%s peer=%s", (unsigned long long)s->id,
-          s->tenant->name, s->peer ? s->peer : "?");
+          s->tenant->name, s->peer ? s->peer : "in-process");
+  return s;
+}
 
+void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant) {
+  char msg[256];
+  srv_session_t *s = session_new(srv, call, tenant, msg, sizeof msg);
+  if (!s) {
+    srv_call_respond(call, NULL, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
+    return;
+  }
   grpc_op close_op = {.op = GRPC_OP_RECV_CLOSE_ON_SERVER};
   close_op.data.recv_close_on_server.cancelled = &s->cancelled;
   RDEV_HANDOFF_GIVE(&s->close_op);
@@ -614,13 +648,67 @@ void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant) {
   pthread_mutex_unlock(&s->mu);
 }
 
+/* ---- in-process sessions --------------------------------------------------------- */
+
+srv_session_t *srv_session_open_local(srv_t *srv, srv_tenant_t *tenant, srv_reply_fn fn, void *user) {
+  char msg[256];
+  srv_session_t *s = session_new(srv, NULL, tenant, msg, sizeof msg);
+  if (!s) return NULL;
+  s->local_fn = fn;
+  s->local_user = user;
+  s->local_ready = 1;
+  return s;
+}
+
+int srv_session_feed(srv_session_t *s, grpc_byte_buffer *bb) {
+  pthread_mutex_lock(&s->mu);
+  int ready = s->local_ready && !s->released;
+  s->local_ready = 0;
+  pthread_mutex_unlock(&s->mu);
+  if (!ready) return -1;
+  batch_t b = {.s = s};
+  session_ref(s); /* as a receive holds one */
+  if (handle_message(s, bb, &b)) {
+    session_unref(s);
+    return 1;
+  }
+  grpc_byte_buffer_destroy(bb);
+  pthread_mutex_lock(&s->mu);
+  post_next_recv(s);
+  pthread_mutex_unlock(&s->mu);
+  session_unref(s);
+  return 0;
+}
+
+int srv_session_wait_ready(srv_session_t *s, int timeout_ms) {
+  struct timespec dl;
+  clock_gettime(CLOCK_MONOTONIC, &dl);
+  dl.tv_sec += timeout_ms / 1000;
+  dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+  if (dl.tv_nsec >= 1000000000L) dl.tv_sec++, dl.tv_nsec -= 1000000000L;
+  pthread_mutex_lock(&s->mu);
+  int rc = 0;
+  while (!s->local_ready && rc == 0) rc = pthread_cond_timedwait(&s->local_cv, &s->mu, &dl);
+  int ready = s->local_ready;
+  pthread_mutex_unlock(&s->mu);
+  return ready ? 0 : -1;
+}
+
+void srv_session_close_local(srv_session_t *s) {
+  session_release(s, "closed in-process");
+  /* What still holds the session (stream callbacks being cancelled, the
+   * resumer finishing a paused message) lets go soon after the release. */
+  while (atomic_load(&s->refs) > 1) usleep(200);
+  session_unref(s);
+}
+
 void srv_sessions_end_removed(srv_t *srv) {
   pthread_mutex_lock(&srv->mu);
   for (srv_session_t *s = srv->sessions; s; s = s->next) {
     pthread_mutex_lock(&s->tenant->mu);
     int removed = s->tenant->removed;
     pthread_mutex_unlock(&s->tenant->mu);
-    if (removed) {
+    if (removed && s->call) {
       srv_log(SRV_LOG_INFO, "audit: ending session %llu: tenant %s was removed", (unsigned long long)s->id,
               s->tenant->name);
       grpc_call_cancel_with_status(s->call, GRPC_STATUS_PERMISSION_DENIED, "tenant removed", NULL);
@@ -639,11 +727,12 @@ void srv_sessions_end_removed(srv_t *srv) {
 typedef struct {
   srv_session_t *s;
   const rdev_v1_Request *q;
+  const rdev_wire_request_t *w; /* q as decoded, with the Launch name and arguments */
   rdev_wire_payload_t *data; /* Write payload: references to the received slices */
   rdev_v1_Reply r;
   grpc_slice payload;
   int has_payload;
-  uint64_t stream; /* async requests: the stream, named in an error reply */
+  uint64_t stream; /* async requests: the stream, named in an error reply (request_stream) */
   rdev_rt_stream_t *used; /* the device stream the request may have queued work on */
 } srv_req_t;
 
@@ -1178,9 +1267,7 @@ static int op_stream_query(srv_req_t *x) {
 /* Looks up the stream of an async request (0 = synchronous: *st = NULL). */
 static int opt_stream(srv_req_t *x, uint64_t h, rdev_rt_stream_t **st) {
   *st = NULL;
-  if (!h) return RDEV_OK;
-  x->stream = h;
-  return get_stream(x, h, st);
+  return h ? get_stream(x, h, st) : RDEV_OK;
 }
 
 static int op_write(srv_req_t *x) {
@@ -1233,7 +1320,6 @@ static int op_read(srv_req_t *x) {
   srv_handle_t *se = NULL;
   char *src = NULL;
   mem_t *mem = NULL;
-  x->stream = rd->stream;
   int rc = rd->stream ? find_stream(x, rd->stream, &se) : RDEV_OK; /* no fence: reads go on */
   if (rc || (rc = check_count(x, rd->count, rd->dest_max))) return rc;
   if (rd->count > RDEV_WIRE_MAX_CHUNK)
@@ -1303,6 +1389,11 @@ static int op_copy(srv_req_t *x) {
       (rc = buf_range(x, "copy dst", cp->dst, cp->dst_offset, cp->count, &dst, NULL)) ||
       (rc = buf_range(x, "copy src", cp->src, cp->src_offset, cp->count, &src, NULL)))
     return rc;
+  /* buffers start 64-byte aligned: said in the client's terms, offsets */
+  if (cp->count && (cp->dst_offset | cp->src_offset) % RDEV_RT_MEM_ALIGN)
+    return fail(x, RDEV_MEMORY_ADDRESS_UNALIGNED,
+                "copy: device-to-device copies need %d-byte-aligned offsets (dst %llu, src %llu)", RDEV_RT_MEM_ALIGN,
+                (unsigned long long)cp->dst_offset, (unsigned long long)cp->src_offset);
   size_t n = (size_t)cp->count;
   rc = st ? rdev_rt_memcpy_async(x->s->srv->rt, dst, n, src, n, RDEV_MEMCPY_DEVICE_TO_DEVICE, st)
           : rdev_rt_memcpy(x->s->srv->rt, dst, n, src, n, RDEV_MEMCPY_DEVICE_TO_DEVICE);
@@ -1340,6 +1431,7 @@ static bool hold_text(srv_session_t *s, const char *text, size_t len) {
   }
   if (ok) {
     memcpy(s->held + s->held_len, text, len);
+    rdev_wire_utf8_fix(s->held + s->held_len, len); /* Reply.print is a string */
     s->held_len += len;
   }
   pthread_mutex_unlock(&s->mu);
@@ -1352,11 +1444,15 @@ static void print_cb(void *user, const char *text, size_t len) {
     rdev_v1_Reply r = rdev_v1_Reply_init_zero;
     r.kind = rdev_v1_ReplyKind_PRINT;
     send_reply(c->s, &r, NULL); /* flushes what was held */
-    if (!hold_text(c->s, text, len)) { /* over HOLD_MAX alone, or out of memory */
-      text_t t = {text, len};
+    char *copy = hold_text(c->s, text, len) ? NULL : malloc(len);
+    if (copy) { /* over HOLD_MAX alone (else out of memory: dropped) */
+      memcpy(copy, text, len);
+      rdev_wire_utf8_fix(copy, len);
+      text_t t = {copy, len};
       r.print.funcs.encode = encode_text;
       r.print.arg = &t;
       send_reply(c->s, &r, NULL);
+      free(copy);
     }
   }
   cb_done(c);
@@ -1364,19 +1460,27 @@ static void print_cb(void *user, const char *text, size_t len) {
 
 static int op_launch(srv_req_t *x) {
   const rdev_v1_Launch *l = &x->q->op.launch;
+  const rdev_wire_request_t *w = x->w;
   rdev_rt_stream_t *st = NULL;
-  x->stream = l->stream;
   int rc = get_stream(x, l->stream, &st);
   if (rc) return rc;
+  if (w->kernel_len > RDEV_WIRE_MAX_KERNEL_NAME)
+    return fail(x, RDEV_UNKNOWN_KERNEL, "kernel name of %zu bytes exceeds the %d-byte limit", w->kernel_len,
+                RDEV_WIRE_MAX_KERNEL_NAME);
+  if (w->kernel_nul) return fail(x, RDEV_UNKNOWN_KERNEL, "kernel name holds a NUL byte");
+  if (w->nargs > RDEV_WIRE_MAX_ARGS)
+    return fail(x, RDEV_KERNEL_ARGS, "%s: %d arguments exceed the limit of %d", w->kernel, w->nargs,
+                RDEV_WIRE_MAX_ARGS);
   rdev_kernel_arg_t args[RDEV_RT_MAX_KERNEL_ARGS];
-  for (pb_size_t i = 0; i < l->args_count; i++) {
-    const rdev_v1_Arg *a = &l->args[i];
+  _Static_assert(RDEV_WIRE_MAX_ARGS <= RDEV_RT_MAX_KERNEL_ARGS, "the wire allows more arguments than kernels take");
+  for (int i = 0; i < w->nargs; i++) {
+    const rdev_v1_Arg *a = &w->args[i];
     rdev_kernel_arg_t *k = &args[i];
     switch (a->which_v) {
       case rdev_v1_Arg_ptr_tag: {
         srv_handle_t *e = get_handle(x, a->v.ptr.buf, SRV_H_BUF);
-        if (!e) return fail(x, RDEV_INVALID_RESOURCE_HANDLE, "%s: argument %u: 0x%llx is not a buffer of this session",
-                            l->kernel, (unsigned)i, (unsigned long long)a->v.ptr.buf);
+        if (!e) return fail(x, RDEV_INVALID_RESOURCE_HANDLE, "%s: argument %d: 0x%llx is not a buffer of this session",
+                            w->kernel, i, (unsigned long long)a->v.ptr.buf);
         k->type = RDEV_ARG_PTR;
         k->v.ptr.base = e->ptr;
         k->v.ptr.offset = a->v.ptr.offset;
@@ -1388,12 +1492,12 @@ static int op_launch(srv_req_t *x) {
       case rdev_v1_Arg_u64_tag: k->type = RDEV_ARG_U64; k->v.u64 = a->v.u64; break;
       case rdev_v1_Arg_f32_tag: k->type = RDEV_ARG_F32; k->v.f32 = a->v.f32; break;
       case rdev_v1_Arg_f64_tag: k->type = RDEV_ARG_F64; k->v.f64 = a->v.f64; break;
-      default: return fail(x, RDEV_KERNEL_ARGS, "%s: argument %u has no value", l->kernel, (unsigned)i);
+      default: return fail(x, RDEV_KERNEL_ARGS, "%s: argument %d has no value", w->kernel, i);
     }
   }
   cb_ctx_t *c = cb_new(x->s, x->q->seq, st, NULL, 0);
   if (!c) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
-  rc = rdev_rt_launch(st, l->kernel, l->blocks, args, (int)l->args_count, print_cb, c);
+  rc = rdev_rt_launch(st, w->kernel, l->blocks, args, w->nargs, print_cb, c);
   if (rc) {
     cb_done(c);
     return rt_failed(x, rc);
@@ -1429,7 +1533,6 @@ static int op_event_record(srv_req_t *x) {
   const rdev_v1_EventRecord *m = &x->q->op.event_record;
   rdev_rt_stream_t *st = NULL;
   srv_handle_t *e;
-  x->stream = m->stream;
   int rc = get_stream(x, m->stream, &st);
   if (rc || (rc = get_event(x, m->event, &e))) return rc;
   rc = rdev_rt_event_record(e->ptr, st);
@@ -1440,7 +1543,6 @@ static int op_stream_wait_event(srv_req_t *x) {
   const rdev_v1_StreamWaitEvent *m = &x->q->op.stream_wait_event;
   rdev_rt_stream_t *st = NULL;
   srv_handle_t *e;
-  x->stream = m->stream;
   int rc = get_stream(x, m->stream, &st);
   if (rc || (rc = get_event(x, m->event, &e))) return rc;
   rc = rdev_rt_stream_wait_event(st, e->ptr);
@@ -1570,12 +1672,13 @@ static int shown(srv_session_t *s, uint64_t h) {
   return e && e->mem->shown > 0;
 }
 
-/* Whether q must wait before it runs: it may change the memory of a buffer
+/* Whether r must wait before it runs: it may change the memory of a buffer
  * (now, or on a stream that may run it at once) that a synchronous Read
  * reply gRPC still holds shows. Run now, it could change what that reply
  * shows: a session's requests run as if each waited for the one before.
  * req_mu held. */
-static int must_wait(srv_session_t *s, const rdev_v1_Request *q) {
+static int must_wait(srv_session_t *s, const rdev_wire_request_t *r) {
+  const rdev_v1_Request *q = &r->q;
   pins_t *p = s->pins;
   int wait = 0;
   pthread_mutex_lock(&p->mu);
@@ -1585,10 +1688,8 @@ static int must_wait(srv_session_t *s, const rdev_v1_Request *q) {
       case rdev_v1_Request_memset_tag: wait = shown(s, q->op.memset.buf); break;
       case rdev_v1_Request_copy_tag: wait = shown(s, q->op.copy.dst); break;
       case rdev_v1_Request_launch_tag: /* any buffer it is given */
-        for (pb_size_t i = 0; i < q->op.launch.args_count && !wait; i++) {
-          const rdev_v1_Arg *a = &q->op.launch.args[i];
-          wait = a->which_v == rdev_v1_Arg_ptr_tag && shown(s, a->v.ptr.buf);
-        }
+        for (int i = 0; i < r->nargs && i < RDEV_WIRE_MAX_ARGS && !wait; i++)
+          wait = r->args[i].which_v == rdev_v1_Arg_ptr_tag && shown(s, r->args[i].v.ptr.buf);
         break;
       default: break;
     }
@@ -1597,34 +1698,42 @@ static int must_wait(srv_session_t *s, const rdev_v1_Request *q) {
   return wait;
 }
 
-/* Runs one decoded request (decoded = 0: it was malformed, err says why)
- * and answers it. b: the batch it came in, or NULL. Returns 1, having done
- * nothing, when it must wait (must_wait). */
-static int run_request(srv_session_t *s, const rdev_v1_Request *q, rdev_wire_payload_t *data, int decoded,
-                       const char *err, batch_t *b) {
-  srv_req_t x = {.s = s, .q = q, .data = data, .r = rdev_v1_Reply_init_zero};
-  size_t xfer = q->which_op == rdev_v1_Request_write_tag ? data->len
-                : q->which_op == rdev_v1_Request_read_tag ? (size_t)q->op.read.count : 0;
+/* The Read and Write bytes r moves (a Read over the chunk limit is refused
+ * by its handler and moves nothing). */
+static size_t request_xfer(const rdev_wire_request_t *r) {
+  if (r->q.which_op == rdev_v1_Request_write_tag) return r->data.len;
+  if (r->q.which_op == rdev_v1_Request_read_tag && r->q.op.read.count <= RDEV_WIRE_MAX_CHUNK)
+    return (size_t)r->q.op.read.count;
+  return 0;
+}
+
+/* Runs one request of a message (index: in its batch, -1 for its own;
+ * err: why it is malformed, or NULL) and answers it. Returns 1, having
+ * done nothing, when it must wait (must_wait). */
+static int run_request(srv_session_t *s, rdev_wire_request_t *r, int index, const char *err, batch_t *b) {
+  const rdev_v1_Request *q = &r->q;
+  srv_req_t x = {.s = s, .q = q, .w = r, .data = &r->data, .r = rdev_v1_Reply_init_zero};
+  size_t xfer = request_xfer(r);
   int rc, wait = 0;
-  if (!decoded) {
-    rc = data->oversize ? fail(&x, RDEV_INVALID_PARAM, "payload exceeds the %u-byte chunk limit", RDEV_WIRE_MAX_CHUNK)
-                        : fail(&x, RDEV_PROTOCOL, "malformed request: %s", err ? err : "?");
-  } else if (b && ++b->count > RDEV_WIRE_MAX_BATCH) {
-    x.stream = request_stream(q);
+  x.stream = request_stream(q);
+  if (err) {
+    rc = fail(&x, RDEV_PROTOCOL, "malformed request: %s", err);
+  } else if (index >= 0 && ++b->count > RDEV_WIRE_MAX_BATCH) {
     rc = fail(&x, RDEV_INVALID_PARAM, "a batch holds at most %d requests", RDEV_WIRE_MAX_BATCH);
-  } else if (b && xfer > RDEV_WIRE_MAX_BATCH_XFER - b->xfer) {
-    x.stream = request_stream(q);
-    rc = fail(&x, RDEV_INVALID_PARAM, "a batch moves at most %u bytes of Read and Write data",
+  } else if (r->data.oversize) {
+    rc = fail(&x, RDEV_INVALID_PARAM, "payload exceeds the %u-byte chunk limit", RDEV_WIRE_MAX_CHUNK);
+  } else if (xfer > RDEV_WIRE_MAX_BATCH_XFER - b->xfer) {
+    rc = fail(&x, RDEV_INVALID_PARAM, "a message moves at most %u bytes of Read and Write data",
               RDEV_WIRE_MAX_BATCH_XFER);
   } else {
-    if (b) b->xfer += xfer;
+    b->xfer += xfer;
     op_fn fn = op_for(q->which_op);
     pthread_mutex_lock(&s->req_mu);
     if (s->released)
       rc = SRV_LATER; /* the session is ending: nothing to answer to */
     else if (!fn)
       rc = fail(&x, RDEV_PROTOCOL, "request without a known operation");
-    else if ((wait = must_wait(s, q)))
+    else if ((wait = must_wait(s, r)))
       rc = SRV_LATER;
     else {
       reap_dead(s);
@@ -1632,9 +1741,8 @@ static int run_request(srv_session_t *s, const rdev_v1_Request *q, rdev_wire_pay
       if (x.used) check_room(s, x.used);
     }
     pthread_mutex_unlock(&s->req_mu);
-    if (wait && b) b->count--, b->xfer -= xfer; /* counted again when it runs */
+    if (wait) b->count -= index >= 0, b->xfer -= xfer; /* counted again when it runs */
   }
-  rdev_wire_payload_release(data);
   if (rc != SRV_LATER) {
     x.r.seq = q->seq;
     x.r.status = rc;
@@ -1649,65 +1757,20 @@ static int run_request(srv_session_t *s, const rdev_v1_Request *q, rdev_wire_pay
   return wait;
 }
 
-static bool nested_batch(pb_istream_t *is, const pb_field_t *f, void **arg) {
-  (void)is, (void)f, (void)arg;
-  PB_RETURN_ERROR(is, "batches do not nest");
-}
-
-/* One Request of a batch, run as it is decoded, in order (those handled
- * before a pause are skipped). A malformed one is answered and skipped;
- * false when the message itself broke, or a request must wait. */
-static bool batch_decode(pb_istream_t *is, const pb_field_t *f, void **arg) {
-  (void)f;
-  batch_t *b = *arg;
-  if (b->seen < b->skip) {
-    b->seen++;
-    return pb_read(is, NULL, is->bytes_left);
-  }
-  rdev_v1_Request q = rdev_v1_Request_init_zero;
-  rdev_wire_payload_t data;
-  rdev_wire_payload_init(&data, RDEV_WIRE_MAX_CHUNK);
-  rdev_wire_payload_decoder(&q.data, &data);
-  q.batch.funcs.decode = nested_batch;
-  int ok = pb_decode(is, rdev_v1_Request_fields, &q);
-  const char *err = ok ? NULL : PB_GET_ERROR(is);
-  if (!ok && !pb_read(is, NULL, is->bytes_left)) {
-    rdev_wire_payload_release(&data);
-    return false;
-  }
-  if (run_request(b->s, &q, &data, ok, err, b)) {
-    b->paused = 1;
-    return false;
-  }
-  b->seen++;
-  return true;
+static int visit_request(void *arg, rdev_wire_request_t *r, int index, const char *err) {
+  batch_t *b = arg;
+  return run_request(b->s, r, index, err, b);
 }
 
 static int pause_message(srv_session_t *s, grpc_byte_buffer *bb, const batch_t *b);
 
-/* Handles one received message: a request, or a batch of them (run while
- * the message is decoded) and optionally a request of its own, run last;
- * from b->skip on when resumed. Returns 1 when a request must wait: the
- * rest of the message, and bb with it, then belongs to pause_message. */
+/* Handles one received message: its batch's requests, run as they are
+ * decoded, then its own (rdev_wire_walk); from b->walk.skip on when
+ * resumed. Returns 1 when a request must wait: the rest of the message,
+ * and bb with it, then belongs to pause_message. */
 static int handle_message(srv_session_t *s, grpc_byte_buffer *bb, batch_t *b) {
-  rdev_v1_Request q = rdev_v1_Request_init_zero;
-  rdev_wire_payload_t data;
-  rdev_wire_payload_init(&data, RDEV_WIRE_MAX_CHUNK);
-  rdev_wire_payload_decoder(&q.data, &data);
-  q.batch.funcs.decode = batch_decode;
-  q.batch.arg = b;
-  b->seen = b->paused = 0;
-  const char *err = NULL;
-  int ok = rdev_wire_decode(bb, rdev_v1_Request_fields, &q, &err);
-  if (b->paused) {
-    rdev_wire_payload_release(&data);
-    return pause_message(s, bb, b);
-  }
-  if (ok && b->count && q.which_op == 0) {
-    rdev_wire_payload_release(&data); /* a batch alone: nothing more to answer */
-    return 0;
-  }
-  return run_request(s, &q, &data, ok, err, NULL) ? pause_message(s, bb, b) : 0;
+  rdev_wire_walk(bb, RDEV_WIRE_MAX_CHUNK, &b->walk, visit_request, b);
+  return b->walk.stopped ? pause_message(s, bb, b) : 0;
 }
 
 /* ---- paused sessions ------------------------------------------------------------- */
@@ -1794,7 +1857,7 @@ static int pause_message(srv_session_t *s, grpc_byte_buffer *bb, const batch_t *
   if (ok) {
     s->paused = bb;
     s->paused_at = *b;
-    s->paused_at.skip = b->seen;
+    s->paused_at.walk.skip = b->walk.seen;
     pthread_mutex_lock(&s->pins->mu);
     s->sync_views->resume = 1;
     pthread_mutex_unlock(&s->pins->mu);
@@ -1822,6 +1885,7 @@ static int pause_message(srv_session_t *s, grpc_byte_buffer *bb, const batch_t *
   pthread_mutex_unlock(&s->pins->mu);
   atomic_fetch_sub(&s->refs, 1); /* the caller holds one: never the last */
   srv_log(SRV_LOG_ERROR, "session %llu: cannot start the resumer thread; ending it", (unsigned long long)s->id);
-  grpc_call_cancel_with_status(s->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of server resources", NULL);
+  if (s->call) grpc_call_cancel_with_status(s->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of server resources", NULL);
+  else session_release(s, "out of server resources");
   return 0;
 }

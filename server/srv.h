@@ -37,18 +37,55 @@ typedef struct {
   char tls_client_ca[256];/* CA for client certificates: set = mutual TLS, required */
 } srv_config_t;
 
+/* Every field of cfg to its built-in default. */
 void srv_config_defaults(srv_config_t *cfg);
-/* Sets one key ("listen", "sim-mem", ...) from text; 0 on success, else -1 with *err. */
+/* Sets one key ("listen", "sim-mem", ...) from value (copied; cfg keeps no
+ * pointer). 0 on success; else -1, that setting of cfg unchanged, and *err a
+ * static message. Values are checked: numbers and sizes within the ranges
+ * the messages name, strings non-empty and fitting their arrays. */
 int srv_config_set(srv_config_t *cfg, const char *key, const char *value, const char **err);
-/* Reads "key = value" lines ('#' comments) into cfg; 0 on success, else -1 with a message in err. */
+/* Parses text[0..len) (not NUL-terminated; any bytes) as a config file:
+ * "key = value" lines, '#' comments, the rules of srv_lines_next. name
+ * (NULL: "(config)") prefixes messages, as "name:LINE: ...". 0 on success
+ * with every setting applied; else -1, cfg unchanged, and a message in err
+ * (errlen bytes, truncated, NUL-terminated when errlen > 0). */
+int srv_config_parse(srv_config_t *cfg, const char *text, size_t len, const char *name, char *err, size_t errlen);
+/* srv_config_parse on the file at path (at most SRV_FILE_MAX bytes); an
+ * unreadable file is -1 with "path: reason" in err. */
 int srv_config_load(srv_config_t *cfg, const char *path, char *err, size_t errlen);
-/* s without leading and trailing white space (cut in place). */
+/* s (NUL-terminated) without leading and trailing white space: a pointer
+ * into s, whose end is cut in place. */
 char *srv_trim(char *s);
-/* "1G", "512M", "64K", "4096" into bytes; 0 or -1. */
+/* Decimal digits with an optional K, M or G (times 2^10, 2^20, 2^30), each
+ * optionally followed by i, B or iB, any case: "1G", "512MiB", "64k",
+ * "4096" into bytes. 0, or -1 (*out untouched) for anything else or a
+ * size that does not fit size_t. */
 int srv_parse_size(const char *v, size_t *out);
 
+/* Text files (config, tenants) are read whole, up to SRV_FILE_MAX bytes. */
+#define SRV_FILE_MAX (16u << 20)
+/* The whole file at path, at most max bytes (max < SIZE_MAX / 2), into
+ * *text (malloc'd, the caller frees it; NUL after the last byte, which
+ * does not count in *len). -1 with "path: reason" in err (errlen bytes)
+ * when it cannot be opened or read, or is larger than max. */
+int srv_read_file(const char *path, size_t max, char **text, size_t *len, char *err, size_t errlen);
+/* Lines of text in memory: each ends at '\n' or at the end of the text. A
+ * line longer than SRV_LINE_MAX bytes (before its '\n') or holding a NUL
+ * byte is an error, never split or cut short. */
+#define SRV_LINE_MAX 1023
+typedef struct {
+  const char *p, *end; /* what is left of the text */
+  int lineno;          /* of the line srv_lines_next returned last (1 = first) */
+} srv_lines_t;
+void srv_lines_init(srv_lines_t *it, const char *text, size_t len);
+/* The next line, copied into buf, cut at its first '#' and trimmed
+ * (srv_trim): 1 with *line pointing into buf (maybe ""), 0 at the end of
+ * the text, -1 with *why (static) for a line too long or holding a NUL. */
+int srv_lines_next(srv_lines_t *it, char buf[SRV_LINE_MAX + 1], char **line, const char **why);
+
 enum { SRV_LOG_ERROR, SRV_LOG_WARN, SRV_LOG_INFO, SRV_LOG_DEBUG };
-extern int srv_log_level;
+extern int srv_log_level; /* lines above it are dropped */
+/* One line "TIME rdevd LEVEL: message" to stderr (cut at 1024 bytes). */
 void srv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Tasks a device stream queues; sessions stop reading at about half of it
@@ -130,6 +167,22 @@ typedef struct srv_tenant {
 
 typedef enum { SRV_Q_MEMORY, SRV_Q_SESSIONS, SRV_Q_STREAMS } srv_quota_t;
 
+/* Parses text[0..len) (not NUL-terminated; any bytes) as a tenants file
+ * (deploy/tenants.example; lines as srv_lines_next cuts them). name (NULL:
+ * "(tenants)") prefixes messages, as "name:LINE: ...". On success 0 and
+ * *out a list of fresh records (NULL for a text without tenants) the caller
+ * frees with srv_tenant_list_free: settings only (id 0, mu not initialised,
+ * usage 0), the last section first. Each has a unique name (1..63 bytes, no
+ * ']' or control characters), 1..SRV_MAX_TOKENS token hashes no other
+ * tenant of the list has, devices != 0, max_sessions, max_streams and
+ * weight 1..1000000 (unset: INT32_MAX, INT32_MAX, 1), max_inflight >= 4096,
+ * mem_quota any (unset: SIZE_MAX). Else -1, *out NULL, and a message in err
+ * (errlen bytes, truncated, NUL-terminated when errlen > 0). */
+int srv_tenants_parse(const char *text, size_t len, const char *name, srv_tenant_t **out, char *err,
+                      size_t errlen);
+/* Frees a list srv_tenants_parse made (NULL is fine). */
+void srv_tenant_list_free(srv_tenant_t *list);
+
 typedef struct srv srv_t;
 int srv_tenants_init(srv_t *srv);
 /* Re-reads cfg.tenants; a broken file is rejected (-1, err) and the old tenants stay. */
@@ -180,7 +233,12 @@ struct srv {
   pthread_t resumer;
 };
 
-/* Starts listening and the completion-queue threads. 0 on success. */
+/* Opens what serving needs besides gRPC: locks, the tenants, the runtime
+ * (srv_start does it first; in-process sessions need only this). 0 on
+ * success, else -1 (logged). srv_close undoes it once no session is left. */
+int srv_open(srv_t *srv);
+void srv_close(srv_t *srv);
+/* Opens (srv_open), starts listening and the completion-queue threads. 0 on success. */
 int srv_start(srv_t *srv);
 /* Drains: refuses new calls, lets sessions finish for cfg.drain_ms, cancels
  * the rest, stops the threads, destroys the server. */
@@ -204,5 +262,28 @@ void srv_sessions_init(srv_t *srv);
 void srv_sessions_stop(srv_t *srv);
 /* Ends (cancels) every session of tenants marked removed. */
 void srv_sessions_end_removed(srv_t *srv);
+
+/* In-process sessions: the same request handling without a call, for
+ * tests and the fuzz harnesses (tests/fuzz/). Each reply is handed to fn
+ * as a byte buffer it takes (to destroy when done: a zero-copy Read reply
+ * shows device memory until then), in the order the replies were made; fn
+ * runs on whatever thread made the reply, with the session's lock held,
+ * and must not call into the session. */
+typedef void (*srv_reply_fn)(void *user, grpc_byte_buffer *reply);
+/* A session of tenant (it takes one of the tenant's sessions); NULL when
+ * the tenant's session quota is spent or out of memory. */
+srv_session_t *srv_session_open_local(srv_t *srv, srv_tenant_t *tenant, srv_reply_fn fn, void *user);
+/* Handles bb, one received message, as if it came over the call: 0 when
+ * handled (bb taken), 1 when a request paused it (bb taken; the resumer
+ * finishes it once fn's holder let go of the replies it waits for), -1
+ * when the session does not take a message now (bb not taken): a paused
+ * message or backpressure holds it; srv_session_wait_ready waits. */
+int srv_session_feed(srv_session_t *s, grpc_byte_buffer *bb);
+/* Waits up to timeout_ms until s takes its next message: 0, or -1. */
+int srv_session_wait_ready(srv_session_t *s, int timeout_ms);
+/* Releases everything s made (as a client's close does), waits until
+ * nothing of the server holds s any more, and frees it. Replies fn still
+ * holds stay valid; the memory they show goes back when they are destroyed. */
+void srv_session_close_local(srv_session_t *s);
 
 #endif

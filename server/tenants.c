@@ -9,6 +9,11 @@
  * tenants file rdevd runs open: everyone is the built-in tenant "anonymous"
  * with no limits, so every code path is the same in both modes.
  *
+ * The file's format is in deploy/tenants.example; srv_tenants_parse reads
+ * its text from memory (the reload reads the file whole, see srv_read_file,
+ * and hands it over), so the parser runs the same under the fuzz harness
+ * (tests/fuzz/fuzz_tenants.c).
+ *
  * Tenant records live as long as the server: a reload (SIGHUP) updates the
  * settings of tenants by name, adds new ones and marks vanished ones removed,
  * so usage accounting carries across reloads and a session always points at
@@ -23,6 +28,7 @@
 #include <grpc/support/alloc.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +43,7 @@ static int hexval(int c) {
   return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
+/* "sha256:" and exactly 64 hex digits (any case) into out; 0 or -1. */
 static int parse_hash(const char *v, uint8_t out[32]) {
   if (strncmp(v, "sha256:", 7) != 0 || strlen(v + 7) != 64) return -1;
   for (int i = 0; i < 32; i++) {
@@ -47,26 +54,51 @@ static int parse_hash(const char *v, uint8_t out[32]) {
   return 0;
 }
 
+/* "all", or device numbers 0..63 (decimal digits) separated by commas
+ * (white space around them, one trailing comma allowed), into a non-zero
+ * mask; 0 or -1. */
 static int parse_devices(const char *v, uint64_t *mask) {
   if (!strcmp(v, "all")) {
     *mask = ~0ULL;
     return 0;
   }
-  *mask = 0;
+  uint64_t m = 0;
   const char *p = v;
   while (*p) {
+    if (!isdigit((unsigned char)*p)) return -1; /* strtol would take signs and space */
     char *end;
     errno = 0;
     long d = strtol(p, &end, 10);
-    if (errno || end == p || d < 0 || d > 63) return -1;
-    *mask |= 1ULL << d;
+    if (errno || d > 63) return -1;
+    m |= 1ULL << d;
     p = end;
     while (isspace((unsigned char)*p)) p++;
     if (*p == ',') p++;
     else if (*p) return -1;
     while (isspace((unsigned char)*p)) p++;
   }
-  return *mask ? 0 : -1;
+  if (!m) return -1;
+  *mask = m;
+  return 0;
+}
+
+/* "[tenant NAME]" (the whole trimmed line) into name: NAME trimmed, 1..63
+ * bytes, no ']' and no control characters. 0, or -1 with *why. */
+static int parse_header(const char *s, char name[64], const char **why) {
+  size_t n = strlen(s);
+  *why = "expected [tenant NAME]";
+  if (n < 2 || s[0] != '[' || s[n - 1] != ']' || strncmp(s + 1, "tenant", 6) != 0 ||
+      !isspace((unsigned char)s[7]))
+    return -1;
+  const char *b = s + 7, *e = s + n - 1; /* the name is in [b, e) */
+  while (b < e && isspace((unsigned char)*b)) b++;
+  while (e > b && isspace((unsigned char)e[-1])) e--;
+  if (b == e || (size_t)(e - b) >= 64) return *why = "tenant name empty or too long", -1;
+  for (const char *c = b; c < e; c++)
+    if (*c == ']' || iscntrl((unsigned char)*c)) return *why = "tenant name: no ']' or control characters", -1;
+  memcpy(name, b, (size_t)(e - b));
+  name[e - b] = '\0';
+  return 0;
 }
 
 static void tenant_unlimited(srv_tenant_t *t) {
@@ -78,40 +110,48 @@ static void tenant_unlimited(srv_tenant_t *t) {
   t->weight = 1;
 }
 
-/* Parses a tenants file into a fresh list (settings only). 0 or -1 with err. */
-static int parse_file(const char *path, srv_tenant_t **out, char *err, size_t errlen) {
-  *out = NULL;
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    snprintf(err, errlen, "%s: %s", path, strerror(errno));
-    return -1;
+void srv_tenant_list_free(srv_tenant_t *list) {
+  while (list) {
+    srv_tenant_t *n = list->next;
+    free(list);
+    list = n;
   }
+}
+
+/* "name:lineno: " and the message into err, however small err is. */
+static void __attribute__((format(printf, 5, 6)))
+bad(char *err, size_t errlen, const char *name, int lineno, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  snprintf(err, errlen, "%s:%d: %s", name, lineno, msg);
+}
+
+int srv_tenants_parse(const char *text, size_t len, const char *name, srv_tenant_t **out, char *err, size_t errlen) {
+  *out = NULL;
+  if (!name) name = "(tenants)";
   srv_tenant_t *head = NULL, *cur = NULL;
-  char line[1024];
-  int lineno = 0, rc = 0;
-#define BAD(...)                                                 \
-  do {                                                           \
-    int n_ = snprintf(err, errlen, "%s:%d: ", path, lineno);     \
-    snprintf(err + n_, errlen - (size_t)n_, __VA_ARGS__);        \
-    rc = -1;                                                     \
-    goto done;                                                   \
+  srv_lines_t it;
+  srv_lines_init(&it, text, len);
+  char buf[SRV_LINE_MAX + 1], *s;
+  const char *why;
+  int r;
+#define BAD(...)                                            \
+  do {                                                      \
+    bad(err, errlen, name, it.lineno, __VA_ARGS__);         \
+    goto fail;                                              \
   } while (0)
-  while (fgets(line, sizeof line, f)) {
-    lineno++;
-    char *hash = strchr(line, '#');
-    if (hash) *hash = '\0';
-    char *s = srv_trim(line);
+  while ((r = srv_lines_next(&it, buf, &s, &why)) > 0) {
     if (!*s) continue;
     if (*s == '[') {
-      char name[80];
-      if (sscanf(s, "[tenant %79[^]]]", name) != 1) BAD("expected [tenant NAME]");
-      char *n = srv_trim(name);
-      if (!*n || strlen(n) >= sizeof cur->name) BAD("tenant name empty or too long");
+      char tname[64];
+      if (parse_header(s, tname, &why)) BAD("%s", why);
       for (srv_tenant_t *t = head; t; t = t->next)
-        if (!strcmp(t->name, n)) BAD("tenant '%s' appears twice", n);
-      cur = calloc(1, sizeof *cur);
-      if (!cur) BAD("out of memory");
-      snprintf(cur->name, sizeof cur->name, "%s", n);
+        if (!strcmp(t->name, tname)) BAD("tenant '%s' appears twice", tname);
+      if (!(cur = calloc(1, sizeof *cur))) BAD("out of memory");
+      memcpy(cur->name, tname, strlen(tname) + 1);
       tenant_unlimited(cur);
       cur->next = head;
       head = cur;
@@ -123,16 +163,22 @@ static int parse_file(const char *path, srv_tenant_t **out, char *err, size_t er
     *eq = '\0';
     char *k = srv_trim(s), *v = srv_trim(eq + 1);
     if (!strcmp(k, "token")) {
+      uint8_t h[32];
       if (cur->nhashes == SRV_MAX_TOKENS) BAD("more than %d tokens", SRV_MAX_TOKENS);
-      if (parse_hash(v, cur->hashes[cur->nhashes])) BAD("token: expected sha256:<64 hex digits>");
-      cur->nhashes++;
+      if (parse_hash(v, h)) BAD("token: expected sha256:<64 hex digits>");
+      /* one token, one tenant: authentication must not have to choose */
+      for (srv_tenant_t *t = head; t; t = t->next)
+        for (int i = 0; t != cur && i < t->nhashes; i++)
+          if (!memcmp(t->hashes[i], h, 32)) BAD("token: already a token of tenant '%s'", t->name);
+      memcpy(cur->hashes[cur->nhashes++], h, 32);
     } else if (!strcmp(k, "devices")) {
       if (parse_devices(v, &cur->devices)) BAD("devices: a list such as 0,1 or all");
     } else if (!strcmp(k, "mem_quota")) {
       if (srv_parse_size(v, &cur->mem_quota)) BAD("mem_quota: a size such as 512M");
     } else if (!strcmp(k, "max_inflight")) {
-      if (srv_parse_size(v, &cur->max_inflight) || cur->max_inflight < 4096)
-        BAD("max_inflight: a size such as 64M (at least 4K)");
+      size_t n;
+      if (srv_parse_size(v, &n) || n < 4096) BAD("max_inflight: a size such as 64M (at least 4K)");
+      cur->max_inflight = n;
     } else if (!strcmp(k, "max_sessions") || !strcmp(k, "max_streams") || !strcmp(k, "weight")) {
       char *end;
       errno = 0;
@@ -142,29 +188,35 @@ static int parse_file(const char *path, srv_tenant_t **out, char *err, size_t er
       else if (!strcmp(k, "max_streams")) cur->max_streams = (int)n;
       else cur->weight = (int)n;
     } else if (!strcmp(k, "cert_subject")) {
-      if (strlen(v) >= sizeof cur->cert_subject) BAD("cert_subject too long");
-      snprintf(cur->cert_subject, sizeof cur->cert_subject, "%s", v);
+      size_t n = strlen(v);
+      if (n >= sizeof cur->cert_subject) BAD("cert_subject too long");
+      memcpy(cur->cert_subject, v, n + 1);
     } else {
       BAD("unknown setting '%s'", k);
     }
   }
+  if (r < 0) BAD("%s", why);
+#undef BAD
   for (srv_tenant_t *t = head; t; t = t->next)
     if (!t->nhashes) {
-      snprintf(err, errlen, "%s: tenant '%s' has no token", path, t->name);
-      rc = -1;
-      goto done;
+      snprintf(err, errlen, "%s: tenant '%s' has no token", name, t->name);
+      goto fail;
     }
-#undef BAD
-done:
-  fclose(f);
-  if (rc) {
-    while (head) {
-      srv_tenant_t *n = head->next;
-      free(head);
-      head = n;
-    }
-  }
   *out = head;
+  return 0;
+fail:
+  srv_tenant_list_free(head);
+  return -1;
+}
+
+/* Parses a tenants file into a fresh list (settings only). 0 or -1 with err. */
+static int parse_file(const char *path, srv_tenant_t **out, char *err, size_t errlen) {
+  char *text;
+  size_t len;
+  *out = NULL;
+  if (srv_read_file(path, SRV_FILE_MAX, &text, &len, err, errlen)) return -1;
+  int rc = srv_tenants_parse(text, len, path, out, err, errlen);
+  free(text);
   return rc;
 }
 

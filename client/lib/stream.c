@@ -130,13 +130,15 @@ int rdev_launch(rdev_stream_t *stream, const char *name, uint32_t blocks, const 
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_launch_tag;
   rdev_v1_Launch *l = &req.op.launch;
-  if (strlen(name) >= sizeof l->kernel) return cl_error(RDEV_INVALID_PARAM, "kernel name too long");
-  strcpy(l->kernel, name);
+  if (strlen(name) > RDEV_WIRE_MAX_KERNEL_NAME) return cl_error(RDEV_INVALID_PARAM, "kernel name too long");
+  rdev_v1_Arg wargs[RDEV_MAX_KERNEL_ARGS];
+  rdev_wire_launch_src_t src = {name, wargs, nargs};
+  rdev_wire_launch_encoder(l, &src);
   l->stream = stream->handle;
   l->blocks = blocks;
-  l->args_count = (pb_size_t)nargs;
   for (int i = 0; i < nargs; i++) {
-    rdev_v1_Arg *a = &l->args[i];
+    rdev_v1_Arg *a = &wargs[i];
+    *a = (rdev_v1_Arg)rdev_v1_Arg_init_zero;
     switch (args[i].type) {
       case RDEV_ARG_PTR: {
         uint64_t h, off;

@@ -707,8 +707,10 @@ class WireTest(unittest.TestCase):
 
     def test_message_over_size_limit_ends_only_that_call(self):
         s = Session(self.stub)
-        with self.assertRaises(grpc.RpcError) as e:
-            s.call(write=pb.Write(buf=1, dest_max=8 << 20), data=b"\0" * (8 << 20))
+        r = s.call(write=pb.Write(buf=1, dest_max=8 << 20), data=b"\0" * (8 << 20))
+        self.assertEqual(r.status, INVALID_PARAM)  # within the message limit: refused, served on
+        with self.assertRaises(grpc.RpcError) as e:  # 8 MiB + 129 * 512 bytes is the largest message
+            s.call(write=pb.Write(buf=1, dest_max=9 << 20), data=b"\0" * ((8 << 20) + 129 * 512))
         self.assertEqual(e.exception.code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
         self.test_devices()  # still serving
 

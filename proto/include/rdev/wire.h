@@ -42,16 +42,29 @@
  * (decimal). Servers before it took RDEV_WIRE_MAX_CHUNK and do not send it. */
 #define RDEV_WIRE_BATCH_XFER_KEY "rdev-batch-xfer"
 
+/* The limits of rdev.proto, which states each of them. */
 #define RDEV_WIRE_MAX_CHUNK (1u << 20)                   /* payload bytes per Write/Read */
-#define RDEV_WIRE_MAX_MESSAGE (RDEV_WIRE_MAX_CHUNK + 65536) /* whole message limit */
 #define RDEV_WIRE_PAYLOAD_FIELD 100                      /* Request.data and Reply.data */
 #define RDEV_WIRE_BATCH_FIELD 30                         /* Request.batch */
 #define RDEV_WIRE_MAX_BATCH 128                          /* requests in one Request.batch */
-/* Read and Write bytes one Request.batch may move in all. Eight chunks: a
- * sync D2H sends a Read per chunk, and one message for eight of them made
- * D2H 8-12% faster than one per message; rdevd may overshoot its
- * max-inflight by this much, as it checks it between messages. */
+/* Read and Write bytes one message may move in all (its batch and its own
+ * request). Eight chunks: a sync D2H sends a Read per chunk, and one
+ * message for eight of them made D2H 8-12% faster than one per message;
+ * rdevd may overshoot its max-inflight by this much, as it checks it
+ * between messages. */
 #define RDEV_WIRE_MAX_BATCH_XFER (8u * RDEV_WIRE_MAX_CHUNK)
+#define RDEV_WIRE_MAX_KERNEL_NAME 63                     /* bytes of Launch.kernel */
+#define RDEV_WIRE_MAX_ARGS 8                             /* Launch.args */
+/* Bytes a request's fields take besides its payload, at most: the largest
+ * is a Launch with a 63-byte name and eight Ptr arguments, 304 bytes with
+ * every varint at its longest, plus the payload's field header and the
+ * batch element's own (tests/unit/test_wire.c checks the bound). */
+#define RDEV_WIRE_MAX_REQUEST_FIELDS 512u
+/* The largest message the contract allows: a full batch with its own
+ * request, moving the most data. gRPC refuses a larger one and ends the
+ * call with RESOURCE_EXHAUSTED. Replies are smaller. */
+#define RDEV_WIRE_MAX_MESSAGE \
+  (RDEV_WIRE_MAX_BATCH_XFER + (RDEV_WIRE_MAX_BATCH + 1u) * RDEV_WIRE_MAX_REQUEST_FIELDS)
 
 /* A payload decoded into memory of its own (malloc'd, owned by whoever
  * decoded it: free(data)). */
@@ -94,8 +107,67 @@ void rdev_wire_payload_release(rdev_wire_payload_t *p);
 
 /* Decodes the message in bb (any slice layout) into msg, whose callback fields
  * the caller has set up. Returns false on malformed input; *err (if non-NULL)
- * gets nanopb's reason. Does not take ownership of bb. */
+ * gets nanopb's reason. Does not take ownership of bb. The callbacks of
+ * rdev_wire_* decoders refuse a field that arrives with a wire type other
+ * than length-delimited. */
 bool rdev_wire_decode(grpc_byte_buffer *bb, const pb_msgdesc_t *fields, void *msg, const char **err);
+
+/* Whether a decode callback was given a length-delimited field of a
+ * message that rdev_wire_decode is decoding (nanopb hands a callback a
+ * field of any other wire type as a small buffer stream of its own). */
+bool rdev_wire_is_bytes(const pb_istream_t *stream);
+
+/* ---- requests as rdevd decodes them ------------------------------------ */
+
+/* A Request with its callback fields decoded: the payload as slice
+ * references, the Launch name and arguments (kept up to their limits; the
+ * counts say what was sent, so a handler can refuse what is over). */
+typedef struct {
+  rdev_v1_Request q;
+  rdev_wire_payload_t data; /* Request.data (data.oversize: over RDEV_WIRE_MAX_CHUNK, not kept) */
+  char kernel[RDEV_WIRE_MAX_KERNEL_NAME + 1]; /* Launch.kernel, NUL-terminated, cut at the limit */
+  size_t kernel_len;                          /* its length as sent */
+  int kernel_nul;                             /* it held a NUL byte */
+  rdev_v1_Arg args[RDEV_WIRE_MAX_ARGS];       /* Launch.args, the first RDEV_WIRE_MAX_ARGS */
+  int nargs;                                  /* how many were sent */
+} rdev_wire_request_t;
+
+/* Called for each request of a message (rdev_wire_walk): index 0, 1, ...
+ * for the batch's requests, -1 for the message's own. err is NULL when r
+ * decoded, else why it is malformed (r then holds what decoded before the
+ * fault). r->data is released after the call: a visitor keeps slices by
+ * moving them out (nparts = 0). Returns 0 to go on, non-zero to stop. */
+typedef int (*rdev_wire_visit_fn)(void *arg, rdev_wire_request_t *r, int index, const char *err);
+
+typedef struct {
+  int skip;    /* in: batch requests to pass over undecoded (resuming after a stop) */
+  int seen;    /* out: batch requests passed over or visited without stopping */
+  int stopped; /* out: a visit returned non-zero (the one at index `seen`, or the own at -1) */
+} rdev_wire_walk_t;
+
+/* Decodes the Request message in bb and visits its requests in the order
+ * they run: each batch request as it is decoded, then the message's own
+ * request, which is visited when it has an op, when the message has no
+ * batch, or when the message itself is malformed (err set). A malformed
+ * batch request is visited with err and the walk goes on with the next: a
+ * message whose batch holds only malformed requests gets no visit of its
+ * own. Every payload is at most max_chunk bytes (longer ones are skipped
+ * and flagged oversize). Does not take bb. */
+void rdev_wire_walk(grpc_byte_buffer *bb, size_t max_chunk, rdev_wire_walk_t *w, rdev_wire_visit_fn visit,
+                    void *arg);
+
+/* Sets l's callback fields to encode kernel (NUL-terminated) and the nargs
+ * arguments at args; both must outlive the encoding. */
+typedef struct {
+  const char *kernel;
+  const rdev_v1_Arg *args;
+  int nargs;
+} rdev_wire_launch_src_t;
+void rdev_wire_launch_encoder(rdev_v1_Launch *l, const rdev_wire_launch_src_t *src);
+
+/* Replaces each byte of s[0..len) that is not part of valid UTF-8 with '?',
+ * so that a proto3 string field may carry it; returns how many it replaced. */
+size_t rdev_wire_utf8_fix(char *s, size_t len);
 
 /* Encodes msg (its callback fields unset) and, when payload is non-NULL,
  * field RDEV_WIRE_PAYLOAD_FIELD as bytes made of *payload, which is referenced,

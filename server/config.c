@@ -1,0 +1,284 @@
+/*
+ * server/config.c — rdevd's settings and its log: defaults, one setting
+ * from text (the flags and the config file share the keys), the config
+ * file ("key = value" per line, '#' comments), sizes such as "64M", and
+ * srv_log, the one place the server writes its log lines. It also owns the
+ * text-file plumbing the config and tenants parsers share: reading a whole
+ * file (srv_read_file) and cutting text into bounded, trimmed lines
+ * (srv_lines_next).
+ *
+ * Text rules for both files: lines end in "\n" (a "\r" before it is white
+ * space), the last line needs no "\n", '#' starts a comment anywhere on a
+ * line, a line (its bytes before "\n") longer than SRV_LINE_MAX is an
+ * error (never split into two lines), and so is a NUL byte anywhere.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "srv.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+int srv_log_level = SRV_LOG_INFO;
+
+void srv_log(int level, const char *fmt, ...) {
+  if (level > srv_log_level) return;
+  static const char *names[] = {"error", "warn", "info", "debug"};
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  struct tm tm;
+  gmtime_r(&ts.tv_sec, &tm);
+  char line[1024];
+  int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ rdevd %s: ", tm.tm_year + 1900,
+                   tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
+                   names[level]);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "%s\n", line);
+}
+
+/* ---- text files ---------------------------------------------------------------- */
+
+int srv_read_file(const char *path, size_t max, char **text, size_t *len, char *err, size_t errlen) {
+  *text = NULL;
+  *len = 0;
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  /* Reads up to max + 1 bytes: one more than max means too large. */
+  size_t cap = 0, n = 0;
+  char *buf = NULL;
+  const char *why = NULL;
+  for (;;) {
+    if (n == cap) {
+      if (cap > max) {
+        why = "too large";
+        break;
+      }
+      size_t want = cap < 4096 ? 4096 : cap * 2;
+      if (want > max + 1) want = max + 1;
+      char *more = realloc(buf, want + 1); /* + 1: the NUL after the text */
+      if (!more) {
+        why = "out of memory";
+        break;
+      }
+      buf = more;
+      cap = want;
+    }
+    size_t got = fread(buf + n, 1, cap - n, f);
+    n += got;
+    if (got) continue;
+    if (ferror(f)) why = strerror(errno ? errno : EIO);
+    break;
+  }
+  fclose(f);
+  if (!why && n > max) why = "too large";
+  if (why) {
+    if (!strcmp(why, "too large")) snprintf(err, errlen, "%s: larger than %zu bytes", path, max);
+    else snprintf(err, errlen, "%s: %s", path, why);
+    free(buf);
+    return -1;
+  }
+  buf[n] = '\0';
+  *text = buf;
+  *len = n;
+  return 0;
+}
+
+void srv_lines_init(srv_lines_t *it, const char *text, size_t len) {
+  it->p = text;
+  it->end = text + len;
+  it->lineno = 0;
+}
+
+int srv_lines_next(srv_lines_t *it, char buf[SRV_LINE_MAX + 1], char **line, const char **why) {
+  *line = NULL;
+  *why = NULL;
+  if (it->p >= it->end) return 0;
+  it->lineno++;
+  const char *nl = memchr(it->p, '\n', (size_t)(it->end - it->p));
+  const char *e = nl ? nl : it->end;
+  size_t n = (size_t)(e - it->p);
+  if (n > SRV_LINE_MAX) {
+    *why = "line longer than " STR(SRV_LINE_MAX) " bytes";
+    return -1;
+  }
+  if (memchr(it->p, '\0', n)) {
+    *why = "NUL byte in line";
+    return -1;
+  }
+  memcpy(buf, it->p, n);
+  buf[n] = '\0';
+  it->p = nl ? nl + 1 : it->end;
+  char *hash = strchr(buf, '#');
+  if (hash) *hash = '\0';
+  *line = srv_trim(buf);
+  return 1;
+}
+
+/* ---- settings ------------------------------------------------------------------- */
+
+void srv_config_defaults(srv_config_t *cfg) {
+  memset(cfg, 0, sizeof *cfg);
+  snprintf(cfg->listen, sizeof cfg->listen, "127.0.0.1:50051");
+  snprintf(cfg->backend, sizeof cfg->backend, "sim");
+  cfg->sim_devices = 2;
+  cfg->sim_mem_bytes = (size_t)1 << 30;
+  cfg->sim_slots = 4;
+  cfg->max_inflight = (size_t)32 << 20;
+  cfg->threads = 1;
+  cfg->drain_ms = 5000;
+  cfg->log_level = SRV_LOG_INFO;
+}
+
+int srv_parse_size(const char *v, size_t *out) {
+  if (!isdigit((unsigned char)*v)) return -1; /* strtoull would take " -1" as 2^64-1 */
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (errno) return -1;
+  unsigned shift = 0;
+  switch (toupper((unsigned char)*end)) {
+    case 'K': shift = 10; end++; break;
+    case 'M': shift = 20; end++; break;
+    case 'G': shift = 30; end++; break;
+    case '\0': break;
+    default: return -1;
+  }
+  if (shift) { /* K, Ki, KB, KiB (any case) */
+    if (toupper((unsigned char)*end) == 'I') end++;
+    if (toupper((unsigned char)*end) == 'B') end++;
+  }
+  if (*end || n > (~0ULL >> shift) || (n << shift) > SIZE_MAX) return -1;
+  *out = (size_t)(n << shift);
+  return 0;
+}
+
+static int parse_int(const char *v, int lo, int hi, int *out) {
+  char *end;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  if (errno || end == v || *end || n < lo || n > hi) return -1;
+  *out = (int)n;
+  return 0;
+}
+
+/* A size of at least 4K into *out; *out untouched on failure. */
+static int parse_size_min(const char *v, size_t *out) {
+  size_t n;
+  if (srv_parse_size(v, &n) || n < 4096) return -1;
+  *out = n;
+  return 0;
+}
+
+/* A non-empty string that fits dst (size bytes with its NUL) into dst. */
+static int set_string(char *dst, size_t size, const char *v) {
+  size_t n = strlen(v);
+  if (!n || n >= size) return -1;
+  memcpy(dst, v, n + 1);
+  return 0;
+}
+
+int srv_config_set(srv_config_t *cfg, const char *key, const char *v, const char **err) {
+  *err = NULL;
+  if (!strcmp(key, "listen")) {
+    if (set_string(cfg->listen, sizeof cfg->listen, v)) return *err = "listen: empty or too long", -1;
+  } else if (!strcmp(key, "backend")) {
+    if (set_string(cfg->backend, sizeof cfg->backend, v)) return *err = "backend: empty or too long", -1;
+  } else if (!strcmp(key, "sim-devices")) {
+    if (parse_int(v, 1, 64, &cfg->sim_devices)) return *err = "sim-devices: 1..64", -1;
+  } else if (!strcmp(key, "sim-mem")) {
+    if (parse_size_min(v, &cfg->sim_mem_bytes)) return *err = "sim-mem: a size such as 1G, 256M (at least 4K)", -1;
+  } else if (!strcmp(key, "sim-slots")) {
+    if (parse_int(v, 0, 1024, &cfg->sim_slots)) return *err = "sim-slots: 0..1024", -1;
+  } else if (!strcmp(key, "max-inflight")) {
+    if (parse_size_min(v, &cfg->max_inflight)) return *err = "max-inflight: a size such as 64M (at least 4K)", -1;
+  } else if (!strcmp(key, "threads")) {
+    if (parse_int(v, 1, 64, &cfg->threads)) return *err = "threads: 1..64", -1;
+  } else if (!strcmp(key, "drain-ms")) {
+    if (parse_int(v, 0, 3600000, &cfg->drain_ms)) return *err = "drain-ms: 0..3600000", -1;
+  } else if (!strcmp(key, "log-level")) {
+    static const char *lv[] = {"error", "warn", "info", "debug"};
+    int i;
+    for (i = 0; i < 4 && strcmp(v, lv[i]); i++) {
+    }
+    if (i == 4) return *err = "log-level: error, warn, info or debug", -1;
+    cfg->log_level = i;
+  } else if (!strcmp(key, "tenants") || !strcmp(key, "tls-cert") || !strcmp(key, "tls-key") ||
+             !strcmp(key, "tls-client-ca")) {
+    char *dst = !strcmp(key, "tenants") ? cfg->tenants
+                : !strcmp(key, "tls-cert") ? cfg->tls_cert
+                : !strcmp(key, "tls-key") ? cfg->tls_key
+                                          : cfg->tls_client_ca;
+    _Static_assert(sizeof cfg->tenants == sizeof cfg->tls_cert && sizeof cfg->tls_cert == sizeof cfg->tls_key &&
+                       sizeof cfg->tls_key == sizeof cfg->tls_client_ca,
+                   "the path settings share one size");
+    if (set_string(dst, sizeof cfg->tenants, v)) return *err = "a path, not empty, under 256 bytes", -1;
+  } else if (!strcmp(key, "allow-open")) {
+    if (strcmp(v, "yes") && strcmp(v, "no")) return *err = "allow-open: yes or no", -1;
+    cfg->allow_open = !strcmp(v, "yes");
+  } else {
+    return *err = "unknown setting", -1;
+  }
+  return 0;
+}
+
+char *srv_trim(char *s) {
+  while (isspace((unsigned char)*s)) s++;
+  char *e = s + strlen(s);
+  while (e > s && isspace((unsigned char)e[-1])) *--e = '\0';
+  return s;
+}
+
+/* ---- the config file -------------------------------------------------------------- */
+
+int srv_config_parse(srv_config_t *cfg, const char *text, size_t len, const char *name, char *err, size_t errlen) {
+  if (!name) name = "(config)";
+  srv_config_t fresh = *cfg; /* cfg changes only once the whole text is good */
+  srv_lines_t it;
+  srv_lines_init(&it, text, len);
+  char buf[SRV_LINE_MAX + 1], *s;
+  const char *why;
+  int r;
+  while ((r = srv_lines_next(&it, buf, &s, &why)) > 0) {
+    if (!*s) continue;
+    char *eq = strchr(s, '=');
+    if (!eq) {
+      snprintf(err, errlen, "%s:%d: expected key = value", name, it.lineno);
+      return -1;
+    }
+    *eq = '\0';
+    char *key = srv_trim(s);
+    if (srv_config_set(&fresh, key, srv_trim(eq + 1), &why)) {
+      snprintf(err, errlen, "%s:%d: %s: %s", name, it.lineno, key, why);
+      return -1;
+    }
+  }
+  if (r < 0) {
+    snprintf(err, errlen, "%s:%d: %s", name, it.lineno, why);
+    return -1;
+  }
+  *cfg = fresh;
+  return 0;
+}
+
+int srv_config_load(srv_config_t *cfg, const char *path, char *err, size_t errlen) {
+  char *text;
+  size_t len;
+  if (srv_read_file(path, SRV_FILE_MAX, &text, &len, err, errlen)) return -1;
+  int rc = srv_config_parse(cfg, text, len, path, err, errlen);
+  free(text);
+  return rc;
+}
