@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # deploy/test.sh — README's test command: installs what is missing, builds,
 # and runs the whole test suite three ways: a normal build, ASan+UBSan, and
-# TSan for the runtime and integration suites. Exits non-zero on the first
-# failure.
+# TSan for the runtime and integration suites; then each libFuzzer harness
+# (tests/fuzz/) for RDEV_FUZZ_SECONDS (default 60) on its corpus, built with
+# clang and ASan+UBSan. Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,3 +38,12 @@ cmake --build build-tsan -j"$jobs"
 tsan_supp > build-tsan/tsan.supp
 TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/build-tsan/tsan.supp" \
   run_suite build-tsan thread -R '^(test_runtime|integration_.*)$'
+
+# Fuzzing: the wire decoder, in-process sessions, and the two file parsers.
+fuzz_seconds=${RDEV_FUZZ_SECONDS:-60}
+echo "=== build build-fuzz (clang, libFuzzer + ASan+UBSan) ==="
+cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDEV_SANITIZE=fuzzer \
+  -DRDEV_FUZZ_SECONDS="$fuzz_seconds" >/dev/null
+cmake --build build-fuzz --target fuzz_all -j"$jobs"
+echo "=== fuzz build-fuzz (${fuzz_seconds} s per harness) ==="
+(cd build-fuzz && ctest --output-on-failure -R '^fuzz_')

@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+"""tests/fuzz/make_corpus.py — seed corpora for the fuzz harnesses, made
+from the current proto (protoc's Python code for rdev.proto), so that the
+seeds follow every change of the wire. The finds worth keeping are checked
+in under tests/fuzz/corpus/<harness>/ instead.
+
+usage: make_corpus.py PROTO_DIR OUT_DIR    (writes OUT_DIR/<harness>/*)
+"""
+import hashlib
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+PROTO_DIR, OUT = sys.argv[1], sys.argv[2]
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+gen = tempfile.mkdtemp(prefix="rdev-fuzz-")
+subprocess.run(["protoc", "-I", PROTO_DIR, "--python_out", gen,
+                os.path.join(PROTO_DIR, "rdev/v1/rdev.proto")], check=True)
+sys.path.insert(0, gen)
+from rdev.v1 import rdev_pb2 as pb  # noqa: E402
+
+
+def save(harness, data):
+    d = os.path.join(OUT, harness)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, hashlib.sha1(data).hexdigest()), "wb") as f:
+        f.write(data)
+
+
+def varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def field(num, wt, body):
+    return varint(num << 3 | wt) + body
+
+
+# ---- fuzz_wire: [k][k x u16 split][stop][message] ----
+
+def wire(msg, cuts=(), stop=255):
+    head = bytes([len(cuts)]) + b"".join(struct.pack("<H", c) for c in cuts) + bytes([stop])
+    save("fuzz_wire", head + msg)
+
+
+ops = [
+    pb.Request(seq=1, malloc=pb.Malloc(device=0, size=4096)),
+    pb.Request(seq=2, free=pb.Free(buf=0x1234)),
+    pb.Request(seq=3, stream_create=pb.StreamCreate(device=1)),
+    pb.Request(seq=4, stream_sync=pb.StreamSync(stream=7)),
+    pb.Request(seq=5, write=pb.Write(stream=7, buf=9, offset=64, dest_max=100, quiet=True), data=b"x" * 100),
+    pb.Request(seq=6, read=pb.Read(stream=0, buf=9, offset=0, count=1 << 20, dest_max=1 << 20)),
+    pb.Request(seq=7, copy=pb.Copy(stream=7, dst=9, dst_offset=64, src=10, count=128, dest_max=128)),
+    pb.Request(seq=8, memset=pb.Memset(buf=9, value=255, count=10, dest_max=10)),
+    pb.Request(seq=9, launch=pb.Launch(stream=7, kernel="square_f32", blocks=4, args=[
+        pb.Arg(ptr=pb.Ptr(buf=9, offset=0)), pb.Arg(ptr=pb.Ptr(buf=10)), pb.Arg(u32=16)])),
+    pb.Request(seq=10, launch=pb.Launch(stream=7, kernel="k" * 70, args=[pb.Arg(i32=i) for i in range(10)])),
+    pb.Request(seq=11, event_record=pb.EventRecord(event=3, stream=7)),
+    pb.Request(seq=12, event_elapsed=pb.EventElapsed(start=3, end=4)),
+    pb.Request(seq=13, mem_info=pb.MemInfo(device=0)),
+    pb.Request(seq=14, stream_wait_event=pb.StreamWaitEvent(stream=7, event=3)),
+    pb.Request(seq=15),
+]
+for q in ops:
+    b = q.SerializeToString()
+    wire(b)
+    wire(b, cuts=(1, len(b) // 2), stop=0)
+batch = pb.Request(seq=100, batch=ops[:8]).SerializeToString()
+wire(batch)
+wire(batch, cuts=(3, 17, 40, 41), stop=2)
+wire(pb.Request(batch=ops).SerializeToString(), stop=5)
+wire(pb.Request(batch=[pb.Request(seq=i, mem_info=pb.MemInfo()) for i in range(130)]).SerializeToString())
+wire(pb.Request(seq=1, write=pb.Write(buf=1, dest_max=1 << 21), data=b"\0" * ((1 << 20) + 1)).SerializeToString())
+# the wire types a field may not have, on the payload, a string and a batch
+wire(varint(1 << 3) + varint(5) + field(100, 0, varint(7)))
+wire(varint(1 << 3) + varint(5) + field(100, 5, b"\1\2\3\4"))
+wire(field(30, 0, varint(1)))
+wire(field(12, 2, varint(3) + field(2, 0, varint(1))))
+wire(field(30, 2, varint(4) + field(30, 2, varint(0))))
+
+# ---- fuzz_session: programs (see fuzz_session.c for the encoding) ----
+
+def prog(*steps):
+    save("fuzz_session", b"".join(bytes(s) for s in steps))
+
+MALLOC = [0x00, 0, 255, 0, 0, 0, 100, 0x20]       # malloc 4 KiB-ish on device 0
+STREAM = [0x00, 2, 0, 0, 0, 0]
+prog(MALLOC, STREAM)
+prog(MALLOC, STREAM, [0x00, 6, 0, 0, 0, 0, 10, 200, 0x10, 0, 0, 0x41],
+     [0x40, 7, 0, 0, 0, 0, 10, 200, 0x10, 0, 0], [0x00, 6, 0, 0, 0, 0, 0, 10, 0, 0, 0x42])
+prog(MALLOC, MALLOC, STREAM, [0x87] + [10, 0, 1, 0, 0, 1, 3, 0, 0, 0, 0, 0, 2, 16] * 8)
+prog(STREAM, [0x00, 12, 0, 0, 0, 0], [0x00, 14, 0, 1, 0, 0, 0], [0x00, 16, 0, 0, 0, 0], [0x00, 4, 0, 0, 0])
+prog(MALLOC, STREAM, [0x00, 10, 0, 1, 0, 0, 5, 1, 1, 1, 2, 200, 1])
+
+# ---- the file parsers: the example tenants file ----
+for name in ("tenants.example",):
+    p = os.path.join(HERE, "..", "..", "deploy", name)
+    if os.path.exists(p):
+        with open(p, "rb") as f:
+            save("fuzz_tenants", f.read())
+save("fuzz_config", b"listen = 127.0.0.1:0\nbackend = sim\nsim-devices = 2\nsim-mem = 64M\n"
+     b"sim-slots = 4\nmax-inflight = 32M\nthreads = 1\ndrain-ms = 100\nlog-level = warn\n"
+     b"allow-open = no\n# comment\n")
+shutil.rmtree(gen)
