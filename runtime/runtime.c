@@ -421,12 +421,12 @@ int rdev_rt_stream_idle(rdev_rt_stream_t *s, int *idle) {
   return rc;
 }
 
-int rdev_rt_stream_set_group(rdev_rt_stream_t *s, uint32_t group, uint32_t weight) {
+int rdev_rt_stream_set_group(rdev_rt_stream_t *s, uint32_t group, uint32_t weight, uint32_t max_slots) {
   rt_clear_error();
   int rc = check_stream(NULL, s);
   if (rc) return rc;
   if (weight < 1) return rt_fail(RDEV_INVALID_PARAM, "weight must be at least 1");
-  return s->rt->be->stream_set_group(s, group, weight);
+  return s->rt->be->stream_set_group(s, group, weight, max_slots);
 }
 
 int rdev_rt_stream_take_error(rdev_rt_stream_t *s) {

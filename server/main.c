@@ -6,7 +6,10 @@
  * can use --listen 127.0.0.1:0.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <malloc.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,12 +17,60 @@
 
 #include "srv.h"
 
-/* Open mode (no tenants file) is for loopback and unix sockets only. */
-static int listen_is_local(const char *addr) {
+/* Whether a resolved address is a loopback one (127/8, ::1, or 127/8
+ * mapped into IPv6). */
+static int is_loopback(const struct sockaddr *sa) {
+  if (sa->sa_family == AF_INET)
+    return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+  if (sa->sa_family != AF_INET6) return 0;
+  const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+  return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+}
+
+/* Whether one "host:port" ("[v6]:port") resolves only to loopback
+ * addresses (numeric: no name lookup); else 0 with why. */
+static int host_is_local(const char *hostport, int numeric, char *why, size_t len) {
+  char host[256];
+  const char *end;
+  if (*hostport == '[') {
+    hostport++;
+    end = strchr(hostport, ']');
+  } else {
+    end = strrchr(hostport, ':');
+  }
+  if (!end) end = hostport + strlen(hostport);
+  if ((size_t)(end - hostport) >= sizeof host) return snprintf(why, len, "address too long"), 0;
+  memcpy(host, hostport, (size_t)(end - hostport));
+  host[end - hostport] = '\0';
+  if (!*host) return snprintf(why, len, "no host: every interface"), 0;
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                           .ai_flags = numeric ? AI_NUMERICHOST : 0}, *res = NULL;
+  int rc = getaddrinfo(host, NULL, &hints, &res);
+  if (rc) return snprintf(why, len, "%s does not resolve: %s", host, gai_strerror(rc)), 0;
+  int local = 1;
+  for (struct addrinfo *a = res; a && local; a = a->ai_next) local = is_loopback(a->ai_addr);
+  freeaddrinfo(res);
+  if (!local) snprintf(why, len, "%s resolves to an address that is not loopback", host);
+  return local;
+}
+
+/* Open mode (no tenants file) is for loopback and unix sockets only: the
+ * listen address qualifies when every address it names, after resolution,
+ * is a loopback one (gRPC's ipv4:/ipv6: lists each address; dns: and a
+ * plain host:port are looked up). */
+static int listen_is_local(const char *addr, char *why, size_t len) {
   if (!strncmp(addr, "unix:", 5) || !strncmp(addr, "unix-abstract:", 14)) return 1;
-  if (!strncmp(addr, "ipv4:", 5)) addr += 5;
-  if (!strncmp(addr, "ipv6:", 5)) addr += 5;
-  return !strncmp(addr, "127.", 4) || !strncmp(addr, "localhost:", 10) || !strncmp(addr, "[::1]:", 6);
+  int numeric = !strncmp(addr, "ipv4:", 5) || !strncmp(addr, "ipv6:", 5);
+  if (numeric) addr += 5;
+  else if (!strncmp(addr, "dns:///", 7)) addr += 7;
+  else if (!strncmp(addr, "dns:", 4)) addr += 4;
+  char list[sizeof ((srv_config_t *)0)->listen];
+  if (strlen(addr) >= sizeof list) return snprintf(why, len, "address too long"), 0;
+  memcpy(list, addr, strlen(addr) + 1);
+  char *save = NULL;
+  for (char *one = strtok_r(list, ",", &save); one; one = strtok_r(NULL, ",", &save))
+    if (!host_is_local(one, numeric, why, len)) return 0;
+  return 1;
 }
 
 static void usage(FILE *out) {
@@ -80,10 +131,11 @@ int main(int argc, char **argv) {
     }
   }
   srv_log_level = srv.cfg.log_level;
-  if (!srv.cfg.tenants[0] && !srv.cfg.allow_open && !listen_is_local(srv.cfg.listen)) {
-    fprintf(stderr, "rdevd: refusing to serve %s without --tenants: anyone could use the devices.\n"
+  char why[320] = "";
+  if (!srv.cfg.tenants[0] && !srv.cfg.allow_open && !listen_is_local(srv.cfg.listen, why, sizeof why)) {
+    fprintf(stderr, "rdevd: refusing to serve %s without --tenants (%s): anyone could use the devices.\n"
                     "       Give --tenants FILE, listen on loopback or a unix socket, or pass --allow-open.\n",
-            srv.cfg.listen);
+            srv.cfg.listen, why);
     return 2;
   }
   if (!srv.cfg.tls_cert[0] != !srv.cfg.tls_key[0] || (srv.cfg.tls_client_ca[0] && !srv.cfg.tls_cert[0])) {

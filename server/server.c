@@ -193,7 +193,7 @@ static void on_accept(srv_op_t *op, int ok) {
     t = srv_authenticate(srv, a->call, &a->md, &why);
     if (!t) {
       char *peer = grpc_call_get_peer(a->call);
-      srv_log(SRV_LOG_WARN, "audit: authentication failed: peer=%s reason=%s", peer ? peer : "?", why);
+      srv_log(SRV_LOG_WARN, "audit: authentication failed: tenant=- peer=%s reason=%s", peer ? peer : "?", why);
       gpr_free(peer);
       srv_call_respond(a->call, NULL, GRPC_STATUS_UNAUTHENTICATED, "authentication failed");
       ok = 0; /* answered */
@@ -201,7 +201,7 @@ static void on_accept(srv_op_t *op, int ok) {
   }
   if (ok) {
     switch (a->kind) {
-      case K_SESSION: srv_session_start(srv, a->call, t); break;
+      case K_SESSION: srv_session_start(srv, a->call, a->deadline, t); break;
       case K_INFO:
         srv_call_respond(a->call, info_reply(srv, t), GRPC_STATUS_OK, NULL);
         break;
@@ -410,6 +410,7 @@ void srv_stop(srv_t *srv) {
   }
   int left = wait_sessions(srv, &dl);
   if (left) srv_log(SRV_LOG_WARN, "drain: cancelling %d session(s) still open", left);
+  srv_sessions_end_all(srv);
   grpc_server_cancel_all_calls(srv->server);
   pthread_mutex_lock(&w.mu);
   while (!w.done) pthread_cond_wait(&w.cv, &w.mu);

@@ -96,6 +96,15 @@ struct srv_session {
   uint64_t id;
   srv_tenant_t *tenant; /* who it is: quotas, devices */
   char *peer;
+  gpr_timespec deadline; /* the call's */
+  const char *end_why;   /* why the server ends it (tenant removed, drain): mu */
+  size_t buffers_freed;  /* by its release: mu */
+  /* Its caps: the tenant's in tenants mode; its own in open mode, where
+   * every session is the tenant "anonymous" (own_caps). */
+  int own_caps;
+  uint32_t group;          /* its scheduling group on the devices */
+  uint32_t max_slots;      /* execution slots the group may hold per device */
+  atomic_int *dev_streams; /* own_caps: its streams per device */
   size_t max_inflight;
   atomic_int refs;
   srv_session_t *prev, *next; /* srv->sessions */
@@ -344,6 +353,13 @@ static void send_status(srv_session_t *s, uint64_t seq, uint64_t stream, int sta
 
 /* ---- release ---------------------------------------------------------------- */
 
+/* Gives back a stream s had on device dev: to the tenant's quota and cap,
+ * and in open mode to the session's own cap (streams_take). */
+static void streams_give(srv_session_t *s, int dev) {
+  if (s->own_caps) atomic_fetch_sub(&s->dev_streams[dev], 1);
+  srv_tenant_give(s->tenant, SRV_Q_STREAMS, dev, 1);
+}
+
 static void views_unref(views_t *v);
 
 static void abort_stream_entry(srv_handle_t *e, void *arg) {
@@ -354,7 +370,7 @@ static void abort_stream_entry(srv_handle_t *e, void *arg) {
 static void destroy_stream_entry(srv_handle_t *e, void *arg) {
   rdev_rt_stream_destroy_force(e->ptr);
   if (e->views) views_unref(e->views);
-  srv_tenant_give(((srv_session_t *)arg)->tenant, SRV_Q_STREAMS, e->dev, 1);
+  streams_give(arg, e->dev);
 }
 static void destroy_event_entry(srv_handle_t *e, void *arg) {
   (void)arg;
@@ -365,8 +381,10 @@ static void release_buffer(srv_session_t *s, const srv_handle_t *e);
 static void free_buffer_entry(srv_handle_t *e, void *arg) { release_buffer(arg, e); }
 
 /* Releases everything the session made; the first caller does it. Streams go
- * first, so that no queued work still uses the buffers freed after them. */
-static void session_release(srv_session_t *s, const char *why) {
+ * first, so that no queued work still uses the buffers freed after them.
+ * Why the session ended is known only once its call ended (on_close):
+ * the audit line waits for it (session_closed). */
+static void session_release(srv_session_t *s) {
   pthread_mutex_lock(&s->req_mu);
   pthread_mutex_lock(&s->mu);
   int already = s->released;
@@ -408,8 +426,38 @@ static void session_release(srv_session_t *s, const char *why) {
   srv_handles_each(&h, SRV_H_EVENT, destroy_event_entry, NULL);
   srv_handles_each(&h, SRV_H_BUF, free_buffer_entry, s);
   srv_handles_free(&h);
-  srv_log(SRV_LOG_INFO, "session %llu closed: tenant=%s peer=%s reason=%s buffers_freed=%zu",
-          (unsigned long long)s->id, s->tenant->name, s->peer ? s->peer : "?", why, nbuf);
+  pthread_mutex_lock(&s->mu);
+  s->buffers_freed = nbuf;
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* The audit line of a session that ended, for why. */
+static void session_closed(srv_session_t *s, const char *why) {
+  pthread_mutex_lock(&s->mu);
+  size_t nbuf = s->buffers_freed;
+  pthread_mutex_unlock(&s->mu);
+  srv_log(SRV_LOG_INFO, "audit: session closed: tenant=%s peer=%s session=%llu reason=%s buffers_freed=%zu",
+          s->tenant->name, s->peer ? s->peer : "in-process", (unsigned long long)s->id, why, nbuf);
+}
+
+/* Why a call that ended without the client's half-close ended: what the
+ * server said when it ended it, else its deadline if passed, else the
+ * client cancelled (or vanished). */
+static const char *end_reason(srv_session_t *s) {
+  pthread_mutex_lock(&s->mu);
+  const char *why = s->end_why;
+  pthread_mutex_unlock(&s->mu);
+  if (why) return why;
+  if (gpr_time_cmp(gpr_now(s->deadline.clock_type), s->deadline) >= 0) return "deadline";
+  return "cancelled";
+}
+
+/* The server ends s (its lock order: srv->mu may be held). */
+static void session_end(srv_session_t *s, const char *why, grpc_status_code code, const char *details) {
+  pthread_mutex_lock(&s->mu);
+  if (!s->end_why) s->end_why = why;
+  pthread_mutex_unlock(&s->mu);
+  if (s->call) grpc_call_cancel_with_status(s->call, code, details, NULL);
 }
 
 /* ---- completion handlers ------------------------------------------------------ */
@@ -452,7 +500,7 @@ static void on_recv(srv_op_t *op, int ok) {
     pthread_mutex_lock(&s->mu);
     s->half_closed = 1;
     pthread_mutex_unlock(&s->mu);
-    session_release(s, ok ? "client closed" : "call ended");
+    session_release(s);
     pthread_mutex_lock(&s->mu);
     maybe_send_status(s);
     pthread_mutex_unlock(&s->mu);
@@ -519,7 +567,8 @@ static void on_status(srv_op_t *op, int ok) {
 static void on_close(srv_op_t *op, int ok) {
   srv_session_t *s = (srv_session_t *)((char *)op - offsetof(srv_session_t, close_op));
   (void)ok;
-  if (s->cancelled) session_release(s, "cancelled (client gone, deadline or server drain)");
+  if (s->cancelled) session_release(s);
+  session_closed(s, s->cancelled ? end_reason(s) : "closed by client");
   pthread_mutex_lock(&s->mu);
   s->broken = 1;
   drop_queue(s);
@@ -543,6 +592,7 @@ static void session_unref(srv_session_t *s) {
   srv_handles_free(&s->handles);
   if (s->sync_views) views_unref(s->sync_views);
   free(s->sync_streams);
+  free(s->dev_streams);
   free(s->held);
   if (s->peer) gpr_free(s->peer);
   pthread_cond_destroy(&s->local_cv);
@@ -567,17 +617,25 @@ static void open_md_init(void) {
 /* A new session of tenant on call (NULL: in-process), holding one
  * reference (the close batch's, or the in-process owner's) and a session
  * of the tenant's quota; NULL with msg when it cannot be opened. */
-static srv_session_t *session_new(srv_t *srv, grpc_call *call, srv_tenant_t *tenant, char *msg, size_t msglen) {
-  if (srv_tenant_take(tenant, SRV_Q_SESSIONS, 0, 1, msg, msglen) != 0) return NULL;
+static srv_session_t *session_new(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant,
+                                  char *msg, size_t msglen) {
+  char *peer = call ? grpc_call_get_peer(call) : NULL;
+  if (srv_tenant_take(tenant, SRV_Q_SESSIONS, 0, 1, peer, msg, msglen) != 0) {
+    gpr_free(peer);
+    return NULL;
+  }
   int ndev = 0;
   rdev_rt_device_count(srv->rt, &ndev);
   srv_session_t *s = calloc(1, sizeof *s);
   rdev_rt_stream_t **ss = calloc((size_t)ndev + 1, sizeof *ss);
+  atomic_int *ds = calloc((size_t)ndev + 1, sizeof *ds);
   pins_t *pins = calloc(1, sizeof *pins);
-  if (!s || !ss || !pins) {
+  if (!s || !ss || !ds || !pins) {
     free(s);
     free(ss);
+    free(ds);
     free(pins);
+    gpr_free(peer);
     srv_tenant_give(tenant, SRV_Q_SESSIONS, 0, 1);
     snprintf(msg, msglen, "out of server memory");
     return NULL;
@@ -588,10 +646,18 @@ static srv_session_t *session_new(srv_t *srv, grpc_call *call, srv_tenant_t *ten
   s->pins = pins;
   s->id = atomic_fetch_add(&srv->next_session_id, 1);
   s->tenant = tenant;
+  s->deadline = deadline;
+  s->dev_streams = ds;
+  s->own_caps = !srv->cfg.tenants[0];
+  int slots = srv_slots_default(srv->cfg.sim_slots);
   pthread_mutex_lock(&tenant->mu);
   s->max_inflight = tenant->max_inflight < srv->cfg.max_inflight ? tenant->max_inflight : srv->cfg.max_inflight;
+  if (!s->own_caps && tenant->max_slots) slots = tenant->max_slots;
   pthread_mutex_unlock(&tenant->mu);
-  s->peer = call ? grpc_call_get_peer(call) : NULL;
+  /* open mode: a group of its own (tenant ids count up from 1, far below) */
+  s->group = s->own_caps ? 0x80000000u | (uint32_t)(s->id & 0x7fffffff) : tenant->id;
+  s->max_slots = srv->cfg.sim_slots ? (uint32_t)slots : 0;
+  s->peer = peer;
   atomic_init(&s->refs, 1);
   pthread_mutex_init(&s->mu, NULL);
   pthread_mutex_init(&s->req_mu, NULL);
@@ -617,16 +683,16 @@ static srv_session_t *session_new(srv_t *srv, grpc_call *call, srv_tenant_t *ten
   pthread_mutex_lock(&tenant->mu);
   int removed = tenant->removed; /* a reload may have removed it since authentication */
   pthread_mutex_unlock(&tenant->mu);
-  if (removed && call) grpc_call_cancel_with_status(call, GRPC_STATUS_PERMISSION_DENIED, "tenant removed", NULL);
+  srv_log(SRV_LOG_INFO, "audit: session opened: tenant=%s peer=%s session=%llu", s->tenant->name,
+          s->peer ? s->peer : "in-process", (unsigned long long)s->id);
+  if (removed) session_end(s, "tenant removed", GRPC_STATUS_PERMISSION_DENIED, "tenant removed");
   pthread_mutex_unlock(&srv->mu);
-  srv_log(SRV_LOG_INFO, "session %llu opened: tenant=%s peer=%s", (unsigned long long)s->id,
-          s->tenant->name, s->peer ? s->peer : "in-process");
   return s;
 }
 
-void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant) {
+void srv_session_start(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant) {
   char msg[256];
-  srv_session_t *s = session_new(srv, call, tenant, msg, sizeof msg);
+  srv_session_t *s = session_new(srv, call, deadline, tenant, msg, sizeof msg);
   if (!s) {
     srv_call_respond(call, NULL, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
     return;
@@ -652,7 +718,7 @@ void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant) {
 
 srv_session_t *srv_session_open_local(srv_t *srv, srv_tenant_t *tenant, srv_reply_fn fn, void *user) {
   char msg[256];
-  srv_session_t *s = session_new(srv, NULL, tenant, msg, sizeof msg);
+  srv_session_t *s = session_new(srv, NULL, gpr_inf_future(GPR_CLOCK_MONOTONIC), tenant, msg, sizeof msg);
   if (!s) return NULL;
   s->local_fn = fn;
   s->local_user = user;
@@ -695,7 +761,8 @@ int srv_session_wait_ready(srv_session_t *s, int timeout_ms) {
 }
 
 void srv_session_close_local(srv_session_t *s) {
-  session_release(s, "closed in-process");
+  session_release(s);
+  session_closed(s, "closed in-process");
   /* What still holds the session (stream callbacks being cancelled, the
    * resumer finishing a paused message) lets go soon after the release. */
   while (atomic_load(&s->refs) > 1) usleep(200);
@@ -708,12 +775,15 @@ void srv_sessions_end_removed(srv_t *srv) {
     pthread_mutex_lock(&s->tenant->mu);
     int removed = s->tenant->removed;
     pthread_mutex_unlock(&s->tenant->mu);
-    if (removed && s->call) {
-      srv_log(SRV_LOG_INFO, "audit: ending session %llu: tenant %s was removed", (unsigned long long)s->id,
-              s->tenant->name);
-      grpc_call_cancel_with_status(s->call, GRPC_STATUS_PERMISSION_DENIED, "tenant removed", NULL);
-    }
+    if (removed) session_end(s, "tenant removed", GRPC_STATUS_PERMISSION_DENIED, "tenant removed");
   }
+  pthread_mutex_unlock(&srv->mu);
+}
+
+void srv_sessions_end_all(srv_t *srv) {
+  pthread_mutex_lock(&srv->mu);
+  for (srv_session_t *s = srv->sessions; s; s = s->next)
+    session_end(s, "drain", GRPC_STATUS_UNAVAILABLE, "server draining");
   pthread_mutex_unlock(&srv->mu);
 }
 
@@ -959,7 +1029,7 @@ static int op_malloc(srv_req_t *x) {
   if (size && !reserved) return fail(x, RDEV_RT_DEVICE_OOM, "size %zu overflows", size);
   mem_t *mem = malloc(sizeof *mem);
   if (!mem) return fail(x, RDEV_BAD_ALLOC, "out of server memory");
-  if (reserved && srv_tenant_take(t, SRV_Q_MEMORY, dev, reserved, x->r.message, sizeof x->r.message)) {
+  if (reserved && srv_tenant_take(t, SRV_Q_MEMORY, dev, reserved, x->s->peer, x->r.message, sizeof x->r.message)) {
     free(mem);
     return RDEV_QUOTA_EXCEEDED;
   }
@@ -1139,25 +1209,44 @@ static int op_free(srv_req_t *x) {
   return RDEV_OK;
 }
 
+/* Takes a stream on device dev for x's session: the tenant's stream quota
+ * and cap per device, and in open mode the session's own cap. */
+static int streams_take(srv_req_t *x, int dev) {
+  srv_session_t *s = x->s;
+  if (s->own_caps && atomic_fetch_add(&s->dev_streams[dev], 1) >= SRV_DEV_STREAMS_DEFAULT) {
+    atomic_fetch_sub(&s->dev_streams[dev], 1);
+    fail(x, RDEV_QUOTA_EXCEEDED, "stream cap of session %llu on device %d: %d streams open",
+         (unsigned long long)s->id, dev, SRV_DEV_STREAMS_DEFAULT);
+    srv_log(SRV_LOG_WARN, "audit: cap refused: tenant=%s peer=%s reason=%s", s->tenant->name,
+            s->peer ? s->peer : "in-process", x->r.message);
+    return RDEV_QUOTA_EXCEEDED;
+  }
+  if (srv_tenant_take(s->tenant, SRV_Q_STREAMS, dev, 1, s->peer, x->r.message, sizeof x->r.message)) {
+    if (s->own_caps) atomic_fetch_sub(&s->dev_streams[dev], 1);
+    return RDEV_QUOTA_EXCEEDED;
+  }
+  return RDEV_OK;
+}
+
+/* A stream in the session's scheduling group: its tenant's share of the
+ * device by weight, and at most its cap of the device's slots at once. */
 static int op_stream_create(srv_req_t *x) {
   rdev_rt_stream_t *st = NULL;
   int dev, rc = check_device(x, x->q->op.stream_create.device, &dev);
-  if (rc) return rc;
-  if (srv_tenant_take(x->s->tenant, SRV_Q_STREAMS, dev, 1, x->r.message, sizeof x->r.message))
-    return RDEV_QUOTA_EXCEEDED;
+  if (rc || (rc = streams_take(x, dev))) return rc;
   rc = rdev_rt_stream_create(x->s->srv->rt, dev, &st);
   if (rc) {
-    srv_tenant_give(x->s->tenant, SRV_Q_STREAMS, dev, 1);
+    streams_give(x->s, dev);
     return rt_failed(x, rc);
   }
   pthread_mutex_lock(&x->s->tenant->mu);
   uint32_t weight = (uint32_t)x->s->tenant->weight;
   pthread_mutex_unlock(&x->s->tenant->mu);
-  rdev_rt_stream_set_group(st, x->s->tenant->id, weight); /* fair share of the device by weight */
+  rdev_rt_stream_set_group(st, x->s->group, weight, x->s->max_slots);
   uint64_t h = srv_handles_add(&x->s->handles, SRV_H_STREAM, dev, st, 0);
   if (!h) {
     rdev_rt_stream_destroy_force(st);
-    srv_tenant_give(x->s->tenant, SRV_Q_STREAMS, dev, 1);
+    streams_give(x->s, dev);
     return fail(x, RDEV_BAD_ALLOC, "out of server memory");
   }
   x->r.handle = h;
@@ -1186,7 +1275,7 @@ static void reap_dead(srv_session_t *s) {
  * worker still exists. */
 static void destroy_cb(void *user, int status) {
   cb_ctx_t *c = user;
-  srv_tenant_give(c->s->tenant, SRV_Q_STREAMS, rdev_rt_stream_device(c->st), 1);
+  streams_give(c->s, rdev_rt_stream_device(c->st));
   sync_cb(c, status);
 }
 
@@ -1206,14 +1295,14 @@ static int op_stream_destroy(srv_req_t *x) {
   if (done) {
     x->used = NULL; /* gone: nothing to watch */
     rc = rdev_rt_stream_destroy(st);
-    srv_tenant_give(x->s->tenant, SRV_Q_STREAMS, dev, 1);
+    streams_give(x->s, dev);
     return rc ? fail(x, rc, STREAM_FAILED) : RDEV_OK;
   }
   d->st = st;
   d->next = x->s->dead;
   x->s->dead = d;
   rc = queue_callback(x, st, destroy_cb, cb_new(x->s, x->q->seq, st, NULL, 0));
-  if (rc != SRV_LATER) srv_tenant_give(x->s->tenant, SRV_Q_STREAMS, dev, 1);
+  if (rc != SRV_LATER) streams_give(x->s, dev);
   return rc;
 }
 
@@ -1885,7 +1974,7 @@ static int pause_message(srv_session_t *s, grpc_byte_buffer *bb, const batch_t *
   pthread_mutex_unlock(&s->pins->mu);
   atomic_fetch_sub(&s->refs, 1); /* the caller holds one: never the last */
   srv_log(SRV_LOG_ERROR, "session %llu: cannot start the resumer thread; ending it", (unsigned long long)s->id);
-  if (s->call) grpc_call_cancel_with_status(s->call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of server resources", NULL);
-  else session_release(s, "out of server resources");
+  if (s->call) session_end(s, "out of server resources", GRPC_STATUS_RESOURCE_EXHAUSTED, "out of server resources");
+  else session_release(s); /* its owner's srv_session_close_local says it ended */
   return 0;
 }

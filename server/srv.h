@@ -155,6 +155,8 @@ typedef struct srv_tenant {
   uint64_t devices;                   /* bit d: may use device d */
   size_t mem_quota;                   /* bytes per device */
   int max_sessions, max_streams;
+  int max_slots;          /* execution slots at once per device; 0 = half the device's, at least 1 */
+  int max_dev_streams;    /* streams at once per device; 0 = SRV_DEV_STREAMS_DEFAULT */
   size_t max_inflight;
   int weight;
   char cert_subject[256];             /* "" = any (or no) client certificate */
@@ -162,10 +164,15 @@ typedef struct srv_tenant {
   /* usage */
   size_t mem_used[64];
   int sessions, streams;
+  int dev_streams[64];
   struct srv_tenant *next;
 } srv_tenant_t;
 
 typedef enum { SRV_Q_MEMORY, SRV_Q_SESSIONS, SRV_Q_STREAMS } srv_quota_t;
+
+/* The caps' defaults: a quarter of a device's streams, half its slots. */
+#define SRV_DEV_STREAMS_DEFAULT (RDEV_RT_MAX_STREAMS_PER_DEVICE / 4)
+static inline int srv_slots_default(int device_slots) { return device_slots / 2 > 1 ? device_slots / 2 : 1; }
 
 /* Parses text[0..len) (not NUL-terminated; any bytes) as a tenants file
  * (deploy/tenants.example; lines as srv_lines_next cuts them). name (NULL:
@@ -174,8 +181,10 @@ typedef enum { SRV_Q_MEMORY, SRV_Q_SESSIONS, SRV_Q_STREAMS } srv_quota_t;
  * frees with srv_tenant_list_free: settings only (id 0, mu not initialised,
  * usage 0), the last section first. Each has a unique name (1..63 bytes, no
  * ']' or control characters), 1..SRV_MAX_TOKENS token hashes no other
- * tenant of the list has, devices != 0, max_sessions, max_streams and
- * weight 1..1000000 (unset: INT32_MAX, INT32_MAX, 1), max_inflight >= 4096,
+ * tenant of the list has, devices != 0, max_sessions, max_streams,
+ * max_device_streams and weight 1..1000000 (unset: INT32_MAX, INT32_MAX,
+ * 0 = the default cap, 1), max_slots 1..1024 (unset: 0 = the default
+ * cap), max_inflight >= 4096,
  * mem_quota any (unset: SIZE_MAX). Else -1, *out NULL, and a message in err
  * (errlen bytes, truncated, NUL-terminated when errlen > 0). */
 int srv_tenants_parse(const char *text, size_t len, const char *name, srv_tenant_t **out, char *err,
@@ -194,9 +203,12 @@ srv_tenant_t *srv_authenticate(srv_t *srv, grpc_call *call, const grpc_metadata_
  * ASCEND_VISIBLE_DEVICES do): the device behind its local index, or -1. */
 int srv_tenant_device(srv_tenant_t *t, int ndev, int local);
 int srv_tenant_device_count(srv_tenant_t *t, int ndev);
-/* Takes amount of a quota (memory: bytes on dev; sessions, streams: 1) or
- * fails (-1) with msg naming the quota. srv_tenant_give returns it. */
-int srv_tenant_take(srv_tenant_t *t, srv_quota_t what, int dev, size_t amount, char *msg, size_t msglen);
+/* Takes amount of a quota (memory: bytes on dev; sessions, streams: 1; a
+ * stream also counts against the tenant's cap on dev) or fails (-1) with
+ * msg naming the quota or cap, and an audit line naming peer (the caller
+ * asking). srv_tenant_give returns it. */
+int srv_tenant_take(srv_tenant_t *t, srv_quota_t what, int dev, size_t amount, const char *peer, char *msg,
+                    size_t msglen);
 void srv_tenant_give(srv_tenant_t *t, srv_quota_t what, int dev, size_t amount);
 
 /* ---- server ----------------------------------------------------------------- */
@@ -252,7 +264,7 @@ void srv_call_respond(grpc_call *call, grpc_byte_buffer *resp, grpc_status_code 
 
 /* Takes over an accepted Session call (its ref) for an authenticated tenant.
  * Runs on a CQ thread. */
-void srv_session_start(srv_t *srv, grpc_call *call, srv_tenant_t *tenant);
+void srv_session_start(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant);
 /* Posts the receives this completion-queue thread deferred. */
 void srv_sessions_post_deferred(void);
 /* The paused sessions' list (srv_start), and the end of their resumer
@@ -262,6 +274,8 @@ void srv_sessions_init(srv_t *srv);
 void srv_sessions_stop(srv_t *srv);
 /* Ends (cancels) every session of tenants marked removed. */
 void srv_sessions_end_removed(srv_t *srv);
+/* Ends (cancels) every session still open: the end of a drain. */
+void srv_sessions_end_all(srv_t *srv);
 
 /* In-process sessions: the same request handling without a call, for
  * tests and the fuzz harnesses (tests/fuzz/). Each reply is handed to fn

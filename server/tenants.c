@@ -179,13 +179,17 @@ int srv_tenants_parse(const char *text, size_t len, const char *name, srv_tenant
       size_t n;
       if (srv_parse_size(v, &n) || n < 4096) BAD("max_inflight: a size such as 64M (at least 4K)");
       cur->max_inflight = n;
-    } else if (!strcmp(k, "max_sessions") || !strcmp(k, "max_streams") || !strcmp(k, "weight")) {
+    } else if (!strcmp(k, "max_sessions") || !strcmp(k, "max_streams") || !strcmp(k, "weight") ||
+               !strcmp(k, "max_slots") || !strcmp(k, "max_device_streams")) {
       char *end;
       errno = 0;
       long n = strtol(v, &end, 10);
-      if (errno || end == v || *end || n < 1 || n > 1000000) BAD("%s: 1..1000000", k);
+      long most = !strcmp(k, "max_slots") ? 1024 : 1000000;
+      if (errno || end == v || *end || n < 1 || n > most) BAD("%s: 1..%ld", k, most);
       if (!strcmp(k, "max_sessions")) cur->max_sessions = (int)n;
       else if (!strcmp(k, "max_streams")) cur->max_streams = (int)n;
+      else if (!strcmp(k, "max_slots")) cur->max_slots = (int)n;
+      else if (!strcmp(k, "max_device_streams")) cur->max_dev_streams = (int)n;
       else cur->weight = (int)n;
     } else if (!strcmp(k, "cert_subject")) {
       size_t n = strlen(v);
@@ -237,7 +241,9 @@ int srv_tenants_init(srv_t *srv) {
   pthread_mutex_init(&srv->tenants_mu, NULL);
   if (!srv->cfg.tenants[0]) {
     srv->tenants = tenant_new("anonymous");
-    return srv->tenants ? 0 : -1;
+    if (!srv->tenants) return -1;
+    srv->tenants->max_dev_streams = INT32_MAX; /* open mode: the caps are each session's (session.c) */
+    return 0;
   }
   char err[512];
   if (srv_tenants_reload(srv, err, sizeof err)) {
@@ -250,11 +256,12 @@ int srv_tenants_init(srv_t *srv) {
 int srv_tenants_reload(srv_t *srv, char *err, size_t errlen) {
   srv_tenant_t *fresh;
   if (parse_file(srv->cfg.tenants, &fresh, err, errlen)) {
-    srv_log(SRV_LOG_WARN, "audit: tenants reload rejected, previous tenants stay in force: %s", err);
+    srv_log(SRV_LOG_WARN, "audit: tenants reload rejected: tenant=- peer=- reason=%s", err); /* the old ones stay */
     return -1;
   }
   int added = 0, updated = 0, removed = 0;
   pthread_mutex_lock(&srv->tenants_mu);
+  int at_start = srv->tenants == NULL;
   for (srv_tenant_t *t = srv->tenants; t; t = t->next) t->seen = 0;
   while (fresh) {
     srv_tenant_t *f = fresh, *t;
@@ -279,6 +286,8 @@ int srv_tenants_reload(srv_t *srv, char *err, size_t errlen) {
     t->mem_quota = f->mem_quota;
     t->max_sessions = f->max_sessions;
     t->max_streams = f->max_streams;
+    t->max_slots = f->max_slots;
+    t->max_dev_streams = f->max_dev_streams;
     t->max_inflight = f->max_inflight;
     t->weight = f->weight;
     memcpy(t->cert_subject, f->cert_subject, sizeof t->cert_subject);
@@ -296,8 +305,8 @@ int srv_tenants_reload(srv_t *srv, char *err, size_t errlen) {
       removed++;
     }
   pthread_mutex_unlock(&srv->tenants_mu);
-  srv_log(SRV_LOG_INFO, "audit: tenants loaded from %s: %d added, %d updated, %d removed", srv->cfg.tenants,
-          added, updated, removed);
+  srv_log(SRV_LOG_INFO, "audit: tenants loaded: tenant=- peer=- reason=%s: %s: %d added, %d updated, %d removed",
+          at_start ? "start" : "reload", srv->cfg.tenants, added, updated, removed);
   return 0;
 }
 
@@ -390,8 +399,9 @@ int srv_tenant_device_count(srv_tenant_t *t, int ndev) {
   return n;
 }
 
-int srv_tenant_take(srv_tenant_t *t, srv_quota_t what, int dev, size_t amount, char *msg, size_t msglen) {
-  int ok = 1;
+int srv_tenant_take(srv_tenant_t *t, srv_quota_t what, int dev, size_t amount, const char *peer, char *msg,
+                    size_t msglen) {
+  int ok = 1, cap = 0;
   pthread_mutex_lock(&t->mu);
   switch (what) {
     case SRV_Q_MEMORY:
@@ -405,14 +415,24 @@ int srv_tenant_take(srv_tenant_t *t, srv_quota_t what, int dev, size_t amount, c
       if (ok) t->sessions++;
       else snprintf(msg, msglen, "session quota of tenant %s: %d sessions open", t->name, t->sessions);
       break;
-    case SRV_Q_STREAMS:
+    case SRV_Q_STREAMS: {
+      int per_dev = t->max_dev_streams ? t->max_dev_streams : SRV_DEV_STREAMS_DEFAULT;
       ok = t->streams < t->max_streams;
-      if (ok) t->streams++;
-      else snprintf(msg, msglen, "stream quota of tenant %s: %d streams open", t->name, t->streams);
+      cap = ok && (dev < 0 || dev >= 64 || t->dev_streams[dev] >= per_dev);
+      ok = ok && !cap;
+      if (ok) t->streams++, t->dev_streams[dev]++;
+      else if (cap)
+        snprintf(msg, msglen, "stream cap of tenant %s on device %d: %d streams open", t->name, dev,
+                 dev >= 0 && dev < 64 ? t->dev_streams[dev] : 0);
+      else
+        snprintf(msg, msglen, "stream quota of tenant %s: %d streams open", t->name, t->streams);
       break;
+    }
   }
   pthread_mutex_unlock(&t->mu);
-  if (!ok) srv_log(SRV_LOG_WARN, "audit: quota denied: %s", msg);
+  if (!ok)
+    srv_log(SRV_LOG_WARN, "audit: %s: tenant=%s peer=%s reason=%s", cap ? "cap refused" : "quota denied", t->name,
+            peer ? peer : "-", msg);
   return ok ? 0 : -1;
 }
 
@@ -421,7 +441,7 @@ void srv_tenant_give(srv_tenant_t *t, srv_quota_t what, int dev, size_t amount) 
   switch (what) {
     case SRV_Q_MEMORY: t->mem_used[dev] -= amount; break;
     case SRV_Q_SESSIONS: t->sessions--; break;
-    case SRV_Q_STREAMS: t->streams--; break;
+    case SRV_Q_STREAMS: t->streams--, t->dev_streams[dev]--; break;
   }
   pthread_mutex_unlock(&t->mu);
 }

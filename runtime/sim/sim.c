@@ -15,8 +15,12 @@
  * it goes to the scheduling group (tenant) with the least weighted device
  * time used: start-time fair queuing, where a group's virtual time advances
  * by task time / weight, and a group that was idle rejoins at the device's
- * current virtual time instead of cashing in its idle time. With sim_slots 0
- * every stream runs whenever its worker thread does.
+ * current virtual time instead of cashing in its idle time. A group may
+ * have a cap on the slots it holds at once: at its cap, its streams wait
+ * for its own slots and are passed over in the choice, so that one tenant
+ * cannot take a device's every slot with long kernels. Host callbacks and
+ * event waits never take a slot. With sim_slots 0 every stream runs
+ * whenever its worker thread does.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,6 +36,8 @@ typedef struct sim sim_t;
 
 typedef struct sim_group { /* a scheduling group on one device */
   uint32_t id, weight;
+  uint32_t cap, busy; /* slots it may hold at once (0 = no cap), and holds */
+  int streams;        /* streams in it: the group goes with its last one */
   uint64_t vtime; /* ns of device time used / weight */
   struct sim_group *next;
 } sim_group_t;
@@ -71,6 +77,7 @@ typedef struct sim_stream {
   int stop;            /* destroy: run what is queued, then exit */
   atomic_int abort;    /* force destroy: discard what is queued */
   sim_group_t *group;  /* scheduling group (under dev->sched_mu) */
+  sim_group_t *held;   /* the group charged for the slot it holds, or NULL */
   struct sim_stream *wnext; /* dev->waitq link (under dev->sched_mu) */
   struct sim_stream *prev, *next;
 } sim_stream_t;
@@ -365,23 +372,57 @@ static sim_group_t *group_get(sim_dev_t *d, uint32_t id) {
   return g;
 }
 
-static int sim_stream_set_group(rdev_rt_stream_t *st, uint32_t group, uint32_t weight) {
+/* Frees g once no stream is in it and it holds no slot (a group that
+ * comes back rejoins at the device's virtual time, as an idle one does),
+ * so that groups made per session do not pile up. sched_mu held. */
+static void group_drop_if_unused(sim_dev_t *d, sim_group_t *g) {
+  if (g->streams > 0 || g->busy > 0) return;
+  for (sim_group_t **pp = &d->groups; *pp; pp = &(*pp)->next)
+    if (*pp == g) {
+      *pp = g->next;
+      free(g);
+      return;
+    }
+}
+
+/* s leaves its group. sched_mu held. */
+static void group_leave(sim_stream_t *s) {
+  sim_group_t *g = s->group;
+  s->group = NULL;
+  if (g) {
+    g->streams--;
+    group_drop_if_unused(s->dev, g);
+  }
+}
+
+static int sim_stream_set_group(rdev_rt_stream_t *st, uint32_t group, uint32_t weight, uint32_t max_slots) {
   sim_stream_t *s = (sim_stream_t *)st;
   pthread_mutex_lock(&s->dev->sched_mu);
   sim_group_t *g = group_get(s->dev, group);
+  if (g && g != s->group) {
+    g->streams++;
+    group_leave(s);
+  }
   if (g) {
     g->weight = weight;
+    g->cap = max_slots;
     s->group = g;
+    pthread_cond_broadcast(&s->dev->sched_cv); /* a cap may have changed */
   }
   pthread_mutex_unlock(&s->dev->sched_mu);
   return g ? RDEV_OK : rt_fail(RDEV_BAD_ALLOC, "out of host memory");
 }
 
-/* Whether waiting stream s is next: no other waiter's group has used less
- * weighted time (ties go to the earlier waiter). sched_mu held. */
+/* Whether g may take one more slot. sched_mu held. */
+static int under_cap(const sim_group_t *g) { return !g->cap || g->busy < g->cap; }
+
+/* Whether waiting stream s is next: its group is under its cap and no
+ * other waiter's group that is has used less weighted time (ties go to the
+ * earlier waiter). sched_mu held. */
 static int is_next(sim_stream_t *s) {
+  if (!under_cap(s->group)) return 0;
   for (sim_stream_t *o = s->dev->waitq; o; o = o->wnext)
-    if (o != s && o->group->vtime < s->group->vtime) return 0;
+    if (o != s && under_cap(o->group) && o->group->vtime < s->group->vtime) return 0;
   return 1;
 }
 
@@ -413,7 +454,7 @@ static int slot_acquire(sim_stream_t *s) {
   sim_dev_t *d = s->dev;
   if (!d->slots) return 0;
   pthread_mutex_lock(&d->sched_mu);
-  if (!s->group) s->group = group_get(d, 0);
+  if (!s->group && (s->group = group_get(d, 0))) s->group->streams++;
   if (!s->group) { /* out of memory: run unscheduled */
     pthread_mutex_unlock(&d->sched_mu);
     return 0;
@@ -425,6 +466,8 @@ static int slot_acquire(sim_stream_t *s) {
   int got = atomic_load(&s->abort) ? -1 : 1;
   if (got > 0) {
     d->busy++;
+    s->held = s->group;
+    s->held->busy++;
     d->vclock = s->group->vtime;
   }
   if (d->waitq) pthread_cond_broadcast(&d->sched_cv); /* the next may go, or be next */
@@ -449,6 +492,9 @@ static void slot_release(sim_stream_t *s, uint64_t ns, int more) {
   sim_dev_t *d = s->dev;
   pthread_mutex_lock(&d->sched_mu);
   d->busy--;
+  s->held->busy--;
+  if (s->held != s->group) group_drop_if_unused(d, s->held); /* it moved meanwhile */
+  s->held = NULL;
   s->group->vtime += ns / (s->group->weight ? s->group->weight : 1);
   if (more) wait_enqueue(d, s);
   if (d->waitq) pthread_cond_broadcast(&d->sched_cv);
@@ -664,6 +710,9 @@ static int sim_stream_destroy(rdev_rt_stream_t *st, int force) {
   pthread_cond_broadcast(&s->cv_space);
   pthread_mutex_unlock(&s->mu);
   pthread_join(s->thread, NULL);
+  pthread_mutex_lock(&s->dev->sched_mu);
+  group_leave(s);
+  pthread_mutex_unlock(&s->dev->sched_mu);
   int rc = s->err;
   pthread_mutex_lock(&sim->mu);
   if (s->prev) s->prev->next = s->next;

@@ -205,11 +205,13 @@ int rdev_rt_stream_synchronize_timeout(rdev_rt_stream_t *s, int32_t timeout_ms);
 int rdev_rt_stream_take_error(rdev_rt_stream_t *s);
 
 /* Puts s in scheduling group `group` (e.g. a tenant) with the given weight
- * (>= 1; the group's weight is the last one set). When a device's execution
- * slots are contended, groups get device time in proportion to their
- * weights, whatever their number of streams. Streams start in group 0,
- * weight 1. */
-int rdev_rt_stream_set_group(rdev_rt_stream_t *s, uint32_t group, uint32_t weight);
+ * (>= 1) and cap (the execution slots of the device the group may hold at
+ * once; 0 = no cap); the group's weight and cap are the last ones set. When
+ * a device's execution slots are contended, groups get device time in
+ * proportion to their weights, whatever their number of streams; a group
+ * at its cap waits for one of its own slots and never holds up another
+ * group. Streams start in group 0, weight 1, no cap. */
+int rdev_rt_stream_set_group(rdev_rt_stream_t *s, uint32_t group, uint32_t weight, uint32_t max_slots);
 
 /* aclrtStreamQuery: *done = 1 when every queued task has run (a running host
  * callback aside, as for rdev_rt_stream_pending), else 0. Never blocks. */
