@@ -220,6 +220,7 @@ typedef struct {
   void *arg;
   int batch;    /* the message has a batch field */
   int index;    /* of the next batch request */
+  int cut;      /* a visit cut the batch short: pass over the rest */
 } walk_t;
 
 static bool batch_decode(pb_istream_t *stream, const pb_field_t *field, void **arg);
@@ -247,7 +248,7 @@ static bool batch_decode(pb_istream_t *stream, const pb_field_t *field, void **a
   if (!k) PB_RETURN_ERROR(stream, "batches do not nest");
   if (!rdev_wire_is_bytes(stream)) PB_RETURN_ERROR(stream, "wrong wire type");
   k->batch = 1;
-  if (k->index < k->w->skip) {
+  if (k->index < k->w->skip || k->cut) {
     k->index++;
     k->w->seen = k->index;
     return pb_read(stream, NULL, stream->bytes_left);
@@ -262,13 +263,15 @@ static bool batch_decode(pb_istream_t *stream, const pb_field_t *field, void **a
       rdev_wire_payload_release(&r.data);
       PB_RETURN_ERROR(stream, "io error");
     }
+    stream->errmsg = NULL; /* recovered: nanopb keeps the first error, which is this request's */
   }
-  int stop = k->visit(k->arg, &r, k->index, err);
+  int rc = k->visit(k->arg, &r, k->index, err);
   rdev_wire_payload_release(&r.data);
-  if (stop) {
+  if (rc == RDEV_WIRE_STOP) {
     k->w->stopped = 1;
     PB_RETURN_ERROR(stream, "stopped");
   }
+  k->cut |= rc == RDEV_WIRE_CUT;
   k->index++;
   k->w->seen = k->index;
   return true;
@@ -276,7 +279,7 @@ static bool batch_decode(pb_istream_t *stream, const pb_field_t *field, void **a
 
 void rdev_wire_walk(grpc_byte_buffer *bb, size_t max_chunk, rdev_wire_walk_t *w, rdev_wire_visit_fn visit,
                     void *arg) {
-  walk_t k = {w, max_chunk, visit, arg, 0, 0};
+  walk_t k = {w, max_chunk, visit, arg, 0, 0, 0};
   w->seen = 0;
   w->stopped = 0;
   rdev_wire_request_t r;
@@ -285,7 +288,7 @@ void rdev_wire_walk(grpc_byte_buffer *bb, size_t max_chunk, rdev_wire_walk_t *w,
   const char *err = NULL;
   bool ok = decode_with(&rd, bb, rdev_v1_Request_fields, &r.q, &err);
   if (!w->stopped && (!ok || r.q.which_op != 0 || !k.batch))
-    w->stopped = visit(arg, &r, -1, ok ? NULL : err ? err : "malformed message") != 0;
+    w->stopped = visit(arg, &r, -1, ok ? NULL : err ? err : "malformed message") == RDEV_WIRE_STOP;
   rdev_wire_payload_release(&r.data);
 }
 

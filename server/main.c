@@ -32,7 +32,8 @@ static int is_loopback(const struct sockaddr *sa) {
 static int host_is_local(const char *hostport, int numeric, char *why, size_t len) {
   char host[256];
   const char *end;
-  if (*hostport == '[') {
+  int bracketed = *hostport == '[';
+  if (bracketed) {
     hostport++;
     end = strchr(hostport, ']');
   } else {
@@ -43,6 +44,8 @@ static int host_is_local(const char *hostport, int numeric, char *why, size_t le
   memcpy(host, hostport, (size_t)(end - hostport));
   host[end - hostport] = '\0';
   if (!*host) return snprintf(why, len, "no host: every interface"), 0;
+  if (!bracketed && strchr(host, ':')) /* gRPC would read it as a host without a port */
+    return snprintf(why, len, "an IPv6 address needs brackets: [%s]:port", host), 0;
   struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
                            .ai_flags = numeric ? AI_NUMERICHOST : 0}, *res = NULL;
   int rc = getaddrinfo(host, NULL, &hints, &res);

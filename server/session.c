@@ -103,7 +103,6 @@ struct srv_session {
    * every session is the tenant "anonymous" (own_caps). */
   int own_caps;
   uint32_t group;          /* its scheduling group on the devices */
-  uint32_t max_slots;      /* execution slots the group may hold per device */
   atomic_int *dev_streams; /* own_caps: its streams per device */
   size_t max_inflight;
   atomic_int refs;
@@ -315,7 +314,7 @@ static void send_reply(srv_session_t *s, rdev_v1_Reply *r, const grpc_slice *pay
   }
   n->next = NULL;
   n->bb = bb;
-  n->bytes = 64 + held.len + (payload ? GRPC_SLICE_LENGTH(*payload) : 0);
+  n->bytes = 64 + grpc_byte_buffer_length(bb); /* what it holds, payload and print included */
   if (s->sq_tail)
     s->sq_tail->next = n;
   else
@@ -422,7 +421,10 @@ static void session_release(srv_session_t *s) {
   int ndev = 0;
   rdev_rt_device_count(s->srv->rt, &ndev);
   for (int d = 0; d < ndev; d++)
-    if (s->sync_streams[d]) rdev_rt_stream_destroy_force(s->sync_streams[d]);
+    if (s->sync_streams[d]) {
+      rdev_rt_stream_destroy_force(s->sync_streams[d]);
+      streams_give(s, d);
+    }
   srv_handles_each(&h, SRV_H_EVENT, destroy_event_entry, NULL);
   srv_handles_each(&h, SRV_H_BUF, free_buffer_entry, s);
   srv_handles_free(&h);
@@ -649,14 +651,11 @@ static srv_session_t *session_new(srv_t *srv, grpc_call *call, gpr_timespec dead
   s->deadline = deadline;
   s->dev_streams = ds;
   s->own_caps = !srv->cfg.tenants[0];
-  int slots = srv_slots_default(srv->cfg.sim_slots);
   pthread_mutex_lock(&tenant->mu);
   s->max_inflight = tenant->max_inflight < srv->cfg.max_inflight ? tenant->max_inflight : srv->cfg.max_inflight;
-  if (!s->own_caps && tenant->max_slots) slots = tenant->max_slots;
   pthread_mutex_unlock(&tenant->mu);
   /* open mode: a group of its own (tenant ids count up from 1, far below) */
   s->group = s->own_caps ? 0x80000000u | (uint32_t)(s->id & 0x7fffffff) : tenant->id;
-  s->max_slots = srv->cfg.sim_slots ? (uint32_t)slots : 0;
   s->peer = peer;
   atomic_init(&s->refs, 1);
   pthread_mutex_init(&s->mu, NULL);
@@ -782,8 +781,12 @@ void srv_sessions_end_removed(srv_t *srv) {
 
 void srv_sessions_end_all(srv_t *srv) {
   pthread_mutex_lock(&srv->mu);
-  for (srv_session_t *s = srv->sessions; s; s = s->next)
-    session_end(s, "drain", GRPC_STATUS_UNAVAILABLE, "server draining");
+  for (srv_session_t *s = srv->sessions; s; s = s->next) {
+    pthread_mutex_lock(&s->mu);
+    int ending = s->released || s->cancelled;
+    pthread_mutex_unlock(&s->mu);
+    if (!ending) session_end(s, "drain", GRPC_STATUS_UNAVAILABLE, "server draining");
+  }
   pthread_mutex_unlock(&srv->mu);
 }
 
@@ -1239,10 +1242,13 @@ static int op_stream_create(srv_req_t *x) {
     streams_give(x->s, dev);
     return rt_failed(x, rc);
   }
+  int device_slots = x->s->srv->cfg.sim_slots;
   pthread_mutex_lock(&x->s->tenant->mu);
   uint32_t weight = (uint32_t)x->s->tenant->weight;
+  int cap = !x->s->own_caps && x->s->tenant->max_slots ? x->s->tenant->max_slots : srv_slots_default(device_slots);
   pthread_mutex_unlock(&x->s->tenant->mu);
-  rdev_rt_stream_set_group(st, x->s->group, weight, x->s->max_slots);
+  /* the tenant's weight and cap as they are now (a reload may change them) */
+  rdev_rt_stream_set_group(st, x->s->group, weight, device_slots ? (uint32_t)cap : 0);
   uint64_t h = srv_handles_add(&x->s->handles, SRV_H_STREAM, dev, st, 0);
   if (!h) {
     rdev_rt_stream_destroy_force(st);
@@ -1645,7 +1651,13 @@ static int op_event_sync(srv_req_t *x) {
   int rc = get_event(x, x->q->op.event_sync.event, &e);
   if (rc) return rc;
   rdev_rt_stream_t **ss = &x->s->sync_streams[e->dev];
-  if (!*ss && (rc = rdev_rt_stream_create(x->s->srv->rt, e->dev, ss))) return rt_failed(x, rc);
+  if (!*ss) { /* counted like any stream (it only waits, so it never takes a slot) */
+    if ((rc = streams_take(x, e->dev))) return rc;
+    if ((rc = rdev_rt_stream_create(x->s->srv->rt, e->dev, ss))) {
+      streams_give(x->s, e->dev);
+      return rt_failed(x, rc);
+    }
+  }
   x->used = *ss;
   if ((rc = rdev_rt_stream_wait_event(*ss, e->ptr))) return rt_failed(x, rc);
   return queue_callback(x, *ss, sync_cb, cb_new(x->s, x->q->seq, NULL, NULL, 0));
@@ -1797,18 +1809,22 @@ static size_t request_xfer(const rdev_wire_request_t *r) {
 }
 
 /* Runs one request of a message (index: in its batch, -1 for its own;
- * err: why it is malformed, or NULL) and answers it. Returns 1, having
- * done nothing, when it must wait (must_wait). */
+ * err: why it is malformed, or NULL) and answers it. Returns RDEV_WIRE_STOP,
+ * having done nothing, when it must wait (must_wait); RDEV_WIRE_CUT when
+ * it was one past the batch limit, which ends the batch (so that one
+ * message cannot make more than RDEV_WIRE_MAX_BATCH + 2 replies). */
 static int run_request(srv_session_t *s, rdev_wire_request_t *r, int index, const char *err, batch_t *b) {
   const rdev_v1_Request *q = &r->q;
   srv_req_t x = {.s = s, .q = q, .w = r, .data = &r->data, .r = rdev_v1_Reply_init_zero};
   size_t xfer = request_xfer(r);
-  int rc, wait = 0;
+  int rc, wait = 0, cut = 0;
   x.stream = request_stream(q);
-  if (err) {
+  if (index >= 0 && ++b->count > RDEV_WIRE_MAX_BATCH) { /* malformed ones count too */
+    rc = fail(&x, RDEV_INVALID_PARAM, "a batch holds at most %d requests: this one and the rest are not run",
+              RDEV_WIRE_MAX_BATCH);
+    cut = 1;
+  } else if (err) {
     rc = fail(&x, RDEV_PROTOCOL, "malformed request: %s", err);
-  } else if (index >= 0 && ++b->count > RDEV_WIRE_MAX_BATCH) {
-    rc = fail(&x, RDEV_INVALID_PARAM, "a batch holds at most %d requests", RDEV_WIRE_MAX_BATCH);
   } else if (r->data.oversize) {
     rc = fail(&x, RDEV_INVALID_PARAM, "payload exceeds the %u-byte chunk limit", RDEV_WIRE_MAX_CHUNK);
   } else if (xfer > RDEV_WIRE_MAX_BATCH_XFER - b->xfer) {
@@ -1843,7 +1859,7 @@ static int run_request(srv_session_t *s, rdev_wire_request_t *r, int index, cons
     send_reply(s, &x.r, x.has_payload ? &x.payload : NULL);
   }
   if (x.has_payload) grpc_slice_unref(x.payload);
-  return wait;
+  return wait ? RDEV_WIRE_STOP : cut ? RDEV_WIRE_CUT : 0;
 }
 
 static int visit_request(void *arg, rdev_wire_request_t *r, int index, const char *err) {

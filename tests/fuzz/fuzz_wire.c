@@ -41,6 +41,8 @@ typedef struct {
   int n;
   int calls;   /* visits made in this walk */
   int stop_at; /* the visit that stops (-1: none) */
+  int cut_at;  /* the visit that cuts the batch short (-1: none) */
+  int cut;     /* it did: no batch request may be visited after */
   int last_index;
 } trace_t;
 
@@ -71,7 +73,14 @@ static int visit(void *arg, rdev_wire_request_t *r, int index, const char *err) 
   if (r->nargs < 0) abort();
   for (int i = 0; i < r->nargs && i < RDEV_WIRE_MAX_ARGS; i++)
     if (r->args[i].which_v > rdev_v1_Arg_f64_tag) abort();
-  if (t->calls++ == t->stop_at) return 1; /* not recorded: it runs again on resume */
+  if (t->cut && index >= 0) abort(); /* a batch request visited after the batch was cut */
+  if (t->calls == t->cut_at) {
+    t->calls++;
+    t->cut = 1;
+    t->last_index = index;
+    return RDEV_WIRE_CUT;
+  }
+  if (t->calls++ == t->stop_at) return RDEV_WIRE_STOP; /* not recorded: it runs again on resume */
   t->last_index = index;
   if (t->n < MAX_VISITS) {
     visit_t *v = &t->v[t->n++];
@@ -121,9 +130,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(slices, n);
   for (size_t i = 0; i < n; i++) grpc_slice_unref(slices[i]);
 
-  static trace_t whole, parts;
+  static trace_t whole, parts, cut;
   whole.n = whole.calls = 0;
   whole.stop_at = -1;
+  whole.cut_at = -1;
   whole.last_index = -2;
   rdev_wire_walk_t w = {0};
   rdev_wire_walk(bb, RDEV_WIRE_MAX_CHUNK, &w, visit, &whole);
@@ -132,6 +142,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* the same message, stopping at the chosen visit and resuming, again and again */
   parts.n = 0;
   parts.last_index = -2;
+  parts.cut_at = -1;
   rdev_wire_walk_t pw = {0};
   for (int rounds = 0;; rounds++) {
     parts.calls = 0;
@@ -143,6 +154,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     pw.skip = pw.seen;
   }
   if (parts.n != whole.n || memcmp(parts.v, whole.v, (size_t)whole.n * sizeof whole.v[0]) != 0) abort();
+
+  /* cut at the chosen visit: the visits before it are the uninterrupted
+   * walk's, and no batch request comes after it */
+  cut.n = cut.calls = cut.cut = 0;
+  cut.stop_at = -1;
+  cut.cut_at = stop_first;
+  cut.last_index = -2;
+  rdev_wire_walk_t cw = {0};
+  rdev_wire_walk(bb, RDEV_WIRE_MAX_CHUNK, &cw, visit, &cut);
+  if (cw.stopped) abort();
+  int before = stop_first < 0 || stop_first > whole.n ? whole.n : stop_first;
+  if (cut.n < before || memcmp(cut.v, whole.v, (size_t)before * sizeof whole.v[0]) != 0) abort();
   grpc_byte_buffer_destroy(bb);
   return 0;
 }

@@ -922,7 +922,7 @@ class HostileTest(unittest.TestCase):
         self.assertEqual(got[15].data, b"\x03" * 2 + b"\0" * 2)
         self.assertEqual(self.probe(s), [])
 
-    def test_batch_past_128_requests_refuses_each_one_past_it(self):
+    def test_batch_past_128_requests_refuses_the_129th_and_runs_no_more_of_it(self):
         s = self.open()
         buf = self.buffer(s, 256)
         st = self.stream(s)
@@ -936,12 +936,24 @@ class HostileTest(unittest.TestCase):
             pb.Request(seq=2003, write=pb.Write(buf=buf, offset=240, dest_max=16), data=b"\xff" * 16),
             pb.Request(seq=2004, read=pb.Read(stream=st, buf=buf, count=1, dest_max=1)),
         ]
-        got = self.exchange(s, pb.Request(batch=batch).SerializeToString())
+        # the message's own request still runs after the batch was cut
+        own = pb.Request(seq=3000, batch=batch, mem_info=pb.MemInfo(device=0))
+        got = self.exchange(s, own.SerializeToString())
         self.assertEqual([(r.seq, r.status, r.stream) for r in got],
-                         [(2000, INVALID_PARAM, st), (2001, INVALID_PARAM, 0), (2002, INVALID_PARAM, st),
-                          (2003, INVALID_PARAM, 0), (2004, INVALID_PARAM, st)], show(got))
+                         [(2000, INVALID_PARAM, st), (3000, 0, 0)], show(got))
         self.ok(s, stream_sync=pb.StreamSync(stream=st))
-        self.assertEqual(self.read_back(s, buf, 256), bytes(range(1, 129)) + b"\0" * 128)  # the first 128 ran
+        self.assertEqual(self.read_back(s, buf, 256), bytes(range(1, 129)) + b"\0" * 128)  # the first 128 ran, no more
+        self.assert_serves(s)
+
+    def test_a_message_of_tiny_malformed_requests_gets_at_most_129_replies(self):
+        # 3 bytes each (an empty batch request): 2.8 million of them fit in the largest
+        # message; they count toward the 128 like any request, so the 129th ends the batch
+        s = self.open()
+        raw = b"\xf2\x01\x00" * ((MAX_MESSAGE - 16) // 3)
+        got = self.exchange(s, raw)
+        self.assertEqual(len(got), MAX_BATCH + 1, show(got[-3:]))
+        self.assertTrue(all(r.status == PROTOCOL for r in got[:MAX_BATCH]), show(got[:3]))
+        self.assertEqual(got[-1].status, INVALID_PARAM, show(got[-1:]))
         self.assert_serves(s)
 
     def test_batch_refuses_each_request_that_would_pass_8mib_and_runs_the_others(self):

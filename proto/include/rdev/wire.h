@@ -136,13 +136,17 @@ typedef struct {
  * for the batch's requests, -1 for the message's own. err is NULL when r
  * decoded, else why it is malformed (r then holds what decoded before the
  * fault). r->data is released after the call: a visitor keeps slices by
- * moving them out (nparts = 0). Returns 0 to go on, non-zero to stop. */
+ * moving them out (nparts = 0). Returns 0 to go on, RDEV_WIRE_STOP to
+ * stop, RDEV_WIRE_CUT to pass over the rest of the batch unvisited (the
+ * message's own request is still visited). */
+#define RDEV_WIRE_STOP 1
+#define RDEV_WIRE_CUT 2
 typedef int (*rdev_wire_visit_fn)(void *arg, rdev_wire_request_t *r, int index, const char *err);
 
 typedef struct {
   int skip;    /* in: batch requests to pass over undecoded (resuming after a stop) */
   int seen;    /* out: batch requests passed over or visited without stopping */
-  int stopped; /* out: a visit returned non-zero (the one at index `seen`, or the own at -1) */
+  int stopped; /* out: a visit returned RDEV_WIRE_STOP (the one at index `seen`, or the own at -1) */
 } rdev_wire_walk_t;
 
 /* Decodes the Request message in bb and visits its requests in the order
