@@ -1,10 +1,12 @@
 /*
  * server/srv.h — what rdevd's files share: the server object and its
- * completion-queue ops, the per-session handle table, sessions, config and
- * logging. Layering: server.c owns gRPC (listening, accepting, unary calls,
- * shutdown), session.c owns one Session call (receive, send queue,
- * request handlers, cleanup), handles.c the handle table, main.c flags,
- * config file and signals. Device work goes only through rdev/runtime.h.
+ * completion-queue ops, the per-session handle table, sessions, tenants,
+ * config and logging. Layering: server.c owns gRPC (listening, accepting,
+ * unary calls, shutdown); a Session call is the work of session.c,
+ * call.c, dispatch.c, ops_mem.c, ops_stream.c and zerocopy.c, which share
+ * session.h; handles.c the handle table; tenants.c tenants, quotas and
+ * caps; config.c settings and the log; pool.c staging buffers; main.c
+ * flags and signals. Device work goes only through rdev/runtime.h.
  */
 #ifndef RDEV_SRV_H
 #define RDEV_SRV_H

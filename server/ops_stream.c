@@ -1,0 +1,342 @@
+/*
+ * server/ops_stream.c — the stream, event and kernel requests: streams in
+ * the session's scheduling group within the tenant's caps, destroy (a busy
+ * stream finishes first), synchronize (a short watch, else a callback),
+ * events, and launches with their print output held for the next reply.
+ */
+#define _GNU_SOURCE
+#include <grpc/support/alloc.h>
+#include <pb_decode.h>
+#include <pb_encode.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "session.h"
+
+/* Gives back a stream s had on device dev: to the tenant's quota and cap,
+ * and in open mode to the session's own cap (streams_take). */
+void srv_streams_give(srv_session_t *s, int dev) {
+  if (s->own_caps) atomic_fetch_sub(&s->dev_streams[dev], 1);
+  srv_tenant_give(s->tenant, SRV_Q_STREAMS, dev, 1);
+}
+
+/* Takes a stream on device dev for x's session: the tenant's stream quota
+ * and cap per device, and in open mode the session's own cap. */
+static int streams_take(srv_req_t *x, int dev) {
+  srv_session_t *s = x->s;
+  if (s->own_caps && atomic_fetch_add(&s->dev_streams[dev], 1) >= SRV_DEV_STREAMS_DEFAULT) {
+    atomic_fetch_sub(&s->dev_streams[dev], 1);
+    srv_fail(x, RDEV_QUOTA_EXCEEDED, "stream cap of session %llu on device %d: %d streams open",
+         (unsigned long long)s->id, dev, SRV_DEV_STREAMS_DEFAULT);
+    srv_log(SRV_LOG_WARN, "audit: cap refused: tenant=%s peer=%s reason=%s", s->tenant->name,
+            s->peer ? s->peer : "in-process", x->r.message);
+    return RDEV_QUOTA_EXCEEDED;
+  }
+  if (srv_tenant_take(s->tenant, SRV_Q_STREAMS, dev, 1, s->peer, x->r.message, sizeof x->r.message)) {
+    if (s->own_caps) atomic_fetch_sub(&s->dev_streams[dev], 1);
+    return RDEV_QUOTA_EXCEEDED;
+  }
+  return RDEV_OK;
+}
+
+/* A stream in the session's scheduling group: its tenant's share of the
+ * device by weight, and at most its cap of the device's slots at once. */
+int srv_op_stream_create(srv_req_t *x) {
+  rdev_rt_stream_t *st = NULL;
+  int dev, rc = srv_check_device(x, x->q->op.stream_create.device, &dev);
+  if (rc || (rc = streams_take(x, dev))) return rc;
+  rc = rdev_rt_stream_create(x->s->srv->rt, dev, &st);
+  if (rc) {
+    srv_streams_give(x->s, dev);
+    return srv_rt_failed(x, rc);
+  }
+  int device_slots = x->s->srv->cfg.sim_slots;
+  pthread_mutex_lock(&x->s->tenant->mu);
+  uint32_t weight = (uint32_t)x->s->tenant->weight;
+  int cap = !x->s->own_caps && x->s->tenant->max_slots ? x->s->tenant->max_slots : srv_slots_default(device_slots);
+  pthread_mutex_unlock(&x->s->tenant->mu);
+  /* the tenant's weight and cap as they are now (a reload may change them) */
+  rdev_rt_stream_set_group(st, x->s->group, weight, device_slots ? (uint32_t)cap : 0);
+  uint64_t h = srv_handles_add(&x->s->handles, SRV_H_STREAM, dev, st, 0);
+  if (!h) {
+    rdev_rt_stream_destroy_force(st);
+    srv_streams_give(x->s, dev);
+    return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  }
+  x->r.handle = h;
+  return RDEV_OK;
+}
+
+/* Streams the client destroyed while work was queued finish that work first
+ * (aclrtDestroyStream); they are reaped here once idle. req_mu held. */
+void srv_reap_dead(srv_session_t *s) {
+  for (dead_stream_t **pp = &s->dead; *pp;) {
+    int done = 0;
+    rdev_rt_stream_idle((*pp)->st, &done);
+    if (!done) {
+      pp = &(*pp)->next;
+      continue;
+    }
+    dead_stream_t *d = *pp;
+    *pp = d->next;
+    rdev_rt_stream_destroy_force(d->st);
+    free(d);
+  }
+}
+
+/* A busy stream the client destroyed answers, and leaves the tenant's stream
+ * quota, only once its queued work ran (or was discarded): until then its
+ * worker still exists. */
+static void destroy_cb(void *user, int status) {
+  cb_ctx_t *c = user;
+  srv_streams_give(c->s, rdev_rt_stream_device(c->st));
+  srv_sync_cb(c, status);
+}
+
+int srv_op_stream_destroy(srv_req_t *x) {
+  srv_handle_t *e;
+  int rc = srv_find_stream(x, x->q->op.stream_destroy.stream, &e);
+  if (rc) return rc;
+  rdev_rt_stream_t *st = e->ptr;
+  int dev = rdev_rt_stream_device(st), done = 0;
+  rdev_rt_stream_idle(st, &done); /* a running callback too: it may be a fence */
+  /* busy: it finishes its work first, as a dead stream (a fence in that
+   * work may wait on this thread's sends: never wait for it here) */
+  dead_stream_t *d = done ? NULL : malloc(sizeof *d);
+  if (!done && !d) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  if (e->views) srv_views_unref(e->views);
+  srv_handles_del(&x->s->handles, x->q->op.stream_destroy.stream);
+  if (done) {
+    x->used = NULL; /* gone: nothing to watch */
+    rc = rdev_rt_stream_destroy(st);
+    srv_streams_give(x->s, dev);
+    return rc ? srv_fail(x, rc, STREAM_FAILED) : RDEV_OK;
+  }
+  d->st = st;
+  d->next = x->s->dead;
+  x->s->dead = d;
+  rc = srv_queue_callback(x, st, destroy_cb, srv_cb_new(x->s, x->q->seq, st, NULL, 0));
+  if (rc != SRV_LATER) srv_streams_give(x->s, dev);
+  return rc;
+}
+
+/* How long a synchronize watches a busy stream before it leaves the answer
+ * to a callback on the stream. A small kernel finishes within it, and
+ * answering here saves the callback's trip through the stream's worker and
+ * the reply's hand-off from there, each a wake-up of tens of microseconds on
+ * a paravirtualised VM (CUDA's synchronize likewise spins before it blocks).
+ * It bounds what the completion-queue thread's other sessions may wait. */
+#define SYNC_WATCH_NS 50000u
+
+/* 1 once st is idle, 0 if it is still busy after ns, or at once when more
+ * than two tasks wait (a queue of copies does not drain that soon). Yields
+ * between looks: a worker woken onto this CPU runs only once this thread
+ * lets it. */
+static int idle_within(rdev_rt_stream_t *st, uint64_t ns) {
+  size_t pending = 0;
+  if (rdev_rt_stream_pending(st, &pending) != RDEV_OK || pending > 2) return 0;
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    int idle = 0;
+    if (rdev_rt_stream_idle(st, &idle) != RDEV_OK || idle) return idle;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t.tv_nsec - (uint64_t)t0.tv_nsec >= ns) return 0;
+    sched_yield();
+  }
+}
+
+int srv_op_stream_sync(srv_req_t *x) {
+  rdev_rt_stream_t *st = NULL;
+  int rc = srv_get_stream(x, x->q->op.stream_sync.stream, &st);
+  if (rc) return rc;
+  /* A stream idle now or soon answers at once. */
+  if (idle_within(st, SYNC_WATCH_NS)) {
+    int err = rdev_rt_stream_take_error(st);
+    return err ? srv_fail(x, err, STREAM_FAILED) : RDEV_OK;
+  }
+  return srv_queue_callback(x, st, srv_sync_cb, srv_cb_new(x->s, x->q->seq, st, NULL, 0));
+}
+
+int srv_op_stream_query(srv_req_t *x) {
+  srv_handle_t *e;
+  int done = 0, rc = srv_find_stream(x, x->q->op.stream_query.stream, &e);
+  if (rc) return rc;
+  if ((rc = rdev_rt_stream_query(e->ptr, &done))) return srv_rt_failed(x, rc);
+  x->r.value = (uint64_t)done;
+  return RDEV_OK;
+}
+
+/* Kernel print output is held for the session's next reply (send_reply);
+ * when it would not fit, what is held goes out now as a PRINT reply. */
+static bool hold_text(srv_session_t *s, const char *text, size_t len) {
+  pthread_mutex_lock(&s->mu);
+  bool ok = s->held_len + len <= HOLD_MAX;
+  if (ok && s->held_len + len > s->held_cap) {
+    size_t cap = s->held_cap ? s->held_cap : 256;
+    while (cap < s->held_len + len) cap *= 2;
+    if (cap > HOLD_MAX) cap = HOLD_MAX;
+    char *p = realloc(s->held, cap);
+    if (p) s->held = p, s->held_cap = cap;
+    else ok = false;
+  }
+  if (ok) {
+    memcpy(s->held + s->held_len, text, len);
+    rdev_wire_utf8_fix(s->held + s->held_len, len); /* Reply.print is a string */
+    s->held_len += len;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return ok;
+}
+
+static void print_cb(void *user, const char *text, size_t len) {
+  cb_ctx_t *c = user;
+  if (len && !hold_text(c->s, text, len)) {
+    rdev_v1_Reply r = rdev_v1_Reply_init_zero;
+    r.kind = rdev_v1_ReplyKind_PRINT;
+    srv_send_reply(c->s, &r, NULL); /* flushes what was held */
+    char *copy = hold_text(c->s, text, len) ? NULL : malloc(len);
+    if (copy) { /* over HOLD_MAX alone (else out of memory: dropped) */
+      memcpy(copy, text, len);
+      rdev_wire_utf8_fix(copy, len);
+      text_t t = {copy, len};
+      r.print.funcs.encode = srv_encode_text;
+      r.print.arg = &t;
+      srv_send_reply(c->s, &r, NULL);
+      free(copy);
+    }
+  }
+  srv_cb_done(c);
+}
+
+int srv_op_launch(srv_req_t *x) {
+  const rdev_v1_Launch *l = &x->q->op.launch;
+  const rdev_wire_request_t *w = x->w;
+  rdev_rt_stream_t *st = NULL;
+  int rc = srv_get_stream(x, l->stream, &st);
+  if (rc) return rc;
+  if (w->kernel_len > RDEV_WIRE_MAX_KERNEL_NAME)
+    return srv_fail(x, RDEV_UNKNOWN_KERNEL, "kernel name of %zu bytes exceeds the %d-byte limit", w->kernel_len,
+                RDEV_WIRE_MAX_KERNEL_NAME);
+  if (w->kernel_nul) return srv_fail(x, RDEV_UNKNOWN_KERNEL, "kernel name holds a NUL byte");
+  if (w->nargs > RDEV_WIRE_MAX_ARGS)
+    return srv_fail(x, RDEV_KERNEL_ARGS, "%s: %d arguments exceed the limit of %d", w->kernel, w->nargs,
+                RDEV_WIRE_MAX_ARGS);
+  rdev_kernel_arg_t args[RDEV_RT_MAX_KERNEL_ARGS];
+  _Static_assert(RDEV_WIRE_MAX_ARGS <= RDEV_RT_MAX_KERNEL_ARGS, "the wire allows more arguments than kernels take");
+  for (int i = 0; i < w->nargs; i++) {
+    const rdev_v1_Arg *a = &w->args[i];
+    rdev_kernel_arg_t *k = &args[i];
+    switch (a->which_v) {
+      case rdev_v1_Arg_ptr_tag: {
+        srv_handle_t *e = srv_get_handle(x, a->v.ptr.buf, SRV_H_BUF);
+        if (!e) return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "%s: argument %d: 0x%llx is not a buffer of this session",
+                            w->kernel, i, (unsigned long long)a->v.ptr.buf);
+        k->type = RDEV_ARG_PTR;
+        k->v.ptr.base = e->ptr;
+        k->v.ptr.offset = a->v.ptr.offset;
+        break;
+      }
+      case rdev_v1_Arg_i32_tag: k->type = RDEV_ARG_I32; k->v.i32 = a->v.i32; break;
+      case rdev_v1_Arg_u32_tag: k->type = RDEV_ARG_U32; k->v.u32 = a->v.u32; break;
+      case rdev_v1_Arg_i64_tag: k->type = RDEV_ARG_I64; k->v.i64 = a->v.i64; break;
+      case rdev_v1_Arg_u64_tag: k->type = RDEV_ARG_U64; k->v.u64 = a->v.u64; break;
+      case rdev_v1_Arg_f32_tag: k->type = RDEV_ARG_F32; k->v.f32 = a->v.f32; break;
+      case rdev_v1_Arg_f64_tag: k->type = RDEV_ARG_F64; k->v.f64 = a->v.f64; break;
+      default: return srv_fail(x, RDEV_KERNEL_ARGS, "%s: argument %d has no value", w->kernel, i);
+    }
+  }
+  cb_ctx_t *c = srv_cb_new(x->s, x->q->seq, st, NULL, 0);
+  if (!c) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  rc = rdev_rt_launch(st, w->kernel, l->blocks, args, w->nargs, print_cb, c);
+  if (rc) {
+    srv_cb_done(c);
+    return srv_rt_failed(x, rc);
+  }
+  return SRV_LATER;
+}
+
+int srv_op_event_create(srv_req_t *x) {
+  rdev_rt_event_t *ev;
+  int dev, rc = srv_check_device(x, x->q->op.event_create.device, &dev);
+  if (rc) return rc;
+  rc = rdev_rt_event_create(x->s->srv->rt, dev, &ev);
+  if (rc) return srv_rt_failed(x, rc);
+  uint64_t h = srv_handles_add(&x->s->handles, SRV_H_EVENT, dev, ev, 0);
+  if (!h) {
+    rdev_rt_event_destroy(ev);
+    return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  }
+  x->r.handle = h;
+  return RDEV_OK;
+}
+
+int srv_op_event_destroy(srv_req_t *x) {
+  srv_handle_t *e;
+  int rc = srv_get_event(x, x->q->op.event_destroy.event, &e);
+  if (rc) return rc;
+  rdev_rt_event_destroy(e->ptr);
+  srv_handles_del(&x->s->handles, x->q->op.event_destroy.event);
+  return RDEV_OK;
+}
+
+int srv_op_event_record(srv_req_t *x) {
+  const rdev_v1_EventRecord *m = &x->q->op.event_record;
+  rdev_rt_stream_t *st = NULL;
+  srv_handle_t *e;
+  int rc = srv_get_stream(x, m->stream, &st);
+  if (rc || (rc = srv_get_event(x, m->event, &e))) return rc;
+  rc = rdev_rt_event_record(e->ptr, st);
+  return rc ? srv_rt_failed(x, rc) : SRV_LATER;
+}
+
+int srv_op_stream_wait_event(srv_req_t *x) {
+  const rdev_v1_StreamWaitEvent *m = &x->q->op.stream_wait_event;
+  rdev_rt_stream_t *st = NULL;
+  srv_handle_t *e;
+  int rc = srv_get_stream(x, m->stream, &st);
+  if (rc || (rc = srv_get_event(x, m->event, &e))) return rc;
+  rc = rdev_rt_stream_wait_event(st, e->ptr);
+  return rc ? srv_rt_failed(x, rc) : SRV_LATER;
+}
+
+/* EventSync waits on a session-internal stream of the event's device: the
+ * stream waits for the event, then a callback answers. */
+int srv_op_event_sync(srv_req_t *x) {
+  srv_handle_t *e;
+  int rc = srv_get_event(x, x->q->op.event_sync.event, &e);
+  if (rc) return rc;
+  rdev_rt_stream_t **ss = &x->s->sync_streams[e->dev];
+  if (!*ss) { /* counted like any stream (it only waits, so it never takes a slot) */
+    if ((rc = streams_take(x, e->dev))) return rc;
+    if ((rc = rdev_rt_stream_create(x->s->srv->rt, e->dev, ss))) {
+      srv_streams_give(x->s, e->dev);
+      return srv_rt_failed(x, rc);
+    }
+  }
+  x->used = *ss;
+  if ((rc = rdev_rt_stream_wait_event(*ss, e->ptr))) return srv_rt_failed(x, rc);
+  return srv_queue_callback(x, *ss, srv_sync_cb, srv_cb_new(x->s, x->q->seq, NULL, NULL, 0));
+}
+
+int srv_op_event_query(srv_req_t *x) {
+  srv_handle_t *e;
+  int done = 0, rc = srv_get_event(x, x->q->op.event_query.event, &e);
+  if (rc) return rc;
+  if ((rc = rdev_rt_event_query(e->ptr, &done))) return srv_rt_failed(x, rc);
+  x->r.value = (uint64_t)done;
+  return RDEV_OK;
+}
+
+int srv_op_event_elapsed(srv_req_t *x) {
+  srv_handle_t *a, *b;
+  int rc = srv_get_event(x, x->q->op.event_elapsed.start, &a);
+  if (rc || (rc = srv_get_event(x, x->q->op.event_elapsed.end, &b))) return rc;
+  if ((rc = rdev_rt_event_elapsed_ms(&x->r.elapsed_ms, a->ptr, b->ptr))) return srv_rt_failed(x, rc);
+  return RDEV_OK;
+}
