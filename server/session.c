@@ -102,12 +102,18 @@ void srv_session_closed(srv_session_t *s, const char *why) {
 /* Why a call that ended without the client's half-close ended: what the
  * server said when it ended it, else its deadline if passed, else the
  * client cancelled (or vanished). */
+#define DEADLINE_SLACK_MS 250
+
 const char *srv_end_reason(srv_session_t *s) {
   pthread_mutex_lock(&s->mu);
   const char *why = s->end_why;
   pthread_mutex_unlock(&s->mu);
   if (why) return why;
-  if (gpr_time_cmp(gpr_now(s->deadline.clock_type), s->deadline) >= 0) return "deadline";
+  /* The client's copy of the deadline is earlier than ours by the time the
+   * call's start took to arrive, and its cancel arrives as ours is due:
+   * a cancel this close to the deadline is the deadline. */
+  gpr_timespec slack = gpr_time_from_millis(DEADLINE_SLACK_MS, GPR_TIMESPAN);
+  if (gpr_time_cmp(gpr_time_add(gpr_now(s->deadline.clock_type), slack), s->deadline) >= 0) return "deadline";
   return "cancelled";
 }
 
