@@ -14,7 +14,7 @@ run_suite() { # dir sanitizer [ctest args...]
   local dir=$1 san=$2
   shift 2
   echo "=== build $dir (sanitizer: ${san:-none}) ==="
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDEV_SANITIZE="$san" >/dev/null
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDEV_SANITIZE="$san" -DRDEV_WERROR=ON >/dev/null
   cmake --build "$dir" -j"$jobs"
   echo "=== test $dir ==="
   (cd "$dir" && ctest --output-on-failure "$@")
@@ -33,7 +33,7 @@ tsan_supp() {
   grep -v '^#' tests/tsan.supp
   ldd build-tsan/server/rdevd build-tsan/tests/test_integration | awk '/libabsl_/ {print "called_from_lib:" $1}' | sort -u
 }
-cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDEV_SANITIZE=thread >/dev/null
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDEV_SANITIZE=thread -DRDEV_WERROR=ON >/dev/null
 cmake --build build-tsan -j"$jobs"
 tsan_supp > build-tsan/tsan.supp
 TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/build-tsan/tsan.supp" \
@@ -42,7 +42,7 @@ TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/build-tsan/tsan.supp" \
 # Fuzzing: the wire decoder, in-process sessions, and the two file parsers.
 fuzz_seconds=${RDEV_FUZZ_SECONDS:-60}
 echo "=== build build-fuzz (clang, libFuzzer + ASan+UBSan) ==="
-cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDEV_SANITIZE=fuzzer \
+cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDEV_SANITIZE=fuzzer -DRDEV_WERROR=ON \
   -DRDEV_FUZZ_SECONDS="$fuzz_seconds" >/dev/null
 cmake --build build-fuzz --target fuzz_all -j"$jobs"
 echo "=== fuzz build-fuzz (${fuzz_seconds} s per harness) ==="

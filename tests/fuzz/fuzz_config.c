@@ -7,6 +7,7 @@
  * say why in err, truncated safely however small err is. A broken promise
  * abort()s; sanitizers catch the rest (memory errors, UB, leaks).
  */
+#include "fuzz.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -21,6 +21,7 @@
  *   device's free memory and the tenant's memory use are back where they
  *   started, and no session is left.
  */
+#include "fuzz.h"
 #include <grpc/grpc.h>
 #include <grpc/slice.h>
 #include <pb_decode.h>

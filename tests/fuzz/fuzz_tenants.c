@@ -7,6 +7,7 @@
  * truncated safely however small err is. A broken promise abort()s;
  * sanitizers catch the rest (memory errors, UB, leaks).
  */
+#include "fuzz.h"
 #include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>

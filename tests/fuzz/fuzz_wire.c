@@ -15,6 +15,7 @@
  * stopped and resumed from where it stopped (walk.skip), as many times as
  * it stops, visits exactly what one uninterrupted walk does.
  */
+#include "fuzz.h"
 #include <grpc/grpc.h>
 #include <grpc/slice.h>
 #include <stdint.h>
