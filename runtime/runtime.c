@@ -517,19 +517,6 @@ int rdev_rt_event_elapsed_ms(float *ms, rdev_rt_event_t *start, rdev_rt_event_t 
 
 /* ---- kernels ------------------------------------------------------------- */
 
-static const char *arg_type_name(rdev_arg_type_t t) {
-  switch (t) {
-    case RDEV_ARG_PTR: return "ptr";
-    case RDEV_ARG_I32: return "i32";
-    case RDEV_ARG_U32: return "u32";
-    case RDEV_ARG_I64: return "i64";
-    case RDEV_ARG_U64: return "u64";
-    case RDEV_ARG_F32: return "f32";
-    case RDEV_ARG_F64: return "f64";
-  }
-  return "unknown";
-}
-
 /* The element count an integer argument stands for; -1 if negative. */
 static int64_t arg_count(const rdev_kernel_arg_t *a) {
   switch (a->type) {
@@ -605,8 +592,8 @@ int rdev_rt_launch(rdev_rt_stream_t *s, const char *name, uint32_t blocks,
   for (int i = 0; i < nargs; i++)
     if (args[i].type != sig->params[i].type)
       return rt_fail(RDEV_KERNEL_ARGS, "%s: argument %d '%s' must be %s, got %s", sig->name, i,
-                     sig->params[i].name, arg_type_name(sig->params[i].type),
-                     arg_type_name(args[i].type));
+                     sig->params[i].name, rdev_arg_type_name(sig->params[i].type),
+                     rdev_arg_type_name(args[i].type));
   rt_task_t t = {.op = RT_TASK_KERNEL};
   t.u.kernel.index = (int)(sig - all);
   t.u.kernel.blocks = blocks;

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rdev/clock.h"
 #include "session.h"
 
 /* Gives back a stream s had on device dev: to the tenant's quota and cap,
@@ -140,13 +141,11 @@ int srv_op_stream_destroy(srv_req_t *x) {
 static int idle_within(rdev_rt_stream_t *st, uint64_t ns) {
   size_t pending = 0;
   if (rdev_rt_stream_pending(st, &pending) != RDEV_OK || pending > 2) return 0;
-  struct timespec t0, t;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  uint64_t t0 = rdev_clock_now_ns();
   for (;;) {
     int idle = 0;
     if (rdev_rt_stream_idle(st, &idle) != RDEV_OK || idle) return idle;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    if ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t.tv_nsec - (uint64_t)t0.tv_nsec >= ns) return 0;
+    if (rdev_clock_now_ns() - t0 >= ns) return 0;
     sched_yield();
   }
 }

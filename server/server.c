@@ -120,11 +120,6 @@ void srv_call_respond(grpc_call *call, grpc_byte_buffer *resp, grpc_status_code 
   }
 }
 
-static const char *type_name(rdev_arg_type_t t) {
-  static const char *n[] = {"?", "ptr", "i32", "u32", "i64", "u64", "f32", "f64"};
-  return (unsigned)t <= RDEV_ARG_F64 ? n[t] : "?";
-}
-
 static grpc_byte_buffer *info_reply(srv_t *srv, srv_tenant_t *t) {
   rdev_v1_InfoReply r = rdev_v1_InfoReply_init_zero;
   snprintf(r.version, sizeof r.version, "%s", RDEV_VERSION);
@@ -143,7 +138,7 @@ static grpc_byte_buffer *info_reply(srv_t *srv, srv_tenant_t *t) {
     for (int p = 0; p < k[i].nparams; p++) {
       rdev_v1_KernelParam *kp = &ki->params[ki->params_count++];
       snprintf(kp->name, sizeof kp->name, "%s", k[i].params[p].name);
-      snprintf(kp->type, sizeof kp->type, "%s", type_name(k[i].params[p].type));
+      snprintf(kp->type, sizeof kp->type, "%s", rdev_arg_type_name(k[i].params[p].type));
     }
   }
   return rdev_wire_encode(rdev_v1_InfoReply_fields, &r, NULL);

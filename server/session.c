@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rdev/clock.h"
 #include "session.h"
 
 static void abort_stream_entry(srv_handle_t *e, void *arg) {
@@ -195,11 +196,7 @@ srv_session_t *srv_session_new(srv_t *srv, grpc_call *call, gpr_timespec deadlin
   atomic_init(&s->refs, 1);
   pthread_mutex_init(&s->mu, NULL);
   pthread_mutex_init(&s->req_mu, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&s->local_cv, &ca);
-  pthread_condattr_destroy(&ca);
+  rdev_clock_cond_init(&s->local_cv);
   pthread_mutex_init(&s->pins->mu, NULL);
   pthread_cond_init(&s->pins->cv, NULL);
   s->pins->srv = srv;
@@ -250,11 +247,7 @@ int srv_session_feed(srv_session_t *s, grpc_byte_buffer *bb) {
 }
 
 int srv_session_wait_ready(srv_session_t *s, int timeout_ms) {
-  struct timespec dl;
-  clock_gettime(CLOCK_MONOTONIC, &dl);
-  dl.tv_sec += timeout_ms / 1000;
-  dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-  if (dl.tv_nsec >= 1000000000L) dl.tv_sec++, dl.tv_nsec -= 1000000000L;
+  struct timespec dl = rdev_clock_deadline_ns((uint64_t)timeout_ms * 1000000u);
   pthread_mutex_lock(&s->mu);
   int rc = 0;
   while (!s->local_ready && rc == 0) rc = pthread_cond_timedwait(&s->local_cv, &s->mu, &dl);

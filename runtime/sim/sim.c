@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "rdev/clock.h"
 #include "sim.h"
 
 typedef struct sim sim_t;
@@ -104,23 +105,6 @@ struct sim {
 };
 
 /* ---- time ---------------------------------------------------------------- */
-
-static struct timespec deadline_after_ns(uint64_t ns) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  ns += (uint64_t)t.tv_nsec;
-  t.tv_sec += (time_t)(ns / 1000000000u);
-  t.tv_nsec = (long)(ns % 1000000000u);
-  return t;
-}
-
-static void cond_init_mono(pthread_cond_t *cv) {
-  pthread_condattr_t a;
-  pthread_condattr_init(&a);
-  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-  pthread_cond_init(cv, &a);
-  pthread_condattr_destroy(&a);
-}
 
 /* Waits on cv until woken or the deadline (NULL = none); ETIMEDOUT at the deadline. */
 static int cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, const struct timespec *dl) {
@@ -313,7 +297,7 @@ static void event_complete(sim_event_t *e, uint64_t gen) {
 static int sim_event_sync(rdev_rt_event_t *ev, int32_t timeout_ms) {
   sim_event_t *e = (sim_event_t *)ev;
   struct timespec dl;
-  if (timeout_ms >= 0) dl = deadline_after_ns((uint64_t)timeout_ms * 1000000u);
+  if (timeout_ms >= 0) dl = rdev_clock_deadline_ns((uint64_t)timeout_ms * 1000000u);
   int rc = RDEV_OK;
   pthread_mutex_lock(&e->dev->ev_mu);
   uint64_t target = e->recorded;
@@ -501,17 +485,11 @@ static void slot_release(sim_stream_t *s, uint64_t ns, int more) {
   pthread_mutex_unlock(&d->sched_mu);
 }
 
-static uint64_t now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 /* ---- stream worker ------------------------------------------------------- */
 
 int sim_stream_sleep(void *stream, uint64_t ns) {
   sim_stream_t *s = stream;
-  struct timespec dl = deadline_after_ns(ns);
+  struct timespec dl = rdev_clock_deadline_ns(ns);
   pthread_mutex_lock(&s->mu);
   while (!atomic_load(&s->abort) && pthread_cond_timedwait(&s->cv_work, &s->mu, &dl) != ETIMEDOUT) {
   }
@@ -610,12 +588,12 @@ static void *stream_worker(void *arg) {
       discard_task(t);
       held = 0;
     } else {
-      if (held) t0 = now_ns();
+      if (held) t0 = rdev_clock_now_ns();
       rc = exec_task(s, t);
     }
     pthread_mutex_lock(&s->mu);
     if (held) /* if the next task needs the device too, stay in line for it */
-      slot_release(s, now_ns() - t0, s->tail - s->head > 1 && on_device(&s->ring[(s->head + 1) % s->cap]));
+      slot_release(s, rdev_clock_now_ns() - t0, s->tail - s->head > 1 && on_device(&s->ring[(s->head + 1) % s->cap]));
     if (rc != RDEV_OK && s->err == RDEV_OK) s->err = rc;
     s->head++;
     s->in_callback = 0;
@@ -656,9 +634,9 @@ static int sim_stream_create(void *impl, int dev, rdev_rt_stream_t **out) {
   s->cap = sim->depth;
   s->wake_at = UINT64_MAX;
   pthread_mutex_init(&s->mu, NULL);
-  cond_init_mono(&s->cv_work);
-  cond_init_mono(&s->cv_space);
-  cond_init_mono(&s->cv_done);
+  rdev_clock_cond_init(&s->cv_work);
+  rdev_clock_cond_init(&s->cv_space);
+  rdev_clock_cond_init(&s->cv_done);
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 256 * 1024);
@@ -732,7 +710,7 @@ static int sim_stream_destroy(rdev_rt_stream_t *st, int force) {
 static int sim_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms) {
   sim_stream_t *s = (sim_stream_t *)st;
   struct timespec dl;
-  if (timeout_ms >= 0) dl = deadline_after_ns((uint64_t)timeout_ms * 1000000u);
+  if (timeout_ms >= 0) dl = rdev_clock_deadline_ns((uint64_t)timeout_ms * 1000000u);
   pthread_mutex_lock(&s->mu);
   uint64_t target = s->tail;
   int timed_out = 0;
@@ -830,7 +808,7 @@ static int sim_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
     d->index = i;
     d->slots = cfg->sim_slots;
     pthread_mutex_init(&d->ev_mu, NULL);
-    cond_init_mono(&d->ev_cv);
+    rdev_clock_cond_init(&d->ev_cv);
     pthread_mutex_init(&d->sched_mu, NULL);
     pthread_cond_init(&d->sched_cv, NULL);
     sim->ndev = i + 1;

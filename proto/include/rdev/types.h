@@ -35,4 +35,8 @@ typedef enum {
   RDEV_ARG_F64
 } rdev_arg_type_t;
 
+/* The wire's name of a kernel argument type ("ptr", "i32", ... as in
+ * KernelParam.type), "unknown" for others. Never NULL; static. */
+const char *rdev_arg_type_name(rdev_arg_type_t t);
+
 #endif
