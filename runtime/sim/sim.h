@@ -1,12 +1,14 @@
 /*
  * runtime/sim/sim.h — what the sim backend's files share: the device arena
- * allocator (sim_arena.c) and the kernel bodies (sim_kernels.c) that the
- * stream workers (sim.c) run.
+ * allocator (sim_arena.c), the kernel bodies (sim_kernels.c) that the
+ * stream workers (sim_stream.c) run, and the backend's state (devices,
+ * streams, events, scheduling groups) that sim.c and sim_stream.c share.
  */
 #ifndef RDEV_SIM_H
 #define RDEV_SIM_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "../rt_internal.h"
 
@@ -58,5 +60,98 @@ extern const int sim_kernel_count;
 /* Sleeps up to ns on a stream's worker; returns early (non-zero) when the
  * stream is force-destroyed. */
 int sim_stream_sleep(void *stream, uint64_t ns);
+
+/* ---- the backend's state (sim.c, sim_stream.c) ---- */
+
+typedef struct sim sim_t;
+
+typedef struct sim_group { /* a scheduling group on one device */
+  uint32_t id, weight;
+  uint32_t cap, busy; /* slots it may hold at once (0 = no cap), and holds */
+  int streams;        /* streams in it: the group goes with its last one */
+  uint64_t vtime; /* ns of device time used / weight */
+  struct sim_group *next;
+} sim_group_t;
+
+typedef struct {
+  int index;
+  sim_arena_t arena;
+  unsigned slots, busy;    /* execution slots (0 = unscheduled) and those in use */
+  struct sim_stream *waitq;/* streams waiting for a slot */
+  uint64_t vclock;         /* virtual time of the latest grant */
+  sim_group_t *groups;
+  pthread_mutex_t sched_mu;
+  pthread_cond_t sched_cv;
+  atomic_int nstreams, nevents;
+  atomic_uint fault_alloc, fault_kernel, fault_hang; /* countdowns; 0 = unarmed */
+  atomic_uint hang_ms;
+  pthread_mutex_t ev_mu; /* guards every event of this device */
+  pthread_cond_t ev_cv;  /* an event completed, or a stream is aborting */
+} sim_dev_t;
+
+typedef struct sim_stream {
+  rdev_rt_stream_t base;
+  sim_t *sim;
+  sim_dev_t *dev;
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv_work;  /* worker: tasks arrived, or stop/abort */
+  pthread_cond_t cv_space; /* submitters: a slot freed */
+  pthread_cond_t cv_done;  /* synchronizers: a task finished */
+  rt_task_t *ring;
+  unsigned cap;
+  uint64_t head, tail; /* tasks [head, tail) are queued; ring[head % cap] runs */
+  int worker_idle, space_waiters;
+  int in_callback;     /* the task running is a host callback */
+  uint64_t wake_at;    /* lowest head a synchronizer waits for; UINT64_MAX = none */
+  int err;             /* first error since the last synchronize */
+  int stop;            /* destroy: run what is queued, then exit */
+  atomic_int abort;    /* force destroy: discard what is queued */
+  sim_group_t *group;  /* scheduling group (under dev->sched_mu) */
+  sim_group_t *held;   /* the group charged for the slot it holds, or NULL */
+  struct sim_stream *wnext; /* dev->waitq link (under dev->sched_mu) */
+  struct sim_stream *prev, *next;
+} sim_stream_t;
+
+typedef struct sim_event {
+  rdev_rt_event_t base;
+  sim_dev_t *dev;
+  atomic_int refs;     /* the creator's, plus one per queued task naming it */
+  uint64_t recorded;   /* generation of the latest record call */
+  uint64_t completed;  /* highest generation that has run */
+  struct timespec when;/* when `completed` ran */
+  struct sim_event *prev, *next;
+} sim_event_t;
+
+struct sim {
+  rdev_rt_t *rt;
+  int ndev;
+  sim_dev_t *devs;
+  unsigned depth;
+  pthread_mutex_t mu; /* streams and events lists, host allocations */
+  sim_stream_t *streams;
+  sim_event_t *events;
+  void *host; /* tsearch set of malloc_host pointers */
+};
+
+/* Counts one matching occurrence of an armed fault down; true on the one
+ * it was armed for (sim.c). */
+int sim_fault_fires(atomic_uint *c);
+
+/* The backend's streams and events (sim_stream.c), as rt_backend_t's
+ * entries of the same names (rt_internal.h) */
+int sim_event_sync(rdev_rt_event_t *ev, int32_t timeout_ms);
+int sim_stream_abort(rdev_rt_stream_t *st);
+int sim_stream_pending(rdev_rt_stream_t *st, size_t *tasks, int *in_callback);
+int sim_submit(rdev_rt_stream_t *st, const rt_task_t *t);
+int sim_stream_set_group(rdev_rt_stream_t *st, uint32_t group, uint32_t weight, uint32_t max_slots);
+int sim_stream_create(void *impl, int dev, rdev_rt_stream_t **out);
+int sim_event_query(rdev_rt_event_t *ev, int *done);
+int sim_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms);
+int sim_stream_destroy(rdev_rt_stream_t *st, int force);
+int sim_stream_take_error(rdev_rt_stream_t *st);
+int sim_event_create(void *impl, int dev, rdev_rt_event_t **out);
+int sim_event_elapsed(float *ms, rdev_rt_event_t *a, rdev_rt_event_t *b);
+int sim_event_destroy(rdev_rt_event_t *ev);
 
 #endif

@@ -1,0 +1,567 @@
+/*
+ * runtime/sim/sim_stream.c — the sim's streams and events: each stream's
+ * worker thread draining its bounded ring of tasks in order, the
+ * execution slots a device shares among scheduling groups (weighted fair
+ * queuing, with a cap per group), events as generation counters under one
+ * lock per device, synchronize, abort and destroy. See sim.c for the
+ * backend as a whole.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <search.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rdev/clock.h"
+#include "sim.h"
+
+/* ---- time ---------------------------------------------------------------- */
+
+/* Waits on cv until woken or the deadline (NULL = none); ETIMEDOUT at the deadline. */
+static int cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, const struct timespec *dl) {
+  return dl ? pthread_cond_timedwait(cv, mu, dl) : pthread_cond_wait(cv, mu);
+}
+
+
+/* ---- events -------------------------------------------------------------- */
+
+static void event_unref(sim_event_t *e) {
+  if (atomic_fetch_sub(&e->refs, 1) != 1) return;
+  sim_t *sim = (sim_t *)e->base.rt->impl;
+  pthread_mutex_lock(&sim->mu);
+  if (e->prev) e->prev->next = e->next;
+  else sim->events = e->next;
+  if (e->next) e->next->prev = e->prev;
+  pthread_mutex_unlock(&sim->mu);
+  free(e);
+}
+
+int sim_event_create(void *impl, int dev, rdev_rt_event_t **out) {
+  sim_t *sim = impl;
+  sim_dev_t *d = &sim->devs[dev];
+  if (atomic_fetch_add(&d->nevents, 1) >= RDEV_RT_MAX_EVENTS_PER_DEVICE) {
+    atomic_fetch_sub(&d->nevents, 1);
+    return rt_fail(RDEV_STORAGE_OVER_LIMIT, "device %d has its maximum of %d events", dev,
+                   RDEV_RT_MAX_EVENTS_PER_DEVICE);
+  }
+  sim_event_t *e = calloc(1, sizeof *e);
+  if (!e) {
+    atomic_fetch_sub(&d->nevents, 1);
+    return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
+  }
+  e->base.rt = sim->rt;
+  e->base.dev = dev;
+  e->dev = d;
+  atomic_init(&e->refs, 1);
+  pthread_mutex_lock(&sim->mu);
+  e->next = sim->events;
+  if (e->next) e->next->prev = e;
+  sim->events = e;
+  pthread_mutex_unlock(&sim->mu);
+  *out = &e->base;
+  return RDEV_OK;
+}
+
+int sim_event_destroy(rdev_rt_event_t *ev) {
+  sim_event_t *e = (sim_event_t *)ev;
+  atomic_fetch_sub(&e->dev->nevents, 1);
+  event_unref(e);
+  return RDEV_OK;
+}
+
+/* Marks record `gen` of e complete (never moves backwards). */
+static void event_complete(sim_event_t *e, uint64_t gen) {
+  pthread_mutex_lock(&e->dev->ev_mu);
+  if (gen > e->completed) {
+    e->completed = gen;
+    clock_gettime(CLOCK_MONOTONIC, &e->when);
+  }
+  pthread_cond_broadcast(&e->dev->ev_cv);
+  pthread_mutex_unlock(&e->dev->ev_mu);
+}
+
+int sim_event_sync(rdev_rt_event_t *ev, int32_t timeout_ms) {
+  sim_event_t *e = (sim_event_t *)ev;
+  struct timespec dl;
+  if (timeout_ms >= 0) dl = rdev_clock_deadline_ns((uint64_t)timeout_ms * 1000000u);
+  int rc = RDEV_OK;
+  pthread_mutex_lock(&e->dev->ev_mu);
+  uint64_t target = e->recorded;
+  while (e->completed < target) {
+    if (cond_wait_until(&e->dev->ev_cv, &e->dev->ev_mu, timeout_ms >= 0 ? &dl : NULL) ==
+        ETIMEDOUT) {
+      if (e->completed < target)
+        rc = rt_fail(RDEV_RT_WAIT_TIMEOUT, "event not complete after %d ms", (int)timeout_ms);
+      break;
+    }
+  }
+  pthread_mutex_unlock(&e->dev->ev_mu);
+  return rc;
+}
+
+int sim_event_query(rdev_rt_event_t *ev, int *done) {
+  sim_event_t *e = (sim_event_t *)ev;
+  pthread_mutex_lock(&e->dev->ev_mu);
+  *done = e->completed >= e->recorded;
+  pthread_mutex_unlock(&e->dev->ev_mu);
+  return RDEV_OK;
+}
+
+int sim_event_elapsed(float *ms, rdev_rt_event_t *a, rdev_rt_event_t *b) {
+  sim_event_t *x = (sim_event_t *)a, *y = (sim_event_t *)b;
+  int ok = 1;
+  struct timespec tx, ty;
+  /* events of one runtime may sit on different devices: take each lock alone */
+  pthread_mutex_lock(&x->dev->ev_mu);
+  ok &= x->recorded > 0 && x->completed >= x->recorded;
+  tx = x->when;
+  pthread_mutex_unlock(&x->dev->ev_mu);
+  pthread_mutex_lock(&y->dev->ev_mu);
+  ok &= y->recorded > 0 && y->completed >= y->recorded;
+  ty = y->when;
+  pthread_mutex_unlock(&y->dev->ev_mu);
+  if (!ok) return rt_fail(RDEV_INVALID_PARAM, "both events must be recorded and complete");
+  *ms = (float)((double)(ty.tv_sec - tx.tv_sec) * 1e3 + (double)(ty.tv_nsec - tx.tv_nsec) / 1e6);
+  return RDEV_OK;
+}
+
+/* ---- execution slots -------------------------------------------------------- */
+
+/* The group `id` of device d, made on first use. sched_mu held. */
+static sim_group_t *group_get(sim_dev_t *d, uint32_t id) {
+  sim_group_t *g;
+  for (g = d->groups; g && g->id != id; g = g->next) {
+  }
+  if (!g && (g = calloc(1, sizeof *g))) {
+    g->id = id;
+    g->weight = 1;
+    g->vtime = d->vclock;
+    g->next = d->groups;
+    d->groups = g;
+  }
+  return g;
+}
+
+/* Frees g once no stream is in it and it holds no slot (a group that
+ * comes back rejoins at the device's virtual time, as an idle one does),
+ * so that groups made per session do not pile up. sched_mu held. */
+static void group_drop_if_unused(sim_dev_t *d, sim_group_t *g) {
+  if (g->streams > 0 || g->busy > 0) return;
+  for (sim_group_t **pp = &d->groups; *pp; pp = &(*pp)->next)
+    if (*pp == g) {
+      *pp = g->next;
+      free(g);
+      return;
+    }
+}
+
+/* s leaves its group. sched_mu held. */
+static void group_leave(sim_stream_t *s) {
+  sim_group_t *g = s->group;
+  s->group = NULL;
+  if (g) {
+    g->streams--;
+    group_drop_if_unused(s->dev, g);
+  }
+}
+
+int sim_stream_set_group(rdev_rt_stream_t *st, uint32_t group, uint32_t weight, uint32_t max_slots) {
+  sim_stream_t *s = (sim_stream_t *)st;
+  pthread_mutex_lock(&s->dev->sched_mu);
+  sim_group_t *g = group_get(s->dev, group);
+  if (g && g != s->group) {
+    g->streams++;
+    group_leave(s);
+  }
+  if (g) {
+    g->weight = weight;
+    g->cap = max_slots;
+    s->group = g;
+    pthread_cond_broadcast(&s->dev->sched_cv); /* a cap may have changed */
+  }
+  pthread_mutex_unlock(&s->dev->sched_mu);
+  return g ? RDEV_OK : rt_fail(RDEV_BAD_ALLOC, "out of host memory");
+}
+
+/* Whether g may take one more slot. sched_mu held. */
+static int under_cap(const sim_group_t *g) { return !g->cap || g->busy < g->cap; }
+
+/* Whether waiting stream s is next: its group is under its cap and no
+ * other waiter's group that is has used less weighted time (ties go to the
+ * earlier waiter). sched_mu held. */
+static int is_next(sim_stream_t *s) {
+  if (!under_cap(s->group)) return 0;
+  for (sim_stream_t *o = s->dev->waitq; o; o = o->wnext)
+    if (o != s && under_cap(o->group) && o->group->vtime < s->group->vtime) return 0;
+  return 1;
+}
+
+/* Appends s to the device's wait queue unless it is in it. sched_mu held. */
+static void wait_enqueue(sim_dev_t *d, sim_stream_t *s) {
+  sim_stream_t **tail = &d->waitq;
+  while (*tail && *tail != s) tail = &(*tail)->wnext;
+  if (*tail) return;
+  if (s->group->vtime < d->vclock) s->group->vtime = d->vclock; /* no credit for idle time */
+  *tail = s;
+  s->wnext = NULL;
+}
+
+static int on_device(const rt_task_t *t) {
+  return t->op == RT_TASK_COPY || t->op == RT_TASK_GATHER || t->op == RT_TASK_MEMSET || t->op == RT_TASK_KERNEL;
+}
+
+static void wait_remove(sim_dev_t *d, sim_stream_t *s) {
+  for (sim_stream_t **pp = &d->waitq; *pp; pp = &(*pp)->wnext)
+    if (*pp == s) {
+      *pp = s->wnext;
+      return;
+    }
+}
+
+/* Takes an execution slot for s's next task: 1 when held (give it back with
+ * slot_release), 0 when the device is unscheduled, -1 when s was aborted. */
+static int slot_acquire(sim_stream_t *s) {
+  sim_dev_t *d = s->dev;
+  if (!d->slots) return 0;
+  pthread_mutex_lock(&d->sched_mu);
+  if (!s->group && (s->group = group_get(d, 0))) s->group->streams++;
+  if (!s->group) { /* out of memory: run unscheduled */
+    pthread_mutex_unlock(&d->sched_mu);
+    return 0;
+  }
+  wait_enqueue(d, s);
+  while (!atomic_load(&s->abort) && !(d->busy < d->slots && is_next(s)))
+    pthread_cond_wait(&d->sched_cv, &d->sched_mu);
+  wait_remove(d, s);
+  int got = atomic_load(&s->abort) ? -1 : 1;
+  if (got > 0) {
+    d->busy++;
+    s->held = s->group;
+    s->held->busy++;
+    d->vclock = s->group->vtime;
+  }
+  if (d->waitq) pthread_cond_broadcast(&d->sched_cv); /* the next may go, or be next */
+  pthread_mutex_unlock(&d->sched_mu);
+  return got;
+}
+
+/* s will not ask for a slot after all (its work was discarded). */
+static void slot_forget(sim_stream_t *s) {
+  sim_dev_t *d = s->dev;
+  if (!d->slots) return;
+  pthread_mutex_lock(&d->sched_mu);
+  wait_remove(d, s);
+  if (d->waitq) pthread_cond_broadcast(&d->sched_cv);
+  pthread_mutex_unlock(&d->sched_mu);
+}
+
+/* Gives the slot back, charging ns of device time to s's group. With more,
+ * s queues for its next task at once, so that a backlogged stream competes
+ * by its group's time instead of losing the slot to whoever woke first. */
+static void slot_release(sim_stream_t *s, uint64_t ns, int more) {
+  sim_dev_t *d = s->dev;
+  pthread_mutex_lock(&d->sched_mu);
+  d->busy--;
+  s->held->busy--;
+  if (s->held != s->group) group_drop_if_unused(d, s->held); /* it moved meanwhile */
+  s->held = NULL;
+  s->group->vtime += ns / (s->group->weight ? s->group->weight : 1);
+  if (more) wait_enqueue(d, s);
+  if (d->waitq) pthread_cond_broadcast(&d->sched_cv);
+  pthread_mutex_unlock(&d->sched_mu);
+}
+
+/* ---- stream worker ------------------------------------------------------- */
+
+int sim_stream_sleep(void *stream, uint64_t ns) {
+  sim_stream_t *s = stream;
+  struct timespec dl = rdev_clock_deadline_ns(ns);
+  pthread_mutex_lock(&s->mu);
+  while (!atomic_load(&s->abort) && pthread_cond_timedwait(&s->cv_work, &s->mu, &dl) != ETIMEDOUT) {
+  }
+  int aborted = atomic_load(&s->abort);
+  pthread_mutex_unlock(&s->mu);
+  return aborted;
+}
+
+static void run_print(const rt_task_t *t, rt_print_buf_t *pb) {
+  if (t->u.kernel.print_fn)
+    t->u.kernel.print_fn(t->u.kernel.print_user, pb->data ? pb->data : "", pb->len);
+  rt_print_release(pb);
+}
+
+/* Runs one task on the worker; returns its error (RDEV_OK normally). */
+static int exec_task(sim_stream_t *s, rt_task_t *t) {
+  sim_dev_t *d = s->dev;
+  if (sim_fault_fires(&d->fault_hang)) sim_stream_sleep(s, (uint64_t)atomic_load(&d->hang_ms) * 1000000u);
+  switch (t->op) {
+    case RT_TASK_COPY:
+      memmove(t->u.mem.dst, t->u.mem.src, t->u.mem.n);
+      return RDEV_OK;
+    case RT_TASK_GATHER: {
+      char *dst = t->u.gather.dst;
+      for (int i = 0; i < t->u.gather.n; dst += t->u.gather.iov[i].len, i++)
+        memcpy(dst, t->u.gather.iov[i].base, t->u.gather.iov[i].len);
+      return RDEV_OK;
+    }
+    case RT_TASK_MEMSET:
+      memset(t->u.mem.dst, t->u.mem.value, t->u.mem.n);
+      return RDEV_OK;
+    case RT_TASK_KERNEL: {
+      sim_kctx_t ctx = {.blocks = t->u.kernel.blocks, .stream = s};
+      int rc = sim_fault_fires(&d->fault_kernel)
+                   ? rt_fail(RDEV_RT_AICORE_EXCEPTION, "injected kernel fault on device %d", d->index)
+                   : sim_kernel_fns[t->u.kernel.index](&ctx, t->u.kernel.args);
+      run_print(t, &ctx.print);
+      return rc;
+    }
+    case RT_TASK_CALLBACK:
+      t->u.cb.fn(t->u.cb.user, RDEV_OK);
+      return RDEV_OK;
+    case RT_TASK_EVENT_RECORD:
+      event_complete((sim_event_t *)t->u.event.ev, t->u.event.gen);
+      event_unref((sim_event_t *)t->u.event.ev);
+      return RDEV_OK;
+    case RT_TASK_EVENT_WAIT: {
+      sim_event_t *e = (sim_event_t *)t->u.event.ev;
+      pthread_mutex_lock(&d->ev_mu);
+      while (e->completed < t->u.event.gen && !atomic_load(&s->abort))
+        pthread_cond_wait(&d->ev_cv, &d->ev_mu);
+      pthread_mutex_unlock(&d->ev_mu);
+      event_unref(e);
+      return RDEV_OK;
+    }
+  }
+  return rt_fail(RDEV_INTERNAL_ERROR, "unknown task op %d", t->op);
+}
+
+/* Discards a task of a force-destroyed stream, releasing what it holds.
+ * A discarded record completes its event so no waiter is left hanging. */
+static void discard_task(rt_task_t *t) {
+  switch (t->op) {
+    case RT_TASK_CALLBACK: t->u.cb.fn(t->u.cb.user, RDEV_CANCELLED); break;
+    case RT_TASK_KERNEL:
+      if (t->u.kernel.print_fn) t->u.kernel.print_fn(t->u.kernel.print_user, "", 0);
+      break;
+    case RT_TASK_EVENT_RECORD:
+      event_complete((sim_event_t *)t->u.event.ev, t->u.event.gen);
+      event_unref((sim_event_t *)t->u.event.ev);
+      break;
+    case RT_TASK_EVENT_WAIT: event_unref((sim_event_t *)t->u.event.ev); break;
+    default: break;
+  }
+}
+
+static void *stream_worker(void *arg) {
+  sim_stream_t *s = arg;
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    while (s->head == s->tail && !s->stop) {
+      s->worker_idle = 1;
+      pthread_cond_wait(&s->cv_work, &s->mu);
+      s->worker_idle = 0;
+    }
+    if (s->head == s->tail) break; /* stopped and drained */
+    rt_task_t *t = &s->ring[s->head % s->cap];
+    int aborted = atomic_load(&s->abort);
+    s->in_callback = t->op == RT_TASK_CALLBACK;
+    pthread_mutex_unlock(&s->mu);
+    int rc = RDEV_OK;
+    uint64_t t0 = 0;
+    int held = aborted || !on_device(t) ? 0 : slot_acquire(s); /* an execution slot? */
+    if (aborted || held < 0) {
+      slot_forget(s);
+      discard_task(t);
+      held = 0;
+    } else {
+      if (held) t0 = rdev_clock_now_ns();
+      rc = exec_task(s, t);
+    }
+    pthread_mutex_lock(&s->mu);
+    if (held) /* if the next task needs the device too, stay in line for it */
+      slot_release(s, rdev_clock_now_ns() - t0, s->tail - s->head > 1 && on_device(&s->ring[(s->head + 1) % s->cap]));
+    if (rc != RDEV_OK && s->err == RDEV_OK) s->err = rc;
+    s->head++;
+    s->in_callback = 0;
+    /* wake only whom this completion concerns: a futex wake per task would
+     * cost more than a small task itself */
+    if (s->space_waiters && s->tail - s->head <= s->cap / 2) pthread_cond_signal(&s->cv_space);
+    if (s->head >= s->wake_at) {
+      s->wake_at = UINT64_MAX;
+      pthread_cond_broadcast(&s->cv_done);
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+/* ---- streams ------------------------------------------------------------- */
+
+int sim_stream_create(void *impl, int dev, rdev_rt_stream_t **out) {
+  sim_t *sim = impl;
+  sim_dev_t *d = &sim->devs[dev];
+  if (atomic_fetch_add(&d->nstreams, 1) >= RDEV_RT_MAX_STREAMS_PER_DEVICE) {
+    atomic_fetch_sub(&d->nstreams, 1);
+    return rt_fail(RDEV_STORAGE_OVER_LIMIT, "device %d has its maximum of %d streams", dev,
+                   RDEV_RT_MAX_STREAMS_PER_DEVICE);
+  }
+  sim_stream_t *s = calloc(1, sizeof *s);
+  rt_task_t *ring = s ? calloc(sim->depth, sizeof *ring) : NULL;
+  if (!ring) {
+    free(s);
+    atomic_fetch_sub(&d->nstreams, 1);
+    return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
+  }
+  s->base.rt = sim->rt;
+  s->base.dev = dev;
+  s->sim = sim;
+  s->dev = d;
+  s->ring = ring;
+  s->cap = sim->depth;
+  s->wake_at = UINT64_MAX;
+  pthread_mutex_init(&s->mu, NULL);
+  rdev_clock_cond_init(&s->cv_work);
+  rdev_clock_cond_init(&s->cv_space);
+  rdev_clock_cond_init(&s->cv_done);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  int err = pthread_create(&s->thread, &attr, stream_worker, s);
+  pthread_attr_destroy(&attr);
+  if (err) {
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv_work);
+    pthread_cond_destroy(&s->cv_space);
+    pthread_cond_destroy(&s->cv_done);
+    free(ring);
+    free(s);
+    atomic_fetch_sub(&d->nstreams, 1);
+    return rt_fail(RDEV_STORAGE_OVER_LIMIT, "cannot start a stream worker (errno %d)", err);
+  }
+  pthread_mutex_lock(&sim->mu);
+  s->next = sim->streams;
+  if (s->next) s->next->prev = s;
+  sim->streams = s;
+  pthread_mutex_unlock(&sim->mu);
+  *out = &s->base;
+  return RDEV_OK;
+}
+
+int sim_stream_abort(rdev_rt_stream_t *st) {
+  sim_stream_t *s = (sim_stream_t *)st;
+  pthread_mutex_lock(&s->mu);
+  atomic_store(&s->abort, 1);
+  pthread_cond_broadcast(&s->cv_work);
+  pthread_cond_broadcast(&s->cv_space);
+  pthread_mutex_unlock(&s->mu);
+  /* wake a worker blocked in an event wait or waiting for a slot */
+  pthread_mutex_lock(&s->dev->ev_mu);
+  pthread_cond_broadcast(&s->dev->ev_cv);
+  pthread_mutex_unlock(&s->dev->ev_mu);
+  pthread_mutex_lock(&s->dev->sched_mu);
+  pthread_cond_broadcast(&s->dev->sched_cv);
+  pthread_mutex_unlock(&s->dev->sched_mu);
+  return RDEV_OK;
+}
+
+int sim_stream_destroy(rdev_rt_stream_t *st, int force) {
+  sim_stream_t *s = (sim_stream_t *)st;
+  sim_t *sim = s->sim;
+  if (force) sim_stream_abort(st);
+  pthread_mutex_lock(&s->mu);
+  s->stop = 1;
+  pthread_cond_broadcast(&s->cv_work);
+  pthread_cond_broadcast(&s->cv_space);
+  pthread_mutex_unlock(&s->mu);
+  pthread_join(s->thread, NULL);
+  pthread_mutex_lock(&s->dev->sched_mu);
+  group_leave(s);
+  pthread_mutex_unlock(&s->dev->sched_mu);
+  int rc = s->err;
+  pthread_mutex_lock(&sim->mu);
+  if (s->prev) s->prev->next = s->next;
+  else sim->streams = s->next;
+  if (s->next) s->next->prev = s->prev;
+  pthread_mutex_unlock(&sim->mu);
+  atomic_fetch_sub(&s->dev->nstreams, 1);
+  pthread_mutex_destroy(&s->mu);
+  pthread_cond_destroy(&s->cv_work);
+  pthread_cond_destroy(&s->cv_space);
+  pthread_cond_destroy(&s->cv_done);
+  free(s->ring);
+  free(s);
+  return rc == RDEV_OK ? RDEV_OK : rt_fail(rc, "asynchronous work on the stream failed: %s", rdev_strerror(rc));
+}
+
+int sim_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms) {
+  sim_stream_t *s = (sim_stream_t *)st;
+  struct timespec dl;
+  if (timeout_ms >= 0) dl = rdev_clock_deadline_ns((uint64_t)timeout_ms * 1000000u);
+  pthread_mutex_lock(&s->mu);
+  uint64_t target = s->tail;
+  int timed_out = 0;
+  while (s->head < target && !timed_out) {
+    if (target < s->wake_at) s->wake_at = target;
+    timed_out = cond_wait_until(&s->cv_done, &s->mu, timeout_ms >= 0 ? &dl : NULL) == ETIMEDOUT &&
+                s->head < target;
+  }
+  int rc = RDEV_OK;
+  if (timed_out) {
+    rc = rt_fail(RDEV_RT_STREAM_SYNC_TIMEOUT, "stream still busy after %d ms", (int)timeout_ms);
+  } else if (s->err != RDEV_OK) {
+    rc = rt_fail(s->err, "asynchronous work on the stream failed: %s", rdev_strerror(s->err));
+    s->err = RDEV_OK;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+int sim_stream_pending(rdev_rt_stream_t *st, size_t *tasks, int *in_callback) {
+  sim_stream_t *s = (sim_stream_t *)st;
+  pthread_mutex_lock(&s->mu);
+  *tasks = (size_t)(s->tail - s->head);
+  *in_callback = s->in_callback;
+  pthread_mutex_unlock(&s->mu);
+  return RDEV_OK;
+}
+
+int sim_stream_take_error(rdev_rt_stream_t *st) {
+  sim_stream_t *s = (sim_stream_t *)st;
+  pthread_mutex_lock(&s->mu);
+  int rc = s->err;
+  s->err = RDEV_OK;
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+int sim_submit(rdev_rt_stream_t *st, const rt_task_t *t) {
+  sim_stream_t *s = (sim_stream_t *)st;
+  pthread_mutex_lock(&s->mu);
+  while (s->tail - s->head == s->cap && !s->stop) {
+    s->space_waiters++;
+    pthread_cond_wait(&s->cv_space, &s->mu);
+    s->space_waiters--;
+  }
+  if (s->stop) {
+    pthread_mutex_unlock(&s->mu);
+    return rt_fail(RDEV_INVALID_RESOURCE_HANDLE, "stream is being destroyed");
+  }
+  rt_task_t *slot = &s->ring[s->tail % s->cap];
+  *slot = *t;
+  if (t->op == RT_TASK_EVENT_RECORD || t->op == RT_TASK_EVENT_WAIT) {
+    sim_event_t *e = (sim_event_t *)t->u.event.ev;
+    atomic_fetch_add(&e->refs, 1);
+    pthread_mutex_lock(&s->dev->ev_mu);
+    slot->u.event.gen = t->op == RT_TASK_EVENT_RECORD ? ++e->recorded : e->recorded;
+    pthread_mutex_unlock(&s->dev->ev_mu);
+  }
+  s->tail++;
+  int wake = s->worker_idle;
+  pthread_mutex_unlock(&s->mu);
+  /* signalled after unlocking: woken inside the lock, the worker would
+   * only block on it again (a second futex round trip, seen in strace) */
+  if (wake) pthread_cond_signal(&s->cv_work);
+  return RDEV_OK;
+}
