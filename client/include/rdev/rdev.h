@@ -1,7 +1,7 @@
 /*
  * rdev/rdev.h — the public C API of rdev: drive a device owned by a remote
  * rdevd as the CANN runtime (aclrt*) drives a local one. Each call mirrors
- * its aclrt counterpart one for one; the `rdev` tool and the ACL shim use
+ * its aclrt counterpart one for one; the `rdev` tool uses
  * only this header.
  *
  * Conventions:
