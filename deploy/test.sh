@@ -37,7 +37,7 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDEV_SANITIZE=threa
 cmake --build build-tsan -j"$jobs"
 tsan_supp > build-tsan/tsan.supp
 TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/build-tsan/tsan.supp" \
-  run_suite build-tsan thread -R '^(test_runtime|integration_.*)$'
+  run_suite build-tsan thread -R '^(test_runtime.*|test_tenants|integration_.*)$'
 
 # Fuzzing: the wire decoder, in-process sessions, and the two file parsers.
 fuzz_seconds=${RDEV_FUZZ_SECONDS:-60}

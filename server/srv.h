@@ -132,8 +132,10 @@ typedef struct {
   size_t cap, used, live;
 } srv_handles_t;
 
-/* Adds an entry under a new random, non-zero, never-reused-in-table handle.
- * Returns the handle, or 0 when out of memory. */
+/* Adds an entry under a new random handle: not 0 or 1, and no live
+ * entry's (a deleted entry's value comes back only if a 64-bit random draw
+ * matches it again). Returns the handle, or 0 when out of memory or the
+ * random source fails. */
 uint64_t srv_handles_add(srv_handles_t *t, int type, int dev, void *ptr, size_t size);
 /* The live entry for h of the given type, or NULL. */
 srv_handle_t *srv_handles_get(srv_handles_t *t, uint64_t h, int type);
