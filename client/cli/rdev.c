@@ -3,23 +3,26 @@
  * a shell. Built only on the public API (rdev/rdev.h), as curl's tool is on
  * libcurl.
  *
- *   rdev [--target ADDR] devices | info | ping [-n N] | roundtrip FILE | bench [...] | help
+ *   rdev [--target ADDR] devices | info | ping [-n N] | roundtrip FILE | token | bench [...] | help
  *
- * The target defaults to $RDEV_TARGET, else 127.0.0.1:50051.
+ * The target defaults to $RDEV_TARGET, else 127.0.0.1:50051. `rdev bench`
+ * runs the benchmark program, rdev_bench (tests/bench/rdev_bench/), which
+ * is not built into this tool: its baselines measure below the public API.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "bench.h"
 #include "rdev/rdev.h"
 
 #define DEFAULT_TARGET "127.0.0.1:50051"
 
 static const char *g_target;
-static int g_target_set; /* --target given (bench starts its own rdevd otherwise) */
+static int g_target_set; /* --target given: passed on to rdev_bench (it starts its own rdevd otherwise) */
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -31,8 +34,9 @@ static void usage(FILE *f) {
           "  ping [-n N]      N session round trips (default 10): min/median/max microseconds\n"
           "  roundtrip FILE   send FILE to device memory and back; compare; MB/s each way\n"
           "  bench [OPTIONS]  data-plane benchmark against raw TCP, bare gRPC and the in-process\n"
-          "                   runtime; starts its own rdevd unless --target is given\n"
-          "                   (rdev bench --help for its options)\n"
+          "                   runtime; starts its own rdevd unless --target is given. Runs the\n"
+          "                   rdev_bench program: $RDEV_BENCH, else rdev_bench next to this binary\n"
+          "                   or in ../tests/ (rdev bench --help for its options)\n"
           "  token            make a new bearer token; prints it and the line that admits it\n"
           "                   in rdevd's tenants file (only the hash goes there)\n"
           "  help             this text\n"
@@ -271,6 +275,66 @@ out:
   return ret;
 }
 
+/* Whether path names an executable file; if so, copies it to out. */
+static int found_at(const char *path, char *out, size_t len) {
+  errno = 0;
+  if (access(path, X_OK) != 0 || strlen(path) >= len) return 0;
+  snprintf(out, len, "%s", path);
+  return 1;
+}
+
+/* `rdev bench [OPTIONS]`: execs rdev_bench with OPTIONS (after --target ADDR
+ * when rdev was given one). It is looked for at $RDEV_BENCH, else next to
+ * this binary (an installed layout), else at ../tests/rdev_bench (the build
+ * tree: build/client/rdev, build/tests/rdev_bench). Returns only on failure. */
+static int cmd_bench(int argc, char **argv) {
+  char path[PATH_MAX], exe[PATH_MAX], a[PATH_MAX + 32], b[PATH_MAX + 32];
+  const char *env = getenv("RDEV_BENCH");
+  if (env && *env) {
+    if (!found_at(env, path, sizeof path)) {
+      fprintf(stderr, "rdev: bench: cannot run RDEV_BENCH=%s: %s\n", env, strerror(errno ? errno : ENAMETOOLONG));
+      return 1;
+    }
+  } else {
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+      fprintf(stderr, "rdev: bench: cannot find this binary (/proc/self/exe: %s); set RDEV_BENCH to the "
+                      "rdev_bench program\n", strerror(errno));
+      return 1;
+    }
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = '\0';
+    snprintf(a, sizeof a, "%s/rdev_bench", exe);
+    snprintf(b, sizeof b, "%s/../tests/rdev_bench", exe);
+    if (!found_at(a, path, sizeof path) && !found_at(b, path, sizeof path)) {
+      fprintf(stderr,
+              "rdev: bench: the benchmark is a program of its own, rdev_bench, and it is not at %s\n"
+              "  nor at %s; build it (cmake --build BUILD --target rdev_bench) or set RDEV_BENCH to its path\n",
+              a, b);
+      return 1;
+    }
+  }
+  char **av = calloc((size_t)argc + 4, sizeof *av);
+  if (!av) {
+    fprintf(stderr, "rdev: bench: out of memory\n");
+    return 1;
+  }
+  int k = 0;
+  av[k++] = path;
+  if (g_target_set) {
+    av[k++] = "--target";
+    av[k++] = (char *)g_target;
+  }
+  for (int i = 0; i < argc; i++) av[k++] = argv[i];
+  av[k] = NULL;
+  fflush(NULL);
+  execv(path, av);
+  fprintf(stderr, "rdev: bench: cannot run %s: %s\n", path, strerror(errno));
+  free(av);
+  return 1;
+}
+
 int main(int argc, char **argv) {
   g_target = getenv("RDEV_TARGET");
   if (!g_target || !*g_target) g_target = DEFAULT_TARGET;
@@ -307,7 +371,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "ping") == 0) return cmd_ping(rest, rargv);
   if (strcmp(cmd, "roundtrip") == 0) return cmd_roundtrip(rest, rargv);
   if (strcmp(cmd, "token") == 0 && rest == 0) return cmd_token();
-  if (strcmp(cmd, "bench") == 0) return bench_main(g_target_set ? g_target : NULL, rest, rargv);
+  if (strcmp(cmd, "bench") == 0) return cmd_bench(rest, rargv);
   fprintf(stderr, "rdev: unknown command or arguments: %s\n", cmd);
   usage(stderr);
   return 2;

@@ -1,24 +1,24 @@
 /*
- * client/cli/bench.h — `rdev bench`: the entry point (bench.c, built only on
- * rdev/rdev.h) and the baselines it compares rdev against (bench_baseline.c:
- * raw TCP, bare gRPC C core, the in-process runtime). The baseline interface
- * exposes no gRPC or runtime types, so bench.c stays on the public API.
+ * tests/bench/rdev_bench/baseline.h — the baselines rdev is compared with:
+ * what the same bytes cost without rdev (raw TCP: baseline_tcp.c; bare gRPC
+ * C core: baseline_grpc*.c; the in-process runtime: baseline_rt.c). The
+ * interface exposes no gRPC or runtime types, so the rdev measurements
+ * (phase_*.c) stay on the public API, rdev/rdev.h.
  *
  * Baseline functions return 0, or -1 with a reason in bl_error().
  */
-#ifndef RDEV_CLI_BENCH_H
-#define RDEV_CLI_BENCH_H
+#ifndef RDEV_BENCH_BASELINE_H
+#define RDEV_BENCH_BASELINE_H
 
 #include <stddef.h>
 
-/* `rdev bench [options]`. target: the rdevd to measure, or NULL to start one
- * on loopback. Returns the process exit status. */
-int bench_main(const char *target, int argc, char **argv);
-
-/* Reason of the last baseline failure (any thread). */
+/* Reason of the last baseline failure (any thread); at most BL_ERROR_MAX - 1 chars. */
+#define BL_ERROR_MAX 512
 const char *bl_error(void);
+/* For the baseline files: sets the reason (printf format) and returns -1. */
+int bl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* ---- raw TCP on loopback ---------------------------------------------------- */
+/* ---- raw TCP on loopback (baseline_tcp.c) ------------------------------------- */
 
 typedef struct bl_tcp bl_tcp_t;
 
@@ -31,7 +31,7 @@ int bl_tcp_move(bl_tcp_t *t, const void *src, void *dst, size_t size, long k, si
                 double *secs);
 void bl_tcp_close(bl_tcp_t *t);
 
-/* ---- bare gRPC C core ----------------------------------------------------------- */
+/* ---- bare gRPC C core (baseline_grpc.c) ----------------------------------------- */
 
 typedef struct bl_grpc bl_grpc_t;
 
@@ -56,7 +56,7 @@ int bl_grpc_unary(bl_grpc_t *g, double *us);
 /* Stops the helpers; 0 when both exited cleanly and the server saw no error. */
 int bl_grpc_stop(bl_grpc_t *g);
 
-/* ---- the in-process runtime (sim backend, no network) ---------------------------- */
+/* ---- the in-process runtime, sim backend, no network (baseline_rt.c) ------------- */
 
 typedef struct bl_rt bl_rt_t;
 

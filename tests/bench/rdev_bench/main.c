@@ -1,0 +1,194 @@
+/*
+ * tests/bench/rdev_bench/main.c — rdev_bench, the data-plane benchmark of
+ * rdev: its entry point, which owns the order of a run and the state the
+ * phases share (bench_t). Every rdev figure is measured through the public
+ * API (rdev/rdev.h) only; the baselines it is compared with (raw TCP, bare
+ * gRPC, the in-process runtime) are behind baseline.h. `rdev bench` runs
+ * this program.
+ *
+ *   rdev_bench [--target ADDR] [--rdevd PATH] [--quick] [--sizes LIST] [--reps N] [--malloc-tune]
+ *
+ * Files: options.c (command line), rdevd.c (the rdevd it starts), the
+ * phases phase_memory.c, phase_copies.c, phase_latency.c, phase_sessions.c,
+ * report.c (table, summary line), targets.c (the targets, one table), the
+ * baselines baseline_tcp.c, baseline_grpc*.c, baseline_rt.c, and common.c.
+ *
+ * Without --target the bench starts its own rdevd on 127.0.0.1:0 (the binary
+ * from --rdevd, else ../server/rdevd next to this binary; 1 sim device) and
+ * stops it at the end; only then can it measure the server's memory.
+ * $RDEV_TARGET is not used here: measuring a server someone else runs must
+ * be asked for. The rdev client runs in this process with glibc's malloc
+ * defaults, as in a user's program (--malloc-tune: keep freed memory, to
+ * see what trimming costs the client); the bare-gRPC baseline's server and
+ * client run in two forked helper processes, tuned (baseline_grpc.c says
+ * how and why).
+ *
+ * What one run measures (clock_gettime(CLOCK_MONOTONIC); 1 GB = 1e9 bytes;
+ * copies move chunks of the server's max_chunk (1 MiB), as rdev's wire does,
+ * and so do the baselines' writes and messages; --quick values in []):
+ * 1. Server memory (own rdevd only, first, on the fresh server): rdevd's
+ *    VmRSS after a session allocated a 256 MiB [64 MiB] buffer and memset it
+ *    (the arena pages are touched: the baseline), then the peak while the
+ *    session moves 4 GiB [256 MiB] through it (at most 60 s [8 s]), rounds
+ *    alternating sync memcpy H2D+D2H and async H2D+D2H+synchronize. Peak =
+ *    max(VmRSS sampled every 2 ms, VmHWM reset via /proc/PID/clear_refs at
+ *    the baseline); server_rss_mib = peak - baseline.
+ * 2. Copies per size (4 KiB..256 MiB [..16 MiB]). Methods: rdev_memcpy H2D
+ *    and D2H (sync; the headline figures); k x rdev_memcpy_async + one
+ *    rdev_stream_synchronize ("-a"); raw TCP; bare gRPC upload and download
+ *    on one long-lived stream (TCP and gRPC from one chunk on: below it they
+ *    measure something else than rdev's round trips); rdev_rt_memcpy
+ *    in-process ("rt"). Each method is calibrated (k doubled) so that a
+ *    sample takes ~0.1 s [0.02 s]; the methods' samples are interleaved in
+ *    each of 9 [3] reps (fewer, down to 3, when a size's reps would take over
+ *    15 s [1.5 s]). A rep runs the network methods in a random order, then
+ *    the two runtime copies: those move the most memory, and on this VM
+ *    whichever method ran right after them was 25-40% slower at 256 MiB.
+ *    So the method that opens a rep (right after the runtime copies of the
+ *    rep before, or of calibration) takes turns: none opens more than
+ *    ceil(reps / 7) reps (ceil(reps / 4) below one chunk, where TCP and
+ *    gRPC do not run). The table shows medians. A ratio (e.g. h2d/tcp) is
+ *    the median over reps of the ratio of the two samples of the same rep,
+ *    so slow drifts of the VM cancel. Every size is then verified byte for
+ *    byte: rdev sync and async H2D+D2H, and the runtime, TCP and gRPC
+ *    paths.
+ * 3. Latency: write_i32 launch (blocks=1) + rdev_stream_synchronize, a bare
+ *    gRPC empty unary call and a synchronous rdev call (rdev_mem_info),
+ *    sampled interleaved; medians and p99 of 2000 [200]. rtt_vs_grpc_unary
+ *    is, like the copy ratios, the median of the paired ratios (launch+sync
+ *    sample i / unary sample i, taken back to back); rtt_medians_ratio is
+ *    the ratio of the two medians.
+ * 4. Pipelined small ops: 100000 [20000] 64-byte rdev_memset_async on one
+ *    stream, then one synchronize; ops/s = N / total, median of 3 [1] runs;
+ *    the device bytes are checked.
+ * 5. Concurrent sessions: 1, 2 and 4 threads, each with its own session and
+ *    64 MiB [16 MiB] device buffer, doing sync H2D of it for 1 s [0.2 s]
+ *    from one barrier; aggregate GB/s = all bytes / (last end - first
+ *    start); 7 [2] reps, each running the three counts in a random order;
+ *    the table shows medians, and scale_4_sessions is, like the copy
+ *    ratios, the median of the paired ratios (4 sessions / 1 session of the
+ *    same rep); read back and checked.
+ *
+ * The last line is one summary of key=value pairs: the ratios h2d_vs_tcp,
+ * d2h_vs_tcp, h2d_vs_grpc, d2h_vs_grpc (sizes >= 64 MiB, or the largest size
+ * when all are smaller: ratio_sizes_from_mib), rtt_vs_grpc_unary,
+ * ops_per_s, server_rss_mib ("na" against --target), scale_4_sessions, the
+ * raw figures behind them and targets_met=M/N (targets.c). Targets are
+ * reported (met/MISSED), never fatal. Exit status: 0; 1 when any rdev or
+ * baseline call fails, data differ, or the rdevd the bench started died or
+ * did not exit cleanly; 2 on bad usage.
+ */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "rdev_bench.h"
+#include "rdevd.h"
+
+rdev_session_t *bench_open_session(const bench_t *b) {
+  rdev_session_t *s = NULL;
+  int rc = rdev_session_open(b->cfg->addr, NULL, &s);
+  if (rc) check_fail("rdev_session_open", rc, __LINE__);
+  return s;
+}
+
+int main(int argc, char **argv) {
+  cfg_t cfg;
+  memset(&cfg, 0, sizeof cfg);
+  int prc = bench_parse_args(&cfg, argc - 1, argv + 1);
+  if (prc) return prc < 0 ? 0 : prc;
+  double t_start = now_s();
+  size_t max_size = 0;
+  for (int i = 0; i < cfg.nsizes; i++)
+    if (cfg.sizes[i] > max_size) max_size = cfg.sizes[i];
+  size_t big = BIG_SIZE <= max_size ? BIG_SIZE : max_size;
+  size_t host_len = max_size;
+  if (cfg.rss_buf > host_len) host_len = cfg.rss_buf;
+  if (cfg.sess_buf > host_len) host_len = cfg.sess_buf;
+
+  if (cfg.malloc_tune) {
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  }
+  bench_t b = {.cfg = &cfg, .chunk = MiB, .host_len = host_len};
+  b.src = xalloc(host_len);
+  b.dst = xalloc(host_len);
+  memset(b.src, 0x11, host_len);
+  memset(b.dst, 0x22, host_len);
+  /* both forks before this process has threads */
+  BL(bl_grpc_start(&b.grpc, b.dst, host_len, b.src, host_len));
+
+  if (!cfg.target) {
+    char rdevd[PATH_MAX];
+    if (cfg.rdevd) snprintf(rdevd, sizeof rdevd, "%s", cfg.rdevd);
+    else rdevd_default_path(rdevd, sizeof rdevd);
+    size_t arena = (size_t)1 << 30;
+    size_t need = 2 * max_size + 4 * cfg.sess_buf + cfg.rss_buf + 64 * MiB;
+    if (need > arena) arena = need;
+    b.server_pid = rdevd_start(rdevd, arena, cfg.addr, sizeof cfg.addr);
+  } else {
+    snprintf(cfg.addr, sizeof cfg.addr, "%s", cfg.target);
+  }
+
+  /* what we talk to */
+  rdev_server_info_t info;
+  {
+    rdev_session_t *s = bench_open_session(&b);
+    CHECK(rdev_server_info(s, &info));
+    rdev_session_close(s);
+  }
+  if (info.max_chunk) b.chunk = info.max_chunk;
+  report_start(&b, &info, max_size);
+
+  /* 1. server memory, on the fresh server */
+  rss_result_t rss = {0};
+  if (!cfg.target) {
+    rss = phase_memory(&b);
+    report_memory(&cfg, &rss);
+  }
+
+  /* baselines and the main session */
+  BL(bl_tcp_open(&b.tcp));
+  BL(bl_rt_open(&b.rt, max_size));
+  b.s = bench_open_session(&b);
+  CHECK(rdev_stream_create(b.s, &b.st));
+  CHECK(rdev_malloc(b.s, &b.dev, max_size, RDEV_MEM_MALLOC_HUGE_FIRST));
+  CHECK(rdev_memset(b.s, b.dev, max_size, 0x33, max_size));
+
+  /* 2. copies */
+  report_copies_start(&b);
+  copies_result_t copies = phase_copies(&b, big, report_copies_row);
+  report_copies_end();
+
+  /* 3. latency, 4. small ops */
+  void *small;
+  CHECK(rdev_malloc(b.s, &small, 4096, RDEV_MEM_MALLOC_HUGE_FIRST));
+  lat_result_t lat = phase_latency(&b, small);
+  report_latency(&cfg, &lat);
+  ops_result_t ops = phase_ops(&b, small);
+  report_ops(&cfg, &ops);
+  CHECK(rdev_free(b.s, small));
+
+  /* 5. sessions */
+  sessions_result_t sess = phase_sessions(&b);
+  report_sessions(&cfg, &sess);
+
+  /* teardown */
+  CHECK(rdev_free(b.s, b.dev));
+  CHECK(rdev_stream_destroy(b.st));
+  rdev_session_close(b.s);
+  bl_rt_close(b.rt);
+  BL(bl_grpc_stop(b.grpc));
+  bl_tcp_close(b.tcp);
+  int server_bad = rdevd_stop();
+  munmap(b.src, host_len);
+  munmap(b.dst, host_len);
+
+  /* targets and the summary line */
+  summary_t sum = summary_make(&cfg, big, &rss, &copies, &lat, &ops, &sess);
+  report_end(&sum, big, now_s() - t_start);
+  return server_bad ? 1 : 0;
+}

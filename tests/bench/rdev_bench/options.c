@@ -1,0 +1,119 @@
+/*
+ * tests/bench/rdev_bench/options.c — rdev_bench's command line: its usage
+ * text, parsing, and the figures of each mode (full, --quick).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdev_bench.h"
+
+static const size_t kDefaultSizes[] = {4u << 10, 64u << 10, 1u << 20, 4u << 20, 16u << 20, 64u << 20, 256u << 20};
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: rdev_bench [--target ADDR] [--rdevd PATH] [--quick] [--sizes LIST] [--reps N]\n"
+          "                  [--malloc-tune]\n"
+          "       rdev [--target ADDR] bench [OPTIONS]   (the same: rdev runs this program)\n"
+          "  --target ADDR  measure the rdevd at ADDR (no server-memory figure); default: start one\n"
+          "  --rdevd PATH   the rdevd to start (default: ../server/rdevd next to this binary)\n"
+          "  --quick        sizes up to 16 MiB, 256 MiB in the memory phase, few reps (~20 s; CI)\n"
+          "  --sizes LIST   copy sizes, e.g. 4K,1M,64M (suffixes K, M, G; at most 1G each)\n"
+          "  --reps N       samples per size and method (1..15; default 9, --quick 3)\n"
+          "  --malloc-tune  keep freed memory in this process's heap (mallopt), as the bare-gRPC\n"
+          "                 helper always does: shows what glibc's trimming costs the rdev client\n"
+          "Prints a table and, last, one line of key=value figures. Exit 1 on any error.\n");
+}
+
+static int parse_size(const char *s, size_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || end == s || *s == '-') return -1;
+  switch (*end) {
+    case 'k': case 'K': v <<= 10; end++; break;
+    case 'm': case 'M': v <<= 20; end++; break;
+    case 'g': case 'G': v <<= 30; end++; break;
+    default: break;
+  }
+  if (*end == 'i' || *end == 'B') end++;
+  if (*end == 'B') end++;
+  if (*end || v == 0 || v > ((unsigned long long)1 << 30)) return -1;
+  *out = (size_t)v;
+  return 0;
+}
+
+int bench_parse_args(cfg_t *c, int argc, char **argv) {
+  const char *sizes = NULL;
+  int reps = 0;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--quick")) {
+      c->quick = 1;
+    } else if (!strcmp(a, "--malloc-tune")) {
+      c->malloc_tune = 1;
+    } else if (!strcmp(a, "--target") && i + 1 < argc) {
+      c->target = argv[++i];
+    } else if (!strncmp(a, "--target=", 9)) {
+      c->target = a + 9;
+    } else if (!strcmp(a, "--rdevd") && i + 1 < argc) {
+      c->rdevd = argv[++i];
+    } else if (!strncmp(a, "--rdevd=", 8)) {
+      c->rdevd = a + 8;
+    } else if (!strcmp(a, "--sizes") && i + 1 < argc) {
+      sizes = argv[++i];
+    } else if (!strncmp(a, "--sizes=", 8)) {
+      sizes = a + 8;
+    } else if (!strcmp(a, "--reps") && i + 1 < argc) {
+      char *end;
+      long r = strtol(argv[++i], &end, 10);
+      if (*end || r < 1 || r > MAX_REPS) {
+        fprintf(stderr, "rdev_bench: --reps wants 1..%d\n", MAX_REPS);
+        return 2;
+      }
+      reps = (int)r;
+    } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      usage(stdout);
+      return -1;
+    } else {
+      fprintf(stderr, "rdev_bench: unknown argument '%s'\n", a);
+      usage(stderr);
+      return 2;
+    }
+  }
+  c->reps = c->quick ? 3 : 9;
+  c->sample_s = c->quick ? 0.02 : 0.1;
+  c->rtt_n = c->quick ? 200 : 2000;
+  c->ops_n = c->quick ? 20000 : 100000;
+  c->ops_reps = c->quick ? 1 : 3;
+  c->rss_buf = c->quick ? 64 * MiB : 256 * MiB;
+  c->rss_total = c->quick ? 256 * MiB : (size_t)4 << 30;
+  c->rss_max_s = c->quick ? 8 : 60;
+  c->size_budget_s = c->quick ? 1.5 : 15;
+  c->sess_buf = c->quick ? 16 * MiB : 64 * MiB;
+  c->sess_s = c->quick ? 0.2 : 1.0;
+  c->sess_reps = c->quick ? 2 : 7;
+  if (reps) c->reps = reps;
+  if (sizes) {
+    char *dup = strdup(sizes), *save = NULL;
+    for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+      if (c->nsizes == MAX_SIZES || parse_size(t, &c->sizes[c->nsizes])) {
+        fprintf(stderr, "rdev_bench: --sizes: bad size '%s' (or more than %d)\n", t, MAX_SIZES);
+        free(dup);
+        return 2;
+      }
+      c->nsizes++;
+    }
+    free(dup);
+    if (!c->nsizes) {
+      fprintf(stderr, "rdev_bench: --sizes: empty list\n");
+      return 2;
+    }
+  } else {
+    for (size_t i = 0; i < sizeof kDefaultSizes / sizeof kDefaultSizes[0]; i++)
+      if (!c->quick || kDefaultSizes[i] <= 16 * MiB) c->sizes[c->nsizes++] = kDefaultSizes[i];
+  }
+  return 0;
+}
