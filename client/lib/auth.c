@@ -3,7 +3,9 @@
  * credentials (plaintext, TLS, or mutual TLS with a client certificate) and
  * the tenant's bearer token, sent as `authorization: Bearer <token>` on every
  * call. Each setting comes from rdev_options_t, else from the environment
- * (RDEV_TOKEN, RDEV_CA, RDEV_CERT, RDEV_KEY).
+ * (RDEV_TOKEN, RDEV_CA, RDEV_CERT, RDEV_KEY). Also the tenant tooling: new
+ * tokens and the hash a tenants file keeps. Owns the token metadata
+ * (cl_auth_t); calls only error.c and the wire helpers.
  */
 #include <grpc/grpc_security.h>
 #include <openssl/evp.h>
@@ -20,7 +22,7 @@ static const char *opt_or_env(const char *v, const char *env) {
   return e && *e ? e : NULL;
 }
 
-int cl_auth_setup(rdev_session_t *s, const rdev_options_t *opts, grpc_channel_credentials **creds) {
+int cl_auth_setup(cl_auth_t *a, const rdev_options_t *opts, grpc_channel_credentials **creds) {
   const rdev_options_t none = {0};
   if (!opts) opts = &none;
   *creds = NULL;
@@ -30,10 +32,10 @@ int cl_auth_setup(rdev_session_t *s, const rdev_options_t *opts, grpc_channel_cr
     char *v = malloc(n);
     if (!v) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
     snprintf(v, n, "Bearer %s", token);
-    s->auth_md.key = grpc_slice_from_static_string("authorization");
-    s->auth_md.value = grpc_slice_from_copied_string(v);
+    a->md.key = grpc_slice_from_static_string("authorization");
+    a->md.value = grpc_slice_from_copied_string(v);
     free(v);
-    s->nauth_md = 1;
+    a->n = 1;
   }
   const char *ca = opt_or_env(opts->ca_file, "RDEV_CA");
   const char *cert = opt_or_env(opts->cert_file, "RDEV_CERT");
@@ -58,6 +60,13 @@ int cl_auth_setup(rdev_session_t *s, const rdev_options_t *opts, grpc_channel_cr
   free(cert_pem);
   free(key_pem);
   return rc;
+}
+
+void cl_auth_release(cl_auth_t *a) {
+  if (!a->n) return;
+  grpc_slice_unref(a->md.key);
+  grpc_slice_unref(a->md.value);
+  a->n = 0;
 }
 
 int rdev_token_new(char *token, size_t len) {

@@ -1,15 +1,29 @@
 /*
- * client/lib/client.h — private to the client library: the session, stream
- * and event objects, the pending-reply table, and the helpers the library's
- * files share (session.c: the call, send queue, polling and waiters;
- * memory.c: device addresses and copies; stream.c: streams, events, kernels;
- * info.c: unary calls and devices).
+ * client/lib/client.h — private to the client library: the session object,
+ * and the contract of every function one of the library's files offers the
+ * others. One file per subsystem; each owns its part of the session (the
+ * sub-structures below say whose they are) and the others reach it only
+ * through the functions declared here.
  *
- * Locking: one mutex per session (s->mu) guards the send queue, the pending
- * table, the stream/event lists, sticky stream errors, the address map and
- * the polling state (one thread at a time polls the call's queue).
+ * Who calls whom: each file calls only files on a lower line (and the wire
+ * codec, rdev/wire.h, below them all); nothing calls back up.
+ *
+ *   session.c  open, close               → auth poll send pending info stream addr error
+ *   memory.c   malloc/free, copies       → submit stream info addr error
+ *   stream.c   streams, events, kernels  → submit pending (sticky errors) info addr error
+ *   info.c     unary calls, devices      → submit poll error
+ *   submit.c   the submit API            → poll send pending error
+ *   poll.c     polling, waiting, the end → send pending error
+ *   send.c     send queue, batching      → error
+ *   pending.c  pending requests, waiters, replies, sticky errors → error
+ *   auth.c     credentials, tokens       → error
+ *   addr.c     device addresses          → (none)
+ *   error.c    the thread's last error   → (none)
+ *
+ * Locking: one mutex per session (s->mu) guards every part below it in
+ * struct rdev_session; functions named *_locked are called with it held.
  * gRPC is never called back into our code while s->mu is held, except the
- * payload-release callback, which takes only its own mutex (payload_track_t).
+ * payload-release callback, which takes only its own mutex (submit.c).
  */
 #ifndef RDEV_CLIENT_INTERNAL_H
 #define RDEV_CLIENT_INTERNAL_H
@@ -20,6 +34,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "rdev/rdev.h"
 #include "rdev/wire.h"
@@ -27,190 +42,126 @@
 #define CL_MSG_MAX 256
 #define CL_PENDING_BUCKETS 1024 /* power of two */
 
-/* A thread blocked in a synchronous call. Heap-allocated: a waiter that
- * timed out is abandoned and freed by whoever handles its late reply. */
-typedef struct cl_waiter {
-  pthread_cond_t cv;
-  int remaining;         /* replies still expected */
-  int status;            /* first error among the replies */
+/* Completion tags of the session call (session.c opens it, poll.c handles
+ * the rest, send.c starts sends and the half-close). */
+enum { CL_TAG_OPEN = 1, CL_TAG_STATUS, CL_TAG_RECV, CL_TAG_SEND, CL_TAG_CLOSE };
+#define CL_TAG(x) ((void *)(uintptr_t)(x))
+
+typedef struct cl_waiter cl_waiter_t;    /* pending.c */
+typedef struct cl_pending cl_pending_t;  /* pending.c */
+
+/* ---- the parts of a session, each owned by one file -------------------------- */
+
+/* auth.c: the token metadata sent on every call. Filled at open, read-only
+ * afterwards (session.c and info.c send it). */
+typedef struct {
+  grpc_metadata md;                /* authorization: Bearer <token> */
+  size_t n;                        /* 0 without a token */
+} cl_auth_t;
+
+/* send.c: one SEND_MESSAGE in flight at a time; what queued behind it goes
+ * out in batches. */
+typedef struct {
+  struct cl_send *head, *tail;     /* the queue */
+  grpc_byte_buffer *sending;       /* the message in flight */
+  size_t batch_xfer;               /* the server's batch limit on Read bytes */
+  bool close_requested, close_sent;
+  bool ended;                      /* the call ended: nothing more is sent */
+} cl_send_state_t;
+
+/* pending.c: a stream's sticky error: the first error of its asynchronous
+ * work since its last synchronize. The stream object holds it (stream.c);
+ * only pending.c's functions touch its fields. */
+typedef struct cl_sticky {
+  uint64_t handle;                 /* the stream's server handle */
+  int status;
   char msg[CL_MSG_MAX];
-  uint64_t handle, value, value2;
-  float elapsed_ms;
-  bool abandoned;        /* the caller gave up (timeout); the reply frees it */
-  bool blocked;          /* counted in s->nblocked */
-  uint64_t sync_stream;  /* StreamSync: server stream handle (sticky on late error) */
-} cl_waiter_t;
+  struct cl_sticky *prev, *next;
+} cl_sticky_t;
 
-/* One request awaiting its FINAL reply, keyed by seq. */
-typedef struct cl_pending {
-  uint64_t seq;
-  struct cl_pending *next;
-  cl_waiter_t *w;        /* NULL: asynchronous Read */
-  uint8_t *dst;          /* Read: where the payload goes */
-  size_t count;          /* Read: payload length expected */
-  size_t got;            /* Read: payload length received */
-  uint64_t stream;       /* asynchronous Read: server stream handle */
-  bool quiet;            /* quiet Write: a reply comes only on error, and
-                          * does not count toward w->remaining */
-} cl_pending_t;
+/* pending.c: requests awaiting their FINAL reply, the waiters they
+ * complete, sticky errors, kernel print output. */
+typedef struct {
+  cl_pending_t *buckets[CL_PENDING_BUCKETS]; /* keyed by seq */
+  size_t n;
+  size_t nasync;                   /* of which without a waiter: async Reads */
+  int nblocked;                    /* waiters whose caller is blocked in cl_wait */
+  bool completed;                  /* a reply completed some caller's wait */
+  atomic_uint_fast64_t next_seq;
+  cl_sticky_t *sticky;             /* registered streams, newest first */
+  rdev_print_fn print_fn;
+  void *print_user;
+} cl_pending_state_t;
 
-/* A request waiting for the one send gRPC allows in flight. Those without
- * payload go out together, as one batch message (rdev_wire_batch). */
-typedef struct cl_send {
-  grpc_byte_buffer *bb;
-  size_t len;            /* encoded length */
-  size_t xfer;           /* Read bytes it asks for (batch limit) */
-  bool batchable;        /* no payload */
-  struct cl_send *next;
-} cl_send_t;
+/* poll.c: who polls the call's completion queue, the receiver thread, the
+ * one RECV_MESSAGE, and the call's end. */
+typedef struct {
+  pthread_t rx_thread;
+  bool rx_started;
+  pthread_cond_t rx_cv;            /* the receiver waits here when idle or parked */
+  pthread_cond_t dead_cv;          /* signalled when the call ended */
+  int poller;                      /* who polls: POLL_NONE, _RX or _CALLER */
+  int nreleasing;                  /* callers waiting for gRPC to let go of their memory */
+  bool rx_idle;                    /* the receiver waits on rx_cv */
+  int64_t park_until;              /* the receiver parks till then (CLOCK_MONOTONIC ns) */
+  grpc_byte_buffer *recv_bb;
+  bool recv_posted, recv_ended;    /* a RECV_MESSAGE is out; the call sends no more */
+  grpc_metadata_array trailing_md;
+  grpc_status_code status;
+  grpc_slice status_details;
+  bool dead;                       /* the call ended */
+  char dead_msg[CL_MSG_MAX];
+} cl_poll_state_t;
 
-struct rdev_stream {
-  rdev_session_t *s;
-  uint64_t handle;
-  int device;
-  int sticky;            /* first async error since the last synchronize */
-  char sticky_msg[CL_MSG_MAX];
-  struct rdev_stream *prev, *next;
-};
+/* stream.c: the stream and event objects still open (freed at close). */
+typedef struct {
+  rdev_stream_t *streams;
+  rdev_event_t *events;
+} cl_objects_t;
 
-struct rdev_event {
-  rdev_session_t *s;
-  uint64_t handle;
-  int device;
-  struct rdev_event *prev, *next;
-};
+/* info.c: the current device (atomics: read without s->mu). */
+typedef struct {
+  atomic_int current;
+  atomic_int count;                /* -1 until the first ListDevices */
+} cl_device_state_t;
 
 struct rdev_session {
+  /* Made by session.c at open, read-only until close (any file reads). */
   grpc_channel *channel;
   grpc_completion_queue *cq;
   grpc_call *call;
-  pthread_t rx_thread;
-  bool rx_started;
+  cl_auth_t auth;
+  grpc_metadata_array init_md;     /* session.c: the server's open metadata */
 
-  pthread_mutex_t mu;
-  pthread_cond_t dead_cv;          /* signalled when the call ended */
-
-  /* call state (the polling thread, under mu where shared) */
-  size_t batch_xfer; /* the server's batch limit on Read bytes (set at open) */
-  grpc_metadata_array init_md, trailing_md;
-  grpc_status_code status;
-  grpc_slice status_details;
-  grpc_byte_buffer *recv_bb;
-  bool recv_posted, recv_ended;    /* a RECV_MESSAGE is out; the call sends no more */
-  bool dead;
-  char dead_msg[CL_MSG_MAX];
-
-  /* send queue: one SEND_MESSAGE in flight at a time; what queued behind
-   * it goes out in batches */
-  cl_send_t *sq_head, *sq_tail;
-  grpc_byte_buffer *sending;
-  bool close_requested, close_sent;
-
-  /* polling (session.c): one thread at a time polls the call's queue */
-  int poller;                      /* who: POLL_NONE, _RX or _CALLER */
-  int nblocked;                    /* callers in cl_wait still expecting replies */
-  int nreleasing;                  /* callers waiting for gRPC to let go of their memory */
-  bool completed;                  /* a reply completed some caller's wait */
-  bool rx_idle;                    /* the receiver waits on rx_cv */
-  int64_t park_until;              /* the receiver parks till then (CLOCK_MONOTONIC ns) */
-  pthread_cond_t rx_cv;
-
-  cl_pending_t *pending[CL_PENDING_BUCKETS];
-  size_t npending;
-  size_t nasync;                   /* of which without a waiter: async Reads */
-  atomic_uint_fast64_t next_seq;
-
-  rdev_stream_t *streams;
-  rdev_event_t *events;
-  void *addr_map;                  /* tsearch root of cl_alloc_t */
-
-  atomic_int device;
-  atomic_int device_count;         /* -1 until the first ListDevices */
-
-  rdev_print_fn print_fn;
-  void *print_user;
-
-  grpc_metadata auth_md;           /* authorization: Bearer <token>, sent on every call */
-  size_t nauth_md;                 /* 0 without a token */
+  pthread_mutex_t mu;              /* guards the parts below */
+  cl_send_state_t send;            /* send.c */
+  cl_pending_state_t pend;         /* pending.c */
+  cl_poll_state_t poll;            /* poll.c */
+  cl_objects_t obj;                /* stream.c */
+  void *addr_map;                  /* addr.c: tsearch root of cl_alloc_t */
+  cl_device_state_t dev;           /* info.c (atomics, not under mu) */
 };
 
-/* ---- credentials (auth.c) ---- */
-/* Sets up s's token metadata and *creds (plaintext or TLS) from opts and
- * the environment. */
-int cl_auth_setup(rdev_session_t *s, const rdev_options_t *opts, grpc_channel_credentials **creds);
+/* ==== error.c: the thread's last error ========================================= */
 
-/* ---- errors (session.c) ---- */
+/* Sets the thread's last error from fmt and returns status. */
 int cl_error(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Sets the thread's last error to msg (server detail) and returns status. */
+/* Sets the thread's last error to msg (server detail; "" or NULL: the
+ * status's own text) and returns status. */
 int cl_error_msg(int status, const char *msg);
-
-/* ---- requests (session.c) ---- */
-
-/* Tracks user memory lent to gRPC as zero-copy payload slices: a
- * synchronous Write returns only once gRPC let go of every slice, so the
- * caller may reuse its buffer. Refcounted (the owner plus one per slice):
- * when the session died, gRPC may keep a slice until the call is destroyed
- * (it no longer reads it), and the owner stops waiting. */
-typedef struct {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int refs;
-} cl_payload_track_t;
-
-cl_payload_track_t *cl_track_new(void);
-/* Waits until gRPC released every slice of t or the session ended, then
- * drops the owner's reference. */
-void cl_track_release_wait(rdev_session_t *s, cl_payload_track_t *t);
-/* A slice over len bytes at p, not copied; t (may be NULL) counts it. */
-grpc_slice cl_payload_slice(const void *p, size_t len, cl_payload_track_t *t);
-
-/* Reserves n consecutive request seqs; returns the first. */
-uint64_t cl_seq_reserve(rdev_session_t *s, uint64_t n);
-/* Forgets the pending entries of seqs [first, first+n) (quiet Writes known
- * to be done): no reply will come for them. */
-void cl_pending_forget(rdev_session_t *s, uint64_t first, uint64_t n);
-
-cl_waiter_t *cl_waiter_new(void);
-void cl_waiter_free(cl_waiter_t *w);
-
-/* Encodes req with an optional payload and queues it. req->seq is assigned
- * here unless the caller reserved one (nonzero, from cl_seq_reserve).
- * w != NULL: the reply completes w (w->remaining is incremented), except for
- * a quiet Write, whose reply (an error) is only noted in w;
- * dst != NULL: the reply's payload (count bytes) is written to dst;
- * async_stream != 0 with w == NULL and dst: an asynchronous Read.
- * Returns RDEV_OK or an error (session dead, encode failure): then nothing
- * was registered. */
-int cl_submit(rdev_session_t *s, rdev_v1_Request *req, const grpc_slice *payload, cl_waiter_t *w,
-              void *dst, size_t count, uint64_t async_stream);
-
-/* Waits for w; timeout_ms < 0 = forever. While no other thread polls the
- * call, the caller polls it itself and handles whatever comes (any thread's
- * replies, kernel print output). Returns RDEV_OK when all replies came
- * (then the caller frees w), or `timeout_status` after abandoning w. */
-int cl_wait(rdev_session_t *s, cl_waiter_t *w, int32_t timeout_ms, int timeout_status);
-
-/* What a FINAL reply carried besides its status. */
-typedef struct {
-  uint64_t handle, value, value2;
-  float elapsed_ms;
-} cl_result_t;
-
-/* One synchronous request: submit, wait forever, fill *res (may be NULL) and
- * return the reply status (setting the thread's last error on failure). */
-int cl_call(rdev_session_t *s, rdev_v1_Request *req, cl_result_t *res);
-
-/* Result of a completed waiter as a status, setting the thread's last error. */
-int cl_waiter_result(rdev_session_t *s, cl_waiter_t *w);
-
-/* Under s->mu: records err as the sticky error of the stream with that
- * server handle (first error wins). */
-void cl_stream_set_sticky_locked(rdev_session_t *s, uint64_t handle, int status, const char *msg);
-
 /* Maps a gRPC status that ended a call to an rdev status. */
 int cl_grpc_status(grpc_status_code code);
 
-/* ---- memory (memory.c) ---- */
+/* ==== auth.c: credentials ====================================================== */
+
+/* Fills *a with the token metadata and *creds with the channel credentials
+ * (plaintext or TLS), from opts (may be NULL) and the environment. On error
+ * (last error set) *creds is NULL; *a is released by cl_auth_release either way. */
+int cl_auth_setup(cl_auth_t *a, const rdev_options_t *opts, grpc_channel_credentials **creds);
+/* Releases what cl_auth_setup put in *a (a zeroed *a: nothing). */
+void cl_auth_release(cl_auth_t *a);
+
+/* ==== addr.c: device addresses ================================================= */
 
 typedef struct {
   uint64_t base, size;   /* client address range */
@@ -218,14 +169,237 @@ typedef struct {
   int device;
 } cl_alloc_t;
 
+/* Reserves a fresh, never reused address range (process-wide) for size
+ * bytes; 0 when the address space is exhausted. */
+uint64_t cl_addr_reserve(uint64_t size);
+/* Enters a (heap-allocated; the map owns it from now on) into s's map.
+ * False: out of memory, a is still the caller's. */
+bool cl_addr_insert(rdev_session_t *s, cl_alloc_t *a);
+/* Takes the allocation that starts exactly at base out of s's map and
+ * returns it (the caller frees it); NULL when there is none. */
+cl_alloc_t *cl_addr_remove(rdev_session_t *s, uint64_t base);
 /* Resolves [p, p+len) (len >= 1 treated as at least 1) to its allocation.
  * Returns false when p is not inside an allocation of s. When true and
- * len runs past the end, *fits is false. */
+ * len runs past the end, *fits is false. Any out-pointer may be NULL. */
 bool cl_resolve(rdev_session_t *s, const void *p, size_t len, uint64_t *handle, uint64_t *offset,
                 bool *fits);
+/* Frees s's map (at close: no other thread uses s). */
 void cl_addr_map_destroy(rdev_session_t *s);
 
-/* ---- streams and events (stream.c) ---- */
+/* ==== send.c: the send queue and batching ====================================== */
+
+/* Sets the server's batch limit on Read bytes (at open, before any send). */
+void cl_send_init(rdev_session_t *s, size_t batch_xfer);
+/* Under s->mu, with the call accepting requests: sends bb (an encoded
+ * Request) now if nothing is in flight, else queues it; xfer: the Read
+ * bytes it asks for, batchable: it has no payload (may share a batch).
+ * RDEV_OK: bb is the queue's, *queued says whether it waits behind another
+ * send. RDEV_BAD_ALLOC (last error set): nothing done, bb is still the
+ * caller's. */
+int cl_send_queue_locked(rdev_session_t *s, grpc_byte_buffer *bb, size_t xfer, bool batchable,
+                         bool *queued);
+/* The send in flight completed (ok: it was written): starts the next one,
+ * or the half-close asked for once the queue is empty. Takes s->mu. */
+void cl_send_done(rdev_session_t *s, bool ok);
+/* Under s->mu: the half-close is asked for (no new request may be sent). */
+bool cl_send_closing_locked(rdev_session_t *s);
+/* Under s->mu: a send is in flight or queued. */
+bool cl_send_busy_locked(rdev_session_t *s);
+/* Under s->mu: asks for the half-close, sent once what is queued went out
+ * (now if nothing is). */
+void cl_send_close_locked(rdev_session_t *s);
+/* Under s->mu: the call ended: drops the queue; nothing more is sent. */
+void cl_send_end_locked(rdev_session_t *s);
+
+/* ==== pending.c: pending requests, waiters, replies, sticky errors ============= */
+
+/* What a FINAL reply carried besides its status. */
+typedef struct {
+  uint64_t handle, value, value2;
+  float elapsed_ms;
+} cl_result_t;
+
+/* Sets up s->pend (at open): seqs from 1, the default print function. */
+void cl_pending_init(rdev_session_t *s);
+/* Reserves n consecutive request seqs; returns the first. No lock. */
+uint64_t cl_seq_reserve(rdev_session_t *s, uint64_t n);
+
+/* A waiter: what a synchronous caller blocks on until the replies of its
+ * requests came. Heap-allocated: one that timed out is abandoned and freed
+ * by whoever handles its late reply. sync_stream: nonzero for a StreamSync
+ * (its stream's server handle), whose late error then goes sticky. NULL: out
+ * of memory. */
+cl_waiter_t *cl_waiter_new(uint64_t sync_stream);
+/* Frees a waiter that is not abandoned and expects no more replies (or was
+ * never used); NULL is fine. */
+void cl_waiter_free(cl_waiter_t *w);
+/* Of a completed waiter: the first error among its replies as a status
+ * (setting the thread's last error), and *res (may be NULL) from its
+ * latest reply. */
+int cl_waiter_result(const cl_waiter_t *w, cl_result_t *res);
+/* The waiter's side of cl_wait (poll.c), all under s->mu: */
+/* w still expects replies. */
+bool cl_waiter_expecting_locked(const cl_waiter_t *w);
+/* The caller blocks on w (counted while w expects replies: the receiver
+ * must then make progress); unblock undoes it if no reply did. */
+void cl_waiter_block_locked(rdev_session_t *s, cl_waiter_t *w);
+void cl_waiter_unblock_locked(rdev_session_t *s, cl_waiter_t *w);
+/* Sleeps on w until signalled or the CLOCK_MONOTONIC deadline (NULL: none)
+ * passed; returns 0 or ETIMEDOUT. */
+int cl_waiter_sleep_locked(rdev_session_t *s, cl_waiter_t *w, const struct timespec *deadline);
+/* The caller gives up on w: whoever completes it frees it. */
+void cl_waiter_abandon_locked(cl_waiter_t *w);
+
+/* What a submitted request expects (NULL: out of memory). Each is either
+ * handed to cl_pending_put_locked or freed with cl_pending_discard. */
+/* A reply that completes w; a quiet Write's reply (an error) is only noted
+ * in w and does not count toward the replies w expects. */
+cl_pending_t *cl_expect_reply(uint64_t seq, cl_waiter_t *w, bool quiet);
+/* A Read's reply whose count payload bytes go to dst, completing w. */
+cl_pending_t *cl_expect_read(uint64_t seq, cl_waiter_t *w, void *dst, size_t count);
+/* An asynchronous Read's reply whose count payload bytes go to dst; its
+ * error goes sticky on the stream with server handle stream. */
+cl_pending_t *cl_expect_async_read(uint64_t seq, uint64_t stream, void *dst, size_t count);
+/* Under s->mu: registers e (the request was sent or queued). */
+void cl_pending_put_locked(rdev_session_t *s, cl_pending_t *e);
+/* Frees e, never registered; NULL is fine. */
+void cl_pending_discard(cl_pending_t *e);
+/* Forgets the entries of seqs [first, first+n) (quiet Writes known to be
+ * done): no reply will come for them. Takes s->mu. */
+void cl_pending_forget(rdev_session_t *s, uint64_t first, uint64_t n);
+
+/* Handles one reply message: print output first, then its pending entry
+ * (payload into the Read's destination, waiter completion, sticky error).
+ * Called by the polling thread, without s->mu. False: bb is malformed; why
+ * says how (the call must be cancelled). */
+bool cl_reply_handle(rdev_session_t *s, grpc_byte_buffer *bb, char *why, size_t why_len);
+/* Under s->mu: the call ended with msg: every pending request fails
+ * (waiters complete with RDEV_UNAVAILABLE, async Reads go sticky). */
+void cl_pending_fail_all_locked(rdev_session_t *s, const char *msg);
+/* Under s->mu: replies must come with no caller polling (a caller is
+ * blocked on a waiter, or async Reads are pending). */
+bool cl_pending_background_locked(rdev_session_t *s);
+/* Under s->mu: whether a reply completed some caller's wait since the last
+ * call; clears it. */
+bool cl_pending_take_completed_locked(rdev_session_t *s);
+
+/* Under s->mu: st (zeroed, in a stream object) starts collecting the sticky
+ * errors of the stream with server handle; unregister stops it (before st
+ * is freed). */
+void cl_sticky_register_locked(rdev_session_t *s, cl_sticky_t *st, uint64_t handle);
+void cl_sticky_unregister_locked(rdev_session_t *s, cl_sticky_t *st);
+/* Takes the sticky error of the stream with that handle: its status (0:
+ * none) and, when nonzero, its message into msg; clears it. Takes s->mu. */
+int cl_sticky_take(rdev_session_t *s, uint64_t handle, char msg[CL_MSG_MAX]);
+
+/* ==== poll.c: polling, waiting, the call's end ================================= */
+
+/* Sets up s->poll (at open, before anything can fail). */
+void cl_poll_init(rdev_session_t *s);
+/* Frees what s->poll holds (the receiver is stopped or never ran). */
+void cl_poll_destroy(rdev_session_t *s);
+/* Starts receiving the call's final status (CL_TAG_STATUS), whose arrival
+ * ends the session (at open). */
+grpc_call_error cl_poll_watch_end(rdev_session_t *s);
+/* Once CL_TAG_STATUS completed: the call's gRPC status, and its details as
+ * a string the caller frees with gpr_free. */
+grpc_status_code cl_poll_end_status(rdev_session_t *s, char **details);
+/* The session is open: posts the first RECV_MESSAGE and starts the
+ * receiver thread. On failure (last error set) the call is cancelled and
+ * its completions drained: the caller frees the session. */
+int cl_poll_start(rdev_session_t *s);
+/* Ends the call: half-close after what is queued, wait for the end (up to
+ * grace_ms, then cancel), shut the completion queue down and join the
+ * receiver. The caller then destroys the queue. */
+void cl_poll_close(rdev_session_t *s, int grace_ms);
+/* Waits for w; timeout_ms < 0 = forever. While no other thread polls the
+ * call, the caller polls it itself and handles whatever comes (any thread's
+ * replies, kernel print output). Returns RDEV_OK when all replies came
+ * (then the caller frees w), or timeout_status (last error set) after
+ * abandoning w. */
+int cl_wait(rdev_session_t *s, cl_waiter_t *w, int32_t timeout_ms, int timeout_status);
+/* Under s->mu: RDEV_OK while the session accepts requests, else
+ * RDEV_UNAVAILABLE (last error: why it ended, or that it is closing). */
+int cl_poll_check_open_locked(rdev_session_t *s);
+/* Under s->mu: work was added that must progress with no caller polling:
+ * the receiver polls as soon as no caller does. */
+void cl_poll_wake_locked(rdev_session_t *s);
+/* Whether the call ended; if why, its message into why[why_len]. Takes s->mu. */
+bool cl_poll_dead(rdev_session_t *s, char *why, size_t why_len);
+/* A caller starts / stops waiting for gRPC to let go of memory it lent:
+ * meanwhile the receiver polls. Take s->mu. */
+void cl_poll_release_begin(rdev_session_t *s);
+void cl_poll_release_end(rdev_session_t *s);
+
+/* ==== submit.c: the submit API, one call per mode ============================== */
+/*
+ * Every call encodes req (seq assigned here: the caller leaves it 0), queues
+ * it for sending and registers what it expects back. A request refused
+ * before it was queued (session ended or closing, out of memory, encode
+ * failure) returns its error (last error set) and nothing was registered.
+ */
+
+/* Synchronous: sends req, waits for its reply, fills *res (may be NULL) and
+ * returns the reply's status (last error set on failure). */
+int cl_call(rdev_session_t *s, rdev_v1_Request *req, cl_result_t *res);
+/* As cl_call, giving up after timeout_ms (< 0: forever): then returns
+ * timeout_status and the late reply is dropped. */
+int cl_call_timeout(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms, int timeout_status,
+                    cl_result_t *res);
+/* Synchronous StreamSync (req->op.stream_sync.stream): waits up to
+ * timeout_ms (< 0: forever), then returns the stream's sticky error if it
+ * has one (clearing it), else the reply's status. After timeout_ms:
+ * RDEV_RT_STREAM_SYNC_TIMEOUT, and a late error reply goes sticky. */
+int cl_call_stream_sync(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms);
+/* Fire-and-forget on a stream (Launch, EventRecord, StreamWaitEvent,
+ * Copy, Memset): returns once queued; the server answers only a refusal,
+ * which goes sticky on the stream the reply names. */
+int cl_send_async(rdev_session_t *s, rdev_v1_Request *req);
+/* Fire-and-forget Write whose payload is the caller's [src, src+n), lent to
+ * gRPC (it must stay valid until the stream is synchronized). */
+int cl_write_async(rdev_session_t *s, rdev_v1_Request *req, const void *src, size_t n);
+/* Asynchronous Read on req->op.read.stream: its req->op.read.count bytes
+ * land in dst in the background (valid after the stream's synchronize); an
+ * error goes sticky on the stream. */
+int cl_read_into_async(rdev_session_t *s, rdev_v1_Request *req, void *dst);
+
+/* A synchronous operation of several requests (a chunked copy): begin it,
+ * add its requests, end it to wait for all of their replies. Fields are
+ * submit.c's. */
+typedef struct {
+  rdev_session_t *s;
+  cl_waiter_t *w;
+  struct cl_payload_track *track; /* writes: the caller's memory lent to gRPC */
+  uint64_t first, next, end;      /* writes: the seqs reserved for them, the next to use */
+} cl_group_t;
+
+/* Begins a group on s that will hold up to nwrites Writes (0: Reads only).
+ * RDEV_BAD_ALLOC (last error set): nothing to end. */
+int cl_group_begin(cl_group_t *g, rdev_session_t *s, uint64_t nwrites);
+/* Adds a Write of the caller's [src, src+n) (lent to gRPC until the group
+ * ended). Every Write of the group but its nwrites-th is quiet: the server
+ * answers it only if it fails; the last one's answer means all were written. */
+int cl_write(cl_group_t *g, rdev_v1_Request *req, const void *src, size_t n);
+/* Adds a Read whose req->op.read.count reply bytes land in dst. */
+int cl_read_into(cl_group_t *g, rdev_v1_Request *req, void *dst);
+/* Waits for the replies of every request added, until gRPC let go of the
+ * group's memory, and ends g. Returns rc if nonzero (an add failed), else
+ * the first error among the replies (last error set). */
+int cl_group_end(cl_group_t *g, int rc);
+
+/* ==== info.c: unary calls, devices ============================================= */
+
+/* Sets up s->dev (at open): device 0, device count unknown. */
+void cl_device_init(rdev_session_t *s);
+/* The session's current device (rdev_device_set). */
+int cl_device_current(rdev_session_t *s);
+
+/* ==== stream.c: streams, events, kernels ======================================= */
+
+/* The server handle of stream after checking it is a stream of s;
+ * RDEV_INVALID_PARAM (last error set) when NULL or another session's. */
+int cl_stream_handle(rdev_session_t *s, rdev_stream_t *stream, uint64_t *handle);
+/* Frees the stream and event objects still open (at close). */
 void cl_free_streams_events(rdev_session_t *s);
 
 #endif

@@ -1,7 +1,9 @@
 /*
- * client/lib/info.c — what needs no session state: the unary Info and
+ * client/lib/info.c — the server and its devices: the unary Info and
  * ListDevices calls (on the session's channel, each on a completion queue of
- * its own, with a deadline), the current device and its memory.
+ * its own, with a deadline, outside the session call), the current device
+ * and its memory. Owns s->dev (current device, device count); calls
+ * submit.c (MemInfo), poll.c (whether the session ended) and error.c.
  */
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
@@ -12,14 +14,17 @@
 
 #define UNARY_DEADLINE_MS 10000
 
+void cl_device_init(rdev_session_t *s) {
+  atomic_init(&s->dev.current, 0);
+  atomic_init(&s->dev.count, -1);
+}
+
+int cl_device_current(rdev_session_t *s) { return atomic_load(&s->dev.current); }
+
 static int unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fields,
                  const void *req, const pb_msgdesc_t *rep_fields, void *rep) {
-  pthread_mutex_lock(&s->mu);
-  bool dead = s->dead;
   char why[CL_MSG_MAX];
-  snprintf(why, sizeof why, "%s", s->dead_msg);
-  pthread_mutex_unlock(&s->mu);
-  if (dead) /* the server is gone or ended the session: do not wait for it */
+  if (cl_poll_dead(s, why, sizeof why)) /* the server is gone or ended the session: do not wait for it */
     return cl_error(RDEV_UNAVAILABLE, "%s", why);
   grpc_byte_buffer *send = rdev_wire_encode(req_fields, req, NULL);
   if (!send) return cl_error(RDEV_INTERNAL_ERROR, "cannot encode request");
@@ -40,8 +45,8 @@ static int unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_
   memset(ops, 0, sizeof ops);
   ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
   ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY | GRPC_INITIAL_METADATA_WAIT_FOR_READY_EXPLICITLY_SET;
-  ops[0].data.send_initial_metadata.count = s->nauth_md;
-  ops[0].data.send_initial_metadata.metadata = &s->auth_md;
+  ops[0].data.send_initial_metadata.count = s->auth.n;
+  ops[0].data.send_initial_metadata.metadata = &s->auth.md;
   ops[1].op = GRPC_OP_SEND_MESSAGE;
   ops[1].data.send_message.send_message = send;
   ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
@@ -103,7 +108,7 @@ static int list_devices(rdev_session_t *s, rdev_v1_ListDevicesReply *rep) {
   *rep = (rdev_v1_ListDevicesReply)rdev_v1_ListDevicesReply_init_zero;
   int rc = unary(s, RDEV_WIRE_METHOD_LIST_DEVICES, rdev_v1_ListDevicesRequest_fields, &req,
                  rdev_v1_ListDevicesReply_fields, rep);
-  if (!rc) atomic_store(&s->device_count, (int)rep->devices_count);
+  if (!rc) atomic_store(&s->dev.count, (int)rep->devices_count);
   return rc;
 }
 
@@ -134,20 +139,20 @@ int rdev_device_info(rdev_session_t *s, int dev, rdev_device_info_t *info) {
 
 int rdev_device_set(rdev_session_t *s, int dev) {
   if (!s) return cl_error(RDEV_INVALID_PARAM, "session is NULL");
-  int count = atomic_load(&s->device_count);
+  int count = atomic_load(&s->dev.count);
   if (count < 0) {
     int rc = rdev_device_count(s, &count);
     if (rc) return rc;
   }
   if (dev < 0 || dev >= count)
     return cl_error(RDEV_RT_INVALID_DEVICEID, "device %d out of range (%d devices)", dev, count);
-  atomic_store(&s->device, dev);
+  atomic_store(&s->dev.current, dev);
   return RDEV_OK;
 }
 
 int rdev_device_get(rdev_session_t *s, int *dev) {
   if (!s || !dev) return cl_error(RDEV_INVALID_PARAM, "session or dev is NULL");
-  *dev = atomic_load(&s->device);
+  *dev = cl_device_current(s);
   return RDEV_OK;
 }
 
@@ -155,7 +160,7 @@ int rdev_mem_info(rdev_session_t *s, size_t *free_bytes, size_t *total_bytes) {
   if (!s || !free_bytes || !total_bytes) return cl_error(RDEV_INVALID_PARAM, "NULL argument");
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_mem_info_tag;
-  req.op.mem_info.device = atomic_load(&s->device);
+  req.op.mem_info.device = cl_device_current(s);
   cl_result_t res;
   int rc = cl_call(s, &req, &res);
   if (rc) return rc;

@@ -1,68 +1,15 @@
 /*
- * client/lib/memory.c — device memory as the caller sees it. The library
- * hands out its own device addresses, never server handles: each rdev_malloc
- * takes a fresh, never reused, 4 KiB-aligned range of a process-wide 64-bit
- * address space (with a gap after it), and a per-session map (tsearch tree
- * over ranges; overlapping ranges compare equal) resolves any interior
- * pointer to (server buffer handle, offset). Copies and memsets become Write,
- * Read, Copy and Memset requests, split at RDEV_WIRE_MAX_CHUNK.
+ * client/lib/memory.c — device memory as the caller sees it: rdev_malloc and
+ * rdev_free (device addresses come from addr.c), host memory for transfers,
+ * and copies and memsets, which become Write, Read, Copy and Memset
+ * requests, split at RDEV_WIRE_MAX_CHUNK. Owns no session state; calls
+ * submit.c, addr.c, stream.c (stream handles), info.c (the current device)
+ * and error.c.
  */
-#define _GNU_SOURCE
-#include <search.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
-
-#define ADDR_BASE 0x100000000000ull /* first device address handed out */
-#define ADDR_LIMIT 0x7fff000000000000ull
-#define ADDR_ALIGN 4096ull
-#define ADDR_GAP 4096ull
-
-static atomic_uint_fast64_t g_next_addr = ADDR_BASE;
-
-static int range_cmp(const void *a, const void *b) {
-  const cl_alloc_t *x = a, *y = b;
-  if (x->base + x->size <= y->base) return -1;
-  if (y->base + y->size <= x->base) return 1;
-  return 0;
-}
-
-/* Reserves a fresh address range for size bytes; 0 when exhausted. */
-static uint64_t addr_reserve(uint64_t size) {
-  if (size > ADDR_LIMIT - ADDR_BASE) return 0;
-  uint64_t span = ((size + ADDR_ALIGN - 1) & ~(ADDR_ALIGN - 1)) + ADDR_GAP;
-  uint64_t base = atomic_fetch_add(&g_next_addr, span);
-  if (base > ADDR_LIMIT - span) return 0;
-  return base;
-}
-
-/* Under s->mu. */
-static cl_alloc_t *lookup_locked(rdev_session_t *s, uint64_t addr) {
-  cl_alloc_t key = {addr, 1, 0, 0};
-  void *node = tfind(&key, &s->addr_map, range_cmp);
-  return node ? *(cl_alloc_t **)node : NULL;
-}
-
-bool cl_resolve(rdev_session_t *s, const void *p, size_t len, uint64_t *handle, uint64_t *offset,
-                bool *fits) {
-  uint64_t addr = (uint64_t)(uintptr_t)p;
-  pthread_mutex_lock(&s->mu);
-  cl_alloc_t *a = lookup_locked(s, addr);
-  if (a) {
-    uint64_t off = addr - a->base;
-    if (handle) *handle = a->handle;
-    if (offset) *offset = off;
-    if (fits) *fits = len <= a->size - off;
-  }
-  pthread_mutex_unlock(&s->mu);
-  return a != NULL;
-}
-
-void cl_addr_map_destroy(rdev_session_t *s) {
-  tdestroy(s->addr_map, free);
-  s->addr_map = NULL;
-}
 
 /* ---- malloc and free -------------------------------------------------------- */
 
@@ -70,14 +17,14 @@ int rdev_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t p
   if (!s || !dptr) return cl_error(RDEV_INVALID_PARAM, "session or dptr is NULL");
   *dptr = NULL;
   if (size == 0) return cl_error(RDEV_INVALID_PARAM, "size 0");
-  uint64_t base = addr_reserve(size);
+  uint64_t base = cl_addr_reserve(size);
   if (!base) return cl_error(RDEV_BAD_ALLOC, "device address space exhausted");
   cl_alloc_t *a = malloc(sizeof *a);
   if (!a) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
 
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_malloc_tag;
-  req.op.malloc.device = atomic_load(&s->device);
+  req.op.malloc.device = cl_device_current(s);
   req.op.malloc.size = size;
   req.op.malloc.policy = (int32_t)policy;
   cl_result_t res;
@@ -90,10 +37,7 @@ int rdev_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t p
   a->size = size;
   a->handle = res.handle;
   a->device = req.op.malloc.device;
-  pthread_mutex_lock(&s->mu);
-  void *node = tsearch(a, &s->addr_map, range_cmp);
-  pthread_mutex_unlock(&s->mu);
-  if (!node) {
+  if (!cl_addr_insert(s, a)) {
     rdev_v1_Request fr = rdev_v1_Request_init_zero;
     fr.which_op = rdev_v1_Request_free_tag;
     fr.op.free.buf = a->handle;
@@ -107,15 +51,8 @@ int rdev_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t p
 
 int rdev_free(rdev_session_t *s, void *dptr) {
   if (!s || !dptr) return cl_error(RDEV_INVALID_PARAM, "session or dptr is NULL");
-  uint64_t addr = (uint64_t)(uintptr_t)dptr;
-  pthread_mutex_lock(&s->mu);
-  cl_alloc_t *a = lookup_locked(s, addr);
-  if (!a || a->base != addr) {
-    pthread_mutex_unlock(&s->mu);
-    return cl_error(RDEV_INVALID_PARAM, "%p is not an allocation of this session", dptr);
-  }
-  tdelete(a, &s->addr_map, range_cmp);
-  pthread_mutex_unlock(&s->mu);
+  cl_alloc_t *a = cl_addr_remove(s, (uint64_t)(uintptr_t)dptr);
+  if (!a) return cl_error(RDEV_INVALID_PARAM, "%p is not an allocation of this session", dptr);
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_free_tag;
   req.op.free.buf = a->handle;
@@ -148,59 +85,31 @@ static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 /* H2D: Write requests of at most one chunk each. stream 0 = wait for all. */
 static int write_chunks(rdev_session_t *s, uint64_t buf, uint64_t off, const uint8_t *src,
                         size_t count, size_t dest_max, uint64_t stream) {
-  bool sync = stream == 0;
-  cl_payload_track_t *track = NULL;
-  cl_waiter_t *w = NULL;
-  if (sync) {
-    w = cl_waiter_new();
-    track = cl_track_new();
-    if (!w || !track) {
-      cl_waiter_free(w);
-      free(track);
-      return cl_error(RDEV_BAD_ALLOC, "out of host memory");
-    }
-  }
-  /* Synchronous: every chunk but the last is quiet (answered only if it
-   * fails); the last one's answer means all were written. */
   uint64_t nchunks = (count + RDEV_WIRE_MAX_CHUNK - 1) / RDEV_WIRE_MAX_CHUNK;
-  uint64_t first = sync ? cl_seq_reserve(s, nchunks) : 0, seq = first;
-  int rc = RDEV_OK;
+  cl_group_t g = {0};
+  int rc = stream ? RDEV_OK : cl_group_begin(&g, s, nchunks);
+  if (rc) return rc;
   for (size_t done = 0; done < count;) {
     size_t n = min_sz(count - done, RDEV_WIRE_MAX_CHUNK);
     rdev_v1_Request req = rdev_v1_Request_init_zero;
     req.which_op = rdev_v1_Request_write_tag;
-    req.seq = sync ? seq++ : 0;
     req.op.write.stream = stream;
     req.op.write.buf = buf;
     req.op.write.offset = off + done;
     req.op.write.dest_max = dest_max - done;
-    req.op.write.quiet = sync && done + n < count;
-    grpc_slice payload = cl_payload_slice(src + done, n, track);
-    rc = cl_submit(s, &req, &payload, w, NULL, 0, 0);
-    grpc_slice_unref(payload);
+    rc = stream ? cl_write_async(s, &req, src + done, n) : cl_write(&g, &req, src + done, n);
     if (rc) break;
     done += n;
   }
-  if (sync) {
-    cl_wait(s, w, -1, 0);
-    cl_pending_forget(s, first, nchunks); /* the quiet ones that succeeded */
-    if (!rc) rc = cl_waiter_result(s, w);
-    cl_waiter_free(w);
-    /* gRPC may hold the caller's bytes a moment after the server answered. */
-    cl_track_release_wait(s, track);
-  }
-  return rc;
+  return stream ? rc : cl_group_end(&g, rc);
 }
 
 /* D2H: Read requests; whoever polls the session writes each chunk into dst. */
 static int read_chunks(rdev_session_t *s, uint64_t buf, uint64_t off, uint8_t *dst, size_t count,
                        size_t dest_max, uint64_t stream) {
-  cl_waiter_t *w = NULL;
-  if (stream == 0) {
-    w = cl_waiter_new();
-    if (!w) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
-  }
-  int rc = RDEV_OK;
+  cl_group_t g = {0};
+  int rc = stream ? RDEV_OK : cl_group_begin(&g, s, 0);
+  if (rc) return rc;
   for (size_t done = 0; done < count;) {
     size_t n = min_sz(count - done, RDEV_WIRE_MAX_CHUNK);
     rdev_v1_Request req = rdev_v1_Request_init_zero;
@@ -210,27 +119,17 @@ static int read_chunks(rdev_session_t *s, uint64_t buf, uint64_t off, uint8_t *d
     req.op.read.offset = off + done;
     req.op.read.count = n;
     req.op.read.dest_max = dest_max - done;
-    rc = cl_submit(s, &req, NULL, w, dst + done, n, stream);
+    rc = stream ? cl_read_into_async(s, &req, dst + done) : cl_read_into(&g, &req, dst + done);
     if (rc) break;
     done += n;
   }
-  if (w) {
-    cl_wait(s, w, -1, 0);
-    if (!rc) rc = cl_waiter_result(s, w);
-    cl_waiter_free(w);
-  }
-  return rc;
+  return stream ? rc : cl_group_end(&g, rc);
 }
 
+/* Copy and Memset: queued on a stream, or one synchronous call. */
 static int submit_or_call(rdev_session_t *s, rdev_v1_Request *req, uint64_t stream) {
-  if (stream) return cl_submit(s, req, NULL, NULL, NULL, 0, 0);
+  if (stream) return cl_send_async(s, req);
   return cl_call(s, req, NULL);
-}
-
-static int check_stream(rdev_session_t *s, rdev_stream_t *stream) {
-  if (!stream) return cl_error(RDEV_INVALID_PARAM, "stream is NULL");
-  if (stream->s != s) return cl_error(RDEV_INVALID_PARAM, "stream belongs to another session");
-  return RDEV_OK;
 }
 
 static int do_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count,
@@ -295,9 +194,10 @@ int rdev_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, 
 int rdev_memcpy_async(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count,
                       rdev_memcpy_kind_t kind, rdev_stream_t *stream) {
   if (!s) return cl_error(RDEV_INVALID_PARAM, "session is NULL");
-  int rc = check_stream(s, stream);
+  uint64_t h;
+  int rc = cl_stream_handle(s, stream, &h);
   if (rc) return rc;
-  return do_memcpy(s, dst, dest_max, src, count, kind, stream->handle);
+  return do_memcpy(s, dst, dest_max, src, count, kind, h);
 }
 
 static int do_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count,
@@ -329,7 +229,8 @@ int rdev_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_
 int rdev_memset_async(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count,
                       rdev_stream_t *stream) {
   if (!s) return cl_error(RDEV_INVALID_PARAM, "session is NULL");
-  int rc = check_stream(s, stream);
+  uint64_t h;
+  int rc = cl_stream_handle(s, stream, &h);
   if (rc) return rc;
-  return do_memset(s, dptr, dest_max, value, count, stream->handle);
+  return do_memset(s, dptr, dest_max, value, count, h);
 }

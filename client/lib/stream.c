@@ -1,13 +1,31 @@
 /*
- * client/lib/stream.c — streams, events and kernel launches. A stream keeps
+ * client/lib/stream.c — streams, events and kernel launches. A stream holds
  * the sticky error of its refused asynchronous requests (and of late
  * answers to synchronizes that timed out) until its next synchronize
- * reports it; synchronize timeouts are the client's own.
+ * reports it; pending.c records and takes it. Synchronize timeouts are the
+ * client's own. Owns the stream and event objects and s->obj (those still
+ * open); calls submit.c, pending.c (sticky errors), addr.c (kernel pointer
+ * arguments), info.c (the current device) and error.c.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
+
+struct rdev_stream {
+  rdev_session_t *s;
+  uint64_t handle;
+  int device;
+  cl_sticky_t sticky;    /* pending.c's: registered while the stream is open */
+  struct rdev_stream *prev, *next;
+};
+
+struct rdev_event {
+  rdev_session_t *s;
+  uint64_t handle;
+  int device;
+  struct rdev_event *prev, *next;
+};
 
 /* ---- remote objects: what streams and events share ----------------------------- */
 
@@ -16,7 +34,7 @@
 static int remote_create(rdev_session_t *s, pb_size_t tag, uint64_t *handle, int *device) {
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = tag;
-  *device = atomic_load(&s->device);
+  *device = cl_device_current(s);
   if (tag == rdev_v1_Request_stream_create_tag)
     req.op.stream_create.device = *device;
   else
@@ -52,9 +70,10 @@ int rdev_stream_create(rdev_session_t *s, rdev_stream_t **stream) {
   }
   st->s = s;
   pthread_mutex_lock(&s->mu);
-  st->next = s->streams;
-  if (s->streams) s->streams->prev = st;
-  s->streams = st;
+  st->next = s->obj.streams;
+  if (s->obj.streams) s->obj.streams->prev = st;
+  s->obj.streams = st;
+  cl_sticky_register_locked(s, &st->sticky, st->handle);
   pthread_mutex_unlock(&s->mu);
   *stream = st;
   return RDEV_OK;
@@ -66,8 +85,9 @@ int rdev_stream_destroy(rdev_stream_t *stream) {
   int rc = remote_destroy(s, rdev_v1_Request_stream_destroy_tag, stream->handle);
   pthread_mutex_lock(&s->mu);
   if (stream->prev) stream->prev->next = stream->next;
-  else s->streams = stream->next;
+  else s->obj.streams = stream->next;
   if (stream->next) stream->next->prev = stream->prev;
+  cl_sticky_unregister_locked(s, &stream->sticky);
   pthread_mutex_unlock(&s->mu);
   free(stream);
   return rc;
@@ -75,35 +95,10 @@ int rdev_stream_destroy(rdev_stream_t *stream) {
 
 int rdev_stream_synchronize_timeout(rdev_stream_t *stream, int32_t timeout_ms) {
   if (!stream) return cl_error(RDEV_INVALID_PARAM, "stream is NULL");
-  rdev_session_t *s = stream->s;
-  cl_waiter_t *w = cl_waiter_new();
-  if (!w) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
-  w->sync_stream = stream->handle;
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_stream_sync_tag;
   req.op.stream_sync.stream = stream->handle;
-  int rc = cl_submit(s, &req, NULL, w, NULL, 0, 0);
-  if (rc) {
-    cl_waiter_free(w);
-    return rc;
-  }
-  rc = cl_wait(s, w, timeout_ms < 0 ? -1 : timeout_ms, RDEV_RT_STREAM_SYNC_TIMEOUT);
-  if (rc) return rc; /* w abandoned: its late reply's handler keeps an error sticky */
-
-  /* Refused async requests come before the sync's own answer. */
-  char msg[CL_MSG_MAX];
-  pthread_mutex_lock(&s->mu);
-  int sticky = stream->sticky;
-  if (sticky) {
-    memcpy(msg, stream->sticky_msg, sizeof msg);
-    stream->sticky = 0;
-    stream->sticky_msg[0] = '\0';
-  }
-  pthread_mutex_unlock(&s->mu);
-  if (sticky) rc = cl_error_msg(sticky, msg);
-  else rc = cl_waiter_result(s, w);
-  cl_waiter_free(w);
-  return rc;
+  return cl_call_stream_sync(stream->s, &req, timeout_ms);
 }
 
 int rdev_stream_synchronize(rdev_stream_t *stream) { return rdev_stream_synchronize_timeout(stream, -1); }
@@ -159,7 +154,7 @@ int rdev_launch(rdev_stream_t *stream, const char *name, uint32_t blocks, const 
       default: return cl_error(RDEV_INVALID_PARAM, "argument %d: unknown type %d", i, (int)args[i].type);
     }
   }
-  return cl_submit(s, &req, NULL, NULL, NULL, 0, 0);
+  return cl_send_async(s, &req);
 }
 
 /* ---- events ------------------------------------------------------------------- */
@@ -176,9 +171,9 @@ int rdev_event_create(rdev_session_t *s, rdev_event_t **ev) {
   }
   e->s = s;
   pthread_mutex_lock(&s->mu);
-  e->next = s->events;
-  if (s->events) s->events->prev = e;
-  s->events = e;
+  e->next = s->obj.events;
+  if (s->obj.events) s->obj.events->prev = e;
+  s->obj.events = e;
   pthread_mutex_unlock(&s->mu);
   *ev = e;
   return RDEV_OK;
@@ -190,7 +185,7 @@ int rdev_event_destroy(rdev_event_t *ev) {
   int rc = remote_destroy(s, rdev_v1_Request_event_destroy_tag, ev->handle);
   pthread_mutex_lock(&s->mu);
   if (ev->prev) ev->prev->next = ev->next;
-  else s->events = ev->next;
+  else s->obj.events = ev->next;
   if (ev->next) ev->next->prev = ev->prev;
   pthread_mutex_unlock(&s->mu);
   free(ev);
@@ -204,7 +199,7 @@ int rdev_event_record(rdev_event_t *ev, rdev_stream_t *stream) {
   req.which_op = rdev_v1_Request_event_record_tag;
   req.op.event_record.event = ev->handle;
   req.op.event_record.stream = stream->handle;
-  return cl_submit(stream->s, &req, NULL, NULL, NULL, 0, 0);
+  return cl_send_async(stream->s, &req);
 }
 
 int rdev_stream_wait_event(rdev_stream_t *stream, rdev_event_t *ev) {
@@ -214,27 +209,15 @@ int rdev_stream_wait_event(rdev_stream_t *stream, rdev_event_t *ev) {
   req.which_op = rdev_v1_Request_stream_wait_event_tag;
   req.op.stream_wait_event.stream = stream->handle;
   req.op.stream_wait_event.event = ev->handle;
-  return cl_submit(stream->s, &req, NULL, NULL, NULL, 0, 0);
+  return cl_send_async(stream->s, &req);
 }
 
 int rdev_event_synchronize(rdev_event_t *ev, int32_t timeout_ms) {
   if (!ev) return cl_error(RDEV_INVALID_PARAM, "ev is NULL");
-  rdev_session_t *s = ev->s;
-  cl_waiter_t *w = cl_waiter_new();
-  if (!w) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_event_sync_tag;
   req.op.event_sync.event = ev->handle;
-  int rc = cl_submit(s, &req, NULL, w, NULL, 0, 0);
-  if (rc) {
-    cl_waiter_free(w);
-    return rc;
-  }
-  rc = cl_wait(s, w, timeout_ms < 0 ? -1 : timeout_ms, RDEV_RT_WAIT_TIMEOUT);
-  if (rc) return rc;
-  rc = cl_waiter_result(s, w);
-  cl_waiter_free(w);
-  return rc;
+  return cl_call_timeout(ev->s, &req, timeout_ms, RDEV_RT_WAIT_TIMEOUT, NULL);
 }
 
 int rdev_event_query(rdev_event_t *ev, int *done) {
@@ -261,17 +244,27 @@ int rdev_event_elapsed_ms(float *ms, rdev_event_t *start, rdev_event_t *end) {
   return rc;
 }
 
-/* ---- teardown ----------------------------------------------------------------- */
+/* ---- for the library's other files ----------------------------------------------- */
+
+int cl_stream_handle(rdev_session_t *s, rdev_stream_t *stream, uint64_t *handle) {
+  if (!stream) return cl_error(RDEV_INVALID_PARAM, "stream is NULL");
+  if (stream->s != s) return cl_error(RDEV_INVALID_PARAM, "stream belongs to another session");
+  *handle = stream->handle;
+  return RDEV_OK;
+}
 
 void cl_free_streams_events(rdev_session_t *s) {
-  while (s->streams) {
-    rdev_stream_t *st = s->streams;
-    s->streams = st->next;
+  pthread_mutex_lock(&s->mu);
+  while (s->obj.streams) {
+    rdev_stream_t *st = s->obj.streams;
+    s->obj.streams = st->next;
+    cl_sticky_unregister_locked(s, &st->sticky);
     free(st);
   }
-  while (s->events) {
-    rdev_event_t *e = s->events;
-    s->events = e->next;
+  while (s->obj.events) {
+    rdev_event_t *e = s->obj.events;
+    s->obj.events = e->next;
     free(e);
   }
+  pthread_mutex_unlock(&s->mu);
 }

@@ -1,0 +1,316 @@
+/*
+ * client/lib/poll.c — who polls the session call, and the call's end.
+ *
+ * One thread at a time polls the call's completion queue and handles what
+ * it yields: the receiver thread, or a caller waiting in cl_wait. A caller
+ * that finds no one polling polls for itself, so its reply (and the send
+ * completions before it) cost no hand-off between threads, each of which is
+ * a wake-up (~20 us on the 2-vCPU VM rdev bench runs on). The receiver
+ * thread polls whenever no caller does, except that after it completed a
+ * caller's wait it parks for RX_PARK_NS, betting that the caller comes back
+ * and polls for itself. Whoever adds work that must progress without a
+ * waiting caller (background_locked) un-parks it (cl_poll_wake_locked); it
+ * also polls again when the park ends (server pings, the call's end,
+ * unsolicited print output).
+ *
+ * A completion is handed to its owner: a reply to pending.c, a finished
+ * send to send.c; the call's status ends the session (every pending request
+ * fails, the send queue is dropped). Owns s->poll; calls send.c, pending.c
+ * and error.c.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <grpc/support/alloc.h>
+#include <grpc/support/time.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client.h"
+
+/* Who polls the call's completion queue. */
+enum { POLL_NONE, POLL_RX, POLL_CALLER };
+
+#define RX_PARK_NS (20 * 1000000LL)
+
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static bool past(const struct timespec *dl) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec > dl->tv_sec || (now.tv_sec == dl->tv_sec && now.tv_nsec >= dl->tv_nsec);
+}
+
+/* ---- setup and state ------------------------------------------------------------ */
+
+void cl_poll_init(rdev_session_t *s) {
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&s->poll.dead_cv, &ca);
+  pthread_cond_init(&s->poll.rx_cv, &ca);
+  pthread_condattr_destroy(&ca);
+  grpc_metadata_array_init(&s->poll.trailing_md);
+  s->poll.status_details = grpc_empty_slice();
+}
+
+void cl_poll_destroy(rdev_session_t *s) {
+  grpc_metadata_array_destroy(&s->poll.trailing_md);
+  grpc_slice_unref(s->poll.status_details);
+  if (s->poll.recv_bb) grpc_byte_buffer_destroy(s->poll.recv_bb);
+  pthread_cond_destroy(&s->poll.dead_cv);
+  pthread_cond_destroy(&s->poll.rx_cv);
+}
+
+grpc_call_error cl_poll_watch_end(rdev_session_t *s) {
+  grpc_op op;
+  memset(&op, 0, sizeof op);
+  op.op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+  op.data.recv_status_on_client.trailing_metadata = &s->poll.trailing_md;
+  op.data.recv_status_on_client.status = &s->poll.status;
+  op.data.recv_status_on_client.status_details = &s->poll.status_details;
+  return grpc_call_start_batch(s->call, &op, 1, CL_TAG(CL_TAG_STATUS), NULL);
+}
+
+grpc_status_code cl_poll_end_status(rdev_session_t *s, char **details) {
+  *details = grpc_slice_to_c_string(s->poll.status_details);
+  return s->poll.status;
+}
+
+bool cl_poll_dead(rdev_session_t *s, char *why, size_t why_len) {
+  pthread_mutex_lock(&s->mu);
+  bool dead = s->poll.dead;
+  if (why) snprintf(why, why_len, "%s", s->poll.dead_msg);
+  pthread_mutex_unlock(&s->mu);
+  return dead;
+}
+
+int cl_poll_check_open_locked(rdev_session_t *s) {
+  if (!s->poll.dead && !cl_send_closing_locked(s)) return RDEV_OK;
+  return cl_error(RDEV_UNAVAILABLE, "%s", s->poll.dead ? s->poll.dead_msg : "session is closing");
+}
+
+/* Under s->mu: whether something must progress with no caller polling:
+ * callers blocked in cl_wait (one may be the poller), callers waiting for
+ * gRPC to let go of their memory, queued or unfinished sends, asynchronous
+ * Reads, the session's end. */
+static bool background_locked(rdev_session_t *s) {
+  return cl_pending_background_locked(s) || s->poll.nreleasing > 0 || cl_send_busy_locked(s) ||
+         cl_send_closing_locked(s) || s->poll.dead;
+}
+
+void cl_poll_wake_locked(rdev_session_t *s) {
+  if (!background_locked(s)) return;
+  s->poll.park_until = 0;
+  if (s->poll.rx_idle) pthread_cond_signal(&s->poll.rx_cv);
+}
+
+/* Under s->mu: a caller's wait ended; it polled for itself (polled) or
+ * was woken by whoever polled. What is left goes to the receiver; else a
+ * caller that polls for itself keeps the receiver parked. */
+static void caller_done_locked(rdev_session_t *s, bool polled) {
+  if (polled && !background_locked(s)) s->poll.park_until = now_ns() + RX_PARK_NS;
+  else cl_poll_wake_locked(s);
+}
+
+void cl_poll_release_begin(rdev_session_t *s) {
+  pthread_mutex_lock(&s->mu);
+  s->poll.nreleasing++;
+  cl_poll_wake_locked(s);
+  pthread_mutex_unlock(&s->mu);
+}
+
+void cl_poll_release_end(rdev_session_t *s) {
+  pthread_mutex_lock(&s->mu);
+  s->poll.nreleasing--;
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- completions ------------------------------------------------------------------ */
+
+/* Under s->mu: posts the call's one RECV_MESSAGE unless it is out (or the
+ * call is over). Every poll starts with it; it is not reposted right after
+ * a reply, because posting it makes gRPC announce the consumed window at
+ * once, a write of its own (and a wake-up of rdevd) that a caller would
+ * pay before returning with its reply. */
+static void post_recv_locked(rdev_session_t *s) {
+  if (s->poll.recv_posted || s->poll.recv_ended || s->poll.dead) return;
+  grpc_op op;
+  memset(&op, 0, sizeof op);
+  op.op = GRPC_OP_RECV_MESSAGE;
+  op.data.recv_message.recv_message = &s->poll.recv_bb;
+  s->poll.recv_posted = true;
+  if (grpc_call_start_batch(s->call, &op, 1, CL_TAG(CL_TAG_RECV), NULL) != GRPC_CALL_OK) {
+    s->poll.recv_posted = false;
+    s->poll.recv_ended = true;
+    grpc_call_cancel_with_status(s->call, GRPC_STATUS_INTERNAL, "rdev client: recv refused", NULL);
+  }
+}
+
+/* The call ended: every waiter fails, later calls fail. */
+static void on_status(rdev_session_t *s) {
+  char *details = grpc_slice_to_c_string(s->poll.status_details);
+  pthread_mutex_lock(&s->mu);
+  s->poll.dead = true;
+  if (s->poll.status == GRPC_STATUS_OK)
+    snprintf(s->poll.dead_msg, sizeof s->poll.dead_msg, "session ended%s%s", *details ? ": " : "", details);
+  else
+    snprintf(s->poll.dead_msg, sizeof s->poll.dead_msg, "session ended: %s (gRPC status %d)",
+             *details ? details : "connection lost", (int)s->poll.status);
+  cl_pending_fail_all_locked(s, s->poll.dead_msg);
+  cl_send_end_locked(s);
+  pthread_cond_broadcast(&s->poll.dead_cv);
+  pthread_mutex_unlock(&s->mu);
+  gpr_free(details);
+}
+
+/* One completion of the call. */
+static void dispatch(rdev_session_t *s, grpc_event ev) {
+  switch ((uintptr_t)ev.tag) {
+    case CL_TAG_RECV: {
+      grpc_byte_buffer *bb = s->poll.recv_bb;
+      s->poll.recv_bb = NULL;
+      pthread_mutex_lock(&s->mu);
+      s->poll.recv_posted = false;
+      s->poll.recv_ended = !ev.success || !bb; /* the call is over */
+      pthread_mutex_unlock(&s->mu);
+      if (bb) {
+        char why[160];
+        if (ev.success && !cl_reply_handle(s, bb, why, sizeof why))
+          grpc_call_cancel_with_status(s->call, GRPC_STATUS_INTERNAL, why, NULL);
+        grpc_byte_buffer_destroy(bb);
+      }
+      break;
+    }
+    case CL_TAG_SEND: cl_send_done(s, ev.success != 0); break;
+    case CL_TAG_STATUS: on_status(s); break;
+    default: break; /* CL_TAG_CLOSE */
+  }
+}
+
+/* Under s->mu, with no one polling: waits up to deadline for one
+ * completion and handles it (with s->mu released); returns with s->mu
+ * held. Handling stays inside the poller's turn, so completions are
+ * handled one at a time, in order, as by a single receiver. */
+static grpc_completion_type poll_once_locked(rdev_session_t *s, int who, gpr_timespec deadline) {
+  s->poll.poller = who;
+  post_recv_locked(s);
+  pthread_mutex_unlock(&s->mu);
+  grpc_event ev = grpc_completion_queue_next(s->cq, deadline, NULL);
+  if (ev.type == GRPC_OP_COMPLETE) dispatch(s, ev);
+  pthread_mutex_lock(&s->mu);
+  s->poll.poller = POLL_NONE;
+  return ev.type;
+}
+
+/* ---- waiting ------------------------------------------------------------------------ */
+
+int cl_wait(rdev_session_t *s, cl_waiter_t *w, int32_t timeout_ms, int timeout_status) {
+  struct timespec dl;
+  gpr_timespec poll_dl = gpr_inf_future(GPR_CLOCK_MONOTONIC);
+  if (timeout_ms >= 0) {
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    dl.tv_sec += timeout_ms / 1000;
+    dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+      dl.tv_sec++;
+      dl.tv_nsec -= 1000000000L;
+    }
+    poll_dl = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(timeout_ms, GPR_TIMESPAN));
+  }
+  bool timed_out = false, polled = false, shut = false;
+  pthread_mutex_lock(&s->mu);
+  cl_waiter_block_locked(s, w);
+  while (cl_waiter_expecting_locked(w) && !timed_out) {
+    if (s->poll.poller == POLL_NONE && !s->poll.dead && !shut) { /* no one polls: do it here, no hand-off */
+      polled = true;
+      grpc_completion_type type = poll_once_locked(s, POLL_CALLER, poll_dl);
+      shut = type == GRPC_QUEUE_SHUTDOWN; /* only if misused during close */
+      /* other threads' completions may keep coming: the deadline holds */
+      timed_out = cl_waiter_expecting_locked(w) &&
+                  (type == GRPC_QUEUE_TIMEOUT || (timeout_ms >= 0 && past(&dl)));
+    } else if (timeout_ms < 0) {
+      cl_waiter_sleep_locked(s, w, NULL);
+    } else {
+      timed_out = cl_waiter_sleep_locked(s, w, &dl) == ETIMEDOUT && cl_waiter_expecting_locked(w);
+    }
+  }
+  cl_waiter_unblock_locked(s, w);
+  if (timed_out) cl_waiter_abandon_locked(w); /* the reply's handler frees it */
+  caller_done_locked(s, polled);
+  pthread_mutex_unlock(&s->mu);
+  if (timed_out) return cl_error(timeout_status, "%s after %d ms", rdev_strerror(timeout_status), (int)timeout_ms);
+  return RDEV_OK;
+}
+
+/* ---- the receiver thread -------------------------------------------------------------- */
+
+static void *rx_main(void *arg) {
+  rdev_session_t *s = arg;
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    for (;;) {
+      int64_t now = now_ns();
+      if (s->poll.poller == POLL_NONE && (now >= s->poll.park_until || background_locked(s))) break;
+      /* A caller polls (look again within a park's time), or parked. */
+      int64_t until = s->poll.poller == POLL_NONE ? s->poll.park_until : now + RX_PARK_NS;
+      struct timespec dl = {(time_t)(until / 1000000000LL), (long)(until % 1000000000LL)};
+      s->poll.rx_idle = true;
+      pthread_cond_timedwait(&s->poll.rx_cv, &s->mu, &dl);
+      s->poll.rx_idle = false;
+    }
+    s->poll.park_until = 0;
+    cl_pending_take_completed_locked(s); /* count this poll's completions only */
+    if (poll_once_locked(s, POLL_RX, gpr_inf_future(GPR_CLOCK_MONOTONIC)) == GRPC_QUEUE_SHUTDOWN) break;
+    /* A caller just got its reply here: it may well call again soon. */
+    if (cl_pending_take_completed_locked(s) && !background_locked(s)) s->poll.park_until = now_ns() + RX_PARK_NS;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+int cl_poll_start(rdev_session_t *s) {
+  pthread_mutex_lock(&s->mu);
+  post_recv_locked(s);
+  pthread_mutex_unlock(&s->mu);
+  if (pthread_create(&s->poll.rx_thread, NULL, rx_main, s) != 0) {
+    grpc_call_cancel(s->call, NULL);
+    /* Drain by hand: the status and the posted recv. */
+    bool st = false, rx = !s->poll.recv_posted;
+    while (!st || !rx) {
+      grpc_event ev = grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+      if (ev.tag == CL_TAG(CL_TAG_STATUS)) st = true;
+      if (ev.tag == CL_TAG(CL_TAG_RECV)) rx = true;
+    }
+    return cl_error(RDEV_INTERNAL_ERROR, "cannot start the receiver thread");
+  }
+  s->poll.rx_started = true;
+  return RDEV_OK;
+}
+
+void cl_poll_close(rdev_session_t *s, int grace_ms) {
+  pthread_mutex_lock(&s->mu);
+  cl_send_close_locked(s);
+  cl_poll_wake_locked(s); /* the close asked for: work for it */
+  struct timespec dl;
+  clock_gettime(CLOCK_MONOTONIC, &dl);
+  dl.tv_sec += grace_ms / 1000;
+  bool cancelled = false;
+  while (!s->poll.dead) {
+    if (cancelled) {
+      pthread_cond_wait(&s->poll.dead_cv, &s->mu);
+    } else if (pthread_cond_timedwait(&s->poll.dead_cv, &s->mu, &dl) == ETIMEDOUT && !s->poll.dead) {
+      pthread_mutex_unlock(&s->mu);
+      grpc_call_cancel(s->call, NULL);
+      pthread_mutex_lock(&s->mu);
+      cancelled = true;
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+  /* The call ended and no new operation starts on it: the queue drains. */
+  grpc_completion_queue_shutdown(s->cq);
+  if (s->poll.rx_started) pthread_join(s->poll.rx_thread, NULL);
+}

@@ -1,0 +1,253 @@
+/*
+ * client/lib/submit.c — the submit API: how the library's API files put a
+ * request on the session call, one function per mode (synchronous calls,
+ * fire-and-forget stream work, Writes of the caller's memory, Reads into the
+ * caller's buffers, and groups of them that one caller waits for). Each
+ * mode picks what the request expects back (pending.c), queues it
+ * (send.c) and waits or wakes the receiver (poll.c). Also the tracking of
+ * caller memory lent to gRPC as zero-copy payload. Owns cl_group_t and
+ * the payload tracks; calls poll.c, send.c, pending.c, error.c and the wire
+ * codec.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+
+#include "client.h"
+
+/* ---- payload slices over user memory ---------------------------------------- */
+
+/* Tracks user memory lent to gRPC as zero-copy payload slices: a
+ * synchronous Write returns only once gRPC let go of every slice, so the
+ * caller may reuse its buffer. Refcounted (the owner plus one per slice):
+ * when the session died, gRPC may keep a slice until the call is destroyed
+ * (it no longer reads it), and the owner stops waiting. */
+typedef struct cl_payload_track {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int refs;
+} cl_payload_track_t;
+
+static cl_payload_track_t *track_new(void) {
+  cl_payload_track_t *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  pthread_mutex_init(&t->mu, NULL);
+  pthread_condattr_t a;
+  pthread_condattr_init(&a);
+  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+  pthread_cond_init(&t->cv, &a);
+  pthread_condattr_destroy(&a);
+  t->refs = 1;
+  return t;
+}
+
+static void track_unref_locked(cl_payload_track_t *t) {
+  bool last = --t->refs == 0;
+  if (t->refs == 1) pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+  if (last) {
+    pthread_cond_destroy(&t->cv);
+    pthread_mutex_destroy(&t->mu);
+    free(t);
+  }
+}
+
+/* Waits until gRPC released every slice of t or the session ended, then
+ * drops the owner's reference. */
+static void track_release_wait(rdev_session_t *s, cl_payload_track_t *t) {
+  pthread_mutex_lock(&t->mu);
+  bool counted = t->refs > 1;
+  if (counted) {
+    /* gRPC lets go of a slice as it finishes writing it, in whichever
+     * thread polls: the receiver polls while this waits. */
+    pthread_mutex_unlock(&t->mu);
+    cl_poll_release_begin(s);
+    pthread_mutex_lock(&t->mu);
+  }
+  while (t->refs > 1) {
+    struct timespec dl;
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    dl.tv_nsec += 20 * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+      dl.tv_sec++;
+      dl.tv_nsec -= 1000000000L;
+    }
+    if (pthread_cond_timedwait(&t->cv, &t->mu, &dl) == ETIMEDOUT && t->refs > 1) {
+      pthread_mutex_unlock(&t->mu);
+      bool dead = cl_poll_dead(s, NULL, 0);
+      pthread_mutex_lock(&t->mu);
+      if (dead) break;
+    }
+  }
+  track_unref_locked(t);
+  if (counted) cl_poll_release_end(s);
+}
+
+static void track_release(void *user) {
+  cl_payload_track_t *t = user;
+  RDEV_HANDOFF_TAKE(t);
+  pthread_mutex_lock(&t->mu);
+  track_unref_locked(t);
+}
+
+static void untracked_release(void *user) { (void)user; }
+
+/* A slice over len bytes at p, not copied; t (may be NULL) counts it. */
+static grpc_slice payload_slice(const void *p, size_t len, cl_payload_track_t *t) {
+  if (!t) return grpc_slice_new_with_user_data((void *)p, len, untracked_release, NULL);
+  pthread_mutex_lock(&t->mu);
+  t->refs++;
+  pthread_mutex_unlock(&t->mu);
+  RDEV_HANDOFF_GIVE(t);
+  return grpc_slice_new_with_user_data((void *)p, len, track_release, t);
+}
+
+/* ---- submitting ------------------------------------------------------------------ */
+
+static uint64_t seq_of(rdev_session_t *s, rdev_v1_Request *req) {
+  if (!req->seq) req->seq = cl_seq_reserve(s, 1);
+  return req->seq;
+}
+
+/* Encodes req (its seq assigned) with an optional payload, queues it and
+ * registers e (may be NULL: no reply expected). caller_waits: a caller
+ * waits for e and polls for itself; else the receiver is woken for what
+ * must progress without one (a queued request, a payload being written, an
+ * asynchronous Read's data). On error nothing was registered (e freed). */
+static int submit(rdev_session_t *s, rdev_v1_Request *req, const grpc_slice *payload, cl_pending_t *e,
+                  bool caller_waits) {
+  grpc_byte_buffer *bb = rdev_wire_encode(rdev_v1_Request_fields, req, payload);
+  if (!bb) {
+    cl_pending_discard(e);
+    return cl_error(RDEV_INTERNAL_ERROR, "cannot encode request");
+  }
+  size_t xfer = req->which_op == rdev_v1_Request_read_tag ? (size_t)req->op.read.count : 0;
+  bool queued = false;
+  pthread_mutex_lock(&s->mu);
+  int rc = cl_poll_check_open_locked(s);
+  if (!rc) rc = cl_send_queue_locked(s, bb, xfer, payload == NULL, &queued);
+  if (rc) {
+    pthread_mutex_unlock(&s->mu);
+    grpc_byte_buffer_destroy(bb);
+    cl_pending_discard(e);
+    return rc;
+  }
+  if (e) cl_pending_put_locked(s, e);
+  if (!caller_waits && (queued || payload || e)) cl_poll_wake_locked(s);
+  pthread_mutex_unlock(&s->mu);
+  return RDEV_OK;
+}
+
+static int no_memory(void) { return cl_error(RDEV_BAD_ALLOC, "out of host memory"); }
+
+/* Submits req expecting one reply that completes a new waiter, and waits
+ * for it. RDEV_OK: *out is the completed waiter (the caller frees it);
+ * else the submit's error, or timeout_status with the waiter abandoned. */
+static int call_wait(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms, int timeout_status,
+                     uint64_t sync_stream, cl_waiter_t **out) {
+  cl_waiter_t *w = cl_waiter_new(sync_stream);
+  if (!w) return no_memory();
+  cl_pending_t *e = cl_expect_reply(seq_of(s, req), w, false);
+  int rc = e ? submit(s, req, NULL, e, true) : no_memory();
+  if (rc) {
+    cl_waiter_free(w);
+    return rc;
+  }
+  rc = cl_wait(s, w, timeout_ms < 0 ? -1 : timeout_ms, timeout_status);
+  if (rc) return rc; /* w abandoned: its late reply's handler frees it */
+  *out = w;
+  return RDEV_OK;
+}
+
+/* ---- the modes -------------------------------------------------------------------- */
+
+int cl_call(rdev_session_t *s, rdev_v1_Request *req, cl_result_t *res) {
+  return cl_call_timeout(s, req, -1, RDEV_OK, res);
+}
+
+int cl_call_timeout(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms, int timeout_status,
+                    cl_result_t *res) {
+  cl_waiter_t *w;
+  int rc = call_wait(s, req, timeout_ms, timeout_status, 0, &w);
+  if (rc) return rc;
+  rc = cl_waiter_result(w, res);
+  cl_waiter_free(w);
+  return rc;
+}
+
+int cl_call_stream_sync(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms) {
+  uint64_t stream = req->op.stream_sync.stream;
+  cl_waiter_t *w;
+  int rc = call_wait(s, req, timeout_ms, RDEV_RT_STREAM_SYNC_TIMEOUT, stream, &w);
+  if (rc) return rc; /* a late error reply goes sticky (pending.c) */
+  /* Refused async requests come before the sync's own answer. */
+  char msg[CL_MSG_MAX];
+  int sticky = cl_sticky_take(s, stream, msg);
+  if (sticky) rc = cl_error_msg(sticky, msg);
+  else rc = cl_waiter_result(w, NULL);
+  cl_waiter_free(w);
+  return rc;
+}
+
+int cl_send_async(rdev_session_t *s, rdev_v1_Request *req) {
+  seq_of(s, req);
+  return submit(s, req, NULL, NULL, false);
+}
+
+int cl_write_async(rdev_session_t *s, rdev_v1_Request *req, const void *src, size_t n) {
+  seq_of(s, req);
+  grpc_slice payload = payload_slice(src, n, NULL);
+  int rc = submit(s, req, &payload, NULL, false);
+  grpc_slice_unref(payload);
+  return rc;
+}
+
+int cl_read_into_async(rdev_session_t *s, rdev_v1_Request *req, void *dst) {
+  cl_pending_t *e = cl_expect_async_read(seq_of(s, req), req->op.read.stream, dst, (size_t)req->op.read.count);
+  if (!e) return no_memory();
+  return submit(s, req, NULL, e, false);
+}
+
+/* ---- groups ----------------------------------------------------------------------- */
+
+int cl_group_begin(cl_group_t *g, rdev_session_t *s, uint64_t nwrites) {
+  g->s = s;
+  g->w = cl_waiter_new(0);
+  g->track = nwrites ? track_new() : NULL;
+  if (!g->w || (nwrites && !g->track)) {
+    cl_waiter_free(g->w);
+    free(g->track);
+    return no_memory();
+  }
+  /* The Writes' seqs, reserved: those of the quiet ones are forgotten at
+   * the end. */
+  g->first = g->next = nwrites ? cl_seq_reserve(s, nwrites) : 0;
+  g->end = g->first + nwrites;
+  return RDEV_OK;
+}
+
+int cl_write(cl_group_t *g, rdev_v1_Request *req, const void *src, size_t n) {
+  req->seq = g->next++;
+  req->op.write.quiet = g->next < g->end;
+  cl_pending_t *e = cl_expect_reply(req->seq, g->w, req->op.write.quiet);
+  grpc_slice payload = payload_slice(src, n, g->track);
+  int rc = e ? submit(g->s, req, &payload, e, true) : no_memory();
+  grpc_slice_unref(payload);
+  return rc;
+}
+
+int cl_read_into(cl_group_t *g, rdev_v1_Request *req, void *dst) {
+  cl_pending_t *e = cl_expect_read(seq_of(g->s, req), g->w, dst, (size_t)req->op.read.count);
+  if (!e) return no_memory();
+  return submit(g->s, req, NULL, e, true);
+}
+
+int cl_group_end(cl_group_t *g, int rc) {
+  cl_wait(g->s, g->w, -1, 0);
+  if (g->end > g->first) cl_pending_forget(g->s, g->first, g->end - g->first); /* the quiet ones that succeeded */
+  if (!rc) rc = cl_waiter_result(g->w, NULL);
+  cl_waiter_free(g->w);
+  /* gRPC may hold the caller's bytes a moment after the server answered. */
+  if (g->track) track_release_wait(g->s, g->track);
+  return rc;
+}
