@@ -11,7 +11,7 @@ PKGS=(
   nanopb libnanopb-dev
   libcurl4-openssl-dev libssl-dev
   python3 python3-grpcio python3-protobuf
-  clang libclang-rt-14-dev llvm
+  clang libclang-rt-14-dev llvm clang-format
 )
 
 missing=()

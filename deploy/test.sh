@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# deploy/test.sh — README's test command: installs what is missing, builds,
-# and runs the whole test suite three ways: a normal build, ASan+UBSan, and
+# deploy/test.sh — README's test command: installs what is missing, checks
+# the C files' format, builds with warnings as errors, and runs the whole
+# test suite three ways: a normal build, ASan+UBSan, and
 # TSan for the runtime and integration suites; then each libFuzzer harness
 # (tests/fuzz/) for RDEV_FUZZ_SECONDS (default 60) on its corpus, built with
 # clang and ASan+UBSan. Exits non-zero on the first failure.
@@ -8,6 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash deploy/install-deps.sh
+
+echo "=== format (clang-format against .clang-format) ==="
+find proto runtime server client tests -name '*.[ch]' -not -path '*/corpus/*' -print0 |
+  xargs -0 clang-format --dry-run --Werror --style=file
 
 jobs=$(nproc 2>/dev/null || echo 2)
 run_suite() { # dir sanitizer [ctest args...]

@@ -5,7 +5,8 @@
 
 const char *rdev_strerror(int status) {
   switch (status) {
-#define XX(name, code, msg) case code: return msg;
+#define XX(name, code, msg) \
+  case code: return msg;
     RDEV_STATUS_MAP(XX)
 #undef XX
   }
@@ -14,7 +15,8 @@ const char *rdev_strerror(int status) {
 
 const char *rdev_status_name(int status) {
   switch (status) {
-#define XX(name, code, msg) case code: return #name;
+#define XX(name, code, msg) \
+  case code: return #name;
     RDEV_STATUS_MAP(XX)
 #undef XX
   }

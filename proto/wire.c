@@ -218,9 +218,9 @@ typedef struct {
   size_t max_chunk;
   rdev_wire_visit_fn visit;
   void *arg;
-  int batch;    /* the message has a batch field */
-  int index;    /* of the next batch request */
-  int cut;      /* a visit cut the batch short: pass over the rest */
+  int batch; /* the message has a batch field */
+  int index; /* of the next batch request */
+  int cut;   /* a visit cut the batch short: pass over the rest */
 } walk_t;
 
 static bool batch_decode(pb_istream_t *stream, const pb_field_t *field, void **arg);
@@ -277,8 +277,7 @@ static bool batch_decode(pb_istream_t *stream, const pb_field_t *field, void **a
   return true;
 }
 
-void rdev_wire_walk(grpc_byte_buffer *bb, size_t max_chunk, rdev_wire_walk_t *w, rdev_wire_visit_fn visit,
-                    void *arg) {
+void rdev_wire_walk(grpc_byte_buffer *bb, size_t max_chunk, rdev_wire_walk_t *w, rdev_wire_visit_fn visit, void *arg) {
   walk_t k = {w, max_chunk, visit, arg, 0, 0, 0};
   w->seen = 0;
   w->stopped = 0;
@@ -353,8 +352,7 @@ static size_t put_varint(uint8_t *p, uint64_t v) {
   return n;
 }
 
-grpc_byte_buffer *rdev_wire_encode(const pb_msgdesc_t *fields, const void *msg,
-                                   const grpc_slice *payload) {
+grpc_byte_buffer *rdev_wire_encode(const pb_msgdesc_t *fields, const void *msg, const grpc_slice *payload) {
   size_t size;
   if (!pb_get_encoded_size(&size, fields, msg)) return NULL;
   size_t plen = payload ? GRPC_SLICE_LENGTH(*payload) : 0;

@@ -9,25 +9,36 @@
 
 #include "rt_internal.h"
 
-#define PTR_IN(nm, esz, ext, carg) {nm, RDEV_ARG_PTR, 0, esz, ext, carg}
-#define PTR_OUT(nm, esz, ext, carg) {nm, RDEV_ARG_PTR, 1, esz, ext, carg}
-#define SCALAR(nm, t) {nm, t, 0, 0, 0, 0}
+#define PTR_IN(nm, esz, ext, carg) \
+  { nm, RDEV_ARG_PTR, 0, esz, ext, carg }
+#define PTR_OUT(nm, esz, ext, carg) \
+  { nm, RDEV_ARG_PTR, 1, esz, ext, carg }
+#define SCALAR(nm, t) \
+  { nm, t, 0, 0, 0, 0 }
 
 static const rdev_kernel_sig_t rt_kernels[] = {
-    {"write_i32", "out[b] = value for each block b; prints 'Source data: <value>' per block", 2,
+    {"write_i32",
+     "out[b] = value for each block b; prints 'Source data: <value>' per block",
+     2,
      {PTR_OUT("out", 4, RDEV_EXTENT_BLOCKS, 0), SCALAR("value", RDEV_ARG_I32)}},
-    {"square_f32", "out[i] = in[i] * in[i] for i < n", 3,
-     {PTR_IN("in", 4, RDEV_EXTENT_ARG, 2), PTR_OUT("out", 4, RDEV_EXTENT_ARG, 2),
+    {"square_f32",
+     "out[i] = in[i] * in[i] for i < n",
+     3,
+     {PTR_IN("in", 4, RDEV_EXTENT_ARG, 2), PTR_OUT("out", 4, RDEV_EXTENT_ARG, 2), SCALAR("n", RDEV_ARG_U32)}},
+    {"add_f32",
+     "out[i] = a[i] + b[i] for i < n",
+     4,
+     {PTR_IN("a", 4, RDEV_EXTENT_ARG, 3), PTR_IN("b", 4, RDEV_EXTENT_ARG, 3), PTR_OUT("out", 4, RDEV_EXTENT_ARG, 3),
       SCALAR("n", RDEV_ARG_U32)}},
-    {"add_f32", "out[i] = a[i] + b[i] for i < n", 4,
-     {PTR_IN("a", 4, RDEV_EXTENT_ARG, 3), PTR_IN("b", 4, RDEV_EXTENT_ARG, 3),
-      PTR_OUT("out", 4, RDEV_EXTENT_ARG, 3), SCALAR("n", RDEV_ARG_U32)}},
-    {"axpy_f32", "y[i] = alpha * x[i] + y[i] for i < n", 4,
-     {SCALAR("alpha", RDEV_ARG_F32), PTR_IN("x", 4, RDEV_EXTENT_ARG, 3),
-      PTR_OUT("y", 4, RDEV_EXTENT_ARG, 3), SCALAR("n", RDEV_ARG_U32)}},
-    {"reduce_sum_f32", "out[0] = sum of in[i] for i < n", 3,
-     {PTR_IN("in", 4, RDEV_EXTENT_ARG, 2), PTR_OUT("out", 4, RDEV_EXTENT_ONE, 0),
+    {"axpy_f32",
+     "y[i] = alpha * x[i] + y[i] for i < n",
+     4,
+     {SCALAR("alpha", RDEV_ARG_F32), PTR_IN("x", 4, RDEV_EXTENT_ARG, 3), PTR_OUT("y", 4, RDEV_EXTENT_ARG, 3),
       SCALAR("n", RDEV_ARG_U32)}},
+    {"reduce_sum_f32",
+     "out[0] = sum of in[i] for i < n",
+     3,
+     {PTR_IN("in", 4, RDEV_EXTENT_ARG, 2), PTR_OUT("out", 4, RDEV_EXTENT_ONE, 0), SCALAR("n", RDEV_ARG_U32)}},
     {"delay_us", "occupies the stream for us microseconds", 1, {SCALAR("us", RDEV_ARG_U32)}},
 };
 

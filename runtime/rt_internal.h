@@ -49,7 +49,7 @@ typedef struct {
       int value; /* memset */
     } mem;
     struct {
-      int index;                                 /* into rdev_rt_kernels() */
+      int index; /* into rdev_rt_kernels() */
       uint32_t blocks;
       rdev_kernel_arg_t args[RDEV_RT_MAX_KERNEL_ARGS]; /* PTR args resolved: base = address, offset = 0 */
       rdev_rt_print_fn print_fn;

@@ -205,9 +205,8 @@ static int check_range(const rt_alloc_t *a, const void *p, size_t n, const char 
   if (!a->found) return rt_fail(RDEV_INVALID_PARAM, "%s %p is not device memory", what, p);
   size_t off = (size_t)((const char *)p - (const char *)a->base);
   if (n > a->size - off)
-    return rt_fail(RDEV_INVALID_PARAM,
-                   "%s: %zu bytes at offset %zu run past the end of a %zu-byte allocation", what,
-                   n, off, a->size);
+    return rt_fail(RDEV_INVALID_PARAM, "%s: %zu bytes at offset %zu run past the end of a %zu-byte allocation", what, n,
+                   off, a->size);
   return RDEV_OK;
 }
 
@@ -222,10 +221,8 @@ static int check_copy(rdev_rt_t *rt, void *dst, size_t dest_max, const void *src
                       rdev_memcpy_kind_t *kind, int *noop) {
   *noop = 0;
   if (!rt) return rt_fail(RDEV_INVALID_PARAM, "runtime is NULL");
-  if ((unsigned)*kind > RDEV_MEMCPY_DEFAULT)
-    return rt_fail(RDEV_INVALID_PARAM, "unknown copy kind %d", (int)*kind);
-  if (count > dest_max)
-    return rt_fail(RDEV_RT_PARAM_INVALID, "count %zu exceeds destMax %zu", count, dest_max);
+  if ((unsigned)*kind > RDEV_MEMCPY_DEFAULT) return rt_fail(RDEV_INVALID_PARAM, "unknown copy kind %d", (int)*kind);
+  if (count > dest_max) return rt_fail(RDEV_RT_PARAM_INVALID, "count %zu exceeds destMax %zu", count, dest_max);
   if (count == 0) {
     *noop = 1;
     return RDEV_OK;
@@ -247,15 +244,13 @@ static int check_copy(rdev_rt_t *rt, void *dst, size_t dest_max, const void *src
   int rc;
   if (want_dst && (rc = check_range(&da, dst, count, "dst"))) return rc;
   if (want_src && (rc = check_range(&sa, src, count, "src"))) return rc;
-  if (*kind == RDEV_MEMCPY_DEVICE_TO_DEVICE &&
-      (((uintptr_t)dst | (uintptr_t)src) & (RDEV_RT_MEM_ALIGN - 1)))
-    return rt_fail(RDEV_MEMORY_ADDRESS_UNALIGNED,
-                   "D2D copy needs 64-byte-aligned addresses (dst %p, src %p)", dst, src);
+  if (*kind == RDEV_MEMCPY_DEVICE_TO_DEVICE && (((uintptr_t)dst | (uintptr_t)src) & (RDEV_RT_MEM_ALIGN - 1)))
+    return rt_fail(RDEV_MEMORY_ADDRESS_UNALIGNED, "D2D copy needs 64-byte-aligned addresses (dst %p, src %p)", dst,
+                   src);
   return RDEV_OK;
 }
 
-int rdev_rt_memcpy(rdev_rt_t *rt, void *dst, size_t dest_max, const void *src, size_t count,
-                   rdev_memcpy_kind_t kind) {
+int rdev_rt_memcpy(rdev_rt_t *rt, void *dst, size_t dest_max, const void *src, size_t count, rdev_memcpy_kind_t kind) {
   rt_clear_error();
   int noop, rc = check_copy(rt, dst, dest_max, src, count, &kind, &noop);
   if (rc || noop) return rc;
@@ -319,8 +314,7 @@ int rdev_rt_memcpy_gather_async(rdev_rt_t *rt, void *dst, size_t dest_max, const
 static int check_memset(rdev_rt_t *rt, void *dptr, size_t dest_max, size_t count, int *noop) {
   *noop = 0;
   if (!rt) return rt_fail(RDEV_INVALID_PARAM, "runtime is NULL");
-  if (count > dest_max)
-    return rt_fail(RDEV_RT_PARAM_INVALID, "count %zu exceeds destMax %zu", count, dest_max);
+  if (count > dest_max) return rt_fail(RDEV_RT_PARAM_INVALID, "count %zu exceeds destMax %zu", count, dest_max);
   if (count == 0) {
     *noop = 1;
     return RDEV_OK;
@@ -336,8 +330,7 @@ int rdev_rt_memset(rdev_rt_t *rt, void *dptr, size_t dest_max, int value, size_t
   return rt->be->memset(rt->impl, dptr, value, count);
 }
 
-int rdev_rt_memset_async(rdev_rt_t *rt, void *dptr, size_t dest_max, int value, size_t count,
-                         rdev_rt_stream_t *s) {
+int rdev_rt_memset_async(rdev_rt_t *rt, void *dptr, size_t dest_max, int value, size_t count, rdev_rt_stream_t *s) {
   rt_clear_error();
   int noop, rc = check_stream(rt, s);
   if (rc) return rc;
@@ -475,16 +468,13 @@ static int event_task(rdev_rt_event_t *ev, rdev_rt_stream_t *s, rt_task_op_t op)
   int rc = check_event(ev);
   if (rc || (rc = check_stream(ev->rt, s))) return rc;
   if (ev->dev != s->dev)
-    return rt_fail(RDEV_INVALID_PARAM, "event of device %d used on a stream of device %d", ev->dev,
-                   s->dev);
+    return rt_fail(RDEV_INVALID_PARAM, "event of device %d used on a stream of device %d", ev->dev, s->dev);
   rt_task_t t = {.op = (uint8_t)op};
   t.u.event.ev = ev;
   return s->rt->be->submit(s, &t);
 }
 
-int rdev_rt_event_record(rdev_rt_event_t *ev, rdev_rt_stream_t *s) {
-  return event_task(ev, s, RT_TASK_EVENT_RECORD);
-}
+int rdev_rt_event_record(rdev_rt_event_t *ev, rdev_rt_stream_t *s) { return event_task(ev, s, RT_TASK_EVENT_RECORD); }
 
 int rdev_rt_stream_wait_event(rdev_rt_stream_t *s, rdev_rt_event_t *ev) {
   return event_task(ev, s, RT_TASK_EVENT_WAIT);
@@ -550,31 +540,27 @@ static int check_ptr_arg(rdev_rt_stream_t *s, const rdev_kernel_sig_t *sig, int 
   int dev;
   const void *b = args[i].v.ptr.base;
   if (s->rt->be->lookup(s->rt->impl, b, &base, &size, &dev) != RDEV_OK)
-    return rt_fail(RDEV_INVALID_PARAM, "%s: argument '%s' (%p) is not device memory", sig->name,
-                   p->name, b);
+    return rt_fail(RDEV_INVALID_PARAM, "%s: argument '%s' (%p) is not device memory", sig->name, p->name, b);
   if (dev != s->dev)
-    return rt_fail(RDEV_INVALID_PARAM, "%s: argument '%s' is memory of device %d, stream is on device %d",
-                   sig->name, p->name, dev, s->dev);
+    return rt_fail(RDEV_INVALID_PARAM, "%s: argument '%s' is memory of device %d, stream is on device %d", sig->name,
+                   p->name, dev, s->dev);
   uint64_t off = (uint64_t)((const char *)b - (const char *)base), end;
   if (__builtin_add_overflow(off, args[i].v.ptr.offset, &off) || off > size ||
       __builtin_add_overflow(off, bytes, &end) || end > size)
-    return rt_fail(RDEV_INVALID_PARAM,
-                   "%s: argument '%s' needs %llu bytes at offset %llu of a %zu-byte buffer",
-                   sig->name, p->name, (unsigned long long)bytes,
-                   (unsigned long long)args[i].v.ptr.offset, size);
+    return rt_fail(RDEV_INVALID_PARAM, "%s: argument '%s' needs %llu bytes at offset %llu of a %zu-byte buffer",
+                   sig->name, p->name, (unsigned long long)bytes, (unsigned long long)args[i].v.ptr.offset, size);
   char *addr = (char *)base + off;
   if ((uintptr_t)addr % p->elem_size)
-    return rt_fail(RDEV_MEMORY_ADDRESS_UNALIGNED, "%s: argument '%s' is not %u-byte aligned",
-                   sig->name, p->name, p->elem_size);
+    return rt_fail(RDEV_MEMORY_ADDRESS_UNALIGNED, "%s: argument '%s' is not %u-byte aligned", sig->name, p->name,
+                   p->elem_size);
   out->type = RDEV_ARG_PTR;
   out->v.ptr.base = addr;
   out->v.ptr.offset = 0;
   return RDEV_OK;
 }
 
-int rdev_rt_launch(rdev_rt_stream_t *s, const char *name, uint32_t blocks,
-                   const rdev_kernel_arg_t *args, int nargs, rdev_rt_print_fn print_fn,
-                   void *print_user) {
+int rdev_rt_launch(rdev_rt_stream_t *s, const char *name, uint32_t blocks, const rdev_kernel_arg_t *args, int nargs,
+                   rdev_rt_print_fn print_fn, void *print_user) {
   rt_clear_error();
   int rc = check_stream(NULL, s);
   if (rc) return rc;
@@ -584,16 +570,15 @@ int rdev_rt_launch(rdev_rt_stream_t *s, const char *name, uint32_t blocks,
   const rdev_kernel_sig_t *sig = rdev_rt_kernel_find(name);
   if (!sig) return rt_fail(RDEV_UNKNOWN_KERNEL, "unknown kernel '%.64s'", name);
   if (blocks < 1 || blocks > RDEV_RT_MAX_KERNEL_BLOCKS)
-    return rt_fail(RDEV_INVALID_PARAM, "%s: blocks must be 1..%d, got %u", sig->name,
-                   RDEV_RT_MAX_KERNEL_BLOCKS, blocks);
+    return rt_fail(RDEV_INVALID_PARAM, "%s: blocks must be 1..%d, got %u", sig->name, RDEV_RT_MAX_KERNEL_BLOCKS,
+                   blocks);
   if (nargs != sig->nparams)
     return rt_fail(RDEV_KERNEL_ARGS, "%s takes %d arguments, got %d", sig->name, sig->nparams, nargs);
   if (nargs > 0 && !args) return rt_fail(RDEV_INVALID_PARAM, "args is NULL");
   for (int i = 0; i < nargs; i++)
     if (args[i].type != sig->params[i].type)
-      return rt_fail(RDEV_KERNEL_ARGS, "%s: argument %d '%s' must be %s, got %s", sig->name, i,
-                     sig->params[i].name, rdev_arg_type_name(sig->params[i].type),
-                     rdev_arg_type_name(args[i].type));
+      return rt_fail(RDEV_KERNEL_ARGS, "%s: argument %d '%s' must be %s, got %s", sig->name, i, sig->params[i].name,
+                     rdev_arg_type_name(sig->params[i].type), rdev_arg_type_name(args[i].type));
   rt_task_t t = {.op = RT_TASK_KERNEL};
   t.u.kernel.index = (int)(sig - all);
   t.u.kernel.blocks = blocks;
@@ -601,17 +586,14 @@ int rdev_rt_launch(rdev_rt_stream_t *s, const char *name, uint32_t blocks,
   t.u.kernel.print_user = print_user;
   for (int i = 0; i < nargs; i++) {
     t.u.kernel.args[i] = args[i];
-    if (args[i].type == RDEV_ARG_PTR &&
-        (rc = check_ptr_arg(s, sig, i, blocks, args, &t.u.kernel.args[i])))
-      return rc;
+    if (args[i].type == RDEV_ARG_PTR && (rc = check_ptr_arg(s, sig, i, blocks, args, &t.u.kernel.args[i]))) return rc;
   }
   return s->rt->be->submit(s, &t);
 }
 
 /* ---- faults -------------------------------------------------------------- */
 
-int rdev_rt_fault_inject(rdev_rt_t *rt, int dev, rdev_fault_kind_t kind, uint32_t nth,
-                         uint32_t hang_ms) {
+int rdev_rt_fault_inject(rdev_rt_t *rt, int dev, rdev_fault_kind_t kind, uint32_t nth, uint32_t hang_ms) {
   rt_clear_error();
   int rc = check_dev(rt, dev);
   if (rc) return rc;

@@ -65,8 +65,7 @@ static void maybe_send_status(srv_session_t *s) {
 
 /* mu held */
 static void maybe_resume_recv(srv_session_t *s) {
-  if (s->recv_paused && s->inflight < s->max_inflight && !s->streams_full && !s->released &&
-      !s->half_closed) {
+  if (s->recv_paused && s->inflight < s->max_inflight && !s->streams_full && !s->released && !s->half_closed) {
     s->recv_paused = 0;
     post_recv(s);
   }

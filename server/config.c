@@ -38,8 +38,7 @@ void srv_log(int level, const char *fmt, ...) {
   gmtime_r(&ts.tv_sec, &tm);
   char line[1024];
   int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ rdevd %s: ", tm.tm_year + 1900,
-                   tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
-                   names[level]);
+                   tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, names[level]);
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
@@ -86,8 +85,10 @@ int srv_read_file(const char *path, size_t max, char **text, size_t *len, char *
   fclose(f);
   if (!why && n > max) why = "too large";
   if (why) {
-    if (!strcmp(why, "too large")) snprintf(err, errlen, "%s: larger than %zu bytes", path, max);
-    else snprintf(err, errlen, "%s: %s", path, why);
+    if (!strcmp(why, "too large"))
+      snprintf(err, errlen, "%s: larger than %zu bytes", path, max);
+    else
+      snprintf(err, errlen, "%s: %s", path, why);
     free(buf);
     return -1;
   }
@@ -151,9 +152,18 @@ int srv_parse_size(const char *v, size_t *out) {
   if (errno) return -1;
   unsigned shift = 0;
   switch (toupper((unsigned char)*end)) {
-    case 'K': shift = 10; end++; break;
-    case 'M': shift = 20; end++; break;
-    case 'G': shift = 30; end++; break;
+    case 'K':
+      shift = 10;
+      end++;
+      break;
+    case 'M':
+      shift = 20;
+      end++;
+      break;
+    case 'G':
+      shift = 30;
+      end++;
+      break;
     case '\0': break;
     default: return -1;
   }
@@ -212,16 +222,15 @@ int srv_config_set(srv_config_t *cfg, const char *key, const char *v, const char
   } else if (!strcmp(key, "log-level")) {
     static const char *lv[] = {"error", "warn", "info", "debug"};
     int i;
-    for (i = 0; i < 4 && strcmp(v, lv[i]); i++) {
-    }
+    for (i = 0; i < 4 && strcmp(v, lv[i]); i++) {}
     if (i == 4) return *err = "log-level: error, warn, info or debug", -1;
     cfg->log_level = i;
   } else if (!strcmp(key, "tenants") || !strcmp(key, "tls-cert") || !strcmp(key, "tls-key") ||
              !strcmp(key, "tls-client-ca")) {
-    char *dst = !strcmp(key, "tenants") ? cfg->tenants
+    char *dst = !strcmp(key, "tenants")    ? cfg->tenants
                 : !strcmp(key, "tls-cert") ? cfg->tls_cert
-                : !strcmp(key, "tls-key") ? cfg->tls_key
-                                          : cfg->tls_client_ca;
+                : !strcmp(key, "tls-key")  ? cfg->tls_key
+                                           : cfg->tls_client_ca;
     _Static_assert(sizeof cfg->tenants == sizeof cfg->tls_cert && sizeof cfg->tls_cert == sizeof cfg->tls_key &&
                        sizeof cfg->tls_key == sizeof cfg->tls_client_ca,
                    "the path settings share one size");

@@ -30,15 +30,14 @@ int srv_fail(srv_req_t *x, int code, const char *fmt, ...) {
 /* A runtime failure: its own detail. */
 int srv_rt_failed(srv_req_t *x, int rc) { return srv_fail(x, rc, "%s", rdev_rt_last_error()); }
 
-srv_handle_t *srv_get_handle(srv_req_t *x, uint64_t h, int type) {
-  return srv_handles_get(&x->s->handles, h, type);
-}
+srv_handle_t *srv_get_handle(srv_req_t *x, uint64_t h, int type) { return srv_handles_get(&x->s->handles, h, type); }
 
 /* Stream handle h's entry in *e. */
 int srv_find_stream(srv_req_t *x, uint64_t h, srv_handle_t **e) {
   *e = srv_get_handle(x, h, SRV_H_STREAM);
-  if (!*e) return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "stream 0x%llx is not a stream of this session",
-                       (unsigned long long)h);
+  if (!*e)
+    return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "stream 0x%llx is not a stream of this session",
+                    (unsigned long long)h);
   x->used = (*e)->ptr;
   return RDEV_OK;
 }
@@ -55,21 +54,22 @@ int srv_get_stream(srv_req_t *x, uint64_t h, rdev_rt_stream_t **st) {
 
 int srv_get_event(srv_req_t *x, uint64_t h, srv_handle_t **e) {
   *e = srv_get_handle(x, h, SRV_H_EVENT);
-  if (!*e) return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "event 0x%llx is not an event of this session",
-                       (unsigned long long)h);
+  if (!*e)
+    return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "event 0x%llx is not an event of this session",
+                    (unsigned long long)h);
   return RDEV_OK;
 }
 
 /* count bytes at offset of buffer h, checked without overflow; *addr gets
  * the device address, *mem (if asked) the buffer's memory. */
-int srv_buf_range(srv_req_t *x, const char *what, uint64_t h, uint64_t off, uint64_t count,
-                     char **addr, mem_t **mem) {
+int srv_buf_range(srv_req_t *x, const char *what, uint64_t h, uint64_t off, uint64_t count, char **addr, mem_t **mem) {
   srv_handle_t *e = srv_get_handle(x, h, SRV_H_BUF);
-  if (!e) return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "%s: 0x%llx is not a buffer of this session",
-                      what, (unsigned long long)h);
+  if (!e)
+    return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "%s: 0x%llx is not a buffer of this session", what,
+                    (unsigned long long)h);
   if (off > e->size || count > e->size - off)
     return srv_fail(x, RDEV_INVALID_PARAM, "%s: %llu bytes at offset %llu exceed the %zu-byte buffer", what,
-                (unsigned long long)count, (unsigned long long)off, e->size);
+                    (unsigned long long)count, (unsigned long long)off, e->size);
   *addr = (char *)e->ptr + off;
   if (mem) *mem = e->mem;
   return RDEV_OK;
@@ -83,14 +83,14 @@ int srv_check_device(srv_req_t *x, int local, int *dev) {
   *dev = srv_tenant_device(x->s->tenant, n, local);
   if (*dev < 0)
     return srv_fail(x, RDEV_RT_INVALID_DEVICEID, "device %d does not exist (this tenant has %d)", local,
-                srv_tenant_device_count(x->s->tenant, n));
+                    srv_tenant_device_count(x->s->tenant, n));
   return RDEV_OK;
 }
 
 int srv_check_count(srv_req_t *x, uint64_t count, uint64_t dest_max) {
   if (count > dest_max)
     return srv_fail(x, RDEV_RT_PARAM_INVALID, "count %llu exceeds destMax %llu", (unsigned long long)count,
-                (unsigned long long)dest_max);
+                    (unsigned long long)dest_max);
   return RDEV_OK;
 }
 
@@ -225,7 +225,7 @@ static int run_request(srv_session_t *s, rdev_wire_request_t *r, int index, cons
   x.stream = request_stream(q);
   if (index >= 0 && ++b->count > RDEV_WIRE_MAX_BATCH) { /* malformed ones count too */
     rc = srv_fail(&x, RDEV_INVALID_PARAM, "a batch holds at most %d requests: this one and the rest are not run",
-              RDEV_WIRE_MAX_BATCH);
+                  RDEV_WIRE_MAX_BATCH);
     cut = 1;
   } else if (err) {
     rc = srv_fail(&x, RDEV_PROTOCOL, "malformed request: %s", err);
@@ -233,7 +233,7 @@ static int run_request(srv_session_t *s, rdev_wire_request_t *r, int index, cons
     rc = srv_fail(&x, RDEV_INVALID_PARAM, "payload exceeds the %u-byte chunk limit", RDEV_WIRE_MAX_CHUNK);
   } else if (xfer > RDEV_WIRE_MAX_BATCH_XFER - b->xfer) {
     rc = srv_fail(&x, RDEV_INVALID_PARAM, "a message moves at most %u bytes of Read and Write data",
-              RDEV_WIRE_MAX_BATCH_XFER);
+                  RDEV_WIRE_MAX_BATCH_XFER);
   } else {
     b->xfer += xfer;
     op_fn fn = op_for(q->which_op);
@@ -374,8 +374,7 @@ static int pause_message(srv_session_t *s, grpc_byte_buffer *bb, const batch_t *
   srv_t *srv = s->srv;
   srv_session_ref(s);
   pthread_mutex_lock(&srv->paused_mu);
-  if (!srv->resumer_started && pthread_create(&srv->resumer, NULL, resumer_main, srv) == 0)
-    srv->resumer_started = 1;
+  if (!srv->resumer_started && pthread_create(&srv->resumer, NULL, resumer_main, srv) == 0) srv->resumer_started = 1;
   ok = srv->resumer_started;
   if (ok) {
     s->paused_next = srv->paused;
@@ -392,7 +391,9 @@ static int pause_message(srv_session_t *s, grpc_byte_buffer *bb, const batch_t *
   pthread_mutex_unlock(&s->pins->mu);
   atomic_fetch_sub(&s->refs, 1); /* the caller holds one: never the last */
   srv_log(SRV_LOG_ERROR, "session %llu: cannot start the resumer thread; ending it", (unsigned long long)s->id);
-  if (s->call) srv_session_end(s, "out of server resources", GRPC_STATUS_RESOURCE_EXHAUSTED, "out of server resources");
-  else srv_session_release(s); /* its owner's srv_session_close_local says it ended */
+  if (s->call)
+    srv_session_end(s, "out of server resources", GRPC_STATUS_RESOURCE_EXHAUSTED, "out of server resources");
+  else
+    srv_session_release(s); /* its owner's srv_session_close_local says it ended */
   return 0;
 }

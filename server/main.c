@@ -20,8 +20,7 @@
 /* Whether a resolved address is a loopback one (127/8, ::1, or 127/8
  * mapped into IPv6). */
 static int is_loopback(const struct sockaddr *sa) {
-  if (sa->sa_family == AF_INET)
-    return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+  if (sa->sa_family == AF_INET) return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
   if (sa->sa_family != AF_INET6) return 0;
   const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
   return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
@@ -46,8 +45,10 @@ static int host_is_local(const char *hostport, int numeric, char *why, size_t le
   if (!*host) return snprintf(why, len, "no host: every interface"), 0;
   if (!bracketed && strchr(host, ':')) /* gRPC would read it as a host without a port */
     return snprintf(why, len, "an IPv6 address needs brackets: [%s]:port", host), 0;
-  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                           .ai_flags = numeric ? AI_NUMERICHOST : 0}, *res = NULL;
+  struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                           .ai_socktype = SOCK_STREAM,
+                           .ai_flags = numeric ? AI_NUMERICHOST : 0},
+                  *res = NULL;
   int rc = getaddrinfo(host, NULL, &hints, &res);
   if (rc) return snprintf(why, len, "%s does not resolve: %s", host, gai_strerror(rc)), 0;
   int local = 1;
@@ -64,10 +65,13 @@ static int host_is_local(const char *hostport, int numeric, char *why, size_t le
 static int listen_is_local(const char *addr, char *why, size_t len) {
   if (!strncmp(addr, "unix:", 5) || !strncmp(addr, "unix-abstract:", 14)) return 1;
   int numeric = !strncmp(addr, "ipv4:", 5) || !strncmp(addr, "ipv6:", 5);
-  if (numeric) addr += 5;
-  else if (!strncmp(addr, "dns:///", 7)) addr += 7;
-  else if (!strncmp(addr, "dns:", 4)) addr += 4;
-  char list[sizeof ((srv_config_t *)0)->listen];
+  if (numeric)
+    addr += 5;
+  else if (!strncmp(addr, "dns:///", 7))
+    addr += 7;
+  else if (!strncmp(addr, "dns:", 4))
+    addr += 4;
+  char list[sizeof((srv_config_t *)0)->listen];
   if (strlen(addr) >= sizeof list) return snprintf(why, len, "address too long"), 0;
   memcpy(list, addr, strlen(addr) + 1);
   char *save = NULL;
@@ -136,8 +140,9 @@ int main(int argc, char **argv) {
   srv_log_level = srv.cfg.log_level;
   char why[320] = "";
   if (!srv.cfg.tenants[0] && !srv.cfg.allow_open && !listen_is_local(srv.cfg.listen, why, sizeof why)) {
-    fprintf(stderr, "rdevd: refusing to serve %s without --tenants (%s): anyone could use the devices.\n"
-                    "       Give --tenants FILE, listen on loopback or a unix socket, or pass --allow-open.\n",
+    fprintf(stderr,
+            "rdevd: refusing to serve %s without --tenants (%s): anyone could use the devices.\n"
+            "       Give --tenants FILE, listen on loopback or a unix socket, or pass --allow-open.\n",
             srv.cfg.listen, why);
     return 2;
   }
@@ -169,8 +174,8 @@ int main(int argc, char **argv) {
     printf("rdevd listening on %.*s:%d\n", hostlen, srv.cfg.listen, srv.port);
   }
   fflush(stdout);
-  srv_log(SRV_LOG_INFO, "serving %s backend, %d device(s); max-inflight %zu bytes per session",
-          srv.cfg.backend, srv.cfg.sim_devices, srv.cfg.max_inflight);
+  srv_log(SRV_LOG_INFO, "serving %s backend, %d device(s); max-inflight %zu bytes per session", srv.cfg.backend,
+          srv.cfg.sim_devices, srv.cfg.max_inflight);
 
   for (;;) {
     int sig = 0;
@@ -183,8 +188,7 @@ int main(int argc, char **argv) {
         srv_sessions_end_removed(&srv);
       continue;
     }
-    srv_log(SRV_LOG_INFO, "%s: draining (up to %d ms)", sig == SIGTERM ? "SIGTERM" : "SIGINT",
-            srv.cfg.drain_ms);
+    srv_log(SRV_LOG_INFO, "%s: draining (up to %d ms)", sig == SIGTERM ? "SIGTERM" : "SIGINT", srv.cfg.drain_ms);
     break;
   }
   srv_stop(&srv);

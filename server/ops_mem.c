@@ -79,8 +79,10 @@ static void write_done_cb(void *user, int status) {
 /* Sends an async Read's data once the device copied it to staging. */
 static void read_cb(void *user, int status) {
   cb_ctx_t *c = user;
-  if (status == RDEV_OK) srv_send_data(c->s, c->seq, srv_buf_slice(c->buf, c->len));
-  else srv_buf_put(c->buf);
+  if (status == RDEV_OK)
+    srv_send_data(c->s, c->seq, srv_buf_slice(c->buf, c->len));
+  else
+    srv_buf_put(c->buf);
   srv_inflight_sub(c->s, c->len);
   srv_cb_done(c);
 }
@@ -155,8 +157,8 @@ static void check_room_entry(srv_handle_t *e, void *arg) { srv_check_room(arg, e
 int srv_op_free(srv_req_t *x) {
   uint64_t h = x->q->op.free.buf;
   srv_handle_t *e = srv_get_handle(x, h, SRV_H_BUF);
-  if (!e) return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "0x%llx is not a buffer of this session",
-                      (unsigned long long)h);
+  if (!e)
+    return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "0x%llx is not a buffer of this session", (unsigned long long)h);
   srv_release_buffer(x->s, e);
   srv_handles_del(&x->s->handles, h);
   /* it queued a callback on each busy stream: mind their depth */
@@ -225,7 +227,7 @@ int srv_op_read(srv_req_t *x) {
   if (rc || (rc = srv_check_count(x, rd->count, rd->dest_max))) return rc;
   if (rd->count > RDEV_WIRE_MAX_CHUNK)
     return srv_fail(x, RDEV_INVALID_PARAM, "read of %llu bytes exceeds the %u-byte chunk limit",
-                (unsigned long long)rd->count, RDEV_WIRE_MAX_CHUNK);
+                    (unsigned long long)rd->count, RDEV_WIRE_MAX_CHUNK);
   if ((rc = srv_buf_range(x, "read", rd->buf, rd->offset, rd->count, &src, &mem))) return rc;
   rdev_rt_stream_t *st = se ? se->ptr : NULL;
   size_t n = (size_t)rd->count;
@@ -293,8 +295,8 @@ int srv_op_copy(srv_req_t *x) {
   /* buffers start 64-byte aligned: said in the client's terms, offsets */
   if (cp->count && (cp->dst_offset | cp->src_offset) % RDEV_RT_MEM_ALIGN)
     return srv_fail(x, RDEV_MEMORY_ADDRESS_UNALIGNED,
-                "copy: device-to-device copies need %d-byte-aligned offsets (dst %llu, src %llu)", RDEV_RT_MEM_ALIGN,
-                (unsigned long long)cp->dst_offset, (unsigned long long)cp->src_offset);
+                    "copy: device-to-device copies need %d-byte-aligned offsets (dst %llu, src %llu)",
+                    RDEV_RT_MEM_ALIGN, (unsigned long long)cp->dst_offset, (unsigned long long)cp->src_offset);
   size_t n = (size_t)cp->count;
   rc = st ? rdev_rt_memcpy_async(x->s->srv->rt, dst, n, src, n, RDEV_MEMCPY_DEVICE_TO_DEVICE, st)
           : rdev_rt_memcpy(x->s->srv->rt, dst, n, src, n, RDEV_MEMCPY_DEVICE_TO_DEVICE);

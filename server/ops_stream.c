@@ -33,7 +33,7 @@ static int streams_take(srv_req_t *x, int dev) {
   if (s->own_caps && atomic_fetch_add(&s->dev_streams[dev], 1) >= SRV_DEV_STREAMS_DEFAULT) {
     atomic_fetch_sub(&s->dev_streams[dev], 1);
     srv_fail(x, RDEV_QUOTA_EXCEEDED, "stream cap of session %llu on device %d: %d streams open",
-         (unsigned long long)s->id, dev, SRV_DEV_STREAMS_DEFAULT);
+             (unsigned long long)s->id, dev, SRV_DEV_STREAMS_DEFAULT);
     srv_log(SRV_LOG_WARN, "audit: cap refused: tenant=%s peer=%s reason=%s", s->tenant->name,
             s->peer ? s->peer : "in-process", x->r.message);
     return RDEV_QUOTA_EXCEEDED;
@@ -181,8 +181,10 @@ static bool hold_text(srv_session_t *s, const char *text, size_t len) {
     while (cap < s->held_len + len) cap *= 2;
     if (cap > HOLD_MAX) cap = HOLD_MAX;
     char *p = realloc(s->held, cap);
-    if (p) s->held = p, s->held_cap = cap;
-    else ok = false;
+    if (p)
+      s->held = p, s->held_cap = cap;
+    else
+      ok = false;
   }
   if (ok) {
     memcpy(s->held + s->held_len, text, len);
@@ -221,11 +223,11 @@ int srv_op_launch(srv_req_t *x) {
   if (rc) return rc;
   if (w->kernel_len > RDEV_WIRE_MAX_KERNEL_NAME)
     return srv_fail(x, RDEV_UNKNOWN_KERNEL, "kernel name of %zu bytes exceeds the %d-byte limit", w->kernel_len,
-                RDEV_WIRE_MAX_KERNEL_NAME);
+                    RDEV_WIRE_MAX_KERNEL_NAME);
   if (w->kernel_nul) return srv_fail(x, RDEV_UNKNOWN_KERNEL, "kernel name holds a NUL byte");
   if (w->nargs > RDEV_WIRE_MAX_ARGS)
     return srv_fail(x, RDEV_KERNEL_ARGS, "%s: %d arguments exceed the limit of %d", w->kernel, w->nargs,
-                RDEV_WIRE_MAX_ARGS);
+                    RDEV_WIRE_MAX_ARGS);
   rdev_kernel_arg_t args[RDEV_RT_MAX_KERNEL_ARGS];
   _Static_assert(RDEV_WIRE_MAX_ARGS <= RDEV_RT_MAX_KERNEL_ARGS, "the wire allows more arguments than kernels take");
   for (int i = 0; i < w->nargs; i++) {
@@ -234,19 +236,38 @@ int srv_op_launch(srv_req_t *x) {
     switch (a->which_v) {
       case rdev_v1_Arg_ptr_tag: {
         srv_handle_t *e = srv_get_handle(x, a->v.ptr.buf, SRV_H_BUF);
-        if (!e) return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "%s: argument %d: 0x%llx is not a buffer of this session",
-                            w->kernel, i, (unsigned long long)a->v.ptr.buf);
+        if (!e)
+          return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "%s: argument %d: 0x%llx is not a buffer of this session",
+                          w->kernel, i, (unsigned long long)a->v.ptr.buf);
         k->type = RDEV_ARG_PTR;
         k->v.ptr.base = e->ptr;
         k->v.ptr.offset = a->v.ptr.offset;
         break;
       }
-      case rdev_v1_Arg_i32_tag: k->type = RDEV_ARG_I32; k->v.i32 = a->v.i32; break;
-      case rdev_v1_Arg_u32_tag: k->type = RDEV_ARG_U32; k->v.u32 = a->v.u32; break;
-      case rdev_v1_Arg_i64_tag: k->type = RDEV_ARG_I64; k->v.i64 = a->v.i64; break;
-      case rdev_v1_Arg_u64_tag: k->type = RDEV_ARG_U64; k->v.u64 = a->v.u64; break;
-      case rdev_v1_Arg_f32_tag: k->type = RDEV_ARG_F32; k->v.f32 = a->v.f32; break;
-      case rdev_v1_Arg_f64_tag: k->type = RDEV_ARG_F64; k->v.f64 = a->v.f64; break;
+      case rdev_v1_Arg_i32_tag:
+        k->type = RDEV_ARG_I32;
+        k->v.i32 = a->v.i32;
+        break;
+      case rdev_v1_Arg_u32_tag:
+        k->type = RDEV_ARG_U32;
+        k->v.u32 = a->v.u32;
+        break;
+      case rdev_v1_Arg_i64_tag:
+        k->type = RDEV_ARG_I64;
+        k->v.i64 = a->v.i64;
+        break;
+      case rdev_v1_Arg_u64_tag:
+        k->type = RDEV_ARG_U64;
+        k->v.u64 = a->v.u64;
+        break;
+      case rdev_v1_Arg_f32_tag:
+        k->type = RDEV_ARG_F32;
+        k->v.f32 = a->v.f32;
+        break;
+      case rdev_v1_Arg_f64_tag:
+        k->type = RDEV_ARG_F64;
+        k->v.f64 = a->v.f64;
+        break;
       default: return srv_fail(x, RDEV_KERNEL_ARGS, "%s: argument %d has no value", w->kernel, i);
     }
   }

@@ -12,7 +12,7 @@
 #include "srv.h"
 
 #define SRV_POOL_KEEP ((int)((32u << 20) / RDEV_WIRE_MAX_CHUNK)) /* idle buffers kept: 32 MiB */
-#define HEAD 64          /* keeps the data 64-byte aligned */
+#define HEAD 64                                                  /* keeps the data 64-byte aligned */
 
 typedef union pool_buf {
   union pool_buf *next; /* while idle */

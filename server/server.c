@@ -86,8 +86,7 @@ static void on_unary_done(srv_op_t *op, int ok) {
 }
 
 /* Answers a unary call with resp (taken; may be NULL) and status. */
-void srv_call_respond(grpc_call *call, grpc_byte_buffer *resp, grpc_status_code status,
-                          const char *details) {
+void srv_call_respond(grpc_call *call, grpc_byte_buffer *resp, grpc_status_code status, const char *details) {
   unary_t *u = calloc(1, sizeof *u);
   if (!u) {
     if (resp) grpc_byte_buffer_destroy(resp);
@@ -174,8 +173,7 @@ static void health_check(srv_t *srv, grpc_call *call, grpc_byte_buffer *payload)
   grpc_health_v1_HealthCheckResponse r = grpc_health_v1_HealthCheckResponse_init_zero;
   r.status = atomic_load(&srv->shutting_down) ? grpc_health_v1_HealthCheckResponse_ServingStatus_NOT_SERVING
                                               : grpc_health_v1_HealthCheckResponse_ServingStatus_SERVING;
-  srv_call_respond(call, rdev_wire_encode(grpc_health_v1_HealthCheckResponse_fields, &r, NULL),
-                GRPC_STATUS_OK, NULL);
+  srv_call_respond(call, rdev_wire_encode(grpc_health_v1_HealthCheckResponse_fields, &r, NULL), GRPC_STATUS_OK, NULL);
 }
 
 static void on_accept(srv_op_t *op, int ok) {
@@ -197,12 +195,8 @@ static void on_accept(srv_op_t *op, int ok) {
   if (ok) {
     switch (a->kind) {
       case K_SESSION: srv_session_start(srv, a->call, a->deadline, t); break;
-      case K_INFO:
-        srv_call_respond(a->call, info_reply(srv, t), GRPC_STATUS_OK, NULL);
-        break;
-      case K_LIST:
-        srv_call_respond(a->call, list_reply(srv, t), GRPC_STATUS_OK, NULL);
-        break;
+      case K_INFO: srv_call_respond(a->call, info_reply(srv, t), GRPC_STATUS_OK, NULL); break;
+      case K_LIST: srv_call_respond(a->call, list_reply(srv, t), GRPC_STATUS_OK, NULL); break;
       case K_HEALTH: health_check(srv, a->call, a->payload); break;
       case K_UNKNOWN: {
         char *m = grpc_slice_to_c_string(a->details.method);
@@ -251,7 +245,8 @@ static grpc_server_credentials *server_creds(const srv_config_t *cfg) {
   } else {
     grpc_ssl_pem_key_cert_pair pair = {key, cert};
     creds = grpc_ssl_server_credentials_create_ex(
-        ca, &pair, 1, ca ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
+        ca, &pair, 1,
+        ca ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
         NULL);
   }
   free(cert);
@@ -320,8 +315,7 @@ int srv_start(srv_t *srv) {
   };
   grpc_channel_args ca = {sizeof args / sizeof args[0], args};
   srv->server = grpc_server_create(&ca, NULL);
-  srv->m_session = grpc_server_register_method(srv->server, RDEV_WIRE_METHOD_SESSION, NULL,
-                                               GRPC_SRM_PAYLOAD_NONE, 0);
+  srv->m_session = grpc_server_register_method(srv->server, RDEV_WIRE_METHOD_SESSION, NULL, GRPC_SRM_PAYLOAD_NONE, 0);
   srv->m_info = grpc_server_register_method(srv->server, RDEV_WIRE_METHOD_INFO, NULL,
                                             GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
   srv->m_list = grpc_server_register_method(srv->server, RDEV_WIRE_METHOD_LIST_DEVICES, NULL,
@@ -341,8 +335,7 @@ int srv_start(srv_t *srv) {
     for (int i = 0; i < srv->nthreads; i++) {
       grpc_completion_queue_shutdown(srv->cqs[i]);
       while (grpc_completion_queue_next(srv->cqs[i], gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type !=
-             GRPC_QUEUE_SHUTDOWN) {
-      }
+             GRPC_QUEUE_SHUTDOWN) {}
       grpc_completion_queue_destroy(srv->cqs[i]);
     }
     free(srv->cqs);

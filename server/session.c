@@ -130,8 +130,10 @@ void srv_session_unref(srv_session_t *s) {
   if (atomic_fetch_sub(&s->refs, 1) != 1) return;
   srv_t *srv = s->srv;
   pthread_mutex_lock(&srv->mu);
-  if (s->prev) s->prev->next = s->next;
-  else srv->sessions = s->next;
+  if (s->prev)
+    s->prev->next = s->next;
+  else
+    srv->sessions = s->next;
   if (s->next) s->next->prev = s->prev;
   srv->nsessions--;
   pthread_cond_broadcast(&srv->cv);
@@ -155,8 +157,8 @@ void srv_session_unref(srv_session_t *s) {
 /* A new session of tenant on call (NULL: in-process), holding one
  * reference (the close batch's, or the in-process owner's) and a session
  * of the tenant's quota; NULL with msg when it cannot be opened. */
-srv_session_t *srv_session_new(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant,
-                                  char *msg, size_t msglen) {
+srv_session_t *srv_session_new(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant, char *msg,
+                               size_t msglen) {
   char *peer = call ? grpc_call_get_peer(call) : NULL;
   if (srv_tenant_take(tenant, SRV_Q_SESSIONS, 0, 1, peer, msg, msglen) != 0) {
     gpr_free(peer);

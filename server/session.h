@@ -116,14 +116,14 @@ struct srv_session {
   int send_busy, recv_paused, half_closed, released, status_started, broken;
   int streams_full; /* streams at half depth, each with a room_cb queued */
   size_t inflight;
-  char *held;       /* kernel print output not sent yet (at most HOLD_MAX) */
+  char *held; /* kernel print output not sent yet (at most HOLD_MAX) */
   size_t held_len, held_cap;
-  struct pins *pins; /* zero-copy replies gRPC still holds */
+  struct pins *pins;            /* zero-copy replies gRPC still holds */
   struct srv_views *sync_views; /* of them, synchronous Reads' (lazily made; req_mu) */
   grpc_byte_buffer *paused;     /* a message whose handling paused, and where (pause_message) */
   batch_t paused_at;
-  srv_session_t *paused_next;   /* srv->paused, under srv->paused_mu */
-  srv_session_t *defer_next; /* not under mu: its CQ thread's deferred list */
+  srv_session_t *paused_next; /* srv->paused, under srv->paused_mu */
+  srv_session_t *defer_next;  /* not under mu: its CQ thread's deferred list */
   /* In-process sessions (call == NULL): replies go to local_fn, and
    * local_ready says the session takes its next message (mu). */
   srv_reply_fn local_fn;
@@ -140,11 +140,11 @@ struct srv_session {
  * make with s->mu held. */
 typedef struct pins {
   pthread_mutex_t mu;
-  pthread_cond_t cv;            /* a views_t's n dropped to 0, or closing was set */
-  srv_t *srv;                   /* srv->pinned counts slices server-wide */
-  int n;       /* slices held */
-  int orphan;  /* the session is gone: the last slice frees this */
-  int closing; /* the session is being released: fences stop waiting */
+  pthread_cond_t cv; /* a views_t's n dropped to 0, or closing was set */
+  srv_t *srv;        /* srv->pinned counts slices server-wide */
+  int n;             /* slices held */
+  int orphan;        /* the session is gone: the last slice frees this */
+  int closing;       /* the session is being released: fences stop waiting */
 } pins_t;
 
 /* Zero-copy Read replies that gRPC still holds, of one stream (its async
@@ -154,7 +154,7 @@ typedef struct pins {
  * each slice, each queued read or fence. */
 typedef struct srv_views {
   pins_t *pins;
-  int n;        /* slices held */
+  int n; /* slices held */
   int refs;
   int unfenced; /* reads queued since the last fence: req_mu */
   int resume;   /* a paused message waits for n to drop to 0 */
@@ -172,7 +172,7 @@ typedef struct srv_mem {
   int dev;
   size_t reserved; /* charged to the tenant */
   atomic_int refs;
-  int shown;           /* synchronous Read replies gRPC holds that show it: pins->mu */
+  int shown; /* synchronous Read replies gRPC holds that show it: pins->mu */
 } mem_t;
 
 /* Kernel print output waits for the session's next reply and rides in it
@@ -195,11 +195,11 @@ typedef struct {
   srv_session_t *s;
   const rdev_v1_Request *q;
   const rdev_wire_request_t *w; /* q as decoded, with the Launch name and arguments */
-  rdev_wire_payload_t *data; /* Write payload: references to the received slices */
+  rdev_wire_payload_t *data;    /* Write payload: references to the received slices */
   rdev_v1_Reply r;
   grpc_slice payload;
   int has_payload;
-  uint64_t stream; /* async requests: the stream, named in an error reply (request_stream) */
+  uint64_t stream;        /* async requests: the stream, named in an error reply (request_stream) */
   rdev_rt_stream_t *used; /* the device stream the request may have queued work on */
 } srv_req_t;
 
@@ -212,9 +212,9 @@ typedef struct {
   rdev_rt_stream_t *st; /* the stream whose errors a sync takes */
   void *buf;            /* async read staging or view / held async Write payload */
   size_t len;
-  views_t *views;       /* an async view read: its stream's, one reference; */
-  mem_t *mem;           /* its buffer's memory, one reference; */
-  struct pin *pin;      /* and what its reply's slice will hold */
+  views_t *views;  /* an async view read: its stream's, one reference; */
+  mem_t *mem;      /* its buffer's memory, one reference; */
+  struct pin *pin; /* and what its reply's slice will hold */
 } cb_ctx_t;
 
 /* What a zero-copy reply's slice holds until gRPC lets go of it: a count
@@ -253,8 +253,8 @@ void srv_session_unref(srv_session_t *s);
 /* A new session of tenant on call (NULL: in-process), holding one
  * reference (the close batch's, or the in-process owner's) and a session
  * of the tenant's quota; NULL with msg when it cannot be opened. */
-srv_session_t *srv_session_new(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant,
-                                  char *msg, size_t msglen);
+srv_session_t *srv_session_new(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant, char *msg,
+                               size_t msglen);
 
 /* ---- call.c ---- */
 
@@ -312,8 +312,7 @@ int srv_get_event(srv_req_t *x, uint64_t h, srv_handle_t **e);
 
 /* count bytes at offset of buffer h, checked without overflow; *addr gets
  * the device address, *mem (if asked) the buffer's memory. */
-int srv_buf_range(srv_req_t *x, const char *what, uint64_t h, uint64_t off, uint64_t count,
-                     char **addr, mem_t **mem);
+int srv_buf_range(srv_req_t *x, const char *what, uint64_t h, uint64_t off, uint64_t count, char **addr, mem_t **mem);
 
 /* The device behind the tenant's device number `local`, in *dev. A tenant
  * sees only its devices; others do not exist for it. */

@@ -23,20 +23,20 @@
 /* ---- config and logging ---------------------------------------------------- */
 
 typedef struct {
-  char listen[256];       /* "host:port" or "unix:/path" */
-  char backend[32];       /* runtime backend name */
+  char listen[256]; /* "host:port" or "unix:/path" */
+  char backend[32]; /* runtime backend name */
   int sim_devices;
   size_t sim_mem_bytes;
-  int sim_slots;          /* sim: tasks a device runs at once, shared fairly by tenant weight */
-  size_t max_inflight;    /* per session: staged and unsent bytes before reading pauses */
-  int threads;            /* completion-queue threads */
-  int drain_ms;           /* SIGTERM: how long sessions may finish before being cancelled */
-  int log_level;          /* 0 error, 1 warn, 2 info, 3 debug */
-  char tenants[256];      /* tenants file; "" = open mode (loopback or unix only, or allow_open) */
-  int allow_open;         /* serve open on a non-loopback address */
-  char tls_cert[256];     /* server certificate chain (PEM); "" = plaintext */
-  char tls_key[256];      /* its private key (PEM) */
-  char tls_client_ca[256];/* CA for client certificates: set = mutual TLS, required */
+  int sim_slots;           /* sim: tasks a device runs at once, shared fairly by tenant weight */
+  size_t max_inflight;     /* per session: staged and unsent bytes before reading pauses */
+  int threads;             /* completion-queue threads */
+  int drain_ms;            /* SIGTERM: how long sessions may finish before being cancelled */
+  int log_level;           /* 0 error, 1 warn, 2 info, 3 debug */
+  char tenants[256];       /* tenants file; "" = open mode (loopback or unix only, or allow_open) */
+  int allow_open;          /* serve open on a non-loopback address */
+  char tls_cert[256];      /* server certificate chain (PEM); "" = plaintext */
+  char tls_key[256];       /* its private key (PEM) */
+  char tls_client_ca[256]; /* CA for client certificates: set = mutual TLS, required */
 } srv_config_t;
 
 /* Every field of cfg to its built-in default. */
@@ -118,11 +118,11 @@ typedef struct srv_op {
 typedef enum { SRV_H_BUF = 1, SRV_H_STREAM, SRV_H_EVENT } srv_htype_t;
 
 typedef struct {
-  uint64_t h;   /* 0 = empty slot, 1 = deleted */
-  int type;     /* srv_htype_t */
+  uint64_t h; /* 0 = empty slot, 1 = deleted */
+  int type;   /* srv_htype_t */
   int dev;
-  void *ptr;    /* device address, rdev_rt_stream_t *, rdev_rt_event_t * */
-  size_t size;  /* buffers: requested size */
+  void *ptr;               /* device address, rdev_rt_stream_t *, rdev_rt_event_t * */
+  size_t size;             /* buffers: requested size */
   struct srv_views *views; /* streams: its zero-copy async Read replies (session.c), or NULL */
   struct srv_mem *mem;     /* buffers: its memory, given back with the last reference (session.c) */
 } srv_handle_t;
@@ -156,14 +156,14 @@ typedef struct srv_tenant {
   /* settings, replaced by a reload */
   uint8_t hashes[SRV_MAX_TOKENS][32]; /* SHA-256 of the bearer tokens */
   int nhashes;
-  uint64_t devices;                   /* bit d: may use device d */
-  size_t mem_quota;                   /* bytes per device */
+  uint64_t devices; /* bit d: may use device d */
+  size_t mem_quota; /* bytes per device */
   int max_sessions, max_streams;
-  int max_slots;          /* execution slots at once per device; 0 = half the device's, at least 1 */
-  int max_dev_streams;    /* streams at once per device; 0 = SRV_DEV_STREAMS_DEFAULT */
+  int max_slots;       /* execution slots at once per device; 0 = half the device's, at least 1 */
+  int max_dev_streams; /* streams at once per device; 0 = SRV_DEV_STREAMS_DEFAULT */
   size_t max_inflight;
   int weight;
-  char cert_subject[256];             /* "" = any (or no) client certificate */
+  char cert_subject[256]; /* "" = any (or no) client certificate */
   int removed, seen;
   /* usage */
   size_t mem_used[64];
@@ -191,8 +191,7 @@ static inline int srv_slots_default(int device_slots) { return device_slots / 2 
  * cap), max_inflight >= 4096,
  * mem_quota any (unset: SIZE_MAX). Else -1, *out NULL, and a message in err
  * (errlen bytes, truncated, NUL-terminated when errlen > 0). */
-int srv_tenants_parse(const char *text, size_t len, const char *name, srv_tenant_t **out, char *err,
-                      size_t errlen);
+int srv_tenants_parse(const char *text, size_t len, const char *name, srv_tenant_t **out, char *err, size_t errlen);
 /* Frees a list srv_tenants_parse made (NULL is fine). */
 void srv_tenant_list_free(srv_tenant_t *list);
 
@@ -232,8 +231,8 @@ struct srv {
   void *m_session, *m_info, *m_list, *m_health;
   int port;
   atomic_int shutting_down;
-  pthread_mutex_t mu;  /* sessions list and count */
-  pthread_cond_t cv;   /* a session ended */
+  pthread_mutex_t mu; /* sessions list and count */
+  pthread_cond_t cv;  /* a session ended */
   srv_session_t *sessions;
   int nsessions;
   pthread_mutex_t tenants_mu; /* the tenants list */

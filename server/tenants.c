@@ -73,8 +73,10 @@ static int parse_devices(const char *v, uint64_t *mask) {
     m |= 1ULL << d;
     p = end;
     while (isspace((unsigned char)*p)) p++;
-    if (*p == ',') p++;
-    else if (*p) return -1;
+    if (*p == ',')
+      p++;
+    else if (*p)
+      return -1;
     while (isspace((unsigned char)*p)) p++;
   }
   if (!m) return -1;
@@ -87,8 +89,7 @@ static int parse_devices(const char *v, uint64_t *mask) {
 static int parse_header(const char *s, char name[64], const char **why) {
   size_t n = strlen(s);
   *why = "expected [tenant NAME]";
-  if (n < 2 || s[0] != '[' || s[n - 1] != ']' || strncmp(s + 1, "tenant", 6) != 0 ||
-      !isspace((unsigned char)s[7]))
+  if (n < 2 || s[0] != '[' || s[n - 1] != ']' || strncmp(s + 1, "tenant", 6) != 0 || !isspace((unsigned char)s[7]))
     return -1;
   const char *b = s + 7, *e = s + n - 1; /* the name is in [b, e) */
   while (b < e && isspace((unsigned char)*b)) b++;
@@ -138,10 +139,10 @@ int srv_tenants_parse(const char *text, size_t len, const char *name, srv_tenant
   char buf[SRV_LINE_MAX + 1], *s;
   const char *why;
   int r;
-#define BAD(...)                                            \
-  do {                                                      \
-    bad(err, errlen, name, it.lineno, __VA_ARGS__);         \
-    goto fail;                                              \
+#define BAD(...) \
+  do { \
+    bad(err, errlen, name, it.lineno, __VA_ARGS__); \
+    goto fail; \
   } while (0)
   while ((r = srv_lines_next(&it, buf, &s, &why)) > 0) {
     if (!*s) continue;
@@ -186,11 +187,16 @@ int srv_tenants_parse(const char *text, size_t len, const char *name, srv_tenant
       long n = strtol(v, &end, 10);
       long most = !strcmp(k, "max_slots") ? 1024 : 1000000;
       if (errno || end == v || *end || n < 1 || n > most) BAD("%s: 1..%ld", k, most);
-      if (!strcmp(k, "max_sessions")) cur->max_sessions = (int)n;
-      else if (!strcmp(k, "max_streams")) cur->max_streams = (int)n;
-      else if (!strcmp(k, "max_slots")) cur->max_slots = (int)n;
-      else if (!strcmp(k, "max_device_streams")) cur->max_dev_streams = (int)n;
-      else cur->weight = (int)n;
+      if (!strcmp(k, "max_sessions"))
+        cur->max_sessions = (int)n;
+      else if (!strcmp(k, "max_streams"))
+        cur->max_streams = (int)n;
+      else if (!strcmp(k, "max_slots"))
+        cur->max_slots = (int)n;
+      else if (!strcmp(k, "max_device_streams"))
+        cur->max_dev_streams = (int)n;
+      else
+        cur->weight = (int)n;
     } else if (!strcmp(k, "cert_subject")) {
       size_t n = strlen(v);
       if (n >= sizeof cur->cert_subject) BAD("cert_subject too long");
@@ -266,8 +272,7 @@ int srv_tenants_reload(srv_t *srv, char *err, size_t errlen) {
   while (fresh) {
     srv_tenant_t *f = fresh, *t;
     fresh = f->next;
-    for (t = srv->tenants; t && strcmp(t->name, f->name); t = t->next) {
-    }
+    for (t = srv->tenants; t && strcmp(t->name, f->name); t = t->next) {}
     if (!t) {
       if (!(t = tenant_new(f->name))) {
         free(f);
@@ -352,8 +357,8 @@ srv_tenant_t *srv_authenticate(srv_t *srv, grpc_call *call, const grpc_metadata_
   }
   uint8_t h[32];
   unsigned hl = 0;
-  if (!EVP_Digest(GRPC_SLICE_START_PTR(*v) + sizeof bearer - 1, GRPC_SLICE_LENGTH(*v) - (sizeof bearer - 1), h,
-                  &hl, EVP_sha256(), NULL)) {
+  if (!EVP_Digest(GRPC_SLICE_START_PTR(*v) + sizeof bearer - 1, GRPC_SLICE_LENGTH(*v) - (sizeof bearer - 1), h, &hl,
+                  EVP_sha256(), NULL)) {
     *why = "cannot hash the token";
     return NULL;
   }
@@ -406,21 +411,26 @@ int srv_tenant_take(srv_tenant_t *t, srv_quota_t what, int dev, size_t amount, c
   switch (what) {
     case SRV_Q_MEMORY:
       ok = dev >= 0 && dev < 64 && amount <= t->mem_quota && t->mem_used[dev] <= t->mem_quota - amount;
-      if (ok) t->mem_used[dev] += amount;
-      else snprintf(msg, msglen, "device memory quota of tenant %s on device %d: %zu of %zu bytes used, %zu more asked",
-                    t->name, dev, dev >= 0 && dev < 64 ? t->mem_used[dev] : 0, t->mem_quota, amount);
+      if (ok)
+        t->mem_used[dev] += amount;
+      else
+        snprintf(msg, msglen, "device memory quota of tenant %s on device %d: %zu of %zu bytes used, %zu more asked",
+                 t->name, dev, dev >= 0 && dev < 64 ? t->mem_used[dev] : 0, t->mem_quota, amount);
       break;
     case SRV_Q_SESSIONS:
       ok = t->sessions < t->max_sessions;
-      if (ok) t->sessions++;
-      else snprintf(msg, msglen, "session quota of tenant %s: %d sessions open", t->name, t->sessions);
+      if (ok)
+        t->sessions++;
+      else
+        snprintf(msg, msglen, "session quota of tenant %s: %d sessions open", t->name, t->sessions);
       break;
     case SRV_Q_STREAMS: {
       int per_dev = t->max_dev_streams ? t->max_dev_streams : SRV_DEV_STREAMS_DEFAULT;
       ok = t->streams < t->max_streams;
       cap = ok && (dev < 0 || dev >= 64 || t->dev_streams[dev] >= per_dev);
       ok = ok && !cap;
-      if (ok) t->streams++, t->dev_streams[dev]++;
+      if (ok)
+        t->streams++, t->dev_streams[dev]++;
       else if (cap)
         snprintf(msg, msglen, "stream cap of tenant %s on device %d: %d streams open", t->name, dev,
                  dev >= 0 && dev < 64 ? t->dev_streams[dev] : 0);

@@ -41,7 +41,8 @@ static void usage(FILE *f) {
           "                   in rdevd's tenants file (only the hash goes there)\n"
           "  help             this text\n"
           "\n"
-          "ADDR is host:port or unix:/path; default $RDEV_TARGET, else " DEFAULT_TARGET ".\n"
+          "ADDR is host:port or unix:/path; default $RDEV_TARGET, else " DEFAULT_TARGET
+          ".\n"
           "Credentials come from the environment: RDEV_TOKEN (bearer token), RDEV_CA (CA of the\n"
           "server's certificate: TLS), RDEV_CERT and RDEV_KEY (client certificate: mutual TLS).\n");
 }
@@ -165,8 +166,7 @@ static int cmd_ping(int argc, char **argv) {
   if (!ret) {
     qsort(us, (size_t)n, sizeof *us, cmp_double);
     double med = n % 2 ? us[n / 2] : (us[n / 2 - 1] + us[n / 2]) / 2;
-    printf("%ld round trips to %s: min %.1f us, median %.1f us, max %.1f us\n", n, g_target, us[0],
-           med, us[n - 1]);
+    printf("%ld round trips to %s: min %.1f us, median %.1f us, max %.1f us\n", n, g_target, us[0], med, us[n - 1]);
   }
   free(us);
   return ret;
@@ -258,8 +258,7 @@ static int cmd_roundtrip(int argc, char **argv) {
   if (memcmp(data, back, len) != 0) {
     size_t i = 0;
     while (data[i] == back[i]) i++;
-    fprintf(stderr, "rdev: roundtrip: MISMATCH at byte %zu (sent 0x%02x, got 0x%02x)\n", i, data[i],
-            back[i]);
+    fprintf(stderr, "rdev: roundtrip: MISMATCH at byte %zu (sent 0x%02x, got 0x%02x)\n", i, data[i], back[i]);
     ret = 1;
   } else {
     printf("OK\n");
@@ -298,8 +297,10 @@ static int cmd_bench(int argc, char **argv) {
   } else {
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0) {
-      fprintf(stderr, "rdev: bench: cannot find this binary (/proc/self/exe: %s); set RDEV_BENCH to the "
-                      "rdev_bench program\n", strerror(errno));
+      fprintf(stderr,
+              "rdev: bench: cannot find this binary (/proc/self/exe: %s); set RDEV_BENCH to the "
+              "rdev_bench program\n",
+              strerror(errno));
       return 1;
     }
     exe[n] = '\0';

@@ -17,14 +17,14 @@
 #define INFO_LOG(fmt, ...) printf("[INFO] " fmt "\n", ##__VA_ARGS__)
 #define ERROR_LOG(fmt, ...) fprintf(stderr, "[ERROR] " fmt "\n", ##__VA_ARGS__)
 
-#define CHECK_ERROR(call)                                                                   \
-  do {                                                                                      \
-    int ret_ = (call);                                                                      \
-    if (ret_ != RDEV_OK) {                                                                  \
-      ERROR_LOG("Operation failed: %s returned error code %d (%s: %s)", #call, ret_,        \
-                rdev_strerror(ret_), rdev_session_last_error());                            \
-      goto fail;                                                                            \
-    }                                                                                       \
+#define CHECK_ERROR(call) \
+  do { \
+    int ret_ = (call); \
+    if (ret_ != RDEV_OK) { \
+      ERROR_LOG("Operation failed: %s returned error code %d (%s: %s)", #call, ret_, rdev_strerror(ret_), \
+                rdev_session_last_error()); \
+      goto fail; \
+    } \
   } while (0)
 
 /* Kernel print output: shown as the sample shows it, and kept for the check. */
@@ -110,13 +110,12 @@ int main(int argc, char **argv) {
   {
     const char *p = strstr(cap.text, "Source data:");
     int source = 0;
-    if (p && sscanf(p, "Source data: %d", &source) == 1 && source == writeValue &&
-        readValue == source) {
+    if (p && sscanf(p, "Source data: %d", &source) == 1 && source == writeValue && readValue == source) {
       printf("[SUCCESS] Memory copy successfully.\n");
       return 0;
     }
-    printf("[FAILURE] Source data %s%d, Destination data %d.\n", p ? "" : "(no kernel print) ",
-           p ? source : 0, readValue);
+    printf("[FAILURE] Source data %s%d, Destination data %d.\n", p ? "" : "(no kernel print) ", p ? source : 0,
+           readValue);
     return 1;
   }
 

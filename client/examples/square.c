@@ -15,14 +15,14 @@
 
 #include "rdev/rdev.h"
 
-#define CHECK(call)                                                                          \
-  do {                                                                                       \
-    int ret_ = (call);                                                                       \
-    if (ret_ != RDEV_OK) {                                                                   \
+#define CHECK(call) \
+  do { \
+    int ret_ = (call); \
+    if (ret_ != RDEV_OK) { \
       fprintf(stderr, "[ERROR] %s returned %d (%s: %s)\n", #call, ret_, rdev_strerror(ret_), \
-              rdev_session_last_error());                                                    \
-      goto out;                                                                              \
-    }                                                                                        \
+              rdev_session_last_error()); \
+      goto out; \
+    } \
   } while (0)
 
 int main(int argc, char **argv) {
@@ -72,8 +72,9 @@ int main(int argc, char **argv) {
   for (uint32_t i = 0; i < dataSize; i++) {
     float want = hostInput[i] * hostInput[i];
     if (hostOutput[i] != want) {
-      if (bad < 5) fprintf(stderr, "[MISMATCH] [%u] %.9g squared is %.9g, device said %.9g\n", i,
-                           (double)hostInput[i], (double)want, (double)hostOutput[i]);
+      if (bad < 5)
+        fprintf(stderr, "[MISMATCH] [%u] %.9g squared is %.9g, device said %.9g\n", i, (double)hostInput[i],
+                (double)want, (double)hostOutput[i]);
       bad++;
     }
   }

@@ -52,14 +52,15 @@ bool cl_addr_insert(rdev_session_t *s, cl_alloc_t *a) {
 cl_alloc_t *cl_addr_remove(rdev_session_t *s, uint64_t base) {
   pthread_mutex_lock(&s->mu);
   cl_alloc_t *a = lookup_locked(s, base);
-  if (a && a->base == base) tdelete(a, &s->addr_map, range_cmp);
-  else a = NULL;
+  if (a && a->base == base)
+    tdelete(a, &s->addr_map, range_cmp);
+  else
+    a = NULL;
   pthread_mutex_unlock(&s->mu);
   return a;
 }
 
-bool cl_resolve(rdev_session_t *s, const void *p, size_t len, uint64_t *handle, uint64_t *offset,
-                bool *fits) {
+bool cl_resolve(rdev_session_t *s, const void *p, size_t len, uint64_t *handle, uint64_t *offset, bool *fits) {
   uint64_t addr = (uint64_t)(uintptr_t)p;
   pthread_mutex_lock(&s->mu);
   cl_alloc_t *a = lookup_locked(s, addr);

@@ -44,7 +44,8 @@ int cl_auth_setup(cl_auth_t *a, const rdev_options_t *opts, grpc_channel_credent
     *creds = grpc_insecure_credentials_create();
     return RDEV_OK;
   }
-  if (!cert != !key) return cl_error(RDEV_INVALID_PARAM, "a client certificate needs its key, and the key its certificate");
+  if (!cert != !key)
+    return cl_error(RDEV_INVALID_PARAM, "a client certificate needs its key, and the key its certificate");
   char *ca_pem = ca ? rdev_wire_read_file(ca) : NULL;
   char *cert_pem = cert ? rdev_wire_read_file(cert) : NULL;
   char *key_pem = key ? rdev_wire_read_file(key) : NULL;
@@ -88,7 +89,8 @@ int rdev_token_hash(const char *token, char *hash, size_t len) {
   unsigned char h[32];
   unsigned hl = 0;
   if (!token || !hash || len < 72) return cl_error(RDEV_INVALID_PARAM, "hash buffer must hold 72 bytes");
-  if (!EVP_Digest(token, strlen(token), h, &hl, EVP_sha256(), NULL)) return cl_error(RDEV_INTERNAL_ERROR, "SHA-256 failed");
+  if (!EVP_Digest(token, strlen(token), h, &hl, EVP_sha256(), NULL))
+    return cl_error(RDEV_INTERNAL_ERROR, "SHA-256 failed");
   int n = snprintf(hash, len, "sha256:");
   for (int i = 0; i < 32; i++) n += snprintf(hash + n, len - (size_t)n, "%02x", h[i]);
   return RDEV_OK;

@@ -47,33 +47,33 @@
 enum { CL_TAG_OPEN = 1, CL_TAG_STATUS, CL_TAG_RECV, CL_TAG_SEND, CL_TAG_CLOSE };
 #define CL_TAG(x) ((void *)(uintptr_t)(x))
 
-typedef struct cl_waiter cl_waiter_t;    /* pending.c */
-typedef struct cl_pending cl_pending_t;  /* pending.c */
+typedef struct cl_waiter cl_waiter_t;   /* pending.c */
+typedef struct cl_pending cl_pending_t; /* pending.c */
 
 /* ---- the parts of a session, each owned by one file -------------------------- */
 
 /* auth.c: the token metadata sent on every call. Filled at open, read-only
  * afterwards (session.c and info.c send it). */
 typedef struct {
-  grpc_metadata md;                /* authorization: Bearer <token> */
-  size_t n;                        /* 0 without a token */
+  grpc_metadata md; /* authorization: Bearer <token> */
+  size_t n;         /* 0 without a token */
 } cl_auth_t;
 
 /* send.c: one SEND_MESSAGE in flight at a time; what queued behind it goes
  * out in batches. */
 typedef struct {
-  struct cl_send *head, *tail;     /* the queue */
-  grpc_byte_buffer *sending;       /* the message in flight */
-  size_t batch_xfer;               /* the server's batch limit on Read bytes */
+  struct cl_send *head, *tail; /* the queue */
+  grpc_byte_buffer *sending;   /* the message in flight */
+  size_t batch_xfer;           /* the server's batch limit on Read bytes */
   bool close_requested, close_sent;
-  bool ended;                      /* the call ended: nothing more is sent */
+  bool ended; /* the call ended: nothing more is sent */
 } cl_send_state_t;
 
 /* pending.c: a stream's sticky error: the first error of its asynchronous
  * work since its last synchronize. The stream object holds it (stream.c);
  * only pending.c's functions touch its fields. */
 typedef struct cl_sticky {
-  uint64_t handle;                 /* the stream's server handle */
+  uint64_t handle; /* the stream's server handle */
   int status;
   char msg[CL_MSG_MAX];
   struct cl_sticky *prev, *next;
@@ -84,11 +84,11 @@ typedef struct cl_sticky {
 typedef struct {
   cl_pending_t *buckets[CL_PENDING_BUCKETS]; /* keyed by seq */
   size_t n;
-  size_t nasync;                   /* of which without a waiter: async Reads */
-  int nblocked;                    /* waiters whose caller is blocked in cl_wait */
-  bool completed;                  /* a reply completed some caller's wait */
+  size_t nasync;  /* of which without a waiter: async Reads */
+  int nblocked;   /* waiters whose caller is blocked in cl_wait */
+  bool completed; /* a reply completed some caller's wait */
   atomic_uint_fast64_t next_seq;
-  cl_sticky_t *sticky;             /* registered streams, newest first */
+  cl_sticky_t *sticky; /* registered streams, newest first */
   rdev_print_fn print_fn;
   void *print_user;
 } cl_pending_state_t;
@@ -98,18 +98,18 @@ typedef struct {
 typedef struct {
   pthread_t rx_thread;
   bool rx_started;
-  pthread_cond_t rx_cv;            /* the receiver waits here when idle or parked */
-  pthread_cond_t dead_cv;          /* signalled when the call ended */
-  int poller;                      /* who polls: POLL_NONE, _RX or _CALLER */
-  int nreleasing;                  /* callers waiting for gRPC to let go of their memory */
-  bool rx_idle;                    /* the receiver waits on rx_cv */
-  int64_t park_until;              /* the receiver parks till then (CLOCK_MONOTONIC ns) */
+  pthread_cond_t rx_cv;   /* the receiver waits here when idle or parked */
+  pthread_cond_t dead_cv; /* signalled when the call ended */
+  int poller;             /* who polls: POLL_NONE, _RX or _CALLER */
+  int nreleasing;         /* callers waiting for gRPC to let go of their memory */
+  bool rx_idle;           /* the receiver waits on rx_cv */
+  int64_t park_until;     /* the receiver parks till then (CLOCK_MONOTONIC ns) */
   grpc_byte_buffer *recv_bb;
-  bool recv_posted, recv_ended;    /* a RECV_MESSAGE is out; the call sends no more */
+  bool recv_posted, recv_ended; /* a RECV_MESSAGE is out; the call sends no more */
   grpc_metadata_array trailing_md;
   grpc_status_code status;
   grpc_slice status_details;
-  bool dead;                       /* the call ended */
+  bool dead; /* the call ended */
   char dead_msg[CL_MSG_MAX];
 } cl_poll_state_t;
 
@@ -122,7 +122,7 @@ typedef struct {
 /* info.c: the current device (atomics: read without s->mu). */
 typedef struct {
   atomic_int current;
-  atomic_int count;                /* -1 until the first ListDevices */
+  atomic_int count; /* -1 until the first ListDevices */
 } cl_device_state_t;
 
 struct rdev_session {
@@ -131,15 +131,15 @@ struct rdev_session {
   grpc_completion_queue *cq;
   grpc_call *call;
   cl_auth_t auth;
-  grpc_metadata_array init_md;     /* session.c: the server's open metadata */
+  grpc_metadata_array init_md; /* session.c: the server's open metadata */
 
-  pthread_mutex_t mu;              /* guards the parts below */
-  cl_send_state_t send;            /* send.c */
-  cl_pending_state_t pend;         /* pending.c */
-  cl_poll_state_t poll;            /* poll.c */
-  cl_objects_t obj;                /* stream.c */
-  void *addr_map;                  /* addr.c: tsearch root of cl_alloc_t */
-  cl_device_state_t dev;           /* info.c (atomics, not under mu) */
+  pthread_mutex_t mu;      /* guards the parts below */
+  cl_send_state_t send;    /* send.c */
+  cl_pending_state_t pend; /* pending.c */
+  cl_poll_state_t poll;    /* poll.c */
+  cl_objects_t obj;        /* stream.c */
+  void *addr_map;          /* addr.c: tsearch root of cl_alloc_t */
+  cl_device_state_t dev;   /* info.c (atomics, not under mu) */
 };
 
 /* ==== error.c: the thread's last error ========================================= */
@@ -164,8 +164,8 @@ void cl_auth_release(cl_auth_t *a);
 /* ==== addr.c: device addresses ================================================= */
 
 typedef struct {
-  uint64_t base, size;   /* client address range */
-  uint64_t handle;       /* server buffer handle */
+  uint64_t base, size; /* client address range */
+  uint64_t handle;     /* server buffer handle */
   int device;
 } cl_alloc_t;
 
@@ -181,8 +181,7 @@ cl_alloc_t *cl_addr_remove(rdev_session_t *s, uint64_t base);
 /* Resolves [p, p+len) (len >= 1 treated as at least 1) to its allocation.
  * Returns false when p is not inside an allocation of s. When true and
  * len runs past the end, *fits is false. Any out-pointer may be NULL. */
-bool cl_resolve(rdev_session_t *s, const void *p, size_t len, uint64_t *handle, uint64_t *offset,
-                bool *fits);
+bool cl_resolve(rdev_session_t *s, const void *p, size_t len, uint64_t *handle, uint64_t *offset, bool *fits);
 /* Frees s's map (at close: no other thread uses s). */
 void cl_addr_map_destroy(rdev_session_t *s);
 
@@ -196,8 +195,7 @@ void cl_send_init(rdev_session_t *s, size_t batch_xfer);
  * RDEV_OK: bb is the queue's, *queued says whether it waits behind another
  * send. RDEV_BAD_ALLOC (last error set): nothing done, bb is still the
  * caller's. */
-int cl_send_queue_locked(rdev_session_t *s, grpc_byte_buffer *bb, size_t xfer, bool batchable,
-                         bool *queued);
+int cl_send_queue_locked(rdev_session_t *s, grpc_byte_buffer *bb, size_t xfer, bool batchable, bool *queued);
 /* The send in flight completed (ok: it was written): starts the next one,
  * or the half-close asked for once the queue is empty. Takes s->mu. */
 void cl_send_done(rdev_session_t *s, bool ok);
@@ -344,8 +342,7 @@ void cl_poll_release_end(rdev_session_t *s);
 int cl_call(rdev_session_t *s, rdev_v1_Request *req, cl_result_t *res);
 /* As cl_call, giving up after timeout_ms (< 0: forever): then returns
  * timeout_status and the late reply is dropped. */
-int cl_call_timeout(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms, int timeout_status,
-                    cl_result_t *res);
+int cl_call_timeout(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms, int timeout_status, cl_result_t *res);
 /* Synchronous StreamSync (req->op.stream_sync.stream): waits up to
  * timeout_ms (< 0: forever), then returns the stream's sticky error if it
  * has one (clearing it), else the reply's status. After timeout_ms:

@@ -21,16 +21,16 @@ void cl_device_init(rdev_session_t *s) {
 
 int cl_device_current(rdev_session_t *s) { return atomic_load(&s->dev.current); }
 
-static int unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fields,
-                 const void *req, const pb_msgdesc_t *rep_fields, void *rep) {
+static int unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fields, const void *req,
+                 const pb_msgdesc_t *rep_fields, void *rep) {
   char why[CL_MSG_MAX];
   if (cl_poll_dead(s, why, sizeof why)) /* the server is gone or ended the session: do not wait for it */
     return cl_error(RDEV_UNAVAILABLE, "%s", why);
   grpc_byte_buffer *send = rdev_wire_encode(req_fields, req, NULL);
   if (!send) return cl_error(RDEV_INTERNAL_ERROR, "cannot encode request");
   grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
-  gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_REALTIME),
-                                       gpr_time_from_millis(UNARY_DEADLINE_MS, GPR_TIMESPAN));
+  gpr_timespec deadline =
+      gpr_time_add(gpr_now(GPR_CLOCK_REALTIME), gpr_time_from_millis(UNARY_DEADLINE_MS, GPR_TIMESPAN));
   grpc_call *call = grpc_channel_create_call(s->channel, NULL, GRPC_PROPAGATE_DEFAULTS, cq,
                                              grpc_slice_from_static_string(method), NULL, deadline, NULL);
   grpc_metadata_array init_md, trailing_md;
@@ -133,8 +133,7 @@ int rdev_device_info(rdev_session_t *s, int dev, rdev_device_info_t *info) {
     info->free_bytes = (size_t)rep.devices[i].free_bytes;
     return RDEV_OK;
   }
-  return cl_error(RDEV_RT_INVALID_DEVICEID, "device %d out of range (%d devices)", dev,
-                  (int)rep.devices_count);
+  return cl_error(RDEV_RT_INVALID_DEVICEID, "device %d out of range (%d devices)", dev, (int)rep.devices_count);
 }
 
 int rdev_device_set(rdev_session_t *s, int dev) {

@@ -83,8 +83,8 @@ int rdev_free_host(rdev_session_t *s, void *ptr) {
 static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 
 /* H2D: Write requests of at most one chunk each. stream 0 = wait for all. */
-static int write_chunks(rdev_session_t *s, uint64_t buf, uint64_t off, const uint8_t *src,
-                        size_t count, size_t dest_max, uint64_t stream) {
+static int write_chunks(rdev_session_t *s, uint64_t buf, uint64_t off, const uint8_t *src, size_t count,
+                        size_t dest_max, uint64_t stream) {
   uint64_t nchunks = (count + RDEV_WIRE_MAX_CHUNK - 1) / RDEV_WIRE_MAX_CHUNK;
   cl_group_t g = {0};
   int rc = stream ? RDEV_OK : cl_group_begin(&g, s, nchunks);
@@ -105,8 +105,8 @@ static int write_chunks(rdev_session_t *s, uint64_t buf, uint64_t off, const uin
 }
 
 /* D2H: Read requests; whoever polls the session writes each chunk into dst. */
-static int read_chunks(rdev_session_t *s, uint64_t buf, uint64_t off, uint8_t *dst, size_t count,
-                       size_t dest_max, uint64_t stream) {
+static int read_chunks(rdev_session_t *s, uint64_t buf, uint64_t off, uint8_t *dst, size_t count, size_t dest_max,
+                       uint64_t stream) {
   cl_group_t g = {0};
   int rc = stream ? RDEV_OK : cl_group_begin(&g, s, 0);
   if (rc) return rc;
@@ -134,8 +134,7 @@ static int submit_or_call(rdev_session_t *s, rdev_v1_Request *req, uint64_t stre
 
 static int do_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count,
                      rdev_memcpy_kind_t kind, uint64_t stream) {
-  if (count > dest_max)
-    return cl_error(RDEV_RT_PARAM_INVALID, "count %zu exceeds destMax %zu", count, dest_max);
+  if (count > dest_max) return cl_error(RDEV_RT_PARAM_INVALID, "count %zu exceeds destMax %zu", count, dest_max);
   if (count == 0) return RDEV_OK;
   if (!dst || !src) return cl_error(RDEV_INVALID_PARAM, "dst or src is NULL");
   uint64_t dh = 0, doff = 0, sh = 0, soff = 0;
@@ -147,10 +146,22 @@ static int do_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *
                 : (sdev ? RDEV_MEMCPY_DEVICE_TO_HOST : RDEV_MEMCPY_HOST_TO_HOST);
   bool want_ddev, want_sdev;
   switch (kind) {
-    case RDEV_MEMCPY_HOST_TO_HOST: want_ddev = false; want_sdev = false; break;
-    case RDEV_MEMCPY_HOST_TO_DEVICE: want_ddev = true; want_sdev = false; break;
-    case RDEV_MEMCPY_DEVICE_TO_HOST: want_ddev = false; want_sdev = true; break;
-    case RDEV_MEMCPY_DEVICE_TO_DEVICE: want_ddev = true; want_sdev = true; break;
+    case RDEV_MEMCPY_HOST_TO_HOST:
+      want_ddev = false;
+      want_sdev = false;
+      break;
+    case RDEV_MEMCPY_HOST_TO_DEVICE:
+      want_ddev = true;
+      want_sdev = false;
+      break;
+    case RDEV_MEMCPY_DEVICE_TO_HOST:
+      want_ddev = false;
+      want_sdev = true;
+      break;
+    case RDEV_MEMCPY_DEVICE_TO_DEVICE:
+      want_ddev = true;
+      want_sdev = true;
+      break;
     default: return cl_error(RDEV_INVALID_PARAM, "unknown memcpy kind %d", (int)kind);
   }
   if (ddev != want_ddev)
@@ -163,13 +174,9 @@ static int do_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *
     return cl_error(RDEV_INVALID_PARAM, "src range of %zu bytes runs past the end of its allocation", count);
 
   switch (kind) {
-    case RDEV_MEMCPY_HOST_TO_HOST:
-      memmove(dst, src, count);
-      return RDEV_OK;
-    case RDEV_MEMCPY_HOST_TO_DEVICE:
-      return write_chunks(s, dh, doff, src, count, dest_max, stream);
-    case RDEV_MEMCPY_DEVICE_TO_HOST:
-      return read_chunks(s, sh, soff, dst, count, dest_max, stream);
+    case RDEV_MEMCPY_HOST_TO_HOST: memmove(dst, src, count); return RDEV_OK;
+    case RDEV_MEMCPY_HOST_TO_DEVICE: return write_chunks(s, dh, doff, src, count, dest_max, stream);
+    case RDEV_MEMCPY_DEVICE_TO_HOST: return read_chunks(s, sh, soff, dst, count, dest_max, stream);
     default: {
       rdev_v1_Request req = rdev_v1_Request_init_zero;
       req.which_op = rdev_v1_Request_copy_tag;
@@ -185,8 +192,7 @@ static int do_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *
   }
 }
 
-int rdev_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count,
-                rdev_memcpy_kind_t kind) {
+int rdev_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count, rdev_memcpy_kind_t kind) {
   if (!s) return cl_error(RDEV_INVALID_PARAM, "session is NULL");
   return do_memcpy(s, dst, dest_max, src, count, kind, 0);
 }
@@ -200,10 +206,8 @@ int rdev_memcpy_async(rdev_session_t *s, void *dst, size_t dest_max, const void 
   return do_memcpy(s, dst, dest_max, src, count, kind, h);
 }
 
-static int do_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count,
-                     uint64_t stream) {
-  if (count > dest_max)
-    return cl_error(RDEV_RT_PARAM_INVALID, "count %zu exceeds destMax %zu", count, dest_max);
+static int do_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count, uint64_t stream) {
+  if (count > dest_max) return cl_error(RDEV_RT_PARAM_INVALID, "count %zu exceeds destMax %zu", count, dest_max);
   if (count == 0) return RDEV_OK;
   uint64_t h = 0, off = 0;
   bool fits = false;
@@ -226,8 +230,7 @@ int rdev_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_
   return do_memset(s, dptr, dest_max, value, count, 0);
 }
 
-int rdev_memset_async(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count,
-                      rdev_stream_t *stream) {
+int rdev_memset_async(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count, rdev_stream_t *stream) {
   if (!s) return cl_error(RDEV_INVALID_PARAM, "session is NULL");
   uint64_t h;
   int rc = cl_stream_handle(s, stream, &h);

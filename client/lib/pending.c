@@ -21,26 +21,26 @@
 /* A thread blocked in a synchronous call. */
 struct cl_waiter {
   pthread_cond_t cv;
-  int remaining;         /* replies still expected */
-  int status;            /* first error among the replies */
+  int remaining; /* replies still expected */
+  int status;    /* first error among the replies */
   char msg[CL_MSG_MAX];
   uint64_t handle, value, value2;
   float elapsed_ms;
-  bool abandoned;        /* the caller gave up (timeout); the reply frees it */
-  bool blocked;          /* counted in s->pend.nblocked */
-  uint64_t sync_stream;  /* StreamSync: server stream handle (sticky on late error) */
+  bool abandoned;       /* the caller gave up (timeout); the reply frees it */
+  bool blocked;         /* counted in s->pend.nblocked */
+  uint64_t sync_stream; /* StreamSync: server stream handle (sticky on late error) */
 };
 
 /* One request awaiting its FINAL reply, keyed by seq. */
 struct cl_pending {
   uint64_t seq;
   struct cl_pending *next;
-  cl_waiter_t *w;        /* NULL: asynchronous Read */
-  uint8_t *dst;          /* Read: where the payload goes */
-  size_t count;          /* Read: payload length expected */
-  size_t got;            /* Read: payload length received */
-  uint64_t stream;       /* asynchronous Read: server stream handle */
-  bool quiet;            /* quiet Write: a reply comes only on error, and
+  cl_waiter_t *w;  /* NULL: asynchronous Read */
+  uint8_t *dst;    /* Read: where the payload goes */
+  size_t count;    /* Read: payload length expected */
+  size_t got;      /* Read: payload length received */
+  uint64_t stream; /* asynchronous Read: server stream handle */
+  bool quiet;      /* quiet Write: a reply comes only on error, and
                           * does not count toward w->remaining */
 };
 
@@ -76,8 +76,10 @@ void cl_sticky_register_locked(rdev_session_t *s, cl_sticky_t *st, uint64_t hand
 }
 
 void cl_sticky_unregister_locked(rdev_session_t *s, cl_sticky_t *st) {
-  if (st->prev) st->prev->next = st->next;
-  else s->pend.sticky = st->next;
+  if (st->prev)
+    st->prev->next = st->next;
+  else
+    s->pend.sticky = st->next;
   if (st->next) st->next->prev = st->prev;
   st->prev = st->next = NULL;
 }
@@ -191,8 +193,7 @@ static void waiter_complete_locked(rdev_session_t *s, const cl_pending_t *e, int
 
 /* ---- the pending table ---------------------------------------------------------- */
 
-static cl_pending_t *expect(uint64_t seq, cl_waiter_t *w, bool quiet, void *dst, size_t count,
-                            uint64_t stream) {
+static cl_pending_t *expect(uint64_t seq, cl_waiter_t *w, bool quiet, void *dst, size_t count, uint64_t stream) {
   cl_pending_t *e = calloc(1, sizeof *e);
   if (!e) return NULL;
   e->seq = seq;
@@ -204,9 +205,7 @@ static cl_pending_t *expect(uint64_t seq, cl_waiter_t *w, bool quiet, void *dst,
   return e;
 }
 
-cl_pending_t *cl_expect_reply(uint64_t seq, cl_waiter_t *w, bool quiet) {
-  return expect(seq, w, quiet, NULL, 0, 0);
-}
+cl_pending_t *cl_expect_reply(uint64_t seq, cl_waiter_t *w, bool quiet) { return expect(seq, w, quiet, NULL, 0, 0); }
 
 cl_pending_t *cl_expect_read(uint64_t seq, cl_waiter_t *w, void *dst, size_t count) {
   return expect(seq, w, false, dst, count, 0);
@@ -223,8 +222,10 @@ void cl_pending_put_locked(rdev_session_t *s, cl_pending_t *e) {
   e->next = s->pend.buckets[b];
   s->pend.buckets[b] = e;
   s->pend.n++;
-  if (!e->w) s->pend.nasync++;
-  else if (!e->quiet) e->w->remaining++;
+  if (!e->w)
+    s->pend.nasync++;
+  else if (!e->quiet)
+    e->w->remaining++;
 }
 
 static cl_pending_t *pending_find_locked(rdev_session_t *s, uint64_t seq) {
@@ -259,8 +260,10 @@ void cl_pending_fail_all_locked(rdev_session_t *s, const char *msg) {
     s->pend.buckets[b] = NULL;
     while (e) {
       cl_pending_t *next = e->next;
-      if (e->w) waiter_complete_locked(s, e, RDEV_UNAVAILABLE, msg);
-      else sticky_set_locked(s, e->stream, RDEV_UNAVAILABLE, msg);
+      if (e->w)
+        waiter_complete_locked(s, e, RDEV_UNAVAILABLE, msg);
+      else
+        sticky_set_locked(s, e->stream, RDEV_UNAVAILABLE, msg);
       free(e);
       e = next;
     }

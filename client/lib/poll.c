@@ -112,8 +112,10 @@ void cl_poll_wake_locked(rdev_session_t *s) {
  * was woken by whoever polled. What is left goes to the receiver; else a
  * caller that polls for itself keeps the receiver parked. */
 static void caller_done_locked(rdev_session_t *s, bool polled) {
-  if (polled && !background_locked(s)) s->poll.park_until = now_ns() + RX_PARK_NS;
-  else cl_poll_wake_locked(s);
+  if (polled && !background_locked(s))
+    s->poll.park_until = now_ns() + RX_PARK_NS;
+  else
+    cl_poll_wake_locked(s);
 }
 
 void cl_poll_release_begin(rdev_session_t *s) {
@@ -230,8 +232,7 @@ int cl_wait(rdev_session_t *s, cl_waiter_t *w, int32_t timeout_ms, int timeout_s
       grpc_completion_type type = poll_once_locked(s, POLL_CALLER, poll_dl);
       shut = type == GRPC_QUEUE_SHUTDOWN; /* only if misused during close */
       /* other threads' completions may keep coming: the deadline holds */
-      timed_out = cl_waiter_expecting_locked(w) &&
-                  (type == GRPC_QUEUE_TIMEOUT || (timeout_ms >= 0 && past(&dl)));
+      timed_out = cl_waiter_expecting_locked(w) && (type == GRPC_QUEUE_TIMEOUT || (timeout_ms >= 0 && past(&dl)));
     } else if (timeout_ms < 0) {
       cl_waiter_sleep_locked(s, w, NULL);
     } else {

@@ -17,9 +17,9 @@
  * payload go out together, as one batch message. */
 typedef struct cl_send {
   grpc_byte_buffer *bb;
-  size_t len;            /* encoded length */
-  size_t xfer;           /* Read bytes it asks for (batch limit) */
-  bool batchable;        /* no payload */
+  size_t len;     /* encoded length */
+  size_t xfer;    /* Read bytes it asks for (batch limit) */
+  bool batchable; /* no payload */
   struct cl_send *next;
 } cl_send_t;
 
@@ -66,8 +66,10 @@ static grpc_byte_buffer *take_next_locked(rdev_session_t *s) {
     msgs[n++] = it->bb;
   }
   grpc_byte_buffer *bb = n > 1 ? rdev_wire_batch(msgs, n) : NULL;
-  if (!bb) n = 1; /* alone (or no memory to batch: one at a time) */
-  else for (size_t i = 0; i < n; i++) grpc_byte_buffer_destroy(msgs[i]);
+  if (!bb)
+    n = 1; /* alone (or no memory to batch: one at a time) */
+  else
+    for (size_t i = 0; i < n; i++) grpc_byte_buffer_destroy(msgs[i]);
   for (size_t i = 0; i < n; i++) {
     cl_send_t *it = q->head;
     q->head = it->next;
@@ -78,8 +80,7 @@ static grpc_byte_buffer *take_next_locked(rdev_session_t *s) {
   return bb;
 }
 
-int cl_send_queue_locked(rdev_session_t *s, grpc_byte_buffer *bb, size_t xfer, bool batchable,
-                         bool *queued) {
+int cl_send_queue_locked(rdev_session_t *s, grpc_byte_buffer *bb, size_t xfer, bool batchable, bool *queued) {
   cl_send_state_t *q = &s->send;
   *queued = false;
   if (!q->sending) {
@@ -93,8 +94,10 @@ int cl_send_queue_locked(rdev_session_t *s, grpc_byte_buffer *bb, size_t xfer, b
   it->xfer = xfer;
   it->batchable = batchable;
   it->next = NULL;
-  if (q->tail) q->tail->next = it;
-  else q->head = it;
+  if (q->tail)
+    q->tail->next = it;
+  else
+    q->head = it;
   q->tail = it;
   *queued = true;
   return RDEV_OK;

@@ -26,9 +26,7 @@ static void session_free(rdev_session_t *s) {
   if (s->call) grpc_call_unref(s->call);
   if (s->cq) {
     grpc_completion_queue_shutdown(s->cq);
-    while (grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type !=
-           GRPC_QUEUE_SHUTDOWN) {
-    }
+    while (grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type != GRPC_QUEUE_SHUTDOWN) {}
     grpc_completion_queue_destroy(s->cq);
   }
   if (s->channel) grpc_channel_destroy(s->channel);
@@ -208,8 +206,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
   }
   int rc;
   if (timed_out) {
-    rc = cl_error(RDEV_UNAVAILABLE, "cannot reach rdevd at %s within %lld ms", target,
-                  (long long)timeout_ms);
+    rc = cl_error(RDEV_UNAVAILABLE, "cannot reach rdevd at %s within %lld ms", target, (long long)timeout_ms);
   } else {
     char *details;
     grpc_status_code status = cl_poll_end_status(s, &details);

@@ -16,7 +16,7 @@ struct rdev_stream {
   rdev_session_t *s;
   uint64_t handle;
   int device;
-  cl_sticky_t sticky;    /* pending.c's: registered while the stream is open */
+  cl_sticky_t sticky; /* pending.c's: registered while the stream is open */
   struct rdev_stream *prev, *next;
 };
 
@@ -84,8 +84,10 @@ int rdev_stream_destroy(rdev_stream_t *stream) {
   rdev_session_t *s = stream->s;
   int rc = remote_destroy(s, rdev_v1_Request_stream_destroy_tag, stream->handle);
   pthread_mutex_lock(&s->mu);
-  if (stream->prev) stream->prev->next = stream->next;
-  else s->obj.streams = stream->next;
+  if (stream->prev)
+    stream->prev->next = stream->next;
+  else
+    s->obj.streams = stream->next;
   if (stream->next) stream->next->prev = stream->prev;
   cl_sticky_unregister_locked(s, &stream->sticky);
   pthread_mutex_unlock(&s->mu);
@@ -116,8 +118,7 @@ int rdev_stream_query(rdev_stream_t *stream, int *done) {
 
 /* ---- kernels ------------------------------------------------------------------ */
 
-int rdev_launch(rdev_stream_t *stream, const char *name, uint32_t blocks, const rdev_arg_t *args,
-                int nargs) {
+int rdev_launch(rdev_stream_t *stream, const char *name, uint32_t blocks, const rdev_arg_t *args, int nargs) {
   if (!stream || !name) return cl_error(RDEV_INVALID_PARAM, "stream or name is NULL");
   if (nargs < 0 || nargs > RDEV_MAX_KERNEL_ARGS || (nargs > 0 && !args))
     return cl_error(RDEV_INVALID_PARAM, "bad argument list (%d arguments)", nargs);
@@ -138,19 +139,36 @@ int rdev_launch(rdev_stream_t *stream, const char *name, uint32_t blocks, const 
       case RDEV_ARG_PTR: {
         uint64_t h, off;
         if (!args[i].v.ptr || !cl_resolve(s, args[i].v.ptr, 1, &h, &off, NULL))
-          return cl_error(RDEV_INVALID_PARAM, "argument %d: %p is not device memory of this session", i,
-                          args[i].v.ptr);
+          return cl_error(RDEV_INVALID_PARAM, "argument %d: %p is not device memory of this session", i, args[i].v.ptr);
         a->which_v = rdev_v1_Arg_ptr_tag;
         a->v.ptr.buf = h;
         a->v.ptr.offset = off;
         break;
       }
-      case RDEV_ARG_I32: a->which_v = rdev_v1_Arg_i32_tag; a->v.i32 = args[i].v.i32; break;
-      case RDEV_ARG_U32: a->which_v = rdev_v1_Arg_u32_tag; a->v.u32 = args[i].v.u32; break;
-      case RDEV_ARG_I64: a->which_v = rdev_v1_Arg_i64_tag; a->v.i64 = args[i].v.i64; break;
-      case RDEV_ARG_U64: a->which_v = rdev_v1_Arg_u64_tag; a->v.u64 = args[i].v.u64; break;
-      case RDEV_ARG_F32: a->which_v = rdev_v1_Arg_f32_tag; a->v.f32 = args[i].v.f32; break;
-      case RDEV_ARG_F64: a->which_v = rdev_v1_Arg_f64_tag; a->v.f64 = args[i].v.f64; break;
+      case RDEV_ARG_I32:
+        a->which_v = rdev_v1_Arg_i32_tag;
+        a->v.i32 = args[i].v.i32;
+        break;
+      case RDEV_ARG_U32:
+        a->which_v = rdev_v1_Arg_u32_tag;
+        a->v.u32 = args[i].v.u32;
+        break;
+      case RDEV_ARG_I64:
+        a->which_v = rdev_v1_Arg_i64_tag;
+        a->v.i64 = args[i].v.i64;
+        break;
+      case RDEV_ARG_U64:
+        a->which_v = rdev_v1_Arg_u64_tag;
+        a->v.u64 = args[i].v.u64;
+        break;
+      case RDEV_ARG_F32:
+        a->which_v = rdev_v1_Arg_f32_tag;
+        a->v.f32 = args[i].v.f32;
+        break;
+      case RDEV_ARG_F64:
+        a->which_v = rdev_v1_Arg_f64_tag;
+        a->v.f64 = args[i].v.f64;
+        break;
       default: return cl_error(RDEV_INVALID_PARAM, "argument %d: unknown type %d", i, (int)args[i].type);
     }
   }
@@ -184,8 +202,10 @@ int rdev_event_destroy(rdev_event_t *ev) {
   rdev_session_t *s = ev->s;
   int rc = remote_destroy(s, rdev_v1_Request_event_destroy_tag, ev->handle);
   pthread_mutex_lock(&s->mu);
-  if (ev->prev) ev->prev->next = ev->next;
-  else s->obj.events = ev->next;
+  if (ev->prev)
+    ev->prev->next = ev->next;
+  else
+    s->obj.events = ev->next;
   if (ev->next) ev->next->prev = ev->prev;
   pthread_mutex_unlock(&s->mu);
   free(ev);

@@ -165,8 +165,7 @@ int cl_call(rdev_session_t *s, rdev_v1_Request *req, cl_result_t *res) {
   return cl_call_timeout(s, req, -1, RDEV_OK, res);
 }
 
-int cl_call_timeout(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms, int timeout_status,
-                    cl_result_t *res) {
+int cl_call_timeout(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms, int timeout_status, cl_result_t *res) {
   cl_waiter_t *w;
   int rc = call_wait(s, req, timeout_ms, timeout_status, 0, &w);
   if (rc) return rc;
@@ -183,8 +182,10 @@ int cl_call_stream_sync(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout
   /* Refused async requests come before the sync's own answer. */
   char msg[CL_MSG_MAX];
   int sticky = cl_sticky_take(s, stream, msg);
-  if (sticky) rc = cl_error_msg(sticky, msg);
-  else rc = cl_waiter_result(w, NULL);
+  if (sticky)
+    rc = cl_error_msg(sticky, msg);
+  else
+    rc = cl_waiter_result(w, NULL);
   cl_waiter_free(w);
   return rc;
 }

@@ -46,8 +46,7 @@ int sim_fault_fires(atomic_uint *c) {
   return 0;
 }
 
-static int sim_fault_inject(void *impl, int dev, rdev_fault_kind_t kind, uint32_t nth,
-                            uint32_t hang_ms) {
+static int sim_fault_inject(void *impl, int dev, rdev_fault_kind_t kind, uint32_t nth, uint32_t hang_ms) {
   sim_dev_t *d = &((sim_t *)impl)->devs[dev];
   switch (kind) {
     case RDEV_FAULT_ALLOC: atomic_store(&d->fault_alloc, nth); break;
@@ -79,8 +78,8 @@ static int sim_malloc(void *impl, int dev, void **dptr, size_t size, size_t rese
     return rt_fail(RDEV_RT_DEVICE_OOM, "injected allocation fault on device %d", dev);
   void *p = sim_arena_alloc(&d->arena, size, reserved);
   if (!p)
-    return rt_fail(RDEV_RT_DEVICE_OOM, "device %d has no free block of %zu bytes (%zu free in all)",
-                   dev, reserved, sim_arena_free_bytes(&d->arena));
+    return rt_fail(RDEV_RT_DEVICE_OOM, "device %d has no free block of %zu bytes (%zu free in all)", dev, reserved,
+                   sim_arena_free_bytes(&d->arena));
   *dptr = p;
   return RDEV_OK;
 }
@@ -114,8 +113,7 @@ static int ptr_cmp(const void *a, const void *b) {
 static int sim_malloc_host(void *impl, void **p, size_t size) {
   sim_t *sim = impl;
   void *m = NULL;
-  if (posix_memalign(&m, 4096, size) != 0)
-    return rt_fail(RDEV_BAD_ALLOC, "no host memory for %zu bytes", size);
+  if (posix_memalign(&m, 4096, size) != 0) return rt_fail(RDEV_BAD_ALLOC, "no host memory for %zu bytes", size);
   pthread_mutex_lock(&sim->mu);
   void *node = tsearch(m, &sim->host, ptr_cmp);
   pthread_mutex_unlock(&sim->mu);

@@ -69,16 +69,16 @@ typedef struct sim_group { /* a scheduling group on one device */
   uint32_t id, weight;
   uint32_t cap, busy; /* slots it may hold at once (0 = no cap), and holds */
   int streams;        /* streams in it: the group goes with its last one */
-  uint64_t vtime; /* ns of device time used / weight */
+  uint64_t vtime;     /* ns of device time used / weight */
   struct sim_group *next;
 } sim_group_t;
 
 typedef struct {
   int index;
   sim_arena_t arena;
-  unsigned slots, busy;    /* execution slots (0 = unscheduled) and those in use */
-  struct sim_stream *waitq;/* streams waiting for a slot */
-  uint64_t vclock;         /* virtual time of the latest grant */
+  unsigned slots, busy;     /* execution slots (0 = unscheduled) and those in use */
+  struct sim_stream *waitq; /* streams waiting for a slot */
+  uint64_t vclock;          /* virtual time of the latest grant */
   sim_group_t *groups;
   pthread_mutex_t sched_mu;
   pthread_cond_t sched_cv;
@@ -102,13 +102,13 @@ typedef struct sim_stream {
   unsigned cap;
   uint64_t head, tail; /* tasks [head, tail) are queued; ring[head % cap] runs */
   int worker_idle, space_waiters;
-  int in_callback;     /* the task running is a host callback */
-  uint64_t wake_at;    /* lowest head a synchronizer waits for; UINT64_MAX = none */
-  int err;             /* first error since the last synchronize */
-  int stop;            /* destroy: run what is queued, then exit */
-  atomic_int abort;    /* force destroy: discard what is queued */
-  sim_group_t *group;  /* scheduling group (under dev->sched_mu) */
-  sim_group_t *held;   /* the group charged for the slot it holds, or NULL */
+  int in_callback;          /* the task running is a host callback */
+  uint64_t wake_at;         /* lowest head a synchronizer waits for; UINT64_MAX = none */
+  int err;                  /* first error since the last synchronize */
+  int stop;                 /* destroy: run what is queued, then exit */
+  atomic_int abort;         /* force destroy: discard what is queued */
+  sim_group_t *group;       /* scheduling group (under dev->sched_mu) */
+  sim_group_t *held;        /* the group charged for the slot it holds, or NULL */
   struct sim_stream *wnext; /* dev->waitq link (under dev->sched_mu) */
   struct sim_stream *prev, *next;
 } sim_stream_t;
@@ -116,10 +116,10 @@ typedef struct sim_stream {
 typedef struct sim_event {
   rdev_rt_event_t base;
   sim_dev_t *dev;
-  atomic_int refs;     /* the creator's, plus one per queued task naming it */
-  uint64_t recorded;   /* generation of the latest record call */
-  uint64_t completed;  /* highest generation that has run */
-  struct timespec when;/* when `completed` ran */
+  atomic_int refs;      /* the creator's, plus one per queued task naming it */
+  uint64_t recorded;    /* generation of the latest record call */
+  uint64_t completed;   /* highest generation that has run */
+  struct timespec when; /* when `completed` ran */
   struct sim_event *prev, *next;
 } sim_event_t;
 

@@ -16,11 +16,11 @@
 #include "sim.h"
 
 struct sim_block {
-  size_t off, len;               /* within the arena; len is a multiple of 64 */
-  size_t req;                    /* requested size; 0 when free */
-  sim_block_t *prev, *next;      /* address order */
-  sim_block_t *fprev, *fnext;    /* bin list, when free */
-  int bin;                       /* -1 when allocated */
+  size_t off, len;            /* within the arena; len is a multiple of 64 */
+  size_t req;                 /* requested size; 0 when free */
+  sim_block_t *prev, *next;   /* address order */
+  sim_block_t *fprev, *fnext; /* bin list, when free */
+  int bin;                    /* -1 when allocated */
 };
 
 static int bin_of(size_t len) { return 63 - __builtin_clzll((unsigned long long)len); }
@@ -54,8 +54,7 @@ static int range_cmp(const void *x, const void *y) {
 
 int sim_arena_init(sim_arena_t *a, size_t size) {
   memset(a, 0, sizeof *a);
-  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return rt_fail(RDEV_BAD_ALLOC, "cannot map a %zu-byte device arena", size);
   sim_block_t *b = calloc(1, sizeof *b);
   if (!b) {

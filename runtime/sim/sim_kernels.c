@@ -84,8 +84,6 @@ static int k_delay_us(sim_kctx_t *ctx, const rdev_kernel_arg_t *args) {
   return RDEV_OK;
 }
 
-const sim_kernel_fn sim_kernel_fns[] = {k_write_i32, k_square_f32,     k_add_f32,
-                                        k_axpy_f32,  k_reduce_sum_f32, k_delay_us};
-const char *const sim_kernel_names[] = {"write_i32", "square_f32",     "add_f32",
-                                        "axpy_f32",  "reduce_sum_f32", "delay_us"};
+const sim_kernel_fn sim_kernel_fns[] = {k_write_i32, k_square_f32, k_add_f32, k_axpy_f32, k_reduce_sum_f32, k_delay_us};
+const char *const sim_kernel_names[] = {"write_i32", "square_f32", "add_f32", "axpy_f32", "reduce_sum_f32", "delay_us"};
 const int sim_kernel_count = (int)(sizeof sim_kernel_fns / sizeof sim_kernel_fns[0]);

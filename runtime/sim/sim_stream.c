@@ -24,15 +24,16 @@ static int cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, const struct
   return dl ? pthread_cond_timedwait(cv, mu, dl) : pthread_cond_wait(cv, mu);
 }
 
-
 /* ---- events -------------------------------------------------------------- */
 
 static void event_unref(sim_event_t *e) {
   if (atomic_fetch_sub(&e->refs, 1) != 1) return;
   sim_t *sim = (sim_t *)e->base.rt->impl;
   pthread_mutex_lock(&sim->mu);
-  if (e->prev) e->prev->next = e->next;
-  else sim->events = e->next;
+  if (e->prev)
+    e->prev->next = e->next;
+  else
+    sim->events = e->next;
   if (e->next) e->next->prev = e->prev;
   pthread_mutex_unlock(&sim->mu);
   free(e);
@@ -90,10 +91,8 @@ int sim_event_sync(rdev_rt_event_t *ev, int32_t timeout_ms) {
   pthread_mutex_lock(&e->dev->ev_mu);
   uint64_t target = e->recorded;
   while (e->completed < target) {
-    if (cond_wait_until(&e->dev->ev_cv, &e->dev->ev_mu, timeout_ms >= 0 ? &dl : NULL) ==
-        ETIMEDOUT) {
-      if (e->completed < target)
-        rc = rt_fail(RDEV_RT_WAIT_TIMEOUT, "event not complete after %d ms", (int)timeout_ms);
+    if (cond_wait_until(&e->dev->ev_cv, &e->dev->ev_mu, timeout_ms >= 0 ? &dl : NULL) == ETIMEDOUT) {
+      if (e->completed < target) rc = rt_fail(RDEV_RT_WAIT_TIMEOUT, "event not complete after %d ms", (int)timeout_ms);
       break;
     }
   }
@@ -132,8 +131,7 @@ int sim_event_elapsed(float *ms, rdev_rt_event_t *a, rdev_rt_event_t *b) {
 /* The group `id` of device d, made on first use. sched_mu held. */
 static sim_group_t *group_get(sim_dev_t *d, uint32_t id) {
   sim_group_t *g;
-  for (g = d->groups; g && g->id != id; g = g->next) {
-  }
+  for (g = d->groups; g && g->id != id; g = g->next) {}
   if (!g && (g = calloc(1, sizeof *g))) {
     g->id = id;
     g->weight = 1;
@@ -232,8 +230,7 @@ static int slot_acquire(sim_stream_t *s) {
     return 0;
   }
   wait_enqueue(d, s);
-  while (!atomic_load(&s->abort) && !(d->busy < d->slots && is_next(s)))
-    pthread_cond_wait(&d->sched_cv, &d->sched_mu);
+  while (!atomic_load(&s->abort) && !(d->busy < d->slots && is_next(s))) pthread_cond_wait(&d->sched_cv, &d->sched_mu);
   wait_remove(d, s);
   int got = atomic_load(&s->abort) ? -1 : 1;
   if (got > 0) {
@@ -279,16 +276,14 @@ int sim_stream_sleep(void *stream, uint64_t ns) {
   sim_stream_t *s = stream;
   struct timespec dl = rdev_clock_deadline_ns(ns);
   pthread_mutex_lock(&s->mu);
-  while (!atomic_load(&s->abort) && pthread_cond_timedwait(&s->cv_work, &s->mu, &dl) != ETIMEDOUT) {
-  }
+  while (!atomic_load(&s->abort) && pthread_cond_timedwait(&s->cv_work, &s->mu, &dl) != ETIMEDOUT) {}
   int aborted = atomic_load(&s->abort);
   pthread_mutex_unlock(&s->mu);
   return aborted;
 }
 
 static void run_print(const rt_task_t *t, rt_print_buf_t *pb) {
-  if (t->u.kernel.print_fn)
-    t->u.kernel.print_fn(t->u.kernel.print_user, pb->data ? pb->data : "", pb->len);
+  if (t->u.kernel.print_fn) t->u.kernel.print_fn(t->u.kernel.print_user, pb->data ? pb->data : "", pb->len);
   rt_print_release(pb);
 }
 
@@ -297,18 +292,14 @@ static int exec_task(sim_stream_t *s, rt_task_t *t) {
   sim_dev_t *d = s->dev;
   if (sim_fault_fires(&d->fault_hang)) sim_stream_sleep(s, (uint64_t)atomic_load(&d->hang_ms) * 1000000u);
   switch (t->op) {
-    case RT_TASK_COPY:
-      memmove(t->u.mem.dst, t->u.mem.src, t->u.mem.n);
-      return RDEV_OK;
+    case RT_TASK_COPY: memmove(t->u.mem.dst, t->u.mem.src, t->u.mem.n); return RDEV_OK;
     case RT_TASK_GATHER: {
       char *dst = t->u.gather.dst;
       for (int i = 0; i < t->u.gather.n; dst += t->u.gather.iov[i].len, i++)
         memcpy(dst, t->u.gather.iov[i].base, t->u.gather.iov[i].len);
       return RDEV_OK;
     }
-    case RT_TASK_MEMSET:
-      memset(t->u.mem.dst, t->u.mem.value, t->u.mem.n);
-      return RDEV_OK;
+    case RT_TASK_MEMSET: memset(t->u.mem.dst, t->u.mem.value, t->u.mem.n); return RDEV_OK;
     case RT_TASK_KERNEL: {
       sim_kctx_t ctx = {.blocks = t->u.kernel.blocks, .stream = s};
       int rc = sim_fault_fires(&d->fault_kernel)
@@ -317,9 +308,7 @@ static int exec_task(sim_stream_t *s, rt_task_t *t) {
       run_print(t, &ctx.print);
       return rc;
     }
-    case RT_TASK_CALLBACK:
-      t->u.cb.fn(t->u.cb.user, RDEV_OK);
-      return RDEV_OK;
+    case RT_TASK_CALLBACK: t->u.cb.fn(t->u.cb.user, RDEV_OK); return RDEV_OK;
     case RT_TASK_EVENT_RECORD:
       event_complete((sim_event_t *)t->u.event.ev, t->u.event.gen);
       event_unref((sim_event_t *)t->u.event.ev);
@@ -327,8 +316,7 @@ static int exec_task(sim_stream_t *s, rt_task_t *t) {
     case RT_TASK_EVENT_WAIT: {
       sim_event_t *e = (sim_event_t *)t->u.event.ev;
       pthread_mutex_lock(&d->ev_mu);
-      while (e->completed < t->u.event.gen && !atomic_load(&s->abort))
-        pthread_cond_wait(&d->ev_cv, &d->ev_mu);
+      while (e->completed < t->u.event.gen && !atomic_load(&s->abort)) pthread_cond_wait(&d->ev_cv, &d->ev_mu);
       pthread_mutex_unlock(&d->ev_mu);
       event_unref(e);
       return RDEV_OK;
@@ -481,8 +469,10 @@ int sim_stream_destroy(rdev_rt_stream_t *st, int force) {
   pthread_mutex_unlock(&s->dev->sched_mu);
   int rc = s->err;
   pthread_mutex_lock(&sim->mu);
-  if (s->prev) s->prev->next = s->next;
-  else sim->streams = s->next;
+  if (s->prev)
+    s->prev->next = s->next;
+  else
+    sim->streams = s->next;
   if (s->next) s->next->prev = s->prev;
   pthread_mutex_unlock(&sim->mu);
   atomic_fetch_sub(&s->dev->nstreams, 1);
@@ -504,8 +494,7 @@ int sim_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms) {
   int timed_out = 0;
   while (s->head < target && !timed_out) {
     if (target < s->wake_at) s->wake_at = target;
-    timed_out = cond_wait_until(&s->cv_done, &s->mu, timeout_ms >= 0 ? &dl : NULL) == ETIMEDOUT &&
-                s->head < target;
+    timed_out = cond_wait_until(&s->cv_done, &s->mu, timeout_ms >= 0 ? &dl : NULL) == ETIMEDOUT && s->head < target;
   }
   int rc = RDEV_OK;
   if (timed_out) {

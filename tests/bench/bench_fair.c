@@ -37,14 +37,13 @@
 
 #include "rdev/rdev.h"
 
-#define CHECK(call)                                                                             \
-  do {                                                                                          \
-    int rc_ = (call);                                                                           \
-    if (rc_ != RDEV_OK) {                                                                       \
-      fprintf(stderr, "bench_fair: %s: %s (%d): %s\n", #call, rdev_strerror(rc_), rc_,          \
-              rdev_session_last_error());                                                       \
-      exit(1);                                                                                  \
-    }                                                                                           \
+#define CHECK(call) \
+  do { \
+    int rc_ = (call); \
+    if (rc_ != RDEV_OK) { \
+      fprintf(stderr, "bench_fair: %s: %s (%d): %s\n", #call, rdev_strerror(rc_), rc_, rdev_session_last_error()); \
+      exit(1); \
+    } \
   } while (0)
 
 static double now_s(void) {
@@ -252,9 +251,10 @@ int main(int argc, char **argv) {
   printf("%-34s %14ld %14ld\n", "a (4 streams) kernels done", fair.done_a, none.done_a);
   printf("%-34s %14ld %14ld\n", "b (2 streams) kernels done", fair.done_b, none.done_b);
   printf("%-34s %14.3f %14.3f\n", "  share of a (target 0.45..0.55)", fair.share_a, none.share_a);
-  printf("light_latency_ratio=%.2f share_a=%.3f share_gap=%.3f baseline_light_latency_ratio=%.2f "
-         "baseline_share_a=%.3f light_alone_us=%.1f light_loaded_us=%.1f\n",
-         fair.loaded_us / fair.alone_us, fair.share_a, fair.share_a - (1 - fair.share_a),
-         none.loaded_us / none.alone_us, none.share_a, fair.alone_us, fair.loaded_us);
+  printf(
+      "light_latency_ratio=%.2f share_a=%.3f share_gap=%.3f baseline_light_latency_ratio=%.2f "
+      "baseline_share_a=%.3f light_alone_us=%.1f light_loaded_us=%.1f\n",
+      fair.loaded_us / fair.alone_us, fair.share_a, fair.share_a - (1 - fair.share_a), none.loaded_us / none.alone_us,
+      none.share_a, fair.alone_us, fair.loaded_us);
   return 0;
 }

@@ -58,14 +58,14 @@
 static void fail_call(const char *what, int rc, const char *file, int line) {
   char detail[256];
   snprintf(detail, sizeof detail, "%s", rdev_rt_last_error());
-  fprintf(stderr, "bench_runtime: %s:%d: %s failed: %s (%d, %s)%s%s\n", file, line, what,
-          rdev_status_name(rc), rc, rdev_strerror(rc), detail[0] ? ": " : "", detail);
+  fprintf(stderr, "bench_runtime: %s:%d: %s failed: %s (%d, %s)%s%s\n", file, line, what, rdev_status_name(rc), rc,
+          rdev_strerror(rc), detail[0] ? ": " : "", detail);
   exit(1);
 }
 
-#define CHECK(call)                                                     \
-  do {                                                                  \
-    int check_rc_ = (call);                                             \
+#define CHECK(call) \
+  do { \
+    int check_rc_ = (call); \
     if (check_rc_ != RDEV_OK) fail_call(#call, check_rc_, __FILE__, __LINE__); \
   } while (0)
 
@@ -98,7 +98,7 @@ static void *(*volatile plain_memcpy)(void *, const void *, size_t) = memcpy;
 
 typedef struct {
   int quick;
-  double cell_s;   /* target time of one (size, direction, method) cell */
+  double cell_s; /* target time of one (size, direction, method) cell */
   int max_reps, min_reps;
   long small_ops;  /* N of the small-op rate runs */
   long sync_calls; /* idle synchronize samples */
@@ -131,9 +131,21 @@ typedef struct {
 static copy_case_t copy_case(const bench_t *b, int dir, size_t n) {
   copy_case_t c = {.n = n};
   switch (dir) {
-    case DIR_H2D: c.dst = b->dev_x; c.src = b->host_a; c.kind = RDEV_MEMCPY_HOST_TO_DEVICE; break;
-    case DIR_D2H: c.dst = b->host_b; c.src = b->dev_x; c.kind = RDEV_MEMCPY_DEVICE_TO_HOST; break;
-    default:      c.dst = b->dev_y; c.src = b->dev_x; c.kind = RDEV_MEMCPY_DEVICE_TO_DEVICE; break;
+    case DIR_H2D:
+      c.dst = b->dev_x;
+      c.src = b->host_a;
+      c.kind = RDEV_MEMCPY_HOST_TO_DEVICE;
+      break;
+    case DIR_D2H:
+      c.dst = b->host_b;
+      c.src = b->dev_x;
+      c.kind = RDEV_MEMCPY_DEVICE_TO_HOST;
+      break;
+    default:
+      c.dst = b->dev_y;
+      c.src = b->dev_x;
+      c.kind = RDEV_MEMCPY_DEVICE_TO_DEVICE;
+      break;
   }
   return c;
 }
@@ -143,8 +155,7 @@ static double run_batch(const bench_t *b, const copy_case_t *c, int m, long k) {
   uint64_t t0 = now_ns();
   switch (m) {
     case M_ASYNC:
-      for (long i = 0; i < k; i++)
-        CHECK(rdev_rt_memcpy_async(b->rt, c->dst, c->n, c->src, c->n, c->kind, b->s));
+      for (long i = 0; i < k; i++) CHECK(rdev_rt_memcpy_async(b->rt, c->dst, c->n, c->src, c->n, c->kind, b->s));
       CHECK(rdev_rt_stream_synchronize(b->s));
       break;
     case M_SYNC:
@@ -228,22 +239,22 @@ static void verify_copies(const bench_t *b, size_t n, int pattern) {
 }
 
 static void size_label(size_t n, char *buf, size_t cap) {
-  if (n >= (1u << 20)) snprintf(buf, cap, "%zu MiB", n >> 20);
-  else snprintf(buf, cap, "%zu KiB", n >> 10);
+  if (n >= (1u << 20))
+    snprintf(buf, cap, "%zu MiB", n >> 20);
+  else
+    snprintf(buf, cap, "%zu KiB", n >> 10);
 }
 
 /* ---- small ops -------------------------------------------------------------- */
 
 enum { OP_MEMSET, OP_H2D4, OP_LAUNCH, NOPS };
-static const char *const kOpName[NOPS] = {"memset_async 64 B", "memcpy_async H2D 4 B",
-                                          "launch write_i32 blocks=1"};
+static const char *const kOpName[NOPS] = {"memset_async 64 B", "memcpy_async H2D 4 B", "launch write_i32 blocks=1"};
 
 typedef struct {
   double ops_per_s, submit_s, total_s;
 } rate_t;
 
-static void submit_op(const bench_t *b, int op, void *dev_small, void *host_small,
-                      const rdev_kernel_arg_t *args) {
+static void submit_op(const bench_t *b, int op, void *dev_small, void *host_small, const rdev_kernel_arg_t *args) {
   switch (op) {
     case OP_MEMSET: CHECK(rdev_rt_memset_async(b->rt, dev_small, 64, 0x5a, 64, b->s)); break;
     case OP_H2D4:
@@ -305,8 +316,8 @@ static lat_t bench_latency(const bench_t *b, long n, int idle, void *dev_small) 
 /* ---- main ------------------------------------------------------------------- */
 
 int main(int argc, char **argv) {
-  bench_cfg_t cfg = {.cell_s = 0.4, .max_reps = 11, .min_reps = 5,
-                     .small_ops = 1000000, .sync_calls = 100000, .rtt_calls = 20000};
+  bench_cfg_t cfg = {
+      .cell_s = 0.4, .max_reps = 11, .min_reps = 5, .small_ops = 1000000, .sync_calls = 100000, .rtt_calls = 20000};
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0) {
       cfg.quick = 1;
@@ -340,14 +351,15 @@ int main(int argc, char **argv) {
   CHECK(rdev_rt_memset(b.rt, b.dev_x, max_n, 0x33, max_n));
   CHECK(rdev_rt_memset(b.rt, b.dev_y, max_n, 0x44, max_n));
 
-  printf("bench_runtime (%s): backend %s, 1 device, 1 stream, sizes 4 KiB..%zu MiB\n",
-         cfg.quick ? "quick" : "full", rdev_rt_backend_name(b.rt), max_n >> 20);
-  printf("\nCopies, GB/s (1e9 B/s). async = memcpy_async x k + 1 synchronize; memcpy = libc memcpy,\n"
-         "same buffers; ratio = async / memcpy, paired per rep (target >= 0.90 from 4 MiB). Medians of <reps>.\n");
+  printf("bench_runtime (%s): backend %s, 1 device, 1 stream, sizes 4 KiB..%zu MiB\n", cfg.quick ? "quick" : "full",
+         rdev_rt_backend_name(b.rt), max_n >> 20);
+  printf(
+      "\nCopies, GB/s (1e9 B/s). async = memcpy_async x k + 1 synchronize; memcpy = libc memcpy,\n"
+      "same buffers; ratio = async / memcpy, paired per rep (target >= 0.90 from 4 MiB). Medians of <reps>.\n");
   printf("%8s | %-23s | %-23s | %-20s | %4s\n", "", "   async (runtime)", "   memcpy (baseline)",
          "   ratio async/memcpy", "");
-  printf("%8s | %7s %7s %7s | %7s %7s %7s | %6s %6s %6s | %4s\n", "size", "H2D", "D2H", "D2D", "H2D",
-         "D2H", "D2D", "H2D", "D2H", "D2D", "reps");
+  printf("%8s | %7s %7s %7s | %7s %7s %7s | %6s %6s %6s | %4s\n", "size", "H2D", "D2H", "D2D", "H2D", "D2H", "D2D",
+         "H2D", "D2H", "D2D", "reps");
   cell_t cells[NSIZES][NDIRS];
   for (int si = 0; si < nsizes; si++) {
     size_t n = kSizes[si];
@@ -358,10 +370,10 @@ int main(int argc, char **argv) {
     int reps = cells[si][0].reps;
     for (int d = 1; d < NDIRS; d++)
       if (cells[si][d].reps < reps) reps = cells[si][d].reps;
-    printf("%8s | %7.2f %7.2f %7.2f | %7.2f %7.2f %7.2f | %6.2f %6.2f %6.2f | %4d\n", lbl,
-           cells[si][0].gbps[M_ASYNC], cells[si][1].gbps[M_ASYNC], cells[si][2].gbps[M_ASYNC],
-           cells[si][0].gbps[M_MEMCPY], cells[si][1].gbps[M_MEMCPY], cells[si][2].gbps[M_MEMCPY],
-           cells[si][0].ratio[M_ASYNC], cells[si][1].ratio[M_ASYNC], cells[si][2].ratio[M_ASYNC], reps);
+    printf("%8s | %7.2f %7.2f %7.2f | %7.2f %7.2f %7.2f | %6.2f %6.2f %6.2f | %4d\n", lbl, cells[si][0].gbps[M_ASYNC],
+           cells[si][1].gbps[M_ASYNC], cells[si][2].gbps[M_ASYNC], cells[si][0].gbps[M_MEMCPY],
+           cells[si][1].gbps[M_MEMCPY], cells[si][2].gbps[M_MEMCPY], cells[si][0].ratio[M_ASYNC],
+           cells[si][1].ratio[M_ASYNC], cells[si][2].ratio[M_ASYNC], reps);
     fflush(stdout);
   }
   printf("\nSync copies (rdev_rt_memcpy on the calling thread), GB/s and ratio sync / memcpy:\n");
@@ -369,9 +381,9 @@ int main(int argc, char **argv) {
   for (int si = 0; si < nsizes; si++) {
     char lbl[32];
     size_label(kSizes[si], lbl, sizeof lbl);
-    printf("%8s | %7.2f %7.2f %7.2f | %6.2f %6.2f %6.2f\n", lbl, cells[si][0].gbps[M_SYNC],
-           cells[si][1].gbps[M_SYNC], cells[si][2].gbps[M_SYNC],
-           cells[si][0].ratio[M_SYNC], cells[si][1].ratio[M_SYNC], cells[si][2].ratio[M_SYNC]);
+    printf("%8s | %7.2f %7.2f %7.2f | %6.2f %6.2f %6.2f\n", lbl, cells[si][0].gbps[M_SYNC], cells[si][1].gbps[M_SYNC],
+           cells[si][2].gbps[M_SYNC], cells[si][0].ratio[M_SYNC], cells[si][1].ratio[M_SYNC],
+           cells[si][2].ratio[M_SYNC]);
   }
   /* min is what the target names; the median says what a noisy VM's min hides */
   double min_async = 1e30, min_sync = 1e30, big[64];
@@ -393,14 +405,12 @@ int main(int argc, char **argv) {
   CHECK(rdev_rt_malloc(b.rt, 0, &dev_small, 64, RDEV_MEM_MALLOC_HUGE_FIRST));
   CHECK(rdev_rt_malloc_host(b.rt, &host_small, 64));
   memset(host_small, 7, 64);
-  printf("\nSmall async ops: N = %ld on one stream, then one synchronize (target >= 500000 ops/s)\n",
-         cfg.small_ops);
+  printf("\nSmall async ops: N = %ld on one stream, then one synchronize (target >= 500000 ops/s)\n", cfg.small_ops);
   rate_t rates[NOPS];
   for (int op = 0; op < NOPS; op++) {
     rates[op] = bench_rate(&b, op, cfg.small_ops, dev_small, host_small);
-    printf("  %-26s %10.0f ops/s  (submit %.3f s, total %.3f s, %.2f us/op)\n", kOpName[op],
-           rates[op].ops_per_s, rates[op].submit_s, rates[op].total_s,
-           rates[op].total_s * 1e6 / (double)cfg.small_ops);
+    printf("  %-26s %10.0f ops/s  (submit %.3f s, total %.3f s, %.2f us/op)\n", kOpName[op], rates[op].ops_per_s,
+           rates[op].submit_s, rates[op].total_s, rates[op].total_s * 1e6 / (double)cfg.small_ops);
     fflush(stdout);
   }
   int32_t got = 0;
@@ -416,8 +426,8 @@ int main(int argc, char **argv) {
   printf("\nLatency (us), each call timed alone:\n");
   printf("  idle stream_synchronize     median %7.2f  p99 %7.2f  max %8.1f  (N = %ld; target median < 20)\n",
          idle.median_us, idle.p99_us, idle.max_us, cfg.sync_calls);
-  printf("  memset_async 64 B + sync    median %7.2f  p99 %7.2f  max %8.1f  (N = %ld)\n",
-         rtt.median_us, rtt.p99_us, rtt.max_us, cfg.rtt_calls);
+  printf("  memset_async 64 B + sync    median %7.2f  p99 %7.2f  max %8.1f  (N = %ld)\n", rtt.median_us, rtt.p99_us,
+         rtt.max_us, cfg.rtt_calls);
 
   CHECK(rdev_rt_free(b.rt, dev_small));
   CHECK(rdev_rt_free_host(b.rt, host_small));
@@ -429,19 +439,20 @@ int main(int argc, char **argv) {
   rdev_rt_close(b.rt);
 
   int met = min_async >= 0.9 && rates[OP_MEMSET].ops_per_s >= 500000 && idle.median_us < 20;
-  printf("\nTargets: copies >= 4 MiB >= 0.90x memcpy: %s (min %.2f); small ops >= 500000/s: %s; "
-         "idle sync < 20 us: %s. Run time %.1f s.\n",
-         min_async >= 0.9 ? "met" : "MISSED", min_async,
-         rates[OP_MEMSET].ops_per_s >= 500000 ? "met" : "MISSED", idle.median_us < 20 ? "met" : "MISSED",
-         (double)(now_ns() - t_start) / 1e9);
+  printf(
+      "\nTargets: copies >= 4 MiB >= 0.90x memcpy: %s (min %.2f); small ops >= 500000/s: %s; "
+      "idle sync < 20 us: %s. Run time %.1f s.\n",
+      min_async >= 0.9 ? "met" : "MISSED", min_async, rates[OP_MEMSET].ops_per_s >= 500000 ? "met" : "MISSED",
+      idle.median_us < 20 ? "met" : "MISSED", (double)(now_ns() - t_start) / 1e9);
 
   char lbl[32];
   snprintf(lbl, sizeof lbl, "%zum", max_n >> 20);
   const cell_t *last = cells[nsizes - 1];
-  printf("copy_vs_memcpy_min=%.2f copy_vs_memcpy_median=%.2f ops_per_s=%.0f idle_sync_us=%.1f idle_sync_p99_us=%.1f "
-         "sync_copy_vs_memcpy_min=%.2f h2d4_ops_per_s=%.0f launch_ops_per_s=%.0f rtt_us=%.1f",
-         min_async, median_async, rates[OP_MEMSET].ops_per_s, idle.median_us, idle.p99_us, min_sync,
-         rates[OP_H2D4].ops_per_s, rates[OP_LAUNCH].ops_per_s, rtt.median_us);
+  printf(
+      "copy_vs_memcpy_min=%.2f copy_vs_memcpy_median=%.2f ops_per_s=%.0f idle_sync_us=%.1f idle_sync_p99_us=%.1f "
+      "sync_copy_vs_memcpy_min=%.2f h2d4_ops_per_s=%.0f launch_ops_per_s=%.0f rtt_us=%.1f",
+      min_async, median_async, rates[OP_MEMSET].ops_per_s, idle.median_us, idle.p99_us, min_sync,
+      rates[OP_H2D4].ops_per_s, rates[OP_LAUNCH].ops_per_s, rtt.median_us);
   for (int d = 0; d < NDIRS; d++) printf(" %s_%s_gbps=%.2f", kDirKey[d], lbl, last[d].gbps[M_ASYNC]);
   printf(" memcpy_%s_gbps=%.2f mode=%s targets_met=%d\n", lbl, last[DIR_H2D].gbps[M_MEMCPY],
          cfg.quick ? "quick" : "full", met);

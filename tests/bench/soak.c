@@ -33,14 +33,14 @@ static atomic_ullong moved;
 static unsigned long long target;
 static atomic_int failed;
 
-#define CHECK(call)                                                                                        \
-  do {                                                                                                     \
-    int rc_ = (call);                                                                                      \
-    if (rc_ != RDEV_OK) {                                                                                  \
+#define CHECK(call) \
+  do { \
+    int rc_ = (call); \
+    if (rc_ != RDEV_OK) { \
       fprintf(stderr, "soak: %s: %s (%d): %s\n", #call, rdev_strerror(rc_), rc_, rdev_session_last_error()); \
-      atomic_store(&failed, 1);                                                                            \
-      return NULL;                                                                                         \
-    }                                                                                                      \
+      atomic_store(&failed, 1); \
+      return NULL; \
+    } \
   } while (0)
 
 static uint64_t xorshift(uint64_t *s) {

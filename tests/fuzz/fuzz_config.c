@@ -15,7 +15,7 @@
 #include "srv.h"
 
 #define CHECK(c) \
-  do {           \
+  do { \
     if (!(c)) abort(); \
   } while (0)
 

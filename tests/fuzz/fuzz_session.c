@@ -84,10 +84,27 @@ static uint64_t b_stream;
 static long stat_replies[21][2], stat_pauses;
 
 static void print_stats(void) {
-  static const char *names[21] = {"none", "-", "malloc", "free", "stream_create", "stream_destroy", "stream_sync",
-                                  "stream_query", "write", "read", "copy", "memset", "launch", "event_create",
-                                  "event_destroy", "event_record", "stream_wait_event", "event_sync",
-                                  "event_query", "event_elapsed", "mem_info"};
+  static const char *names[21] = {"none",
+                                  "-",
+                                  "malloc",
+                                  "free",
+                                  "stream_create",
+                                  "stream_destroy",
+                                  "stream_sync",
+                                  "stream_query",
+                                  "write",
+                                  "read",
+                                  "copy",
+                                  "memset",
+                                  "launch",
+                                  "event_create",
+                                  "event_destroy",
+                                  "event_record",
+                                  "stream_wait_event",
+                                  "event_sync",
+                                  "event_query",
+                                  "event_elapsed",
+                                  "mem_info"};
   for (int i = 0; i < 21; i++)
     if (stat_replies[i][0] + stat_replies[i][1])
       fprintf(stderr, "%-18s ok %8ld  refused %8ld\n", names[i], stat_replies[i][0], stat_replies[i][1]);
@@ -226,8 +243,8 @@ static uint64_t size_of(in_t *in) {
   return take(in, 8);
 }
 
-static const char *const kernels[] = {"write_i32", "square_f32", "add_f32", "axpy_f32",
-                                      "reduce_sum_f32", "delay_us", "no_such_kernel", ""};
+static const char *const kernels[] = {"write_i32",      "square_f32", "add_f32",        "axpy_f32",
+                                      "reduce_sum_f32", "delay_us",   "no_such_kernel", ""};
 
 typedef struct {
   rdev_v1_Request q;
@@ -258,10 +275,19 @@ static void make_step(in_t *in, sess_t *a, sess_t *b, step_t *st) {
       if (q->seq < 1024) a->asked_size[q->seq] = (size_t)q->op.malloc.size;
       break;
     case 1: q->which_op = rdev_v1_Request_free_tag, q->op.free.buf = buf, st->other = buf == b_buf; break;
-    case 2: q->which_op = rdev_v1_Request_stream_create_tag, q->op.stream_create.device = (int32_t)(take(in, 1) % 3); break;
-    case 3: q->which_op = rdev_v1_Request_stream_destroy_tag, q->op.stream_destroy.stream = s_any, st->other = s_any == b_stream; break;
-    case 4: q->which_op = rdev_v1_Request_stream_sync_tag, q->op.stream_sync.stream = s_any, st->other = s_any == b_stream; break;
-    case 5: q->which_op = rdev_v1_Request_stream_query_tag, q->op.stream_query.stream = s_any, st->other = s_any == b_stream; break;
+    case 2:
+      q->which_op = rdev_v1_Request_stream_create_tag, q->op.stream_create.device = (int32_t)(take(in, 1) % 3);
+      break;
+    case 3:
+      q->which_op = rdev_v1_Request_stream_destroy_tag, q->op.stream_destroy.stream = s_any,
+      st->other = s_any == b_stream;
+      break;
+    case 4:
+      q->which_op = rdev_v1_Request_stream_sync_tag, q->op.stream_sync.stream = s_any, st->other = s_any == b_stream;
+      break;
+    case 5:
+      q->which_op = rdev_v1_Request_stream_query_tag, q->op.stream_query.stream = s_any, st->other = s_any == b_stream;
+      break;
     case 6: {
       q->which_op = rdev_v1_Request_write_tag;
       rdev_v1_Write *w = &q->op.write;
@@ -300,7 +326,8 @@ static void make_step(in_t *in, sess_t *a, sess_t *b, step_t *st) {
       st->other = other;
       break;
     }
-    case 10: case 11: {
+    case 10:
+    case 11: {
       q->which_op = rdev_v1_Request_launch_tag;
       rdev_v1_Launch *l = &q->op.launch;
       l->stream = s_any;
@@ -322,7 +349,9 @@ static void make_step(in_t *in, sess_t *a, sess_t *b, step_t *st) {
             st->other |= g->v.ptr.buf == b_buf;
             break;
           case 1: g->which_v = rdev_v1_Arg_i32_tag, g->v.i32 = (int32_t)take(in, 2); break;
-          case 2: g->which_v = rdev_v1_Arg_u32_tag, g->v.u32 = (uint32_t)(take(in, 1) & 1 ? take(in, 1) : take(in, 4) % 5000); break;
+          case 2:
+            g->which_v = rdev_v1_Arg_u32_tag, g->v.u32 = (uint32_t)(take(in, 1) & 1 ? take(in, 1) : take(in, 4) % 5000);
+            break;
           default: g->which_v = rdev_v1_Arg_f32_tag, g->v.f32 = (float)take(in, 1); break;
         }
       }
@@ -330,8 +359,12 @@ static void make_step(in_t *in, sess_t *a, sess_t *b, step_t *st) {
       rdev_wire_launch_encoder(l, &st->src);
       break;
     }
-    case 12: q->which_op = rdev_v1_Request_event_create_tag, q->op.event_create.device = (int32_t)(take(in, 1) % 3); break;
-    case 13: q->which_op = rdev_v1_Request_event_destroy_tag, q->op.event_destroy.event = pick(in, a->events, a->nevents, 0); break;
+    case 12:
+      q->which_op = rdev_v1_Request_event_create_tag, q->op.event_create.device = (int32_t)(take(in, 1) % 3);
+      break;
+    case 13:
+      q->which_op = rdev_v1_Request_event_destroy_tag, q->op.event_destroy.event = pick(in, a->events, a->nevents, 0);
+      break;
     case 14:
       q->which_op = rdev_v1_Request_event_record_tag;
       q->op.event_record.event = pick(in, a->events, a->nevents, 0), q->op.event_record.stream = s_any;
@@ -342,8 +375,12 @@ static void make_step(in_t *in, sess_t *a, sess_t *b, step_t *st) {
       q->op.stream_wait_event.event = pick(in, a->events, a->nevents, 0), q->op.stream_wait_event.stream = s_any;
       st->other = s_any == b_stream;
       break;
-    case 16: q->which_op = rdev_v1_Request_event_sync_tag, q->op.event_sync.event = pick(in, a->events, a->nevents, 0); break;
-    case 17: q->which_op = rdev_v1_Request_event_query_tag, q->op.event_query.event = pick(in, a->events, a->nevents, 0); break;
+    case 16:
+      q->which_op = rdev_v1_Request_event_sync_tag, q->op.event_sync.event = pick(in, a->events, a->nevents, 0);
+      break;
+    case 17:
+      q->which_op = rdev_v1_Request_event_query_tag, q->op.event_query.event = pick(in, a->events, a->nevents, 0);
+      break;
     case 18:
       q->which_op = rdev_v1_Request_event_elapsed_tag;
       q->op.event_elapsed.start = pick(in, a->events, a->nevents, 0);

@@ -112,10 +112,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t cuts[16];
   const uint8_t *msg = data + at + 2 * k + 1;
   size_t len = size - (at + 2 * k + 1);
-  for (size_t i = 0; i < k; i++) cuts[i] = len ? ((size_t)data[at + 2 * i] | (size_t)data[at + 2 * i + 1] << 8) % (len + 1) : 0;
+  for (size_t i = 0; i < k; i++)
+    cuts[i] = len ? ((size_t)data[at + 2 * i] | (size_t)data[at + 2 * i + 1] << 8) % (len + 1) : 0;
   int stop_first = data[at + 2 * k] == 255 ? -1 : data[at + 2 * k] % 8;
   int stop_next = 1 + data[at + 2 * k] % 3; /* a resumed walk first revisits where it stopped */
-  for (size_t i = 1; i < k; i++) /* sort */
+  for (size_t i = 1; i < k; i++)            /* sort */
     for (size_t j = i; j > 0 && cuts[j - 1] > cuts[j]; j--) {
       size_t c = cuts[j];
       cuts[j] = cuts[j - 1];

@@ -36,8 +36,7 @@ double fx_now(void) {
 
 void fx_sleep_ms(int ms) {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
-  }
+  while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {}
 }
 
 void *fx_xmalloc(size_t n) {
@@ -73,10 +72,14 @@ size_t fx_reserved(size_t size) {
 }
 
 const char *fx_describe_status(int status, char *buf, size_t len) {
-  if (status == -1) snprintf(buf, len, "still running");
-  else if (WIFEXITED(status)) snprintf(buf, len, "exit %d", WEXITSTATUS(status));
-  else if (WIFSIGNALED(status)) snprintf(buf, len, "signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-  else snprintf(buf, len, "wait status 0x%x", status);
+  if (status == -1)
+    snprintf(buf, len, "still running");
+  else if (WIFEXITED(status))
+    snprintf(buf, len, "exit %d", WEXITSTATUS(status));
+  else if (WIFSIGNALED(status))
+    snprintf(buf, len, "signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  else
+    snprintf(buf, len, "wait status 0x%x", status);
   return buf;
 }
 

@@ -33,11 +33,11 @@ extern const char *fx_square_path;
 extern const char *fx_rdev_path;
 
 typedef struct {
-  pid_t pid;          /* -1 once reaped */
-  int out_fd;         /* read end of the server's stdout */
+  pid_t pid;  /* -1 once reaped */
+  int out_fd; /* read end of the server's stdout */
   int port;
-  char target[64];    /* "127.0.0.1:PORT" */
-  int reaped;         /* waitpid done; status holds the result */
+  char target[64]; /* "127.0.0.1:PORT" */
+  int reaped;      /* waitpid done; status holds the result */
   int status;
 } fx_server_t;
 
@@ -127,27 +127,26 @@ static inline rdev_arg_t fx_f32(float v) {
 
 /* Asserts that call returns want; on failure names both statuses and the
  * library's detail (rdev_session_last_error). */
-#define FX_EXPECT(call, want)                                                                   \
-  do {                                                                                          \
-    int fx_rc_ = (call);                                                                        \
-    int fx_want_ = (want);                                                                      \
+#define FX_EXPECT(call, want) \
+  do { \
+    int fx_rc_ = (call); \
+    int fx_want_ = (want); \
     ck_assert_msg(fx_rc_ == fx_want_, "%s returned %d %s, want %d %s (detail: %s)", #call, fx_rc_, \
-                  rdev_status_name(fx_rc_), fx_want_, rdev_status_name(fx_want_),               \
-                  rdev_session_last_error());                                                   \
+                  rdev_status_name(fx_rc_), fx_want_, rdev_status_name(fx_want_), rdev_session_last_error()); \
   } while (0)
 #define FX_OK(call) FX_EXPECT(call, RDEV_OK)
 
 /* Asserts n bytes equal, naming the first difference. */
-#define FX_ASSERT_BYTES(got, want, n, ...)                                                     \
-  do {                                                                                         \
-    const uint8_t *fx_g_ = (const uint8_t *)(got), *fx_w_ = (const uint8_t *)(want);           \
-    size_t fx_n_ = (n), fx_i_ = fx_first_diff(fx_g_, fx_w_, fx_n_);                            \
-    if (fx_i_ != fx_n_) {                                                                      \
-      char fx_what_[256];                                                                      \
-      snprintf(fx_what_, sizeof fx_what_, __VA_ARGS__);                                        \
-      ck_abort_msg("%s: byte %zu of %zu differs: got 0x%02x, want 0x%02x", fx_what_, fx_i_,    \
-                   fx_n_, fx_g_[fx_i_], fx_w_[fx_i_]);                                         \
-    }                                                                                          \
+#define FX_ASSERT_BYTES(got, want, n, ...) \
+  do { \
+    const uint8_t *fx_g_ = (const uint8_t *)(got), *fx_w_ = (const uint8_t *)(want); \
+    size_t fx_n_ = (n), fx_i_ = fx_first_diff(fx_g_, fx_w_, fx_n_); \
+    if (fx_i_ != fx_n_) { \
+      char fx_what_[256]; \
+      snprintf(fx_what_, sizeof fx_what_, __VA_ARGS__); \
+      ck_abort_msg("%s: byte %zu of %zu differs: got 0x%02x, want 0x%02x", fx_what_, fx_i_, fx_n_, fx_g_[fx_i_], \
+                   fx_w_[fx_i_]); \
+    } \
   } while (0)
 
 /* The suites (one file each). */

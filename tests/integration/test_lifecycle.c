@@ -20,23 +20,24 @@
 /* ---- concurrency ---------------------------------------------------------------- */
 
 typedef struct {
-  rdev_session_t *s; /* shared session, or NULL: open one */
+  rdev_session_t *s;  /* shared session, or NULL: open one */
   const char *target; /* where to open it (NULL: the fixture's server) */
   int id;
   int failures;
   char msg[512];
 } worker_t;
 
-#define WORKER_FAIL(w, ...)                                     \
-  do {                                                          \
-    if (!(w)->failures++) snprintf((w)->msg, sizeof (w)->msg, __VA_ARGS__); \
+#define WORKER_FAIL(w, ...) \
+  do { \
+    if (!(w)->failures++) snprintf((w)->msg, sizeof(w)->msg, __VA_ARGS__); \
   } while (0)
 
-#define WORKER_OK(w, call)                                                                        \
-  do {                                                                                            \
-    int rc_ = (call);                                                                             \
-    if (rc_) WORKER_FAIL(w, "worker %d: %s = %d %s (%s)", (w)->id, #call, rc_, rdev_status_name(rc_), \
-                         rdev_session_last_error());                                              \
+#define WORKER_OK(w, call) \
+  do { \
+    int rc_ = (call); \
+    if (rc_) \
+      WORKER_FAIL(w, "worker %d: %s = %d %s (%s)", (w)->id, #call, rc_, rdev_status_name(rc_), \
+                  rdev_session_last_error()); \
   } while (0)
 
 /* Round trips of distinct random data, alternating sync and async copies on
@@ -235,8 +236,7 @@ START_TEST(test_killed_client_memory_is_released) {
     ck_abort_msg("the child did not get ready (%s)", fx_describe_status(st, buf, sizeof buf));
   }
   FX_OK(rdev_mem_info(s, &fr, &total));
-  ck_assert_msg(fr <= free0 - CHILD_ALLOC, "free %zu with the child's 24 MiB allocated, started at %zu", fr,
-                free0);
+  ck_assert_msg(fr <= free0 - CHILD_ALLOC, "free %zu with the child's 24 MiB allocated, started at %zu", fr, free0);
   fx_sleep_ms(300); /* well into the transfers */
   ck_assert_int_eq(kill(child, SIGKILL), 0);
   int st = 0;
@@ -244,8 +244,7 @@ START_TEST(test_killed_client_memory_is_released) {
   ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "child ended otherwise: 0x%x", st);
   double t0 = fx_now();
   fr = fx_wait_free(s, free0, 10);
-  ck_assert_msg(fr == free0, "free memory %zu, %.1f s after the client died; want %zu back", fr, fx_now() - t0,
-                free0);
+  ck_assert_msg(fr == free0, "free memory %zu, %.1f s after the client died; want %zu back", fr, fx_now() - t0, free0);
   close(go[1]);
   close(ready[0]);
   rdev_session_close(s);
@@ -358,11 +357,11 @@ START_TEST(test_async_copies_beyond_max_inflight) {
   rdev_arg_t delay = fx_u32(200000); /* the writes pile up behind it */
   FX_OK(rdev_launch(st, "delay_us", 1, &delay, 1));
   for (int i = 0; i < PIECES; i++)
-    FX_OK(rdev_memcpy_async(s, (uint8_t *)d + i * piece, piece, src + i * piece, piece,
-                            RDEV_MEMCPY_HOST_TO_DEVICE, st));
+    FX_OK(
+        rdev_memcpy_async(s, (uint8_t *)d + i * piece, piece, src + i * piece, piece, RDEV_MEMCPY_HOST_TO_DEVICE, st));
   for (int i = 0; i < PIECES; i++)
-    FX_OK(rdev_memcpy_async(s, back + i * piece, piece, (uint8_t *)d + i * piece, piece,
-                            RDEV_MEMCPY_DEVICE_TO_HOST, st));
+    FX_OK(
+        rdev_memcpy_async(s, back + i * piece, piece, (uint8_t *)d + i * piece, piece, RDEV_MEMCPY_DEVICE_TO_HOST, st));
   FX_OK(rdev_stream_synchronize(st));
   FX_ASSERT_BYTES(back, src, total, "%d async pieces through a 4 MiB window", PIECES);
   FX_OK(rdev_stream_destroy(st));

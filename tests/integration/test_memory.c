@@ -10,8 +10,8 @@
 
 #include "fixture.h"
 
-#define PAD 64     /* guard bytes checked after each copied range */
-#define FILL 0x5A  /* what the guard bytes hold */
+#define PAD 64    /* guard bytes checked after each copied range */
+#define FILL 0x5A /* what the guard bytes hold */
 
 static const size_t k_sizes[] = {1, 4096, FX_MiB, FX_MiB + 1, 5 * FX_MiB + 3};
 static const size_t k_offsets[] = {0, 1, 4097};
@@ -24,8 +24,8 @@ static const size_t k_d2d_offsets[] = {0, 64, 4096 + 64};
 static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 
 /* Reads dev[0, win) back and checks it is FILL except data at [k, k+n). */
-static void check_window(rdev_session_t *s, void *dev, size_t cap, size_t k, const uint8_t *data,
-                         size_t n, const char *what) {
+static void check_window(rdev_session_t *s, void *dev, size_t cap, size_t k, const uint8_t *data, size_t n,
+                         const char *what) {
   size_t win = min_sz(cap, k + n + PAD);
   uint8_t *back = fx_xmalloc(win), *want = fx_xmalloc(win);
   memset(back, 0, win);
@@ -264,8 +264,7 @@ START_TEST(test_memcpy_d2d_unaligned) {
   FX_OK(rdev_malloc(s, &b, 4096, RDEV_MEM_MALLOC_HUGE_FIRST));
   FX_OK(rdev_memset(s, a, 4096, 0x11, 4096));
   FX_OK(rdev_memset(s, b, 4096, FILL, 4096));
-  FX_EXPECT(rdev_memcpy(s, (uint8_t *)b + 1, 100, a, 100, RDEV_MEMCPY_DEVICE_TO_DEVICE),
-            RDEV_MEMORY_ADDRESS_UNALIGNED);
+  FX_EXPECT(rdev_memcpy(s, (uint8_t *)b + 1, 100, a, 100, RDEV_MEMCPY_DEVICE_TO_DEVICE), RDEV_MEMORY_ADDRESS_UNALIGNED);
   FX_EXPECT(rdev_memcpy(s, b, 100, (uint8_t *)a + 32, 100, RDEV_MEMCPY_DEVICE_TO_DEVICE),
             RDEV_MEMORY_ADDRESS_UNALIGNED);
   rdev_stream_t *st = NULL;
@@ -494,8 +493,8 @@ START_TEST(test_memcpy_async_h2d_d2h) {
   FX_OK(rdev_stream_synchronize(st));
   for (size_t i = 0; i < NSIZES; i++) {
     for (size_t j = 0; j < NOFFS; j++) {
-      FX_ASSERT_BYTES(back[i][j], src[i][j], k_sizes[i], "async round trip of %zu bytes at offset %zu",
-                      k_sizes[i], k_offsets[j]);
+      FX_ASSERT_BYTES(back[i][j], src[i][j], k_sizes[i], "async round trip of %zu bytes at offset %zu", k_sizes[i],
+                      k_offsets[j]);
       free(src[i][j]);
       free(back[i][j]);
     }

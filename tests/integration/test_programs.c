@@ -61,8 +61,7 @@ START_TEST(test_cli_roundtrip) {
   char buf[64];
   ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "rdev roundtrip ended with %s; output:\n%s",
                 fx_describe_status(st, buf, sizeof buf), out);
-  ck_assert_msg(strstr(out, "3145728 bytes") != NULL && strstr(out, "\nOK\n") != NULL, "unexpected output:\n%s",
-                out);
+  ck_assert_msg(strstr(out, "3145728 bytes") != NULL && strstr(out, "\nOK\n") != NULL, "unexpected output:\n%s", out);
   free(out);
 }
 END_TEST

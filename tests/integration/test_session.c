@@ -153,8 +153,8 @@ START_TEST(test_mem_info_tracks_malloc_and_free) {
     size_t fr;
     FX_OK(rdev_malloc(s, &p, sizes[i], RDEV_MEM_MALLOC_HUGE_FIRST));
     FX_OK(rdev_mem_info(s, &fr, &total));
-    ck_assert_msg(fr == free0 - fx_reserved(sizes[i]), "malloc(%zu): free %zu, want %zu - %zu", sizes[i],
-                  fr, free0, fx_reserved(sizes[i]));
+    ck_assert_msg(fr == free0 - fx_reserved(sizes[i]), "malloc(%zu): free %zu, want %zu - %zu", sizes[i], fr, free0,
+                  fx_reserved(sizes[i]));
     FX_OK(rdev_free(s, p));
     fr = fx_wait_free(s, free0, 5);
     ck_assert_msg(fr == free0, "after free(%zu): free %zu, want %zu", sizes[i], fr, free0);

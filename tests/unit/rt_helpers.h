@@ -51,8 +51,7 @@ static inline double now_ms(void) {
 
 static inline void sleep_ms(int ms) {
   struct timespec t = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&t, &t) != 0) {
-  }
+  while (nanosleep(&t, &t) != 0) {}
 }
 
 static inline size_t free_of(rdev_rt_t *rt, int dev) {
@@ -144,14 +143,14 @@ static inline int launch_delay(rdev_rt_stream_t *s, uint32_t us) {
   return rdev_rt_launch(s, "delay_us", 1, &a, 1, NULL, NULL);
 }
 
-static inline int launch_write(rdev_rt_stream_t *s, void *out, uint32_t blocks, int32_t value,
-                        rdev_rt_print_fn fn, void *user) {
+static inline int launch_write(rdev_rt_stream_t *s, void *out, uint32_t blocks, int32_t value, rdev_rt_print_fn fn,
+                               void *user) {
   rdev_kernel_arg_t a[2] = {a_ptr(out, 0), a_i32(value)};
   return rdev_rt_launch(s, "write_i32", blocks, a, 2, fn, user);
 }
 
 static inline int launch_square(rdev_rt_stream_t *s, uint32_t blocks, void *in, uint64_t in_off, void *out,
-                         uint64_t out_off, uint32_t n) {
+                                uint64_t out_off, uint32_t n) {
   rdev_kernel_arg_t a[3] = {a_ptr(in, in_off), a_ptr(out, out_off), a_u32(n)};
   return rdev_rt_launch(s, "square_f32", blocks, a, 3, NULL, NULL);
 }
@@ -181,10 +180,10 @@ typedef struct {
   cblog_t *log;
   int tag;
   atomic_int calls;
-  int sleep_ms;          /* sleep inside the callback before logging */
-  int *host_cell;        /* optional: value to read / write */
-  int write_value;       /* write this into host_cell when nonzero */
-  int seen_value;        /* what host_cell held when the callback ran */
+  int sleep_ms;    /* sleep inside the callback before logging */
+  int *host_cell;  /* optional: value to read / write */
+  int write_value; /* write this into host_cell when nonzero */
+  int seen_value;  /* what host_cell held when the callback ran */
 } cbarg_t;
 
 static inline cblog_t *cblog_new(void) {

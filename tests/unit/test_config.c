@@ -128,9 +128,9 @@ START_TEST(test_size_suffixes_in_every_form_and_case) {
 END_TEST
 
 START_TEST(test_size_rejects_other_suffixes_and_junk) {
-  static const char *bad[] = {"",    "K",    "iB",    "B",     "1B",   "1b",   "1i",   "1T",    "1P",
-                              "1KK", "1KBi", "1Kii",  "1KiBB", "1KiB1", "1.5G", "1,5G", "0x10", "1e3",
-                              "1_0", "1G!",  "one",   "1\n",   "1\t",   "1K\n"};
+  static const char *bad[] = {"",     "K",   "iB",   "B",    "1B",    "1b",    "1i",   "1T",
+                              "1P",   "1KK", "1KBi", "1Kii", "1KiBB", "1KiB1", "1.5G", "1,5G",
+                              "0x10", "1e3", "1_0",  "1G!",  "one",   "1\n",   "1\t",  "1K\n"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) size_fails(bad[i]);
 }
 END_TEST
@@ -314,8 +314,8 @@ END_TEST
 
 START_TEST(test_set_error_messages_name_the_key) {
   srv_config_t c = defaults();
-  static const char *keys[] = {"listen",  "backend",   "sim-devices", "sim-mem",   "sim-slots", "max-inflight",
-                               "threads", "drain-ms", "log-level",   "allow-open"};
+  static const char *keys[] = {"listen",       "backend", "sim-devices", "sim-mem",   "sim-slots",
+                               "max-inflight", "threads", "drain-ms",    "log-level", "allow-open"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
     const char *err = NULL;
     ck_assert_int_eq(srv_config_set(&c, keys[i], "", &err), -1);
@@ -328,20 +328,21 @@ END_TEST
 
 START_TEST(test_parse_every_key) {
   srv_config_t c = defaults();
-  const char *text = "listen = 0.0.0.0:9000\n"
-                     "backend = sim\n"
-                     "sim-devices = 8\n"
-                     "sim-mem = 512M\n"
-                     "sim-slots = 16\n"
-                     "max-inflight = 8MiB\n"
-                     "threads = 4\n"
-                     "drain-ms = 250\n"
-                     "log-level = debug\n"
-                     "tenants = /etc/rdev/tenants\n"
-                     "allow-open = yes\n"
-                     "tls-cert = /etc/rdev/cert.pem\n"
-                     "tls-key = /etc/rdev/key.pem\n"
-                     "tls-client-ca = /etc/rdev/ca.pem\n";
+  const char *text =
+      "listen = 0.0.0.0:9000\n"
+      "backend = sim\n"
+      "sim-devices = 8\n"
+      "sim-mem = 512M\n"
+      "sim-slots = 16\n"
+      "max-inflight = 8MiB\n"
+      "threads = 4\n"
+      "drain-ms = 250\n"
+      "log-level = debug\n"
+      "tenants = /etc/rdev/tenants\n"
+      "allow-open = yes\n"
+      "tls-cert = /etc/rdev/cert.pem\n"
+      "tls-key = /etc/rdev/key.pem\n"
+      "tls-client-ca = /etc/rdev/ca.pem\n";
   char err[256] = "untouched";
   ck_assert_int_eq(parse(&c, text, "rdevd.conf", err, sizeof err), 0);
   ck_assert_str_eq(c.listen, "0.0.0.0:9000");
@@ -363,14 +364,15 @@ END_TEST
 
 START_TEST(test_parse_comments_blank_lines_and_white_space) {
   srv_config_t c = defaults(), want = defaults();
-  const char *text = "# rdevd config\n"
-                     "\n"
-                     "   \t \n"
-                     "  # indented comment = with an equals sign\n"
-                     "\tthreads\t=\t3\t\n"
-                     "listen=unix:/tmp/a b   # a comment after the value\n"
-                     "drain-ms = 10 #\n"
-                     "#sim-devices = 9\n";
+  const char *text =
+      "# rdevd config\n"
+      "\n"
+      "   \t \n"
+      "  # indented comment = with an equals sign\n"
+      "\tthreads\t=\t3\t\n"
+      "listen=unix:/tmp/a b   # a comment after the value\n"
+      "drain-ms = 10 #\n"
+      "#sim-devices = 9\n";
   char err[256];
   ck_assert_int_eq(parse(&c, text, NULL, err, sizeof err), 0);
   want.threads = 3;
@@ -383,9 +385,8 @@ END_TEST
 START_TEST(test_parse_crlf_lines_and_last_line_without_newline) {
   srv_config_t c = defaults();
   char err[256];
-  ck_assert_int_eq(parse(&c, "threads = 3\r\nlog-level = warn\r\n\r\nlisten = h:1\r\nallow-open = yes", NULL, err,
-                         sizeof err),
-                   0);
+  ck_assert_int_eq(
+      parse(&c, "threads = 3\r\nlog-level = warn\r\n\r\nlisten = h:1\r\nallow-open = yes", NULL, err, sizeof err), 0);
   ck_assert_int_eq(c.threads, 3);
   ck_assert_int_eq(c.log_level, SRV_LOG_WARN);
   ck_assert_str_eq(c.listen, "h:1");

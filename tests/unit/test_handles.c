@@ -443,9 +443,8 @@ START_TEST(test_each_visits_live_entries_of_the_type_once) {
   srv_handles_each(&t, 0, visit, &w); /* 0: every type */
   ck_assert_int_eq(w.calls, 8);
   for (int i = 1; i < 5; i++) ck_assert_int_eq(walk_has(&w, bufs[i]), 1);
-  ck_assert_int_eq(walk_has(&w, streams[0]) + walk_has(&w, streams[2]) + walk_has(&w, events[0]) +
-                       walk_has(&w, events[1]),
-                   4);
+  ck_assert_int_eq(
+      walk_has(&w, streams[0]) + walk_has(&w, streams[2]) + walk_has(&w, events[0]) + walk_has(&w, events[1]), 4);
 
   memset(&w, 0, sizeof w);
   srv_handles_each(&t, SRV_H_EVENT + 1, visit, &w); /* a type nothing has */

@@ -107,7 +107,6 @@ START_TEST(test_launch_callback_null_fn_is_invalid_param) {
 }
 END_TEST
 
-
 /* ---- suites --------------------------------------------------------------- */
 
 static Suite *callback_suite(void) {

@@ -127,7 +127,6 @@ START_TEST(test_concurrent_streams_on_both_devices_compute_correctly) {
 }
 END_TEST
 
-
 /* ---- suites --------------------------------------------------------------- */
 
 static Suite *concurrency_suite(void) {

@@ -88,7 +88,7 @@ START_TEST(test_memcpy_gather_async_lands_pieces_end_to_end) {
   ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_OK);
   d2h(rt, dst, d, N + 64);
   ck_assert_mem_eq(dst + 32, src, N);
-  for (int i = 0; i < 32; i++) ck_assert_int_eq(dst[i], 0x5a); /* nothing before... */
+  for (int i = 0; i < 32; i++) ck_assert_int_eq(dst[i], 0x5a);          /* nothing before... */
   for (int i = N + 32; i < N + 64; i++) ck_assert_int_eq(dst[i], 0x5a); /* ...or after */
   ck_assert_int_eq(rdev_rt_stream_destroy(s), RDEV_OK);
   free(src);
@@ -161,8 +161,7 @@ START_TEST(test_memcpy_count_over_dest_max_is_rt_param_invalid) {
   ck_assert_int_eq(rdev_rt_memcpy(rt, d, 99, h, 100, RDEV_MEMCPY_HOST_TO_DEVICE), RDEV_RT_PARAM_INVALID);
   ck_assert_int_eq(RDEV_RT_PARAM_INVALID, 107000);
   ck_assert_int_eq(rdev_rt_memcpy(rt, h, 99, d, 100, RDEV_MEMCPY_DEVICE_TO_HOST), RDEV_RT_PARAM_INVALID);
-  ck_assert_int_eq(rdev_rt_memcpy_async(rt, d, 0, h, 1, RDEV_MEMCPY_HOST_TO_DEVICE, s),
-                   RDEV_RT_PARAM_INVALID);
+  ck_assert_int_eq(rdev_rt_memcpy_async(rt, d, 0, h, 1, RDEV_MEMCPY_HOST_TO_DEVICE, s), RDEV_RT_PARAM_INVALID);
   ck_assert_int_eq(rdev_rt_memset(rt, d, 10, 0, 11), RDEV_RT_PARAM_INVALID);
   ck_assert_int_eq(rdev_rt_memset_async(rt, d, 10, 0, 11, s), RDEV_RT_PARAM_INVALID);
   ck_assert_int_eq(rdev_rt_stream_destroy(s), RDEV_OK);
@@ -217,18 +216,14 @@ START_TEST(test_memcpy_past_end_of_device_buffer_is_invalid_param) {
   /* destination side */
   ck_assert_int_eq(rdev_rt_memcpy(rt, d, 1000, h, 101, RDEV_MEMCPY_HOST_TO_DEVICE), RDEV_INVALID_PARAM);
   ck_assert_int_gt((int)strlen(rdev_rt_last_error()), 0);
-  ck_assert_int_eq(rdev_rt_memcpy(rt, (char *)d + 50, 1000, h, 51, RDEV_MEMCPY_HOST_TO_DEVICE),
-                   RDEV_INVALID_PARAM);
+  ck_assert_int_eq(rdev_rt_memcpy(rt, (char *)d + 50, 1000, h, 51, RDEV_MEMCPY_HOST_TO_DEVICE), RDEV_INVALID_PARAM);
   ck_assert_int_eq(rdev_rt_memcpy(rt, (char *)d + 50, 1000, h, 50, RDEV_MEMCPY_HOST_TO_DEVICE), RDEV_OK);
-  ck_assert_int_eq(rdev_rt_memcpy_async(rt, d, 1000, h, 101, RDEV_MEMCPY_HOST_TO_DEVICE, s),
-                   RDEV_INVALID_PARAM);
+  ck_assert_int_eq(rdev_rt_memcpy_async(rt, d, 1000, h, 101, RDEV_MEMCPY_HOST_TO_DEVICE, s), RDEV_INVALID_PARAM);
   /* source side */
   ck_assert_int_eq(rdev_rt_memcpy(rt, h, 1000, d, 101, RDEV_MEMCPY_DEVICE_TO_HOST), RDEV_INVALID_PARAM);
-  ck_assert_int_eq(rdev_rt_memcpy(rt, h, 1000, (char *)d + 99, 2, RDEV_MEMCPY_DEVICE_TO_HOST),
-                   RDEV_INVALID_PARAM);
+  ck_assert_int_eq(rdev_rt_memcpy(rt, h, 1000, (char *)d + 99, 2, RDEV_MEMCPY_DEVICE_TO_HOST), RDEV_INVALID_PARAM);
   ck_assert_int_eq(rdev_rt_memcpy(rt, h, 1000, (char *)d + 99, 1, RDEV_MEMCPY_DEVICE_TO_HOST), RDEV_OK);
-  ck_assert_int_eq(rdev_rt_memcpy_async(rt, h, 1000, d, 101, RDEV_MEMCPY_DEVICE_TO_HOST, s),
-                   RDEV_INVALID_PARAM);
+  ck_assert_int_eq(rdev_rt_memcpy_async(rt, h, 1000, d, 101, RDEV_MEMCPY_DEVICE_TO_HOST, s), RDEV_INVALID_PARAM);
   /* D2D, either side */
   void *big = dmalloc(rt, 0, 1000);
   ck_assert_int_eq(rdev_rt_memcpy(rt, big, 1000, d, 128, RDEV_MEMCPY_DEVICE_TO_DEVICE), RDEV_INVALID_PARAM);
@@ -254,8 +249,7 @@ START_TEST(test_memcpy_wrong_kind_for_pointers_is_invalid_param) {
   ck_assert_int_eq(rdev_rt_memcpy(rt, d, 256, h, 256, RDEV_MEMCPY_DEVICE_TO_DEVICE), RDEV_INVALID_PARAM);
   ck_assert_int_eq(rdev_rt_memcpy(rt, h, 256, d, 256, RDEV_MEMCPY_DEVICE_TO_DEVICE), RDEV_INVALID_PARAM);
   ck_assert_int_eq(rdev_rt_memcpy(rt, d, 256, h, 256, (rdev_memcpy_kind_t)5), RDEV_INVALID_PARAM);
-  ck_assert_int_eq(rdev_rt_memcpy_async(rt, h, 256, h2, 256, RDEV_MEMCPY_HOST_TO_DEVICE, s),
-                   RDEV_INVALID_PARAM);
+  ck_assert_int_eq(rdev_rt_memcpy_async(rt, h, 256, h2, 256, RDEV_MEMCPY_HOST_TO_DEVICE, s), RDEV_INVALID_PARAM);
   ck_assert_int_eq(rdev_rt_stream_destroy(s), RDEV_OK);
   rdev_rt_close(rt);
 }
@@ -271,10 +265,8 @@ START_TEST(test_memcpy_d2d_unaligned_is_memory_address_unaligned) {
                    RDEV_MEMORY_ADDRESS_UNALIGNED);
   ck_assert_int_eq(rdev_rt_memcpy_async(rt, (char *)b + 8, 1024, a, 16, RDEV_MEMCPY_DEVICE_TO_DEVICE, s),
                    RDEV_MEMORY_ADDRESS_UNALIGNED);
-  ck_assert_int_eq(rdev_rt_memcpy(rt, b, 1024, (char *)a + 1, 16, RDEV_MEMCPY_DEFAULT),
-                   RDEV_MEMORY_ADDRESS_UNALIGNED);
-  ck_assert_int_eq(rdev_rt_memcpy(rt, (char *)b + 64, 960, (char *)a + 128, 16,
-                                  RDEV_MEMCPY_DEVICE_TO_DEVICE), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_memcpy(rt, b, 1024, (char *)a + 1, 16, RDEV_MEMCPY_DEFAULT), RDEV_MEMORY_ADDRESS_UNALIGNED);
+  ck_assert_int_eq(rdev_rt_memcpy(rt, (char *)b + 64, 960, (char *)a + 128, 16, RDEV_MEMCPY_DEVICE_TO_DEVICE), RDEV_OK);
   /* H2D and D2H do not need alignment */
   unsigned char h[16] = {1, 2, 3};
   ck_assert_int_eq(rdev_rt_memcpy(rt, (char *)a + 3, 16, h, 16, RDEV_MEMCPY_HOST_TO_DEVICE), RDEV_OK);
@@ -345,7 +337,6 @@ START_TEST(test_memset_past_end_is_invalid_param) {
   rdev_rt_close(rt);
 }
 END_TEST
-
 
 /* ---- suites --------------------------------------------------------------- */
 

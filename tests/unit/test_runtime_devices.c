@@ -72,9 +72,7 @@ START_TEST(test_open_unknown_backend_is_api_not_support) {
 }
 END_TEST
 
-START_TEST(test_open_null_out_is_invalid_param) {
-  ck_assert_int_eq(rdev_rt_open(NULL, NULL), RDEV_INVALID_PARAM);
-}
+START_TEST(test_open_null_out_is_invalid_param) { ck_assert_int_eq(rdev_rt_open(NULL, NULL), RDEV_INVALID_PARAM); }
 END_TEST
 
 START_TEST(test_close_null_is_harmless) { rdev_rt_close(NULL); }
@@ -125,7 +123,6 @@ START_TEST(test_last_error_set_after_failure_and_cleared_by_success) {
 }
 END_TEST
 
-
 /* ---- devices ----------------------------------------------------------------- */
 
 START_TEST(test_device_count_matches_config) {
@@ -172,18 +169,15 @@ START_TEST(test_device_scoped_calls_reject_invalid_ids) {
   rdev_rt_event_t *e = NULL;
   int bad[] = {-1, 2, 1000};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    ck_assert_int_eq(rdev_rt_malloc(rt, bad[i], &p, 64, RDEV_MEM_MALLOC_HUGE_FIRST),
-                     RDEV_RT_INVALID_DEVICEID);
+    ck_assert_int_eq(rdev_rt_malloc(rt, bad[i], &p, 64, RDEV_MEM_MALLOC_HUGE_FIRST), RDEV_RT_INVALID_DEVICEID);
     ck_assert_int_eq(rdev_rt_stream_create(rt, bad[i], &s), RDEV_RT_INVALID_DEVICEID);
     ck_assert_int_eq(rdev_rt_event_create(rt, bad[i], &e), RDEV_RT_INVALID_DEVICEID);
-    ck_assert_int_eq(rdev_rt_fault_inject(rt, bad[i], RDEV_FAULT_ALLOC, 1, 0),
-                     RDEV_RT_INVALID_DEVICEID);
+    ck_assert_int_eq(rdev_rt_fault_inject(rt, bad[i], RDEV_FAULT_ALLOC, 1, 0), RDEV_RT_INVALID_DEVICEID);
   }
   ck_assert_uint_eq(free_of(rt, 0), 16 * MIB);
   rdev_rt_close(rt);
 }
 END_TEST
-
 
 /* ---- suites --------------------------------------------------------------- */
 

@@ -243,8 +243,7 @@ START_TEST(test_event_limit_per_device_is_storage_over_limit) {
   ck_assert_int_eq(rdev_rt_event_destroy(evs[0]), RDEV_OK);
   ck_assert_int_eq(rdev_rt_event_create(rt, 0, &evs[0]), RDEV_OK);
   ck_assert_int_eq(rdev_rt_event_create(rt, 0, &extra), RDEV_STORAGE_OVER_LIMIT);
-  for (int i = 0; i < RDEV_RT_MAX_EVENTS_PER_DEVICE / 2; i++)
-    ck_assert_int_eq(rdev_rt_event_destroy(evs[i]), RDEV_OK);
+  for (int i = 0; i < RDEV_RT_MAX_EVENTS_PER_DEVICE / 2; i++) ck_assert_int_eq(rdev_rt_event_destroy(evs[i]), RDEV_OK);
   free(evs);
   rdev_rt_close(rt); /* releases the rest */
 }
@@ -265,7 +264,6 @@ START_TEST(test_event_null_handle_is_invalid_resource_handle) {
   rdev_rt_close(rt);
 }
 END_TEST
-
 
 /* ---- suites --------------------------------------------------------------- */
 

@@ -163,7 +163,6 @@ START_TEST(test_fault_hang_interrupted_by_force_destroy) {
 }
 END_TEST
 
-
 /* ---- suites --------------------------------------------------------------- */
 
 static Suite *fault_suite(void) {

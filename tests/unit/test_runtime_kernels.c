@@ -220,8 +220,8 @@ static void run_reduce(uint32_t blocks, uint32_t n) {
   ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_OK);
   float out = 0;
   d2h(rt, &out, dout, sizeof out);
-  ck_assert_msg(fabs((double)out - sum) <= 1e-5 * sum + 1e-6, "blocks %u: sum %.9g, want %.9g", blocks,
-                (double)out, sum);
+  ck_assert_msg(fabs((double)out - sum) <= 1e-5 * sum + 1e-6, "blocks %u: sum %.9g, want %.9g", blocks, (double)out,
+                sum);
   free(in);
   ck_assert_int_eq(rdev_rt_stream_destroy(s), RDEV_OK);
   rdev_rt_close(rt);
@@ -360,8 +360,7 @@ START_TEST(test_launch_blocks_out_of_range_is_invalid_param) {
   rdev_rt_stream_t *s = mkstream(rt, 0);
   rdev_kernel_arg_t a = a_u32(1);
   ck_assert_int_eq(rdev_rt_launch(s, "delay_us", 0, &a, 1, NULL, NULL), RDEV_INVALID_PARAM);
-  ck_assert_int_eq(rdev_rt_launch(s, "delay_us", RDEV_RT_MAX_KERNEL_BLOCKS + 1, &a, 1, NULL, NULL),
-                   RDEV_INVALID_PARAM);
+  ck_assert_int_eq(rdev_rt_launch(s, "delay_us", RDEV_RT_MAX_KERNEL_BLOCKS + 1, &a, 1, NULL, NULL), RDEV_INVALID_PARAM);
   ck_assert_int_eq(rdev_rt_launch(s, "delay_us", UINT32_MAX, &a, 1, NULL, NULL), RDEV_INVALID_PARAM);
   ck_assert_int_eq(rdev_rt_launch(s, "delay_us", RDEV_RT_MAX_KERNEL_BLOCKS, &a, 1, NULL, NULL), RDEV_OK);
   ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_OK);
@@ -459,8 +458,7 @@ START_TEST(test_kernel_print_truncated_at_print_limit) {
   size_t note_len = pc.len - kept;
   ck_assert_uint_gt(note_len, 0);
   ck_assert_uint_lt(note_len, 200);
-  ck_assert_msg(memmem(note, note_len, "truncated", 9) != NULL, "no truncation note: '%.*s'", (int)note_len,
-                note);
+  ck_assert_msg(memmem(note, note_len, "truncated", 9) != NULL, "no truncation note: '%.*s'", (int)note_len, note);
   ck_assert_int_eq(note[note_len - 1], '\n');
   pthread_mutex_unlock(&pc.mu);
   printcap_fini(&pc);
@@ -553,7 +551,6 @@ START_TEST(test_print_fn_called_once_for_launches_discarded_by_close) {
   printcap_fini(&pc);
 }
 END_TEST
-
 
 /* ---- suites --------------------------------------------------------------- */
 

@@ -358,7 +358,6 @@ START_TEST(test_close_releases_unfreed_device_and_host_memory) {
 }
 END_TEST
 
-
 /* ---- suites --------------------------------------------------------------- */
 
 static Suite *memory_suite(void) {

@@ -113,7 +113,6 @@ START_TEST(test_slots_limit_concurrent_kernels) {
 }
 END_TEST
 
-
 /* ---- suites --------------------------------------------------------------- */
 
 static Suite *sched_suite(void) {

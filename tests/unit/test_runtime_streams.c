@@ -51,12 +51,13 @@ START_TEST(test_stream_runs_work_in_submission_order) {
   ck_assert_int_eq(launch_delay(s, 20000), RDEV_OK); /* everything below queues behind it */
   for (int i = 0; i < N; i++) {
     ck_assert_int_eq(rdev_rt_memset_async(rt, scratch, 64, i & 0xff, 64, s), RDEV_OK);
-    ck_assert_int_eq(rdev_rt_memcpy_async(rt, (char *)slots + (size_t)i * 64, 64, scratch, 64,
-                                          RDEV_MEMCPY_DEVICE_TO_DEVICE, s), RDEV_OK);
+    ck_assert_int_eq(
+        rdev_rt_memcpy_async(rt, (char *)slots + (size_t)i * 64, 64, scratch, 64, RDEV_MEMCPY_DEVICE_TO_DEVICE, s),
+        RDEV_OK);
   }
   unsigned char *h = malloc((size_t)N * 64);
-  ck_assert_int_eq(rdev_rt_memcpy_async(rt, h, (size_t)N * 64, slots, (size_t)N * 64,
-                                        RDEV_MEMCPY_DEVICE_TO_HOST, s), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_memcpy_async(rt, h, (size_t)N * 64, slots, (size_t)N * 64, RDEV_MEMCPY_DEVICE_TO_HOST, s),
+                   RDEV_OK);
   ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_OK);
   for (int i = 0; i < N; i++)
     for (int j = 0; j < 64; j++) ck_assert_int_eq(h[i * 64 + j], i & 0xff);
@@ -254,7 +255,7 @@ START_TEST(test_stream_depth_blocks_submitter_when_full) {
   rdev_rt_stream_t *s = mkstream(rt, 0);
   void *d = dmalloc(rt, 0, 64);
   double t0 = now_ms();
-  ck_assert_int_eq(launch_delay(s, 200000), RDEV_OK);              /* slot 1 (running) */
+  ck_assert_int_eq(launch_delay(s, 200000), RDEV_OK);                   /* slot 1 (running) */
   ck_assert_int_eq(rdev_rt_memset_async(rt, d, 64, 1, 64, s), RDEV_OK); /* slot 2 */
   ck_assert_msg(now_ms() - t0 < 100.0, "submits into free slots blocked");
   ck_assert_int_eq(rdev_rt_memset_async(rt, d, 64, 2, 64, s), RDEV_OK); /* waits for a slot */
@@ -428,7 +429,7 @@ START_TEST(test_close_with_queued_work_does_not_hang) {
   ck_assert_int_eq(rdev_rt_memcpy_async(rt, h, 4096, d, 4096, RDEV_MEMCPY_DEVICE_TO_HOST, a), RDEV_OK);
   ck_assert_int_eq(rdev_rt_event_record(ev, a), RDEV_OK);
   ck_assert_int_eq(rdev_rt_event_record(ev2, a), RDEV_OK);
-  ck_assert_int_eq(rdev_rt_event_destroy(ev2), RDEV_OK); /* still referenced by a's queue */
+  ck_assert_int_eq(rdev_rt_event_destroy(ev2), RDEV_OK);       /* still referenced by a's queue */
   ck_assert_int_eq(rdev_rt_stream_wait_event(b, ev), RDEV_OK); /* b blocks on a */
   for (int i = 0; i < NCB; i++) {
     cb[i].log = log;
@@ -555,7 +556,6 @@ START_TEST(test_submit_from_many_threads_to_one_stream) {
   rdev_rt_close(rt);
 }
 END_TEST
-
 
 /* ---- suites --------------------------------------------------------------- */
 

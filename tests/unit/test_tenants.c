@@ -297,8 +297,7 @@ END_TEST
 
 START_TEST(test_a_token_belongs_to_one_tenant) {
   char text[1024];
-  snprintf(text, sizeof text, "[tenant a]\ntoken = %s\n[tenant b]\ntoken = %s\ntoken = %s\n", tok(1), tok(2),
-           tok(1));
+  snprintf(text, sizeof text, "[tenant a]\ntoken = %s\n[tenant b]\ntoken = %s\ntoken = %s\n", tok(1), tok(2), tok(1));
   parse_fails(text, "t.conf:5: token: already a token of tenant 'a'");
   /* the same digits in another case are the same token */
   char upper[80];
@@ -325,9 +324,9 @@ START_TEST(test_devices_lists) {
   static const struct {
     const char *v;
     uint64_t mask;
-  } good[] = {{"all", ~0ULL},        {"0", 1},          {"0,1", 3},       {"1", 2},
-              {"0, 2 ,5,", 0x25},    {"63", 1ULL << 63}, {"3,3", 8},       {"00063", 1ULL << 63},
-              {"1 ,\t2", 6},         {"7,", 0x80}};
+  } good[] = {{"all", ~0ULL},     {"0", 1},           {"0,1", 3}, {"1", 2},
+              {"0, 2 ,5,", 0x25}, {"63", 1ULL << 63}, {"3,3", 8}, {"00063", 1ULL << 63},
+              {"1 ,\t2", 6},      {"7,", 0x80}};
   char line[128];
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
     snprintf(line, sizeof line, "devices = %s", good[i].v);
@@ -335,8 +334,9 @@ START_TEST(test_devices_lists) {
     ck_assert_msg(t->devices == good[i].mask, "'%s': %#llx", good[i].v, (unsigned long long)t->devices);
     srv_tenant_list_free(t);
   }
-  static const char *bad[] = {"",   "64",  "-1", "+1",  "0,,1", ",0",  "0 1", "a",  "1,all", "ALL",
-                              "0-3", "0;1", "1,,", "0x1", "1.0",  "99999999999999999999", "all,"};
+  static const char *bad[] = {"",      "64",  "-1",  "+1",  "0,,1", ",0",  "0 1", "a",
+                              "1,all", "ALL", "0-3", "0;1", "1,,",  "0x1", "1.0", "99999999999999999999",
+                              "all,"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     snprintf(line, sizeof line, "devices = %s", bad[i]);
     setting_fails(line, "devices: a list such as 0,1 or all");
@@ -452,9 +452,8 @@ START_TEST(test_header_forms) {
     ck_assert_str_eq(t->name, good[i].name);
     srv_tenant_list_free(t);
   }
-  static const char *expected[] = {"[tenant]",    "[tenantx]", "[tenant x",  "[ tenant x]", "[user x]",
-                                   "[Tenant x]",  "[]",        "[",          "[tenant x] y", "[tenant-x]",
-                                   "[tenant\x01x]"};
+  static const char *expected[] = {"[tenant]", "[tenantx]", "[tenant x",    "[ tenant x]", "[user x]",     "[Tenant x]",
+                                   "[]",       "[",         "[tenant x] y", "[tenant-x]",  "[tenant\x01x]"};
   for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
     snprintf(text, sizeof text, "%s\ntoken = %s\n", expected[i], tok(1));
     parse_fails(text, "t.conf:1: expected [tenant NAME]");
@@ -756,11 +755,13 @@ START_TEST(test_refusals_write_audit_lines_naming_the_peer) {
   t->max_sessions = 1;
   t->max_dev_streams = 1;
   char *log = capture_stderr(deny_and_allow, t);
-  ck_assert_ptr_nonnull(strstr(log, " rdevd warn: audit: quota denied: tenant=audited peer=ipv4:10.0.0.7:4242 "
-                                    "reason=session quota of tenant audited: 1 sessions open\n"));
-  ck_assert_ptr_nonnull(strstr(
-      log, " rdevd warn: audit: cap refused: tenant=audited peer=- reason=stream cap of tenant audited on device 2: "
-           "1 streams open\n"));
+  ck_assert_ptr_nonnull(strstr(log,
+                               " rdevd warn: audit: quota denied: tenant=audited peer=ipv4:10.0.0.7:4242 "
+                               "reason=session quota of tenant audited: 1 sessions open\n"));
+  ck_assert_ptr_nonnull(
+      strstr(log,
+             " rdevd warn: audit: cap refused: tenant=audited peer=- reason=stream cap of tenant audited on device 2: "
+             "1 streams open\n"));
   int lines = 0;
   for (char *c = log; *c; c++) lines += *c == '\n';
   ck_assert_int_eq(lines, 2); /* granted takes log nothing */
@@ -786,7 +787,7 @@ static void *take_bytes(void *arg) {
 
 START_TEST(test_concurrent_takes_are_exact) {
   enum { N = 8, QUOTA_TAKES = 400000, ROUNDS = 20 }; /* half of the 800000 takes fit */
-  for (int round = 0; round < ROUNDS; round++) {  /* a lost update shows in some round */
+  for (int round = 0; round < ROUNDS; round++) {     /* a lost update shows in some round */
     srv_tenant_t *t = record("many");
     t->mem_quota = 3 * (size_t)QUOTA_TAKES;
     pthread_barrier_t start;

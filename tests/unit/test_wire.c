@@ -186,7 +186,12 @@ END_TEST
 START_TEST(test_utf8_fix_replaces_only_invalid_bytes) {
   char ok[] = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80";
   ck_assert_uint_eq(rdev_wire_utf8_fix(ok, strlen(ok)), 0);
-  char bad[] = "a\xff" "b\xc3" "c\xed\xa0\x80" "d\xc0\xaf" "\xf4\x90\x80\x80";
+  char bad[] =
+      "a\xff"
+      "b\xc3"
+      "c\xed\xa0\x80"
+      "d\xc0\xaf"
+      "\xf4\x90\x80\x80";
   size_t n = rdev_wire_utf8_fix(bad, strlen(bad));
   ck_assert_str_eq(bad, "a?b?c???d??????");
   ck_assert_uint_eq(n, 11);

@@ -136,16 +136,14 @@ int rdev_free_host(rdev_session_t *s, void *ptr);
 
 /* aclrtMemcpy: returns when the copy is done (no stream is synchronized).
  * count > dest_max is RDEV_RT_PARAM_INVALID; count 0 a no-op success. */
-int rdev_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count,
-                rdev_memcpy_kind_t kind);
+int rdev_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count, rdev_memcpy_kind_t kind);
 /* aclrtMemcpyAsync: queues the copy on stream and returns. */
 int rdev_memcpy_async(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count,
                       rdev_memcpy_kind_t kind, rdev_stream_t *stream);
 /* aclrtMemset on device memory. */
 int rdev_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count);
 /* aclrtMemsetAsync. */
-int rdev_memset_async(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count,
-                      rdev_stream_t *stream);
+int rdev_memset_async(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count, rdev_stream_t *stream);
 
 /* ---- streams -------------------------------------------------------------- */
 
@@ -185,8 +183,7 @@ typedef struct {
  * The server checks the arguments against the kernel's signature and every
  * pointer's extent against its buffer; a refusal surfaces at the next
  * synchronize. Kernel print output goes to the session's print function. */
-int rdev_launch(rdev_stream_t *stream, const char *name, uint32_t blocks, const rdev_arg_t *args,
-                int nargs);
+int rdev_launch(rdev_stream_t *stream, const char *name, uint32_t blocks, const rdev_arg_t *args, int nargs);
 
 /* ---- events --------------------------------------------------------------- */
 

@@ -12,6 +12,7 @@ extern "C" {
 #endif
 
 /* XX(name, code, message) */
+/* clang-format off */
 #define RDEV_STATUS_MAP(XX)                                                          \
   XX(OK,                        0,      "success")                                   \
   XX(INVALID_PARAM,             100000, "invalid parameter")                         \
@@ -39,6 +40,7 @@ extern "C" {
   XX(PROTOCOL,                  900006, "malformed or unexpected message")           \
   XX(UNKNOWN_KERNEL,            900007, "unknown kernel")                            \
   XX(KERNEL_ARGS,               900008, "kernel arguments do not match its signature")
+/* clang-format on */
 
 typedef enum {
 #define RDEV_STATUS_ENUM_(name, code, msg) RDEV_##name = code,

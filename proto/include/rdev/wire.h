@@ -43,18 +43,18 @@
 #define RDEV_WIRE_BATCH_XFER_KEY "rdev-batch-xfer"
 
 /* The limits of rdev.proto, which states each of them. */
-#define RDEV_WIRE_MAX_CHUNK (1u << 20)                   /* payload bytes per Write/Read */
-#define RDEV_WIRE_PAYLOAD_FIELD 100                      /* Request.data and Reply.data */
-#define RDEV_WIRE_BATCH_FIELD 30                         /* Request.batch */
-#define RDEV_WIRE_MAX_BATCH 128                          /* requests in one Request.batch */
+#define RDEV_WIRE_MAX_CHUNK (1u << 20) /* payload bytes per Write/Read */
+#define RDEV_WIRE_PAYLOAD_FIELD 100    /* Request.data and Reply.data */
+#define RDEV_WIRE_BATCH_FIELD 30       /* Request.batch */
+#define RDEV_WIRE_MAX_BATCH 128        /* requests in one Request.batch */
 /* Read and Write bytes one message may move in all (its batch and its own
  * request). Eight chunks: a sync D2H sends a Read per chunk, and one
  * message for eight of them made D2H 8-12% faster than one per message;
  * rdevd may overshoot its max-inflight by this much, as it checks it
  * between messages. */
 #define RDEV_WIRE_MAX_BATCH_XFER (8u * RDEV_WIRE_MAX_CHUNK)
-#define RDEV_WIRE_MAX_KERNEL_NAME 63                     /* bytes of Launch.kernel */
-#define RDEV_WIRE_MAX_ARGS 8                             /* Launch.args */
+#define RDEV_WIRE_MAX_KERNEL_NAME 63 /* bytes of Launch.kernel */
+#define RDEV_WIRE_MAX_ARGS 8         /* Launch.args */
 /* Bytes a request's fields take besides its payload, at most: the largest
  * is a Launch with a 63-byte name and eight Ptr arguments, 304 bytes with
  * every varint at its longest, plus the payload's field header and the
@@ -63,8 +63,7 @@
 /* The largest message the contract allows: a full batch with its own
  * request, moving the most data. gRPC refuses a larger one and ends the
  * call with RESOURCE_EXHAUSTED. Replies are smaller. */
-#define RDEV_WIRE_MAX_MESSAGE \
-  (RDEV_WIRE_MAX_BATCH_XFER + (RDEV_WIRE_MAX_BATCH + 1u) * RDEV_WIRE_MAX_REQUEST_FIELDS)
+#define RDEV_WIRE_MAX_MESSAGE (RDEV_WIRE_MAX_BATCH_XFER + (RDEV_WIRE_MAX_BATCH + 1u) * RDEV_WIRE_MAX_REQUEST_FIELDS)
 
 /* A payload decoded into memory of its own (malloc'd, owned by whoever
  * decoded it: free(data)). */
@@ -124,7 +123,7 @@ bool rdev_wire_is_bytes(const pb_istream_t *stream);
  * counts say what was sent, so a handler can refuse what is over). */
 typedef struct {
   rdev_v1_Request q;
-  rdev_wire_payload_t data; /* Request.data (data.oversize: over RDEV_WIRE_MAX_CHUNK, not kept) */
+  rdev_wire_payload_t data;                   /* Request.data (data.oversize: over RDEV_WIRE_MAX_CHUNK, not kept) */
   char kernel[RDEV_WIRE_MAX_KERNEL_NAME + 1]; /* Launch.kernel, NUL-terminated, cut at the limit */
   size_t kernel_len;                          /* its length as sent */
   int kernel_nul;                             /* it held a NUL byte */
@@ -157,8 +156,7 @@ typedef struct {
  * message whose batch holds only malformed requests gets no visit of its
  * own. Every payload is at most max_chunk bytes (longer ones are skipped
  * and flagged oversize). Does not take bb. */
-void rdev_wire_walk(grpc_byte_buffer *bb, size_t max_chunk, rdev_wire_walk_t *w, rdev_wire_visit_fn visit,
-                    void *arg);
+void rdev_wire_walk(grpc_byte_buffer *bb, size_t max_chunk, rdev_wire_walk_t *w, rdev_wire_visit_fn visit, void *arg);
 
 /* Sets l's callback fields to encode kernel (NUL-terminated) and the nargs
  * arguments at args; both must outlive the encoding. */
@@ -177,8 +175,7 @@ size_t rdev_wire_utf8_fix(char *s, size_t len);
  * field RDEV_WIRE_PAYLOAD_FIELD as bytes made of *payload, which is referenced,
  * not copied (the caller keeps its own reference). Returns a new byte buffer
  * for the caller to destroy, or NULL if msg cannot be encoded. */
-grpc_byte_buffer *rdev_wire_encode(const pb_msgdesc_t *fields, const void *msg,
-                                   const grpc_slice *payload);
+grpc_byte_buffer *rdev_wire_encode(const pb_msgdesc_t *fields, const void *msg, const grpc_slice *payload);
 
 /* One Request whose batch (field RDEV_WIRE_BATCH_FIELD) holds the n encoded
  * Requests msgs[0..n) in order, copied (meant for small ones). Returns a new

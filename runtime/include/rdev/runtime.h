@@ -38,19 +38,19 @@ typedef struct rdev_rt_event rdev_rt_event_t;   /* a marker recorded in a stream
 /* Limits shared by every backend (Ascend A2/A3 figures). */
 #define RDEV_RT_MAX_STREAMS_PER_DEVICE 1984
 #define RDEV_RT_MAX_EVENTS_PER_DEVICE 65536
-#define RDEV_RT_MEM_ALIGN 64          /* every device address is 64-byte aligned */
+#define RDEV_RT_MEM_ALIGN 64 /* every device address is 64-byte aligned */
 #define RDEV_RT_MAX_KERNEL_ARGS 8
 #define RDEV_RT_MAX_KERNEL_BLOCKS 65535
-#define RDEV_RT_PRINT_LIMIT 65536     /* bytes of kernel print kept per launch */
+#define RDEV_RT_PRINT_LIMIT 65536 /* bytes of kernel print kept per launch */
 
 /* ---- opening a runtime -------------------------------------------------- */
 
 typedef struct {
-  const char *backend;       /* "sim" (default when NULL) */
-  int sim_devices;           /* sim: number of devices (default 2 when 0) */
-  size_t sim_mem_bytes;      /* sim: arena size per device (default 1 GiB when 0) */
-  unsigned stream_depth;     /* tasks a stream queues before submitters block (default 1024) */
-  unsigned sim_slots;        /* sim: copies/memsets/kernels a device runs at once, shared by
+  const char *backend;   /* "sim" (default when NULL) */
+  int sim_devices;       /* sim: number of devices (default 2 when 0) */
+  size_t sim_mem_bytes;  /* sim: arena size per device (default 1 GiB when 0) */
+  unsigned stream_depth; /* tasks a stream queues before submitters block (default 1024) */
+  unsigned sim_slots;    /* sim: copies/memsets/kernels a device runs at once, shared by
                                 scheduling group weight (see rdev_rt_stream_set_group);
                                 0 = no limit, every stream runs when its thread does */
 } rdev_rt_config_t;
@@ -74,9 +74,9 @@ const char *rdev_rt_last_error(void);
 /* ---- devices ------------------------------------------------------------ */
 
 typedef struct {
-  char name[32];        /* SoC-style name; "sim" for the sim backend */
-  size_t total_bytes;   /* device memory */
-  size_t free_bytes;    /* total minus what allocations reserve */
+  char name[32];      /* SoC-style name; "sim" for the sim backend */
+  size_t total_bytes; /* device memory */
+  size_t free_bytes;  /* total minus what allocations reserve */
 } rdev_rt_device_info_t;
 
 /* Number of devices. Never blocks. */
@@ -122,8 +122,7 @@ int rdev_rt_free_host(rdev_rt_t *rt, void *p);
  * count bytes is RDEV_INVALID_PARAM; D2D needs both addresses 64-byte aligned
  * (RDEV_MEMORY_ADDRESS_UNALIGNED). The host side is the caller's memory and
  * must hold count bytes. */
-int rdev_rt_memcpy(rdev_rt_t *rt, void *dst, size_t dest_max, const void *src, size_t count,
-                   rdev_memcpy_kind_t kind);
+int rdev_rt_memcpy(rdev_rt_t *rt, void *dst, size_t dest_max, const void *src, size_t count, rdev_memcpy_kind_t kind);
 
 /* A host address through which the host may read the n (>= 1) bytes of
  * device memory at dptr without copying them, when the backend's device
@@ -158,8 +157,7 @@ int rdev_rt_memcpy_gather_async(rdev_rt_t *rt, void *dst, size_t dest_max, const
 int rdev_rt_memset(rdev_rt_t *rt, void *dptr, size_t dest_max, int value, size_t count);
 
 /* aclrtMemsetAsync: as rdev_rt_memset, enqueued on s. */
-int rdev_rt_memset_async(rdev_rt_t *rt, void *dptr, size_t dest_max, int value, size_t count,
-                         rdev_rt_stream_t *s);
+int rdev_rt_memset_async(rdev_rt_t *rt, void *dptr, size_t dest_max, int value, size_t count, rdev_rt_stream_t *s);
 
 /* ---- streams ------------------------------------------------------------ */
 
@@ -300,17 +298,17 @@ typedef enum {
 } rdev_extent_kind_t;
 
 typedef struct {
-  const char *name;        /* e.g. "out" */
+  const char *name; /* e.g. "out" */
   rdev_arg_type_t type;
-  uint8_t writes;          /* PTR: the kernel writes through it */
-  uint8_t elem_size;       /* PTR: bytes per element */
-  uint8_t extent;          /* PTR: rdev_extent_kind_t */
-  uint8_t count_arg;       /* PTR with RDEV_EXTENT_ARG: index of the count parameter */
+  uint8_t writes;    /* PTR: the kernel writes through it */
+  uint8_t elem_size; /* PTR: bytes per element */
+  uint8_t extent;    /* PTR: rdev_extent_kind_t */
+  uint8_t count_arg; /* PTR with RDEV_EXTENT_ARG: index of the count parameter */
 } rdev_kernel_param_t;
 
 typedef struct {
-  const char *name;        /* e.g. "square_f32" */
-  const char *doc;         /* one line */
+  const char *name; /* e.g. "square_f32" */
+  const char *doc;  /* one line */
   int nparams;
   rdev_kernel_param_t params[RDEV_RT_MAX_KERNEL_ARGS];
 } rdev_kernel_sig_t;
@@ -335,9 +333,8 @@ typedef void (*rdev_rt_print_fn)(void *user, const char *text, size_t len);
  * extent, derived from the other arguments, must lie inside the allocation its
  * base points into (RDEV_INVALID_PARAM otherwise, naming the argument).
  * Unknown names are RDEV_UNKNOWN_KERNEL. args are copied; print_fn may be NULL. */
-int rdev_rt_launch(rdev_rt_stream_t *s, const char *name, uint32_t blocks,
-                   const rdev_kernel_arg_t *args, int nargs, rdev_rt_print_fn print_fn,
-                   void *print_user);
+int rdev_rt_launch(rdev_rt_stream_t *s, const char *name, uint32_t blocks, const rdev_kernel_arg_t *args, int nargs,
+                   rdev_rt_print_fn print_fn, void *print_user);
 
 /* ---- fault injection (tests) -------------------------------------------- */
 
@@ -349,8 +346,7 @@ typedef enum {
 
 /* Arms one fault of `kind` on device dev, to fire on the nth (1 = next)
  * matching event. Arming the same kind again replaces the previous one. */
-int rdev_rt_fault_inject(rdev_rt_t *rt, int dev, rdev_fault_kind_t kind, uint32_t nth,
-                         uint32_t hang_ms);
+int rdev_rt_fault_inject(rdev_rt_t *rt, int dev, rdev_fault_kind_t kind, uint32_t nth, uint32_t hang_ms);
 
 #ifdef __cplusplus
 }

@@ -27,8 +27,7 @@ int bl_tcp_open(bl_tcp_t **out);
 /* One sample: a sender thread writes src[0..size) k times in writes of at most
  * wsize bytes; a receiver thread reads them into dst[0..size) (over and over);
  * *secs from starting the threads to the receiver holding all k*size bytes. */
-int bl_tcp_move(bl_tcp_t *t, const void *src, void *dst, size_t size, long k, size_t wsize,
-                double *secs);
+int bl_tcp_move(bl_tcp_t *t, const void *src, void *dst, size_t size, long k, size_t wsize, double *secs);
 void bl_tcp_close(bl_tcp_t *t);
 
 /* ---- bare gRPC C core (baseline_grpc.c) ----------------------------------------- */

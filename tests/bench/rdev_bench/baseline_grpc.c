@@ -114,12 +114,8 @@ static void helper_main(int rfd, int wfd, const helper_args_t *a) {
   while (read_full(rfd, &c, sizeof c) == 0 && c.op != CMD_STOP) {
     double v = 0;
     switch (a->role == ROLE_CLIENT ? c.op : 0) {
-      case CMD_UPLOAD:
-        rc = bare_upload(client, (const void *)(uintptr_t)c.ptr, c.size, (long)c.k, c.msg, &v);
-        break;
-      case CMD_DOWNLOAD:
-        rc = bare_download(client, (void *)(uintptr_t)c.ptr, c.size, (long)c.k, c.msg, &v);
-        break;
+      case CMD_UPLOAD: rc = bare_upload(client, (const void *)(uintptr_t)c.ptr, c.size, (long)c.k, c.msg, &v); break;
+      case CMD_DOWNLOAD: rc = bare_download(client, (void *)(uintptr_t)c.ptr, c.size, (long)c.k, c.msg, &v); break;
       case CMD_UNARY: rc = bare_unary(client, &v); break;
       default: rc = bl_fail("helper: command %d is not for this side", c.op); break;
     }

@@ -57,8 +57,8 @@ typedef struct bare_server bare_server_t;
 /* Listens on 127.0.0.1:0 (*port) and serves on a thread of its own (one
  * completion queue). Uploads land in land[0..land_len); downloads send from
  * source[0..source_len). */
-int bare_server_start(bare_server_t **out, void *land, size_t land_len, const void *source,
-                      size_t source_len, int *port);
+int bare_server_start(bare_server_t **out, void *land, size_t land_len, const void *source, size_t source_len,
+                      int *port);
 /* How many errors the server saw (the first is in bl_error()). */
 int bare_server_errors(bare_server_t *g);
 /* Shuts it down (cancelling calls) and frees it. */

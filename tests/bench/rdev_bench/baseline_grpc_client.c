@@ -38,8 +38,7 @@ struct bare_client {
 static int cq_wait(bare_client_t *g, int tag) {
   while (g->pending & (1u << tag)) {
     grpc_event ev = grpc_completion_queue_next(
-        g->ccq, gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_seconds(CALL_DEADLINE_S, GPR_TIMESPAN)),
-        NULL);
+        g->ccq, gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_seconds(CALL_DEADLINE_S, GPR_TIMESPAN)), NULL);
     if (ev.type != GRPC_OP_COMPLETE) return bl_fail("grpc: no completion within %d s", CALL_DEADLINE_S);
     int t = (int)(intptr_t)ev.tag;
     g->pending &= ~(1u << t);
@@ -200,9 +199,9 @@ int bare_unary(bare_client_t *g, double *us) {
   grpc_metadata_array_init(&init_md);
   grpc_metadata_array_init(&trail_md);
   double t0 = now_s();
-  grpc_call *call = grpc_channel_create_call(g->ch, NULL, GRPC_PROPAGATE_DEFAULTS, g->ccq,
-                                             grpc_slice_from_static_string(kMethod[K_UNARY]), NULL,
-                                             deadline_from_now(), NULL);
+  grpc_call *call =
+      grpc_channel_create_call(g->ch, NULL, GRPC_PROPAGATE_DEFAULTS, g->ccq,
+                               grpc_slice_from_static_string(kMethod[K_UNARY]), NULL, deadline_from_now(), NULL);
   int rc = call ? 0 : bl_fail("grpc: cannot create a call");
   if (rc == 0) {
     memset(ops, 0, sizeof ops);
@@ -242,8 +241,7 @@ void bare_client_stop(bare_client_t *g) {
     ops[1].data.recv_status_on_client.trailing_metadata = &g->s_trail_md;
     ops[1].data.recv_status_on_client.status = &g->s_status;
     ops[1].data.recv_status_on_client.status_details = &g->s_details;
-    if (batch(g, g->stream, ops, 2, C_SSTATUS) == 0 && cq_wait(g, C_SSTATUS) != 0)
-      grpc_call_cancel(g->stream, NULL);
+    if (batch(g, g->stream, ops, 2, C_SSTATUS) == 0 && cq_wait(g, C_SSTATUS) != 0) grpc_call_cancel(g->stream, NULL);
     for (int t = C_SINIT; t <= C_SSTATUS; t++)
       if (cq_wait(g, t)) break;
     grpc_call_unref(g->stream);
@@ -254,9 +252,7 @@ void bare_client_stop(bare_client_t *g) {
   if (g->ch) {
     grpc_channel_destroy(g->ch);
     grpc_completion_queue_shutdown(g->ccq);
-    while (grpc_completion_queue_next(g->ccq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type !=
-           GRPC_QUEUE_SHUTDOWN) {
-    }
+    while (grpc_completion_queue_next(g->ccq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type != GRPC_QUEUE_SHUTDOWN) {}
     grpc_completion_queue_destroy(g->ccq);
   }
   free(g);

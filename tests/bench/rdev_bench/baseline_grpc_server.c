@@ -41,8 +41,8 @@ typedef struct scall {
   grpc_byte_buffer *rmsg; /* being received */
   grpc_byte_buffer *smsg; /* being sent */
   int cancelled, send_busy, recv_done;
-  uint64_t up_left, up_got;      /* UP in progress */
-  int ack_due;                   /* UP finished: ack to send */
+  uint64_t up_left, up_got;                  /* UP in progress */
+  int ack_due;                               /* UP finished: ack to send */
   uint64_t d_size, d_k, d_msg, d_rep, d_off; /* DOWN in progress while d_rep < d_k */
 } scall_t;
 
@@ -76,9 +76,9 @@ static void arm(bare_server_t *g, int kind) {
   c->kind = kind;
   for (int i = 0; i < 3; i++) c->tag[i] = (stag_t){c, i};
   grpc_metadata_array_init(&c->md);
-  grpc_call_error e = grpc_server_request_registered_call(
-      g->server, g->methods[kind], &c->call, &c->deadline, &c->md, kind == K_UNARY ? &c->req : NULL,
-      g->scq, g->scq, &c->tag[T_MAIN]);
+  grpc_call_error e =
+      grpc_server_request_registered_call(g->server, g->methods[kind], &c->call, &c->deadline, &c->md,
+                                          kind == K_UNARY ? &c->req : NULL, g->scq, g->scq, &c->tag[T_MAIN]);
   if (e != GRPC_CALL_OK) {
     grpc_metadata_array_destroy(&c->md);
     free(c);
@@ -248,7 +248,7 @@ static void server_step(stag_t *t, int ok) {
     return;
   }
   if (t->which == T_MAIN) { /* ST_REQUESTED */
-    if (!ok) { /* the server is shutting down */
+    if (!ok) {              /* the server is shutting down */
       call_free(c);
       return;
     }
@@ -296,8 +296,8 @@ static void *server_thread(void *arg) {
   return NULL;
 }
 
-int bare_server_start(bare_server_t **out, void *land, size_t land_len, const void *source,
-                      size_t source_len, int *port) {
+int bare_server_start(bare_server_t **out, void *land, size_t land_len, const void *source, size_t source_len,
+                      int *port) {
   *out = NULL;
   bare_server_t *g = calloc(1, sizeof *g);
   if (!g) return bl_fail("grpc: out of memory");
@@ -311,10 +311,9 @@ int bare_server_start(bare_server_t **out, void *land, size_t land_len, const vo
   grpc_channel_args ca = {sizeof kArgs / sizeof kArgs[0], (grpc_arg *)kArgs};
   g->scq = grpc_completion_queue_create_for_next(NULL);
   g->server = grpc_server_create(&ca, NULL);
-  g->methods[K_STREAM] =
-      grpc_server_register_method(g->server, kMethod[K_STREAM], NULL, GRPC_SRM_PAYLOAD_NONE, 0);
-  g->methods[K_UNARY] = grpc_server_register_method(g->server, kMethod[K_UNARY], NULL,
-                                                    GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+  g->methods[K_STREAM] = grpc_server_register_method(g->server, kMethod[K_STREAM], NULL, GRPC_SRM_PAYLOAD_NONE, 0);
+  g->methods[K_UNARY] =
+      grpc_server_register_method(g->server, kMethod[K_UNARY], NULL, GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
   grpc_server_register_completion_queue(g->server, g->scq, NULL);
   grpc_server_credentials *sc = grpc_insecure_server_credentials_create();
   *port = grpc_server_add_http2_port(g->server, "127.0.0.1:0", sc);
@@ -322,9 +321,7 @@ int bare_server_start(bare_server_t **out, void *land, size_t land_len, const vo
   if (*port <= 0) {
     grpc_server_destroy(g->server);
     grpc_completion_queue_shutdown(g->scq);
-    while (grpc_completion_queue_next(g->scq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type !=
-           GRPC_QUEUE_SHUTDOWN) {
-    }
+    while (grpc_completion_queue_next(g->scq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type != GRPC_QUEUE_SHUTDOWN) {}
     grpc_completion_queue_destroy(g->scq);
     grpc_shutdown();
     free(g);

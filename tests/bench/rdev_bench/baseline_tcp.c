@@ -31,8 +31,7 @@ int bl_tcp_open(bl_tcp_t **out) {
   socklen_t alen = sizeof a;
   int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (ls < 0) return bl_fail("tcp: socket: %s", strerror(errno));
-  if (bind(ls, (struct sockaddr *)&a, sizeof a) || listen(ls, 1) ||
-      getsockname(ls, (struct sockaddr *)&a, &alen)) {
+  if (bind(ls, (struct sockaddr *)&a, sizeof a) || listen(ls, 1) || getsockname(ls, (struct sockaddr *)&a, &alen)) {
     int e = errno;
     close(ls);
     return bl_fail("tcp: listen on 127.0.0.1:0: %s", strerror(e));
@@ -108,8 +107,7 @@ static void *tcp_receiver(void *arg) {
   return NULL;
 }
 
-int bl_tcp_move(bl_tcp_t *t, const void *src, void *dst, size_t size, long k, size_t wsize,
-                double *secs) {
+int bl_tcp_move(bl_tcp_t *t, const void *src, void *dst, size_t size, long k, size_t wsize, double *secs) {
   tcp_job_t sj = {.fd = t->snd, .src = src, .size = size, .wsize = wsize, .k = k};
   tcp_job_t rj = {.fd = t->rcv, .dst = dst, .size = size, .wsize = wsize, .k = k};
   pthread_t st, rt;

@@ -52,10 +52,14 @@ double pct(const double *sorted, int n, double p) {
 }
 
 void size_label(size_t n, char *buf, size_t len) {
-  if (n >= (size_t)1 << 30 && n % ((size_t)1 << 30) == 0) snprintf(buf, len, "%zu GiB", n >> 30);
-  else if (n >= MiB && n % MiB == 0) snprintf(buf, len, "%zu MiB", n >> 20);
-  else if (n >= 1024 && n % 1024 == 0) snprintf(buf, len, "%zu KiB", n >> 10);
-  else snprintf(buf, len, "%zu B", n);
+  if (n >= (size_t)1 << 30 && n % ((size_t)1 << 30) == 0)
+    snprintf(buf, len, "%zu GiB", n >> 30);
+  else if (n >= MiB && n % MiB == 0)
+    snprintf(buf, len, "%zu MiB", n >> 20);
+  else if (n >= 1024 && n % 1024 == 0)
+    snprintf(buf, len, "%zu KiB", n >> 10);
+  else
+    snprintf(buf, len, "%zu B", n);
 }
 
 void *xalloc(size_t n) {

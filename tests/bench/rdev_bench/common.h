@@ -22,15 +22,15 @@ void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void check_fail(const char *call, int rc, int line) __attribute__((noreturn));
 
 /* An rdev call that must return RDEV_OK. */
-#define CHECK(call)                                                  \
-  do {                                                               \
-    int check_rc_ = (call);                                          \
-    if (check_rc_ != 0) check_fail(#call, check_rc_, __LINE__);      \
+#define CHECK(call) \
+  do { \
+    int check_rc_ = (call); \
+    if (check_rc_ != 0) check_fail(#call, check_rc_, __LINE__); \
   } while (0)
 
 /* A baseline call (baseline.h) that must return 0. */
-#define BL(call)                                                                          \
-  do {                                                                                    \
+#define BL(call) \
+  do { \
     if ((call) != 0) die("line %d: baseline %s failed: %s", __LINE__, #call, bl_error()); \
   } while (0)
 

@@ -123,8 +123,10 @@ int main(int argc, char **argv) {
 
   if (!cfg.target) {
     char rdevd[PATH_MAX];
-    if (cfg.rdevd) snprintf(rdevd, sizeof rdevd, "%s", cfg.rdevd);
-    else rdevd_default_path(rdevd, sizeof rdevd);
+    if (cfg.rdevd)
+      snprintf(rdevd, sizeof rdevd, "%s", cfg.rdevd);
+    else
+      rdevd_default_path(rdevd, sizeof rdevd);
     size_t arena = (size_t)1 << 30;
     size_t need = 2 * max_size + 4 * cfg.sess_buf + cfg.rss_buf + 64 * MiB;
     if (need > arena) arena = need;

@@ -33,9 +33,21 @@ static int parse_size(const char *s, size_t *out) {
   unsigned long long v = strtoull(s, &end, 10);
   if (errno || end == s || *s == '-') return -1;
   switch (*end) {
-    case 'k': case 'K': v <<= 10; end++; break;
-    case 'm': case 'M': v <<= 20; end++; break;
-    case 'g': case 'G': v <<= 30; end++; break;
+    case 'k':
+    case 'K':
+      v <<= 10;
+      end++;
+      break;
+    case 'm':
+    case 'M':
+      v <<= 20;
+      end++;
+      break;
+    case 'g':
+    case 'G':
+      v <<= 30;
+      end++;
+      break;
     default: break;
   }
   if (*end == 'i' || *end == 'B') end++;

@@ -174,7 +174,8 @@ copies_result_t phase_copies(bench_t *b, size_t big, void (*on_row)(const bench_
       rt[7][r] = g[M_D2H_ASYNC][r] / g[M_GRPC_DOWN][r];
       if (n >= big) {
         for (int i = 0; i < 8; i++) pool_add(&pools[P_H2D_TCP + i], rt[i][r]);
-        static const int kRaw[] = {M_H2D, M_D2H, M_H2D_ASYNC, M_D2H_ASYNC, M_TCP, M_GRPC_UP, M_GRPC_DOWN, M_RT_H2D, M_RT_D2H};
+        static const int kRaw[] = {M_H2D,     M_D2H,       M_H2D_ASYNC, M_D2H_ASYNC, M_TCP,
+                                   M_GRPC_UP, M_GRPC_DOWN, M_RT_H2D,    M_RT_D2H};
         for (int i = 0; i < 9; i++) pool_add(&pools[P_H2D + i], g[kRaw[i]][r]);
       }
     }

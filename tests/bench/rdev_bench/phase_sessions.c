@@ -15,7 +15,7 @@ typedef struct {
   void *dev;
   const uint8_t *src;
   size_t buf;
-  double dur;   /* copy until this long after the barrier (at least once) */
+  double dur; /* copy until this long after the barrier (at least once) */
   pthread_barrier_t *bar;
   double t0, t1;
   long copies;

@@ -26,8 +26,8 @@
 
 #define MAX_SIZES 24
 #define MAX_REPS 15
-#define KMAX 1000000L            /* most transfers in one sample */
-#define BIG_SIZE (64 * MiB)      /* the headline ratios are taken from this size on */
+#define KMAX 1000000L       /* most transfers in one sample */
+#define BIG_SIZE (64 * MiB) /* the headline ratios are taken from this size on */
 
 /* ---- configuration (options.c) ----------------------------------------------------- */
 
@@ -35,7 +35,7 @@ typedef struct {
   int quick;
   const char *target; /* NULL: start rdevd */
   const char *rdevd;
-  char addr[256];     /* what the run talks to (main.c fills it in) */
+  char addr[256]; /* what the run talks to (main.c fills it in) */
   size_t sizes[MAX_SIZES];
   int nsizes, reps;
   double sample_s;
@@ -45,7 +45,7 @@ typedef struct {
   double rss_max_s;     /* the memory phase stops early after this long */
   double size_budget_s; /* fewer reps (down to 3) for a size whose reps would take longer */
   size_t sess_buf;
-  double sess_s;        /* each concurrent-sessions sample lasts this long */
+  double sess_s; /* each concurrent-sessions sample lasts this long */
   int sess_reps;
   int malloc_tune;
 } cfg_t;
@@ -59,13 +59,13 @@ int bench_parse_args(cfg_t *c, int argc, char **argv);
 
 typedef struct {
   const cfg_t *cfg;
-  size_t chunk;         /* rdev's wire chunk (InfoReply.max_chunk); the baselines use it too */
-  size_t host_len;      /* src and dst hold this many bytes */
-  uint8_t *src, *dst;   /* host buffers (MAP_SHARED), every page touched */
-  pid_t server_pid;     /* the rdevd the bench started, 0 against --target */
-  rdev_session_t *s;    /* the main session */
+  size_t chunk;       /* rdev's wire chunk (InfoReply.max_chunk); the baselines use it too */
+  size_t host_len;    /* src and dst hold this many bytes */
+  uint8_t *src, *dst; /* host buffers (MAP_SHARED), every page touched */
+  pid_t server_pid;   /* the rdevd the bench started, 0 against --target */
+  rdev_session_t *s;  /* the main session */
   rdev_stream_t *st;
-  void *dev;            /* device buffer of the largest size */
+  void *dev; /* device buffer of the largest size */
   bl_tcp_t *tcp;
   bl_grpc_t *grpc;
   bl_rt_t *rt;
@@ -94,14 +94,32 @@ enum { M_H2D, M_H2D_ASYNC, M_D2H, M_D2H_ASYNC, M_TCP, M_GRPC_UP, M_GRPC_DOWN, M_
 
 /* Figures pooled over the reps of sizes >= the headline size: paired
  * ratios, then raw GB/s. */
-enum { P_H2D_TCP, P_D2H_TCP, P_H2D_GRPC, P_D2H_GRPC, P_H2DA_TCP, P_D2HA_TCP, P_H2DA_GRPC, P_D2HA_GRPC,
-       P_H2D, P_D2H, P_H2DA, P_D2HA, P_TCP, P_GRPC_UP, P_GRPC_DOWN, P_RT_H2D, P_RT_D2H, NPOOLS };
+enum {
+  P_H2D_TCP,
+  P_D2H_TCP,
+  P_H2D_GRPC,
+  P_D2H_GRPC,
+  P_H2DA_TCP,
+  P_D2HA_TCP,
+  P_H2DA_GRPC,
+  P_D2HA_GRPC,
+  P_H2D,
+  P_D2H,
+  P_H2DA,
+  P_D2HA,
+  P_TCP,
+  P_GRPC_UP,
+  P_GRPC_DOWN,
+  P_RT_H2D,
+  P_RT_D2H,
+  NPOOLS
+};
 
 typedef struct {
   size_t size;
   int reps;
-  double gbps[NM];  /* medians; NAN where the method did not run */
-  double ratio[4];  /* median paired ratios h2d/tcp, d2h/tcp, h2d/grpc, d2h/grpc; NAN without TCP */
+  double gbps[NM]; /* medians; NAN where the method did not run */
+  double ratio[4]; /* median paired ratios h2d/tcp, d2h/tcp, h2d/grpc, d2h/grpc; NAN without TCP */
 } size_row_t;
 
 typedef struct {

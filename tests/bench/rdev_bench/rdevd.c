@@ -47,8 +47,7 @@ void rdevd_default_path(char *out, size_t len) {
 pid_t rdevd_start(const char *path, size_t arena, char *addr, size_t addrlen) {
   atexit(child_atexit);
   if (access(path, X_OK) != 0)
-    die("cannot run rdevd at %s: %s (give --rdevd PATH, or --target ADDR for a running one)", path,
-        strerror(errno));
+    die("cannot run rdevd at %s: %s (give --rdevd PATH, or --target ADDR for a running one)", path, strerror(errno));
   int p[2];
   if (pipe2(p, O_CLOEXEC)) die("pipe: %s", strerror(errno));
   char mem[32];
@@ -60,8 +59,8 @@ pid_t rdevd_start(const char *path, size_t arena, char *addr, size_t addrlen) {
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the bench */
     if (getppid() != parent) _exit(127);
     dup2(p[1], STDOUT_FILENO);
-    execl(path, path, "--listen", "127.0.0.1:0", "--sim-devices", "1", "--sim-mem", mem, "--drain-ms",
-          "1000", "--log-level", "warn", (char *)NULL);
+    execl(path, path, "--listen", "127.0.0.1:0", "--sim-devices", "1", "--sim-mem", mem, "--drain-ms", "1000",
+          "--log-level", "warn", (char *)NULL);
     _exit(127);
   }
   g_child = pid;

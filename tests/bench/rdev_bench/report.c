@@ -17,12 +17,12 @@ void report_start(const bench_t *b, const rdev_server_info_t *info, size_t max_s
   size_label(max_size, maxl, sizeof maxl);
   char pidl[32] = "?";
   if (!c->target) snprintf(pidl, sizeof pidl, "%d", (int)b->server_pid);
-  printf("rdev bench (%s): %s rdevd %s (%s backend, pid %s) at %s; sizes up to %s; %ld CPUs online\n"
-         "rdev client in this process with %s; bare gRPC tuned (BDP probe off, malloc kept), its server and\n"
-         "client in two helper processes\n",
-         c->quick ? "quick" : "full", c->target ? "running" : "own", info->version, info->backend, pidl,
-         c->addr, maxl, sysconf(_SC_NPROCESSORS_ONLN),
-         c->malloc_tune ? "malloc tuned (--malloc-tune)" : "glibc malloc defaults");
+  printf(
+      "rdev bench (%s): %s rdevd %s (%s backend, pid %s) at %s; sizes up to %s; %ld CPUs online\n"
+      "rdev client in this process with %s; bare gRPC tuned (BDP probe off, malloc kept), its server and\n"
+      "client in two helper processes\n",
+      c->quick ? "quick" : "full", c->target ? "running" : "own", info->version, info->backend, pidl, c->addr, maxl,
+      sysconf(_SC_NPROCESSORS_ONLN), c->malloc_tune ? "malloc tuned (--malloc-tune)" : "glibc malloc defaults");
   fflush(stdout);
 }
 
@@ -30,28 +30,29 @@ void report_memory(const cfg_t *c, const rss_result_t *r) {
   char bl[32], tl[32], tt[32];
   size_label(c->rss_buf, bl, sizeof bl);
   size_label(r->moved, tl, sizeof tl);
-  printf("\nServer memory (rdevd VmRSS): %.1f MiB after malloc+memset of a %s buffer (baseline); "
-         "peak %.1f MiB while %s passed%s\n(H2D+D2H, sync and async rounds, %.2f GB/s; %ld samples%s): "
-         "%.1f MiB beyond the arena (target %s). After the session closed: %.1f MiB.\n",
-         r->base_mib, bl, r->peak_mib, tl, r->moved < c->rss_total ? " (stopped at the time cap)" : "",
-         r->gbps, r->samples, r->hwm_used ? " + VmHWM" : "", r->beyond_mib,
-         target_text("server_rss_mib", tt, sizeof tt), r->after_mib);
+  printf(
+      "\nServer memory (rdevd VmRSS): %.1f MiB after malloc+memset of a %s buffer (baseline); "
+      "peak %.1f MiB while %s passed%s\n(H2D+D2H, sync and async rounds, %.2f GB/s; %ld samples%s): "
+      "%.1f MiB beyond the arena (target %s). After the session closed: %.1f MiB.\n",
+      r->base_mib, bl, r->peak_mib, tl, r->moved < c->rss_total ? " (stopped at the time cap)" : "", r->gbps,
+      r->samples, r->hwm_used ? " + VmHWM" : "", r->beyond_mib, target_text("server_rss_mib", tt, sizeof tt),
+      r->after_mib);
   fflush(stdout);
 }
 
 void report_copies_start(const bench_t *b) {
   char chl[32], t_tcp[32], t_grpc[32];
   size_label(b->chunk, chl, sizeof chl);
-  printf("\nCopies, GB/s (medians of <reps> samples; ~%.2f s each). Sync = rdev_memcpy; async = k x "
-         "rdev_memcpy_async + synchronize;\n"
-         "tcp/grpc = raw TCP and bare gRPC (%s writes/messages, rdev's chunk, from %s on); rt = rdev_rt_memcpy "
-         "in-process (no network).\n"
-         "Ratios: rdev sync / baseline, paired per sample (target: %s x tcp, %s x grpc).\n",
-         b->cfg->sample_s, chl, chl, target_text("h2d_vs_tcp", t_tcp, sizeof t_tcp),
-         target_text("h2d_vs_grpc", t_grpc, sizeof t_grpc));
-  printf("%8s | %6s %6s %6s %6s | %6s %6s %6s | %6s %6s | %7s %7s %8s %8s | %4s\n", "size", "h2d", "h2d-a",
-         "d2h", "d2h-a", "tcp", "grpc-u", "grpc-d", "rt-h2d", "rt-d2h", "h2d/tcp", "d2h/tcp", "h2d/grpc",
-         "d2h/grpc", "reps");
+  printf(
+      "\nCopies, GB/s (medians of <reps> samples; ~%.2f s each). Sync = rdev_memcpy; async = k x "
+      "rdev_memcpy_async + synchronize;\n"
+      "tcp/grpc = raw TCP and bare gRPC (%s writes/messages, rdev's chunk, from %s on); rt = rdev_rt_memcpy "
+      "in-process (no network).\n"
+      "Ratios: rdev sync / baseline, paired per sample (target: %s x tcp, %s x grpc).\n",
+      b->cfg->sample_s, chl, chl, target_text("h2d_vs_tcp", t_tcp, sizeof t_tcp),
+      target_text("h2d_vs_grpc", t_grpc, sizeof t_grpc));
+  printf("%8s | %6s %6s %6s %6s | %6s %6s %6s | %6s %6s | %7s %7s %8s %8s | %4s\n", "size", "h2d", "h2d-a", "d2h",
+         "d2h-a", "tcp", "grpc-u", "grpc-d", "rt-h2d", "rt-d2h", "h2d/tcp", "d2h/tcp", "h2d/grpc", "d2h/grpc", "reps");
 }
 
 void report_copies_row(const bench_t *b, const size_row_t *row) {
@@ -60,16 +61,20 @@ void report_copies_row(const bench_t *b, const size_row_t *row) {
   size_label(row->size, lbl, sizeof lbl);
   char cells[NM][16], rc[4][16];
   for (int m = 0; m < NM; m++) {
-    if (isnan(row->gbps[m])) snprintf(cells[m], sizeof cells[m], "-");
-    else snprintf(cells[m], sizeof cells[m], "%.2f", row->gbps[m]);
+    if (isnan(row->gbps[m]))
+      snprintf(cells[m], sizeof cells[m], "-");
+    else
+      snprintf(cells[m], sizeof cells[m], "%.2f", row->gbps[m]);
   }
   for (int i = 0; i < 4; i++) {
-    if (isnan(row->ratio[i])) snprintf(rc[i], sizeof rc[i], "-");
-    else snprintf(rc[i], sizeof rc[i], "%.2f", row->ratio[i]);
+    if (isnan(row->ratio[i]))
+      snprintf(rc[i], sizeof rc[i], "-");
+    else
+      snprintf(rc[i], sizeof rc[i], "%.2f", row->ratio[i]);
   }
   printf("%8s | %6s %6s %6s %6s | %6s %6s %6s | %6s %6s | %7s %7s %8s %8s | %4d\n", lbl, cells[M_H2D],
-         cells[M_H2D_ASYNC], cells[M_D2H], cells[M_D2H_ASYNC], cells[M_TCP], cells[M_GRPC_UP],
-         cells[M_GRPC_DOWN], cells[M_RT_H2D], cells[M_RT_D2H], rc[0], rc[1], rc[2], rc[3], row->reps);
+         cells[M_H2D_ASYNC], cells[M_D2H], cells[M_D2H_ASYNC], cells[M_TCP], cells[M_GRPC_UP], cells[M_GRPC_DOWN],
+         cells[M_RT_H2D], cells[M_RT_D2H], rc[0], rc[1], rc[2], rc[3], row->reps);
   fflush(stdout);
 }
 
@@ -80,8 +85,8 @@ void report_copies_end(void) {
 void report_latency(const cfg_t *c, const lat_result_t *r) {
   char tt[32];
   printf("\nLatency, us (median / p99 of %ld, interleaved):\n", c->rtt_n);
-  printf("  write_i32 launch (1 block) + stream_synchronize  %8.1f / %8.1f   (%ld prints received)\n",
-         r->rtt_us, r->rtt_p99, r->prints);
+  printf("  write_i32 launch (1 block) + stream_synchronize  %8.1f / %8.1f   (%ld prints received)\n", r->rtt_us,
+         r->rtt_p99, r->prints);
   printf("  bare gRPC empty unary call                       %8.1f / %8.1f\n", r->unary_us, r->unary_p99);
   printf("  rdev synchronous call (rdev_mem_info)            %8.1f / %8.1f\n", r->call_us, r->call_p99);
   printf("  launch+sync / gRPC unary = %.2f, median of paired samples (target %s); ratio of the medians %.2f\n",
@@ -91,20 +96,22 @@ void report_latency(const cfg_t *c, const lat_result_t *r) {
 
 void report_ops(const cfg_t *c, const ops_result_t *r) {
   char tt[32];
-  printf("\nPipelined small ops: %ld x 64-byte rdev_memset_async on one stream + 1 synchronize: %.0f ops/s "
-         "(submit %.3f s, total %.3f s; median of %d; target %s)\n",
-         c->ops_n, r->ops_per_s, r->submit_s, r->total_s, c->ops_reps, target_text("ops_per_s", tt, sizeof tt));
+  printf(
+      "\nPipelined small ops: %ld x 64-byte rdev_memset_async on one stream + 1 synchronize: %.0f ops/s "
+      "(submit %.3f s, total %.3f s; median of %d; target %s)\n",
+      c->ops_n, r->ops_per_s, r->submit_s, r->total_s, c->ops_reps, target_text("ops_per_s", tt, sizeof tt));
   fflush(stdout);
 }
 
 void report_sessions(const cfg_t *c, const sessions_result_t *r) {
   char sl[32], tt[32];
   size_label(c->sess_buf, sl, sizeof sl);
-  printf("\nConcurrent sessions (each a thread with its own session and %s buffer, sync H2D for %.1f s; "
-         "medians of %d;\n  x = median of the ratios to 1 session in the same rep):\n"
-         "  1: %.2f GB/s   2: %.2f GB/s (x%.2f)   4: %.2f GB/s (x%.2f; target %s)\n",
-         sl, c->sess_s, c->sess_reps, r->agg[0], r->agg[1], r->scale[0], r->agg[2], r->scale[1],
-         target_text("scale_4_sessions", tt, sizeof tt));
+  printf(
+      "\nConcurrent sessions (each a thread with its own session and %s buffer, sync H2D for %.1f s; "
+      "medians of %d;\n  x = median of the ratios to 1 session in the same rep):\n"
+      "  1: %.2f GB/s   2: %.2f GB/s (x%.2f)   4: %.2f GB/s (x%.2f; target %s)\n",
+      sl, c->sess_s, c->sess_reps, r->agg[0], r->agg[1], r->scale[0], r->agg[2], r->scale[1],
+      target_text("scale_4_sessions", tt, sizeof tt));
   fflush(stdout);
 }
 
@@ -186,9 +193,12 @@ void report_end(const summary_t *s, size_t big, double run_s) {
   for (int i = 0; i < s->n; i++) {
     const figure_t *f = &s->f[i];
     printf("%s=", f->key);
-    if (f->str) printf("%s", f->str);
-    else if (!f->present) printf("na");
-    else printf(f->fmt, f->v);
+    if (f->str)
+      printf("%s", f->str);
+    else if (!f->present)
+      printf("na");
+    else
+      printf(f->fmt, f->v);
     putchar(' ');
   }
   printf("targets_met=%d/%d\n", met, counted);

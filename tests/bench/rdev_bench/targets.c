@@ -27,15 +27,34 @@ typedef struct {
 } target_t;
 
 static const target_t kTargets[] = {
-    {{"h2d_vs_tcp", "d2h_vs_tcp"}, GE, 0.75, "%.2f", "H2D, D2H", " x raw TCP",
+    {{"h2d_vs_tcp", "d2h_vs_tcp"},
+     GE,
+     0.75,
+     "%.2f",
+     "H2D, D2H",
+     " x raw TCP",
      "h2d %.2f  d2h %.2f  (async: %.2f, %.2f)",
-     {"h2d_vs_tcp", "d2h_vs_tcp", "h2d_async_vs_tcp", "d2h_async_vs_tcp"}, NULL},
-    {{"h2d_vs_grpc", "d2h_vs_grpc"}, GE, 1.00, "%.2f", "H2D, D2H", " x bare gRPC",
+     {"h2d_vs_tcp", "d2h_vs_tcp", "h2d_async_vs_tcp", "d2h_async_vs_tcp"},
+     NULL},
+    {{"h2d_vs_grpc", "d2h_vs_grpc"},
+     GE,
+     1.00,
+     "%.2f",
+     "H2D, D2H",
+     " x bare gRPC",
      "h2d %.2f  d2h %.2f  (async: %.2f, %.2f)",
-     {"h2d_vs_grpc", "d2h_vs_grpc", "h2d_async_vs_grpc", "d2h_async_vs_grpc"}, NULL},
+     {"h2d_vs_grpc", "d2h_vs_grpc", "h2d_async_vs_grpc", "d2h_async_vs_grpc"},
+     NULL},
     {{"rtt_vs_grpc_unary"}, LE, 1.30, "%.2f", "launch+sync", " x gRPC unary", "%.2f", {"rtt_vs_grpc_unary"}, NULL},
     {{"ops_per_s"}, GE, 50000, "%.0f", "small async ops", "/s", "%.0f", {"ops_per_s"}, NULL},
-    {{"server_rss_mib"}, LT, 128, "%.0f", "server RSS beyond arena", " MiB", "%.1f MiB", {"server_rss_mib"},
+    {{"server_rss_mib"},
+     LT,
+     128,
+     "%.0f",
+     "server RSS beyond arena",
+     " MiB",
+     "%.1f MiB",
+     {"server_rss_mib"},
      "(rdevd not started by the bench)"},
     {{"scale_4_sessions"}, GE, 0.90, "%.2f", "4 sessions", " x 1 session", "%.2f", {"scale_4_sessions"}, NULL},
 };
@@ -100,8 +119,10 @@ void targets_report(const summary_t *s, int *met, int *counted) {
     int present = 1, ok = 1;
     for (int k = 0; k < 2 && t->keys[k]; k++) {
       const figure_t *f = summary_find(s, t->keys[k]);
-      if (!f->present) present = 0;
-      else if (!meets(t->cmp, f->v, t->threshold)) ok = 0;
+      if (!f->present)
+        present = 0;
+      else if (!meets(t->cmp, f->v, t->threshold))
+        ok = 0;
     }
     if (!present) {
       printf("  %-34s%-6s  %s\n", label, "n/a", t->na_note ? t->na_note : "");
