@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "rdev/clock.h"
 
 #define PRINT_MAX (1u << 20)
 
@@ -119,11 +120,7 @@ int cl_sticky_take(rdev_session_t *s, uint64_t handle, char msg[CL_MSG_MAX]) {
 cl_waiter_t *cl_waiter_new(uint64_t sync_stream) {
   cl_waiter_t *w = calloc(1, sizeof *w);
   if (!w) return NULL;
-  pthread_condattr_t a;
-  pthread_condattr_init(&a);
-  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-  pthread_cond_init(&w->cv, &a);
-  pthread_condattr_destroy(&a);
+  rdev_clock_cond_init(&w->cv);
   w->sync_stream = sync_stream;
   return w;
 }

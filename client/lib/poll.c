@@ -26,17 +26,12 @@
 #include <string.h>
 
 #include "client.h"
+#include "rdev/clock.h"
 
 /* Who polls the call's completion queue. */
 enum { POLL_NONE, POLL_RX, POLL_CALLER };
 
 #define RX_PARK_NS (20 * 1000000LL)
-
-static int64_t now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1000000000LL + t.tv_nsec;
-}
 
 static bool past(const struct timespec *dl) {
   struct timespec now;
@@ -47,12 +42,8 @@ static bool past(const struct timespec *dl) {
 /* ---- setup and state ------------------------------------------------------------ */
 
 void cl_poll_init(rdev_session_t *s) {
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&s->poll.dead_cv, &ca);
-  pthread_cond_init(&s->poll.rx_cv, &ca);
-  pthread_condattr_destroy(&ca);
+  rdev_clock_cond_init(&s->poll.dead_cv);
+  rdev_clock_cond_init(&s->poll.rx_cv);
   grpc_metadata_array_init(&s->poll.trailing_md);
   s->poll.status_details = grpc_empty_slice();
 }
@@ -113,7 +104,7 @@ void cl_poll_wake_locked(rdev_session_t *s) {
  * caller that polls for itself keeps the receiver parked. */
 static void caller_done_locked(rdev_session_t *s, bool polled) {
   if (polled && !background_locked(s))
-    s->poll.park_until = now_ns() + RX_PARK_NS;
+    s->poll.park_until = (int64_t)rdev_clock_now_ns() + RX_PARK_NS;
   else
     cl_poll_wake_locked(s);
 }
@@ -214,13 +205,7 @@ int cl_wait(rdev_session_t *s, cl_waiter_t *w, int32_t timeout_ms, int timeout_s
   struct timespec dl;
   gpr_timespec poll_dl = gpr_inf_future(GPR_CLOCK_MONOTONIC);
   if (timeout_ms >= 0) {
-    clock_gettime(CLOCK_MONOTONIC, &dl);
-    dl.tv_sec += timeout_ms / 1000;
-    dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (dl.tv_nsec >= 1000000000L) {
-      dl.tv_sec++;
-      dl.tv_nsec -= 1000000000L;
-    }
+    dl = rdev_clock_deadline_ns((uint64_t)timeout_ms * 1000000u);
     poll_dl = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(timeout_ms, GPR_TIMESPAN));
   }
   bool timed_out = false, polled = false, shut = false;
@@ -254,7 +239,7 @@ static void *rx_main(void *arg) {
   pthread_mutex_lock(&s->mu);
   for (;;) {
     for (;;) {
-      int64_t now = now_ns();
+      int64_t now = (int64_t)rdev_clock_now_ns();
       if (s->poll.poller == POLL_NONE && (now >= s->poll.park_until || background_locked(s))) break;
       /* A caller polls (look again within a park's time), or parked. */
       int64_t until = s->poll.poller == POLL_NONE ? s->poll.park_until : now + RX_PARK_NS;
@@ -267,7 +252,8 @@ static void *rx_main(void *arg) {
     cl_pending_take_completed_locked(s); /* count this poll's completions only */
     if (poll_once_locked(s, POLL_RX, gpr_inf_future(GPR_CLOCK_MONOTONIC)) == GRPC_QUEUE_SHUTDOWN) break;
     /* A caller just got its reply here: it may well call again soon. */
-    if (cl_pending_take_completed_locked(s) && !background_locked(s)) s->poll.park_until = now_ns() + RX_PARK_NS;
+    if (cl_pending_take_completed_locked(s) && !background_locked(s))
+      s->poll.park_until = (int64_t)rdev_clock_now_ns() + RX_PARK_NS;
   }
   pthread_mutex_unlock(&s->mu);
   return NULL;
@@ -296,9 +282,7 @@ void cl_poll_close(rdev_session_t *s, int grace_ms) {
   pthread_mutex_lock(&s->mu);
   cl_send_close_locked(s);
   cl_poll_wake_locked(s); /* the close asked for: work for it */
-  struct timespec dl;
-  clock_gettime(CLOCK_MONOTONIC, &dl);
-  dl.tv_sec += grace_ms / 1000;
+  struct timespec dl = rdev_clock_deadline_ns((uint64_t)grace_ms * 1000000u);
   bool cancelled = false;
   while (!s->poll.dead) {
     if (cancelled) {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "client.h"
+#include "rdev/clock.h"
 
 /* ---- payload slices over user memory ---------------------------------------- */
 
@@ -32,11 +33,7 @@ static cl_payload_track_t *track_new(void) {
   cl_payload_track_t *t = calloc(1, sizeof *t);
   if (!t) return NULL;
   pthread_mutex_init(&t->mu, NULL);
-  pthread_condattr_t a;
-  pthread_condattr_init(&a);
-  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-  pthread_cond_init(&t->cv, &a);
-  pthread_condattr_destroy(&a);
+  rdev_clock_cond_init(&t->cv);
   t->refs = 1;
   return t;
 }
