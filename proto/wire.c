@@ -181,11 +181,7 @@ static bool kernel_decode(pb_istream_t *stream, const pb_field_t *field, void **
 static bool args_decode(pb_istream_t *stream, const pb_field_t *field, void **arg) {
   rdev_wire_request_t *r = *arg;
   if (!rdev_wire_is_bytes(stream)) PB_RETURN_ERROR(stream, "wrong wire type");
-  if (r->nargs == RDEV_WIRE_MAX_ARGS) { /* counted, not kept */
-    r->nargs++;
-    return pb_read(stream, NULL, stream->bytes_left);
-  }
-  if (r->nargs > RDEV_WIRE_MAX_ARGS) {
+  if (r->nargs >= RDEV_WIRE_MAX_ARGS) { /* counted (up to a bound), not kept */
     if (r->nargs < 1 << 30) r->nargs++;
     return pb_read(stream, NULL, stream->bytes_left);
   }
@@ -196,16 +192,21 @@ static bool args_decode(pb_istream_t *stream, const pb_field_t *field, void **ar
   return true;
 }
 
+/* No Launch name or arguments decoded (yet). */
+static void launch_reset(rdev_wire_request_t *r) {
+  r->kernel[0] = '\0';
+  r->kernel_len = 0;
+  r->kernel_nul = 0;
+  r->nargs = 0;
+}
+
 /* Called before a Launch is decoded (Request.cb_op): a Launch replaces any
  * before it in the same request, as the op it is. */
 static bool op_decode(pb_istream_t *stream, const pb_field_t *field, void **arg) {
   rdev_wire_request_t *r = *arg;
   if (field->tag != rdev_v1_Request_launch_tag) return true;
   rdev_v1_Launch *l = field->pData;
-  r->kernel[0] = '\0';
-  r->kernel_len = 0;
-  r->kernel_nul = 0;
-  r->nargs = 0;
+  launch_reset(r);
   l->kernel.funcs.decode = kernel_decode;
   l->kernel.arg = r;
   l->args.funcs.decode = args_decode;
@@ -233,10 +234,7 @@ static void request_init(rdev_wire_request_t *r, walk_t *k, bool nested) {
   r->q.cb_op.arg = r;
   r->q.batch.funcs.decode = batch_decode;
   r->q.batch.arg = nested ? NULL : k;
-  r->kernel[0] = '\0';
-  r->kernel_len = 0;
-  r->kernel_nul = 0;
-  r->nargs = 0;
+  launch_reset(r);
 }
 
 /* One request of a batch: visited as it is decoded, in order (those

@@ -46,6 +46,16 @@ void srv_log(int level, const char *fmt, ...) {
   fprintf(stderr, "%s\n", line);
 }
 
+void srv_audit(int level, const char *kind, const char *tenant, const char *peer, const char *fmt, ...) {
+  if (level > srv_log_level) return;
+  char rest[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(rest, sizeof rest, fmt, ap);
+  va_end(ap);
+  srv_log(level, "audit: %s: tenant=%s peer=%s %s", kind, tenant ? tenant : "-", peer ? peer : "-", rest);
+}
+
 /* ---- text files ---------------------------------------------------------------- */
 
 int srv_read_file(const char *path, size_t max, char **text, size_t *len, char *err, size_t errlen) {

@@ -34,8 +34,7 @@ static int streams_take(srv_req_t *x, int dev) {
     atomic_fetch_sub(&s->dev_streams[dev], 1);
     srv_fail(x, RDEV_QUOTA_EXCEEDED, "stream cap of session %llu on device %d: %d streams open",
              (unsigned long long)s->id, dev, SRV_DEV_STREAMS_DEFAULT);
-    srv_log(SRV_LOG_WARN, "audit: cap refused: tenant=%s peer=%s reason=%s", s->tenant->name,
-            s->peer ? s->peer : "in-process", x->r.message);
+    srv_audit(SRV_LOG_WARN, "cap refused", s->tenant->name, s->peer, "reason=%s", x->r.message);
     return RDEV_QUOTA_EXCEEDED;
   }
   if (srv_tenant_take(s->tenant, SRV_Q_STREAMS, dev, 1, s->peer, x->r.message, sizeof x->r.message)) {

@@ -186,7 +186,7 @@ static void on_accept(srv_op_t *op, int ok) {
     t = srv_authenticate(srv, a->call, &a->md, &why);
     if (!t) {
       char *peer = grpc_call_get_peer(a->call);
-      srv_log(SRV_LOG_WARN, "audit: authentication failed: tenant=- peer=%s reason=%s", peer ? peer : "?", why);
+      srv_audit(SRV_LOG_WARN, "authentication failed", NULL, peer, "reason=%s", why);
       gpr_free(peer);
       srv_call_respond(a->call, NULL, GRPC_STATUS_UNAUTHENTICATED, "authentication failed");
       ok = 0; /* answered */

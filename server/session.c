@@ -96,8 +96,8 @@ void srv_session_closed(srv_session_t *s, const char *why) {
   pthread_mutex_lock(&s->mu);
   size_t nbuf = s->buffers_freed;
   pthread_mutex_unlock(&s->mu);
-  srv_log(SRV_LOG_INFO, "audit: session closed: tenant=%s peer=%s session=%llu reason=%s buffers_freed=%zu",
-          s->tenant->name, s->peer ? s->peer : "in-process", (unsigned long long)s->id, why, nbuf);
+  srv_audit(SRV_LOG_INFO, "session closed", s->tenant->name, s->peer, "session=%llu reason=%s buffers_freed=%zu",
+            (unsigned long long)s->id, why, nbuf);
 }
 
 /* Why a call that ended without the client's half-close ended: what the
@@ -211,8 +211,7 @@ srv_session_t *srv_session_new(srv_t *srv, grpc_call *call, gpr_timespec deadlin
   pthread_mutex_lock(&tenant->mu);
   int removed = tenant->removed; /* a reload may have removed it since authentication */
   pthread_mutex_unlock(&tenant->mu);
-  srv_log(SRV_LOG_INFO, "audit: session opened: tenant=%s peer=%s session=%llu", s->tenant->name,
-          s->peer ? s->peer : "in-process", (unsigned long long)s->id);
+  srv_audit(SRV_LOG_INFO, "session opened", s->tenant->name, s->peer, "session=%llu", (unsigned long long)s->id);
   if (removed) srv_session_end(s, "tenant removed", GRPC_STATUS_PERMISSION_DENIED, "tenant removed");
   pthread_mutex_unlock(&srv->mu);
   return s;

@@ -89,6 +89,10 @@ enum { SRV_LOG_ERROR, SRV_LOG_WARN, SRV_LOG_INFO, SRV_LOG_DEBUG };
 extern int srv_log_level; /* lines above it are dropped */
 /* One line "TIME rdevd LEVEL: message" to stderr (cut at 1024 bytes). */
 void srv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One audit line, as README documents them: "audit: KIND: tenant=T peer=P "
+ * and the rest (fmt). A NULL tenant or peer prints "-". */
+void srv_audit(int level, const char *kind, const char *tenant, const char *peer, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* Tasks a device stream queues; sessions stop reading at about half of it
  * (session.c, ROOM_AT). */

@@ -262,7 +262,7 @@ int srv_tenants_init(srv_t *srv) {
 int srv_tenants_reload(srv_t *srv, char *err, size_t errlen) {
   srv_tenant_t *fresh;
   if (parse_file(srv->cfg.tenants, &fresh, err, errlen)) {
-    srv_log(SRV_LOG_WARN, "audit: tenants reload rejected: tenant=- peer=- reason=%s", err); /* the old ones stay */
+    srv_audit(SRV_LOG_WARN, "tenants reload rejected", NULL, NULL, "reason=%s", err); /* the old ones stay */
     return -1;
   }
   int added = 0, updated = 0, removed = 0;
@@ -310,8 +310,8 @@ int srv_tenants_reload(srv_t *srv, char *err, size_t errlen) {
       removed++;
     }
   pthread_mutex_unlock(&srv->tenants_mu);
-  srv_log(SRV_LOG_INFO, "audit: tenants loaded: tenant=- peer=- reason=%s: %s: %d added, %d updated, %d removed",
-          at_start ? "start" : "reload", srv->cfg.tenants, added, updated, removed);
+  srv_audit(SRV_LOG_INFO, "tenants loaded", NULL, NULL, "reason=%s: %s: %d added, %d updated, %d removed",
+            at_start ? "start" : "reload", srv->cfg.tenants, added, updated, removed);
   return 0;
 }
 
@@ -440,9 +440,7 @@ int srv_tenant_take(srv_tenant_t *t, srv_quota_t what, int dev, size_t amount, c
     }
   }
   pthread_mutex_unlock(&t->mu);
-  if (!ok)
-    srv_log(SRV_LOG_WARN, "audit: %s: tenant=%s peer=%s reason=%s", cap ? "cap refused" : "quota denied", t->name,
-            peer ? peer : "-", msg);
+  if (!ok) srv_audit(SRV_LOG_WARN, cap ? "cap refused" : "quota denied", t->name, peer, "reason=%s", msg);
   return ok ? 0 : -1;
 }
 
