@@ -11,6 +11,7 @@
 #ifndef RDEV_RT_INTERNAL_H
 #define RDEV_RT_INTERNAL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 
 #include "rdev/runtime.h"
@@ -74,6 +75,9 @@ typedef struct {
 typedef struct rt_backend {
   const char *name;
   int (*open)(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl);
+  /* close, part one: force-destroys every stream left (callbacks run with
+   * RDEV_CANCELLED), so that nothing puts staging buffers back after */
+  void (*stop)(void *impl);
   void (*close)(void *impl);
   int (*device_count)(void *impl);
   int (*device_info)(void *impl, int dev, rdev_rt_device_info_t *info);
@@ -105,10 +109,24 @@ typedef struct rt_backend {
   int (*fault_inject)(void *impl, int dev, rdev_fault_kind_t kind, uint32_t nth, uint32_t hang_ms);
 } rt_backend_t;
 
+/* The staging pool (staging.c). */
+typedef struct {
+  pthread_mutex_t mu;
+  union rt_staging_head *idle; /* chunk-sized buffers kept for reuse */
+  int nidle;
+  size_t lent; /* buffers given out and not put back */
+} rt_staging_t;
+
 struct rdev_rt {
   const rt_backend_t *be;
   void *impl;
+  rt_staging_t staging;
 };
+
+/* The staging pool's start (rdev_rt_open) and end (rdev_rt_close: frees
+ * the idle buffers; every lent one must be back). */
+void rt_staging_init(rdev_rt_t *rt);
+void rt_staging_close(rdev_rt_t *rt);
 
 extern const rt_backend_t rt_sim_backend;
 

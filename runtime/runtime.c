@@ -13,59 +13,6 @@
 
 #include "rt_internal.h"
 
-/* ---- error detail -------------------------------------------------------- */
-
-static _Thread_local char rt_errmsg[256];
-
-int rt_fail(int code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(rt_errmsg, sizeof rt_errmsg, fmt, ap);
-  va_end(ap);
-  return code;
-}
-
-void rt_clear_error(void) { rt_errmsg[0] = '\0'; }
-
-const char *rdev_rt_last_error(void) { return rt_errmsg; }
-
-/* ---- kernel print channel ------------------------------------------------ */
-
-void rt_print(rt_print_buf_t *pb, const char *fmt, ...) {
-  if (pb->truncated) return;
-  char line[512];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(line, sizeof line, fmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
-  if (pb->len + len > RDEV_RT_PRINT_LIMIT) {
-    static const char note[] = "[kernel print truncated]\n";
-    len = sizeof note - 1;
-    memcpy(line, note, len);
-    pb->truncated = 1;
-  }
-  if (pb->len + len > pb->cap) {
-    size_t cap = pb->cap ? pb->cap * 2 : 256;
-    while (cap < pb->len + len) cap *= 2;
-    char *d = realloc(pb->data, cap);
-    if (!d) {
-      pb->truncated = 1;
-      return;
-    }
-    pb->data = d;
-    pb->cap = cap;
-  }
-  memcpy(pb->data + pb->len, line, len);
-  pb->len += len;
-}
-
-void rt_print_release(rt_print_buf_t *pb) {
-  free(pb->data);
-  memset(pb, 0, sizeof *pb);
-}
-
 /* ---- open / close -------------------------------------------------------- */
 
 static const rt_backend_t *const rt_backends[] = {&rt_sim_backend};
@@ -89,12 +36,15 @@ int rdev_rt_open(const rdev_rt_config_t *cfg, rdev_rt_t **out) {
     free(rt);
     return rc;
   }
+  rt_staging_init(rt);
   *out = rt;
   return RDEV_OK;
 }
 
 void rdev_rt_close(rdev_rt_t *rt) {
   if (!rt) return;
+  rt->be->stop(rt->impl); /* cancelled callbacks may still put staging back */
+  rt_staging_close(rt);
   rt->be->close(rt->impl);
   free(rt);
 }
@@ -284,26 +234,42 @@ int rdev_rt_memcpy_async(rdev_rt_t *rt, void *dst, size_t dest_max, const void *
   return rt->be->submit(s, &t);
 }
 
-int rdev_rt_memcpy_gather_async(rdev_rt_t *rt, void *dst, size_t dest_max, const rdev_rt_iov_t *iov, int n,
-                                rdev_rt_stream_t *s) {
-  rt_clear_error();
-  int rc = check_stream(rt, s);
-  if (rc) return rc;
+/* Validates a gather: pieces of host memory, count bytes in all, to dst.
+ * *count gets the total; 0 is a no-op success. */
+static int check_gather(rdev_rt_t *rt, void *dst, size_t dest_max, const rdev_rt_iov_t *iov, int n, size_t *count) {
+  *count = 0;
   if (!rt) return rt_fail(RDEV_INVALID_PARAM, "runtime is NULL");
   if (n < 0 || (n && !iov)) return rt_fail(RDEV_INVALID_PARAM, "%d pieces at %p", n, (const void *)iov);
-  size_t count = 0;
   for (int i = 0; i < n; i++) {
     if (!iov[i].base) return rt_fail(RDEV_INVALID_PARAM, "NULL src piece %d", i);
-    if (iov[i].len > SIZE_MAX - count) return rt_fail(RDEV_RT_PARAM_INVALID, "the pieces' sizes overflow");
-    count += iov[i].len;
+    if (iov[i].len > SIZE_MAX - *count) return rt_fail(RDEV_RT_PARAM_INVALID, "the pieces' sizes overflow");
+    *count += iov[i].len;
     if (find_alloc(rt, iov[i].base).found)
       return rt_fail(RDEV_INVALID_PARAM, "H2D copy: src piece %d at %p is device memory", i, iov[i].base);
   }
-  if (count > dest_max) return rt_fail(RDEV_RT_PARAM_INVALID, "count %zu exceeds destMax %zu", count, dest_max);
-  if (count == 0) return RDEV_OK;
+  if (*count > dest_max) return rt_fail(RDEV_RT_PARAM_INVALID, "count %zu exceeds destMax %zu", *count, dest_max);
+  if (*count == 0) return RDEV_OK;
   if (!dst) return rt_fail(RDEV_INVALID_PARAM, "NULL dst");
   rt_alloc_t da = find_alloc(rt, dst);
-  if ((rc = check_range(&da, dst, count, "dst"))) return rc;
+  return check_range(&da, dst, *count, "dst");
+}
+
+int rdev_rt_memcpy_gather(rdev_rt_t *rt, void *dst, size_t dest_max, const rdev_rt_iov_t *iov, int n) {
+  rt_clear_error();
+  size_t count;
+  int rc = check_gather(rt, dst, dest_max, iov, n, &count);
+  char *d = dst;
+  for (int i = 0; i < n && !rc && count; d += iov[i].len, i++)
+    if (iov[i].len) rc = rt->be->copy(rt->impl, d, iov[i].base, iov[i].len, RDEV_MEMCPY_HOST_TO_DEVICE);
+  return rc;
+}
+
+int rdev_rt_memcpy_gather_async(rdev_rt_t *rt, void *dst, size_t dest_max, const rdev_rt_iov_t *iov, int n,
+                                rdev_rt_stream_t *s) {
+  rt_clear_error();
+  size_t count;
+  int rc = check_stream(rt, s);
+  if (rc || (rc = check_gather(rt, dst, dest_max, iov, n, &count)) || !count) return rc;
   rt_task_t t = {.op = RT_TASK_GATHER};
   t.u.gather.dst = dst;
   t.u.gather.iov = iov;

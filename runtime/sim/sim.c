@@ -1,8 +1,9 @@
 /*
  * runtime/sim/sim.c — the sim backend: a CPU device that behaves like an
- * Ascend NPU seen through the CANN runtime. This file: the backend table,
- * opening and closing, devices and their memory, fault injection;
- * sim_stream.c: streams, their workers, execution slots and events. Each device has its own arena
+ * Ascend NPU seen through the CANN runtime. This file: devices and their
+ * memory, host memory, fault injection; sim_backend.c: the backend table,
+ * opening and closing; sim_stream.c: streams, their workers, execution
+ * slots and events. Each device has its own arena
  * (sim_arena.c); each stream has its own worker thread draining a bounded
  * ring of validated tasks in order, so async calls really return before
  * their work runs and separate streams really run concurrently. Events are
@@ -37,16 +38,7 @@
 
 /* ---- faults -------------------------------------------------------------- */
 
-/* Counts one matching occurrence down; true on the one the fault was armed for. */
-int sim_fault_fires(atomic_uint *c) {
-  unsigned v = atomic_load(c);
-  while (v) {
-    if (atomic_compare_exchange_weak(c, &v, v - 1)) return v == 1;
-  }
-  return 0;
-}
-
-static int sim_fault_inject(void *impl, int dev, rdev_fault_kind_t kind, uint32_t nth, uint32_t hang_ms) {
+int sim_fault_inject(void *impl, int dev, rdev_fault_kind_t kind, uint32_t nth, uint32_t hang_ms) {
   sim_dev_t *d = &((sim_t *)impl)->devs[dev];
   switch (kind) {
     case RDEV_FAULT_ALLOC: atomic_store(&d->fault_alloc, nth); break;
@@ -61,9 +53,9 @@ static int sim_fault_inject(void *impl, int dev, rdev_fault_kind_t kind, uint32_
 
 /* ---- devices and memory -------------------------------------------------- */
 
-static int sim_device_count(void *impl) { return ((sim_t *)impl)->ndev; }
+int sim_device_count(void *impl) { return ((sim_t *)impl)->ndev; }
 
-static int sim_device_info(void *impl, int dev, rdev_rt_device_info_t *info) {
+int sim_device_info(void *impl, int dev, rdev_rt_device_info_t *info) {
   sim_dev_t *d = &((sim_t *)impl)->devs[dev];
   memset(info, 0, sizeof *info);
   strcpy(info->name, "sim");
@@ -72,7 +64,7 @@ static int sim_device_info(void *impl, int dev, rdev_rt_device_info_t *info) {
   return RDEV_OK;
 }
 
-static int sim_malloc(void *impl, int dev, void **dptr, size_t size, size_t reserved) {
+int sim_malloc(void *impl, int dev, void **dptr, size_t size, size_t reserved) {
   sim_dev_t *d = &((sim_t *)impl)->devs[dev];
   if (sim_fault_fires(&d->fault_alloc))
     return rt_fail(RDEV_RT_DEVICE_OOM, "injected allocation fault on device %d", dev);
@@ -92,13 +84,13 @@ static sim_dev_t *dev_of(sim_t *sim, const void *p) {
   return NULL;
 }
 
-static int sim_free(void *impl, void *dptr) {
+int sim_free(void *impl, void *dptr) {
   sim_dev_t *d = dev_of(impl, dptr);
   if (!d) return rt_fail(RDEV_INVALID_PARAM, "%p is not device memory", dptr);
   return sim_arena_free(&d->arena, dptr);
 }
 
-static int sim_lookup(void *impl, const void *p, void **base, size_t *size, int *dev) {
+int sim_lookup(void *impl, const void *p, void **base, size_t *size, int *dev) {
   sim_dev_t *d = dev_of(impl, p);
   if (!d || sim_arena_lookup(&d->arena, p, base, size) != RDEV_OK) return RDEV_INVALID_PARAM;
   *dev = d->index;
@@ -110,7 +102,7 @@ static int ptr_cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static int sim_malloc_host(void *impl, void **p, size_t size) {
+int sim_malloc_host(void *impl, void **p, size_t size) {
   sim_t *sim = impl;
   void *m = NULL;
   if (posix_memalign(&m, 4096, size) != 0) return rt_fail(RDEV_BAD_ALLOC, "no host memory for %zu bytes", size);
@@ -125,7 +117,7 @@ static int sim_malloc_host(void *impl, void **p, size_t size) {
   return RDEV_OK;
 }
 
-static int sim_free_host(void *impl, void *p) {
+int sim_free_host(void *impl, void *p) {
   sim_t *sim = impl;
   pthread_mutex_lock(&sim->mu);
   void *node = tfind(p, &sim->host, ptr_cmp);
@@ -138,7 +130,7 @@ static int sim_free_host(void *impl, void *p) {
 
 /* Device and host memory are both host-addressable in the sim; memmove keeps
  * overlapping D2D copies within one buffer well defined. */
-static int sim_copy(void *impl, void *dst, const void *src, size_t n, rdev_memcpy_kind_t kind) {
+int sim_copy(void *impl, void *dst, const void *src, size_t n, rdev_memcpy_kind_t kind) {
   (void)impl;
   if (kind == RDEV_MEMCPY_DEVICE_TO_DEVICE)
     memmove(dst, src, n);
@@ -147,121 +139,23 @@ static int sim_copy(void *impl, void *dst, const void *src, size_t n, rdev_memcp
   return RDEV_OK;
 }
 
-/* Sim device memory is host memory. */
-static const void *sim_host_view(void *impl, const void *dptr, size_t n) {
-  (void)impl, (void)n;
-  return dptr;
+/* Sim device memory is host memory, shown unless the sim plays a device
+ * whose memory is not host-mapped. */
+const void *sim_host_view(void *impl, const void *dptr, size_t n) {
+  sim_t *sim = impl;
+  (void)n;
+  return sim->unmapped ? NULL : dptr;
 }
 
-static int sim_memset(void *impl, void *dst, int value, size_t n) {
+int sim_memset(void *impl, void *dst, int value, size_t n) {
   (void)impl;
   memset(dst, value, n);
   return RDEV_OK;
 }
 
-/* ---- open / close -------------------------------------------------------- */
-
-static void sim_close(void *impl);
-
-static int sim_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
-  int nk;
-  const rdev_kernel_sig_t *k = rdev_rt_kernels(&nk);
-  for (int i = 0; i < nk; i++)
-    if (nk != sim_kernel_count || strcmp(k[i].name, sim_kernel_names[i]) != 0)
-      return rt_fail(RDEV_INTERNAL_ERROR, "sim kernel table does not match the registry");
-  int ndev = cfg->sim_devices ? cfg->sim_devices : 2;
-  size_t mem = cfg->sim_mem_bytes ? cfg->sim_mem_bytes : (size_t)1 << 30;
-  mem &= ~(size_t)(RDEV_RT_MEM_ALIGN - 1);
-  if (ndev < 1 || ndev > 64) return rt_fail(RDEV_INVALID_PARAM, "sim devices must be 1..64, got %d", ndev);
-  if (mem < 4096) return rt_fail(RDEV_INVALID_PARAM, "sim device memory must be at least 4096 bytes");
-  sim_t *sim = calloc(1, sizeof *sim);
-  if (!sim) return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
-  sim->rt = rt;
-  sim->depth = cfg->stream_depth ? cfg->stream_depth : 1024;
-  pthread_mutex_init(&sim->mu, NULL);
-  sim->devs = calloc((size_t)ndev, sizeof *sim->devs);
-  if (!sim->devs) {
-    sim_close(sim);
-    return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
-  }
-  for (int i = 0; i < ndev; i++) {
-    sim_dev_t *d = &sim->devs[i];
-    d->index = i;
-    d->slots = cfg->sim_slots;
-    pthread_mutex_init(&d->ev_mu, NULL);
-    rdev_clock_cond_init(&d->ev_cv);
-    pthread_mutex_init(&d->sched_mu, NULL);
-    pthread_cond_init(&d->sched_cv, NULL);
-    sim->ndev = i + 1;
-    int rc = sim_arena_init(&d->arena, mem);
-    if (rc) {
-      sim_close(sim);
-      return rc;
-    }
-  }
-  *impl = sim;
-  return RDEV_OK;
-}
-
 static void free_host_node(void *p) { free(p); }
 
-static void sim_close(void *impl) {
-  sim_t *sim = impl;
-  for (;;) { /* each destroy unlinks its stream */
-    pthread_mutex_lock(&sim->mu);
-    sim_stream_t *s = sim->streams;
-    pthread_mutex_unlock(&sim->mu);
-    if (!s) break;
-    sim_stream_destroy(&s->base, 1);
-  }
-  for (sim_event_t *e = sim->events, *n; e; e = n) { /* no stream holds refs any more */
-    n = e->next;
-    free(e);
-  }
+void sim_host_free_all(sim_t *sim) {
   tdestroy(sim->host, free_host_node);
-  for (int i = 0; i < sim->ndev; i++) {
-    sim_arena_destroy(&sim->devs[i].arena);
-    pthread_mutex_destroy(&sim->devs[i].ev_mu);
-    pthread_cond_destroy(&sim->devs[i].ev_cv);
-    pthread_mutex_destroy(&sim->devs[i].sched_mu);
-    pthread_cond_destroy(&sim->devs[i].sched_cv);
-    while (sim->devs[i].groups) {
-      sim_group_t *n = sim->devs[i].groups->next;
-      free(sim->devs[i].groups);
-      sim->devs[i].groups = n;
-    }
-  }
-  free(sim->devs);
-  pthread_mutex_destroy(&sim->mu);
-  free(sim);
+  sim->host = NULL;
 }
-
-const rt_backend_t rt_sim_backend = {
-    .name = "sim",
-    .open = sim_open,
-    .close = sim_close,
-    .device_count = sim_device_count,
-    .device_info = sim_device_info,
-    .malloc = sim_malloc,
-    .free = sim_free,
-    .lookup = sim_lookup,
-    .malloc_host = sim_malloc_host,
-    .free_host = sim_free_host,
-    .copy = sim_copy,
-    .host_view = sim_host_view,
-    .memset = sim_memset,
-    .stream_create = sim_stream_create,
-    .stream_destroy = sim_stream_destroy,
-    .stream_abort = sim_stream_abort,
-    .stream_sync = sim_stream_sync,
-    .stream_pending = sim_stream_pending,
-    .stream_take_error = sim_stream_take_error,
-    .stream_set_group = sim_stream_set_group,
-    .submit = sim_submit,
-    .event_create = sim_event_create,
-    .event_destroy = sim_event_destroy,
-    .event_sync = sim_event_sync,
-    .event_query = sim_event_query,
-    .event_elapsed = sim_event_elapsed,
-    .fault_inject = sim_fault_inject,
-};

@@ -128,6 +128,7 @@ struct sim {
   int ndev;
   sim_dev_t *devs;
   unsigned depth;
+  int unmapped;       /* no host view (rdev_rt_config_t.sim_unmapped) */
   pthread_mutex_t mu; /* streams and events lists, host allocations */
   sim_stream_t *streams;
   sim_event_t *events;
@@ -135,8 +136,30 @@ struct sim {
 };
 
 /* Counts one matching occurrence of an armed fault down; true on the one
- * it was armed for (sim.c). */
-int sim_fault_fires(atomic_uint *c);
+ * it was armed for. */
+static inline int sim_fault_fires(atomic_uint *c) {
+  unsigned v = atomic_load(c);
+  while (v) {
+    if (atomic_compare_exchange_weak(c, &v, v - 1)) return v == 1;
+  }
+  return 0;
+}
+
+/* The backend's devices, memory and faults (sim.c), as rt_backend_t's
+ * entries of the same names (rt_internal.h) */
+int sim_fault_inject(void *impl, int dev, rdev_fault_kind_t kind, uint32_t nth, uint32_t hang_ms);
+int sim_device_count(void *impl);
+int sim_device_info(void *impl, int dev, rdev_rt_device_info_t *info);
+int sim_malloc(void *impl, int dev, void **dptr, size_t size, size_t reserved);
+int sim_free(void *impl, void *dptr);
+int sim_lookup(void *impl, const void *p, void **base, size_t *size, int *dev);
+int sim_malloc_host(void *impl, void **p, size_t size);
+int sim_free_host(void *impl, void *p);
+int sim_copy(void *impl, void *dst, const void *src, size_t n, rdev_memcpy_kind_t kind);
+const void *sim_host_view(void *impl, const void *dptr, size_t n);
+int sim_memset(void *impl, void *dst, int value, size_t n);
+/* Frees every host block malloc_host made (at close). */
+void sim_host_free_all(sim_t *sim);
 
 /* The backend's streams and events (sim_stream.c), as rt_backend_t's
  * entries of the same names (rt_internal.h) */

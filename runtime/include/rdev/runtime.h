@@ -53,6 +53,9 @@ typedef struct {
   unsigned sim_slots;    /* sim: copies/memsets/kernels a device runs at once, shared by
                                 scheduling group weight (see rdev_rt_stream_set_group);
                                 0 = no limit, every stream runs when its thread does */
+  int sim_unmapped;      /* sim: nonzero = device memory is not host-mapped, as on a real
+                                NPU: rdev_rt_host_view returns NULL, so callers take the
+                                staged path every such backend needs */
 } rdev_rt_config_t;
 
 /* Opens the backend named in cfg (NULL cfg = all defaults) and its devices.
@@ -61,7 +64,8 @@ int rdev_rt_open(const rdev_rt_config_t *cfg, rdev_rt_t **out);
 
 /* Closes the runtime: force-destroys remaining streams (their queued work is
  * discarded, callbacks run with RDEV_CANCELLED), then frees remaining events,
- * device and host memory. Blocks until the stream workers have exited. */
+ * device and host memory. Blocks until the stream workers have exited.
+ * Every staging buffer must have been put back (rdev_rt_staging_lent). */
 void rdev_rt_close(rdev_rt_t *rt);
 
 /* Name of the backend the runtime was opened with ("sim"). Never NULL. */
@@ -138,7 +142,7 @@ const void *rdev_rt_host_view(rdev_rt_t *rt, const void *dptr, size_t n);
 int rdev_rt_memcpy_async(rdev_rt_t *rt, void *dst, size_t dest_max, const void *src, size_t count,
                          rdev_memcpy_kind_t kind, rdev_rt_stream_t *s);
 
-/* One piece of host memory for rdev_rt_memcpy_gather_async. */
+/* One piece of host memory for rdev_rt_memcpy_gather(_async). */
 typedef struct {
   const void *base;
   size_t len;
@@ -151,6 +155,30 @@ typedef struct {
  * valid until the copy ran, e.g. until a callback queued after it. */
 int rdev_rt_memcpy_gather_async(rdev_rt_t *rt, void *dst, size_t dest_max, const rdev_rt_iov_t *iov, int n,
                                 rdev_rt_stream_t *s);
+
+/* The same gather, synchronous: checked as a whole first (nothing is
+ * copied when any piece or the total is wrong), returns once every piece
+ * is copied. Does not synchronize any stream, as rdev_rt_memcpy. */
+int rdev_rt_memcpy_gather(rdev_rt_t *rt, void *dst, size_t dest_max, const rdev_rt_iov_t *iov, int n);
+
+/* ---- host staging ------------------------------------------------------- */
+
+/* Device data crosses the host through staging buffers: host memory the
+ * device copies to and from at full speed (plain memory on the sim; pinned
+ * memory on a real NPU, whose memory is not host-mapped). Buffers of up to
+ * RDEV_RT_STAGING_CHUNK bytes are pooled and reused. */
+#define RDEV_RT_STAGING_CHUNK (1u << 20)
+
+/* A staging buffer of at least n bytes, 64-byte aligned; NULL when out of
+ * host memory. Never blocks on the device. Any thread. */
+void *rdev_rt_staging_get(rdev_rt_t *rt, size_t n);
+
+/* Gives a staging buffer back (NULL: nothing). Any thread; its runtime
+ * must still be open. */
+void rdev_rt_staging_put(void *p);
+
+/* Staging buffers given out and not yet put back. */
+size_t rdev_rt_staging_lent(rdev_rt_t *rt);
 
 /* aclrtMemset on device memory: sets count bytes at dptr to (uint8_t)value.
  * Same count/dest_max and range rules as rdev_rt_memcpy. */

@@ -1,0 +1,125 @@
+/*
+ * runtime/sim/sim_backend.c — the sim backend's table (rt_backend_t),
+ * and opening and closing the sim: its devices, their arenas and
+ * scheduling state, and at close every stream, event and host block left.
+ * sim.c has the devices' memory and faults, sim_stream.c streams and
+ * events.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdev/clock.h"
+#include "sim.h"
+
+/* ---- open / close -------------------------------------------------------- */
+
+static void sim_close(void *impl);
+
+static int sim_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
+  int nk;
+  const rdev_kernel_sig_t *k = rdev_rt_kernels(&nk);
+  for (int i = 0; i < nk; i++)
+    if (nk != sim_kernel_count || strcmp(k[i].name, sim_kernel_names[i]) != 0)
+      return rt_fail(RDEV_INTERNAL_ERROR, "sim kernel table does not match the registry");
+  int ndev = cfg->sim_devices ? cfg->sim_devices : 2;
+  size_t mem = cfg->sim_mem_bytes ? cfg->sim_mem_bytes : (size_t)1 << 30;
+  mem &= ~(size_t)(RDEV_RT_MEM_ALIGN - 1);
+  if (ndev < 1 || ndev > 64) return rt_fail(RDEV_INVALID_PARAM, "sim devices must be 1..64, got %d", ndev);
+  if (mem < 4096) return rt_fail(RDEV_INVALID_PARAM, "sim device memory must be at least 4096 bytes");
+  sim_t *sim = calloc(1, sizeof *sim);
+  if (!sim) return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
+  sim->rt = rt;
+  sim->depth = cfg->stream_depth ? cfg->stream_depth : 1024;
+  sim->unmapped = cfg->sim_unmapped != 0;
+  pthread_mutex_init(&sim->mu, NULL);
+  sim->devs = calloc((size_t)ndev, sizeof *sim->devs);
+  if (!sim->devs) {
+    sim_close(sim);
+    return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
+  }
+  for (int i = 0; i < ndev; i++) {
+    sim_dev_t *d = &sim->devs[i];
+    d->index = i;
+    d->slots = cfg->sim_slots;
+    pthread_mutex_init(&d->ev_mu, NULL);
+    rdev_clock_cond_init(&d->ev_cv);
+    pthread_mutex_init(&d->sched_mu, NULL);
+    pthread_cond_init(&d->sched_cv, NULL);
+    sim->ndev = i + 1;
+    int rc = sim_arena_init(&d->arena, mem);
+    if (rc) {
+      sim_close(sim);
+      return rc;
+    }
+  }
+  *impl = sim;
+  return RDEV_OK;
+}
+
+/* Force-destroys every stream left: their callbacks run, cancelled. */
+static void sim_stop(void *impl) {
+  sim_t *sim = impl;
+  for (;;) { /* each destroy unlinks its stream */
+    pthread_mutex_lock(&sim->mu);
+    sim_stream_t *s = sim->streams;
+    pthread_mutex_unlock(&sim->mu);
+    if (!s) break;
+    sim_stream_destroy(&s->base, 1);
+  }
+}
+
+static void sim_close(void *impl) {
+  sim_t *sim = impl;
+  sim_stop(sim);
+  for (sim_event_t *e = sim->events, *n; e; e = n) { /* no stream holds refs any more */
+    n = e->next;
+    free(e);
+  }
+  sim_host_free_all(sim);
+  for (int i = 0; i < sim->ndev; i++) {
+    sim_arena_destroy(&sim->devs[i].arena);
+    pthread_mutex_destroy(&sim->devs[i].ev_mu);
+    pthread_cond_destroy(&sim->devs[i].ev_cv);
+    pthread_mutex_destroy(&sim->devs[i].sched_mu);
+    pthread_cond_destroy(&sim->devs[i].sched_cv);
+    while (sim->devs[i].groups) {
+      sim_group_t *n = sim->devs[i].groups->next;
+      free(sim->devs[i].groups);
+      sim->devs[i].groups = n;
+    }
+  }
+  free(sim->devs);
+  pthread_mutex_destroy(&sim->mu);
+  free(sim);
+}
+
+const rt_backend_t rt_sim_backend = {
+    .name = "sim",
+    .open = sim_open,
+    .stop = sim_stop,
+    .close = sim_close,
+    .device_count = sim_device_count,
+    .device_info = sim_device_info,
+    .malloc = sim_malloc,
+    .free = sim_free,
+    .lookup = sim_lookup,
+    .malloc_host = sim_malloc_host,
+    .free_host = sim_free_host,
+    .copy = sim_copy,
+    .host_view = sim_host_view,
+    .memset = sim_memset,
+    .stream_create = sim_stream_create,
+    .stream_destroy = sim_stream_destroy,
+    .stream_abort = sim_stream_abort,
+    .stream_sync = sim_stream_sync,
+    .stream_pending = sim_stream_pending,
+    .stream_take_error = sim_stream_take_error,
+    .stream_set_group = sim_stream_set_group,
+    .submit = sim_submit,
+    .event_create = sim_event_create,
+    .event_destroy = sim_event_destroy,
+    .event_sync = sim_event_sync,
+    .event_query = sim_event_query,
+    .event_elapsed = sim_event_elapsed,
+    .fault_inject = sim_fault_inject,
+};
