@@ -4,7 +4,10 @@
 # test suite three ways: a normal build, ASan+UBSan, and
 # TSan for the runtime and integration suites; then each libFuzzer harness
 # (tests/fuzz/) for RDEV_FUZZ_SECONDS (default 60) on its corpus, built with
-# clang and ASan+UBSan. Exits non-zero on the first failure.
+# clang and ASan+UBSan. Every suite that serves sessions (integration,
+# Python wire tests, the session fuzzer) runs a second time with the sim's
+# host view off (RDEV_SIM_HOST_VIEW=off), the path a real NPU's memory
+# takes. Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,11 +27,19 @@ run_suite() { # dir sanitizer [ctest args...]
   echo "=== test $dir ==="
   (cd "$dir" && ctest --output-on-failure "$@")
 }
+# The suites that serve sessions, again without the host view.
+served='^(integration_.*|python_.*|bench_fair_quick|rdev_bench_quick)$'
+run_unmapped() { # dir [ctest -R pattern]
+  echo "=== test $1, sim host view off ==="
+  (cd "$1" && RDEV_SIM_HOST_VIEW=off ctest --output-on-failure -R "${2:-$served}")
+}
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-run_suite build "" 
+run_suite build ""
+run_unmapped build
 run_suite build-asan address
+run_unmapped build-asan
 # TSan: the runtime suite and the integration suite (rdevd and the client
 # library with real sessions). gRPC, abseil and OpenSSL are not built for
 # TSan: tests/tsan.supp ignores what they do through intercepted calls, plus
@@ -43,6 +54,7 @@ cmake --build build-tsan -j"$jobs"
 tsan_supp > build-tsan/tsan.supp
 TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/build-tsan/tsan.supp" \
   run_suite build-tsan thread -R '^(test_runtime.*|test_tenants|integration_.*)$'
+TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/build-tsan/tsan.supp" run_unmapped build-tsan '^integration_.*$'
 
 # Fuzzing: the wire decoder, in-process sessions, and the two file parsers.
 fuzz_seconds=${RDEV_FUZZ_SECONDS:-60}
@@ -52,3 +64,4 @@ cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebI
 cmake --build build-fuzz --target fuzz_all -j"$jobs"
 echo "=== fuzz build-fuzz (${fuzz_seconds} s per harness) ==="
 (cd build-fuzz && ctest --output-on-failure -R '^fuzz_')
+run_unmapped build-fuzz '^fuzz_session$'

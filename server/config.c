@@ -148,6 +148,8 @@ void srv_config_defaults(srv_config_t *cfg) {
   cfg->sim_devices = 2;
   cfg->sim_mem_bytes = (size_t)1 << 30;
   cfg->sim_slots = 4;
+  const char *hv = getenv("RDEV_SIM_HOST_VIEW");
+  cfg->sim_host_view = !(hv && (!strcmp(hv, "off") || !strcmp(hv, "0") || !strcmp(hv, "no") || !strcmp(hv, "false")));
   cfg->max_inflight = (size_t)32 << 20;
   cfg->threads = 1;
   cfg->drain_ms = 5000;
@@ -223,6 +225,9 @@ int srv_config_set(srv_config_t *cfg, const char *key, const char *v, const char
     if (parse_size_min(v, &cfg->sim_mem_bytes)) return *err = "sim-mem: a size such as 1G, 256M (at least 4K)", -1;
   } else if (!strcmp(key, "sim-slots")) {
     if (parse_int(v, 0, 1024, &cfg->sim_slots)) return *err = "sim-slots: 0..1024", -1;
+  } else if (!strcmp(key, "sim-host-view")) {
+    if (strcmp(v, "on") && strcmp(v, "off")) return *err = "sim-host-view: on or off", -1;
+    cfg->sim_host_view = !strcmp(v, "on");
   } else if (!strcmp(key, "max-inflight")) {
     if (parse_size_min(v, &cfg->max_inflight)) return *err = "max-inflight: a size such as 64M (at least 4K)", -1;
   } else if (!strcmp(key, "threads")) {

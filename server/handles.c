@@ -51,7 +51,7 @@ static int grow(srv_handles_t *t) {
   return 0;
 }
 
-uint64_t srv_handles_add(srv_handles_t *t, int type, int dev, void *ptr, size_t size) {
+uint64_t srv_handles_add(srv_handles_t *t, int type, int dev, void *ptr, size_t size, void *ext) {
   if ((t->used + 1) * 4 > t->cap * 3 && grow(t) != 0) return 0;
   uint64_t h;
   srv_handle_t *s;
@@ -72,7 +72,7 @@ uint64_t srv_handles_add(srv_handles_t *t, int type, int dev, void *ptr, size_t 
   s->dev = dev;
   s->ptr = ptr;
   s->size = size;
-  s->views = NULL;
+  s->ext = ext;
   t->used++;
   t->live++;
   return h;

@@ -90,6 +90,8 @@ static void usage(FILE *out) {
           "  --sim-mem SIZE       sim: memory per device (default 1G)\n"
           "  --sim-slots N        sim: kernels/copies a device runs at once; contended slots go\n"
           "                       to tenants by weight (default 4; 0 = no limit, no scheduling)\n"
+          "  --sim-host-view on|off  sim: device memory is host-mapped (on, the default), or not,\n"
+          "                       as on a real NPU (off; default from $RDEV_SIM_HOST_VIEW)\n"
           "  --max-inflight SIZE  per session: bytes held on the server before it stops reading\n"
           "                       the session's requests (default 32M)\n"
           "  --threads N          completion-queue threads, one queue each (default 1: gRPC's\n"

@@ -1,34 +1,14 @@
 /*
  * server/ops_mem.c — the memory requests: Malloc (charged to the tenant,
- * zeroed), Free (the memory goes once nothing may touch it: mem_t), Write
- * (sync, or held until its stream copies it), Read (zero-copy where the
- * device shows its memory, else through staging), Copy, Memset, MemInfo.
+ * zeroed), Free (the memory goes once nothing may touch it: srv_mem_t),
+ * Write (gathered now, or held until its stream gathers it), Read (through
+ * runtime staging, or shown where the device shows its memory:
+ * zerocopy.h), Copy, Memset, MemInfo.
  */
-#define _GNU_SOURCE
-#include <grpc/support/alloc.h>
-#include <pb_decode.h>
-#include <pb_encode.h>
-#include <sched.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "session.h"
-
-mem_t *srv_mem_ref(mem_t *m) {
-  atomic_fetch_add(&m->refs, 1);
-  return m;
-}
-
-void srv_mem_unref(mem_t *m) {
-  if (atomic_fetch_sub(&m->refs, 1) != 1) return;
-  rdev_rt_free(m->rt, m->ptr);
-  srv_tenant_give(m->tenant, SRV_Q_MEMORY, m->dev, m->reserved);
-  free(m);
-}
 
 /* An async Write's payload, held until the device copied it: the request's
  * references to the received slices and the gather list over them, or,
@@ -76,32 +56,40 @@ static void write_done_cb(void *user, int status) {
   srv_cb_done(c);
 }
 
+/* gRPC let go of a staged reply's slice. */
+static void staging_put(void *p) {
+  RDEV_HANDOFF_TAKE(p);
+  rdev_rt_staging_put(p);
+}
+
+/* A slice over the first n bytes of staging buffer p, which it takes. */
+static grpc_slice staging_slice(void *p, size_t n) {
+  RDEV_HANDOFF_GIVE(p); /* gRPC gives it back, maybe on another thread */
+  return grpc_slice_new(p, n, staging_put);
+}
+
 /* Sends an async Read's data once the device copied it to staging. */
 static void read_cb(void *user, int status) {
   cb_ctx_t *c = user;
   if (status == RDEV_OK)
-    srv_send_data(c->s, c->seq, srv_buf_slice(c->buf, c->len));
+    srv_send_data(c->s, c->seq, staging_slice(c->buf, c->len));
   else
-    srv_buf_put(c->buf);
+    rdev_rt_staging_put(c->buf);
   srv_inflight_sub(c->s, c->len);
   srv_cb_done(c);
 }
 
-static void mem_unref_cb(void *user, int status) {
-  (void)status;
-  srv_mem_unref(user);
+/* Sends an async shown Read's data once its stream reached it. */
+static void read_shown_cb(void *user, int status) {
+  cb_ctx_t *c = user;
+  if (status == RDEV_OK)
+    srv_send_data(c->s, c->seq, srv_zc_read_slice(c->buf));
+  else
+    srv_zc_read_drop(c->buf);
+  srv_cb_done(c);
 }
 
-/* A buffer freed now must outlast the work queued on st so far. */
-static void defer_on(mem_t *m, rdev_rt_stream_t *st) {
-  int done = 1;
-  if (rdev_rt_stream_query(st, &done) == RDEV_OK && !done) {
-    srv_mem_ref(m);
-    if (rdev_rt_launch_callback(st, mem_unref_cb, m) != RDEV_OK) srv_mem_unref(m);
-  }
-}
-
-static void defer_on_entry(srv_handle_t *e, void *arg) { defer_on(arg, e->ptr); }
+static void defer_on_entry(srv_handle_t *e, void *arg) { srv_mem_defer_on(arg, e->ptr); }
 
 /* Memory is charged to the tenant at the size the device really reserves,
  * and zeroed before the tenant can read it: nothing another tenant left in
@@ -109,51 +97,45 @@ static void defer_on_entry(srv_handle_t *e, void *arg) { defer_on(arg, e->ptr); 
 int srv_op_malloc(srv_req_t *x) {
   const rdev_v1_Malloc *m = &x->q->op.malloc;
   srv_tenant_t *t = x->s->tenant;
+  rdev_rt_t *rt = x->s->srv->rt;
   void *p = NULL;
   int dev, rc = srv_check_device(x, m->device, &dev);
   if (rc) return rc;
   size_t size = (size_t)m->size, reserved = rdev_rt_mem_reserved_size(size);
   if (size && !reserved) return srv_fail(x, RDEV_RT_DEVICE_OOM, "size %zu overflows", size);
-  mem_t *mem = malloc(sizeof *mem);
-  if (!mem) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
-  if (reserved && srv_tenant_take(t, SRV_Q_MEMORY, dev, reserved, x->s->peer, x->r.message, sizeof x->r.message)) {
-    free(mem);
+  if (reserved && srv_tenant_take(t, SRV_Q_MEMORY, dev, reserved, x->s->peer, x->r.message, sizeof x->r.message))
     return RDEV_QUOTA_EXCEEDED;
+  rc = rdev_rt_malloc(rt, dev, &p, size, (rdev_mem_policy_t)m->policy);
+  if (rc) {
+    if (reserved) srv_tenant_give(t, SRV_Q_MEMORY, dev, reserved);
+    return srv_rt_failed(x, rc);
   }
-  rc = rdev_rt_malloc(x->s->srv->rt, dev, &p, size, (rdev_mem_policy_t)m->policy);
-  if (!rc) rc = rdev_rt_memset(x->s->srv->rt, p, size, 0, size);
-  uint64_t h = rc ? 0 : srv_handles_add(&x->s->handles, SRV_H_BUF, dev, p, size);
+  /* from here the record gives the memory and the quota back */
+  srv_mem_t *mem = srv_mem_new(rt, p, size, t, dev, reserved);
+  if (!mem) {
+    if (reserved) srv_tenant_give(t, SRV_Q_MEMORY, dev, reserved);
+    rdev_rt_free(rt, p);
+    return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  }
+  rc = rdev_rt_memset(rt, p, size, 0, size);
+  uint64_t h = rc ? 0 : srv_handles_add(&x->s->handles, SRV_H_BUF, dev, p, size, mem);
   if (!h) {
     rc = rc ? srv_rt_failed(x, rc) : srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
-    if (reserved) srv_tenant_give(t, SRV_Q_MEMORY, dev, reserved);
-    if (p) rdev_rt_free(x->s->srv->rt, p);
-    free(mem);
+    srv_mem_unref(mem);
     return rc;
   }
-  mem->rt = x->s->srv->rt;
-  mem->ptr = p;
-  mem->tenant = t;
-  mem->dev = dev;
-  mem->reserved = reserved;
-  atomic_init(&mem->refs, 1); /* the handle entry's */
-  mem->shown = 0;
-  srv_handles_get(&x->s->handles, h, SRV_H_BUF)->mem = mem;
   x->r.handle = h;
   return RDEV_OK;
 }
 
-/* Gives buffer entry e back: its memory goes once every stream of the
- * session has passed the work queued so far and no zero-copy reply shows
- * it any more (mem_t). req_mu held or the session released. */
 void srv_release_buffer(srv_session_t *s, const srv_handle_t *e) {
-  srv_handles_each(&s->handles, SRV_H_STREAM, defer_on_entry, e->mem);
-  for (dead_stream_t *ds = s->dead; ds; ds = ds->next) defer_on(e->mem, ds->st);
-  srv_mem_unref(e->mem);
+  srv_handles_each(&s->handles, SRV_H_STREAM, defer_on_entry, e->ext);
+  for (dead_stream_t *ds = s->dead; ds; ds = ds->next) srv_mem_defer_on(e->ext, ds->st);
+  srv_mem_unref(e->ext);
 }
 
 static void check_room_entry(srv_handle_t *e, void *arg) { srv_check_room(arg, e->ptr); }
 
-/* aclrtFree returns at once; the memory goes back later (release_buffer). */
 int srv_op_free(srv_req_t *x) {
   uint64_t h = x->q->op.free.buf;
   srv_handle_t *e = srv_get_handle(x, h, SRV_H_BUF);
@@ -184,13 +166,11 @@ int srv_op_write(srv_req_t *x) {
     return rc;
   if (n == 0) return st || w->quiet ? SRV_LATER : RDEV_OK;
   rdev_wire_payload_t *p = x->data;
-  if (!st) { /* synchronous: copied now, so that later requests see it */
-    for (int i = 0; i < p->nparts; i++) {
-      size_t k = GRPC_SLICE_LENGTH(p->parts[i]);
-      rc = rdev_rt_memcpy(x->s->srv->rt, dst, k, GRPC_SLICE_START_PTR(p->parts[i]), k, RDEV_MEMCPY_HOST_TO_DEVICE);
-      if (rc) return srv_rt_failed(x, rc);
-      dst += k;
-    }
+  if (!st) { /* synchronous: gathered now, so that later requests see it */
+    rdev_rt_iov_t iov[RDEV_WIRE_MAX_PARTS];
+    for (int i = 0; i < p->nparts; i++)
+      iov[i] = (rdev_rt_iov_t){GRPC_SLICE_START_PTR(p->parts[i]), GRPC_SLICE_LENGTH(p->parts[i])};
+    if ((rc = rdev_rt_memcpy_gather(x->s->srv->rt, dst, n, iov, p->nparts))) return srv_rt_failed(x, rc);
     return w->quiet ? SRV_LATER : RDEV_OK; /* quiet: no news is good news */
   }
   /* async: the stream copies out of the held payload when its turn comes */
@@ -215,14 +195,12 @@ int srv_op_write(srv_req_t *x) {
   return SRV_LATER;
 }
 
-/* Sent straight from device memory where the device shows it: now, or for
- * an async Read when its stream reaches it (read_view_cb); else through a
- * staging buffer. */
 int srv_op_read(srv_req_t *x) {
   const rdev_v1_Read *rd = &x->q->op.read;
+  rdev_rt_t *rt = x->s->srv->rt;
   srv_handle_t *se = NULL;
   char *src = NULL;
-  mem_t *mem = NULL;
+  srv_mem_t *mem = NULL;
   int rc = rd->stream ? srv_find_stream(x, rd->stream, &se) : RDEV_OK; /* no fence: reads go on */
   if (rc || (rc = srv_check_count(x, rd->count, rd->dest_max))) return rc;
   if (rd->count > RDEV_WIRE_MAX_CHUNK)
@@ -231,46 +209,47 @@ int srv_op_read(srv_req_t *x) {
   if ((rc = srv_buf_range(x, "read", rd->buf, rd->offset, rd->count, &src, &mem))) return rc;
   rdev_rt_stream_t *st = se ? se->ptr : NULL;
   size_t n = (size_t)rd->count;
-  const void *view = rdev_rt_host_view(x->s->srv->rt, src, n);
-  views_t **vs = !view ? NULL : st ? &se->views : &x->s->sync_views;
-  pin_t *pin = vs && (*vs || (*vs = srv_views_new(x->s->pins))) ? malloc(sizeof *pin) : NULL;
-  if (pin && !st) {
-    x->payload = srv_pinned_slice(pin, *vs, mem, 1, view, n); /* later changes wait: must_wait */
-    x->has_payload = 1;
+  const void *view = rdev_rt_host_view(rt, src, n); /* NULL where memory is not host-mapped */
+  if (view && !st && srv_zc_read(x->s->zc, mem, view, n, &x->payload) == 0) {
+    x->has_payload = 1; /* later changes wait for it to leave: must_wait */
     return RDEV_OK;
   }
-  if (pin) {
-    cb_ctx_t *c = srv_cb_new(x->s, x->q->seq, st, (void *)view, n);
-    if (c) {
-      c->views = srv_views_ref(*vs);
-      c->mem = srv_mem_ref(mem);
-      c->pin = pin;
-    } else {
-      free(pin);
-    }
-    if ((rc = srv_queue_callback(x, st, srv_read_view_cb, c)) == SRV_LATER) se->views->unfenced = 1;
-    return rc;
+  srv_zc_read_t *shown = NULL;
+  if (view && st) {
+    srv_views_t *v = se->ext; /* the stream's shown replies: made on its first */
+    shown = srv_zc_read_async(x->s->zc, &v, mem, view, n);
+    se->ext = v;
   }
-  void *staging = srv_buf_get(n);
-  if (!staging) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
-  if (!st) {
-    rc = n ? rdev_rt_memcpy(x->s->srv->rt, staging, n, src, n, RDEV_MEMCPY_DEVICE_TO_HOST) : RDEV_OK;
-    if (rc) {
-      srv_buf_put(staging);
+  if (shown) {
+    cb_ctx_t *c = srv_cb_new(x->s, x->q->seq, st, shown, n);
+    if (!c || (rc = rdev_rt_launch_callback(st, read_shown_cb, c)) != RDEV_OK) {
+      srv_zc_read_drop(shown);
+      if (!c) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
+      srv_cb_done(c);
       return srv_rt_failed(x, rc);
     }
-    x->payload = srv_buf_slice(staging, n);
+    return SRV_LATER;
+  }
+  void *staging = rdev_rt_staging_get(rt, n);
+  if (!staging) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  if (!st) {
+    rc = n ? rdev_rt_memcpy(rt, staging, n, src, n, RDEV_MEMCPY_DEVICE_TO_HOST) : RDEV_OK;
+    if (rc) {
+      rdev_rt_staging_put(staging);
+      return srv_rt_failed(x, rc);
+    }
+    x->payload = staging_slice(staging, n);
     x->has_payload = 1;
     return RDEV_OK;
   }
   cb_ctx_t *c = srv_cb_new(x->s, x->q->seq, st, staging, n);
   if (!c) {
-    srv_buf_put(staging);
+    rdev_rt_staging_put(staging);
     return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
   }
-  if (n && (rc = rdev_rt_memcpy_async(x->s->srv->rt, staging, n, src, n, RDEV_MEMCPY_DEVICE_TO_HOST, st))) {
+  if (n && (rc = rdev_rt_memcpy_async(rt, staging, n, src, n, RDEV_MEMCPY_DEVICE_TO_HOST, st))) {
     srv_cb_done(c);
-    srv_buf_put(staging);
+    rdev_rt_staging_put(staging);
     return srv_rt_failed(x, rc);
   }
   srv_inflight_add(x->s, n);

@@ -5,22 +5,13 @@
  * events, and launches with their print output held for the next reply.
  */
 #define _GNU_SOURCE
-#include <grpc/support/alloc.h>
-#include <pb_decode.h>
-#include <pb_encode.h>
 #include <sched.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "rdev/clock.h"
 #include "session.h"
 
-/* Gives back a stream s had on device dev: to the tenant's quota and cap,
- * and in open mode to the session's own cap (streams_take). */
 void srv_streams_give(srv_session_t *s, int dev) {
   if (s->own_caps) atomic_fetch_sub(&s->dev_streams[dev], 1);
   srv_tenant_give(s->tenant, SRV_Q_STREAMS, dev, 1);
@@ -44,8 +35,16 @@ static int streams_take(srv_req_t *x, int dev) {
   return RDEV_OK;
 }
 
-/* A stream in the session's scheduling group: its tenant's share of the
- * device by weight, and at most its cap of the device's slots at once. */
+/* StreamSync, StreamDestroy and EventSync answer here, in stream order. */
+static void sync_cb(void *user, int status) {
+  cb_ctx_t *c = user;
+  if (status == RDEV_OK) {
+    int err = c->st ? rdev_rt_stream_take_error(c->st) : RDEV_OK;
+    srv_send_status(c->s, c->seq, 0, err, err ? STREAM_FAILED : "");
+  }
+  srv_cb_done(c);
+}
+
 int srv_op_stream_create(srv_req_t *x) {
   rdev_rt_stream_t *st = NULL;
   int dev, rc = srv_check_device(x, x->q->op.stream_create.device, &dev);
@@ -62,7 +61,7 @@ int srv_op_stream_create(srv_req_t *x) {
   pthread_mutex_unlock(&x->s->tenant->mu);
   /* the tenant's weight and cap as they are now (a reload may change them) */
   rdev_rt_stream_set_group(st, x->s->group, weight, device_slots ? (uint32_t)cap : 0);
-  uint64_t h = srv_handles_add(&x->s->handles, SRV_H_STREAM, dev, st, 0);
+  uint64_t h = srv_handles_add(&x->s->handles, SRV_H_STREAM, dev, st, 0, NULL);
   if (!h) {
     rdev_rt_stream_destroy_force(st);
     srv_streams_give(x->s, dev);
@@ -72,8 +71,6 @@ int srv_op_stream_create(srv_req_t *x) {
   return RDEV_OK;
 }
 
-/* Streams the client destroyed while work was queued finish that work first
- * (aclrtDestroyStream); they are reaped here once idle. req_mu held. */
 void srv_reap_dead(srv_session_t *s) {
   for (dead_stream_t **pp = &s->dead; *pp;) {
     int done = 0;
@@ -95,7 +92,7 @@ void srv_reap_dead(srv_session_t *s) {
 static void destroy_cb(void *user, int status) {
   cb_ctx_t *c = user;
   srv_streams_give(c->s, rdev_rt_stream_device(c->st));
-  srv_sync_cb(c, status);
+  sync_cb(c, status);
 }
 
 int srv_op_stream_destroy(srv_req_t *x) {
@@ -109,7 +106,7 @@ int srv_op_stream_destroy(srv_req_t *x) {
    * work may wait on this thread's sends: never wait for it here) */
   dead_stream_t *d = done ? NULL : malloc(sizeof *d);
   if (!done && !d) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
-  if (e->views) srv_views_unref(e->views);
+  srv_zc_views_drop(e->ext);
   srv_handles_del(&x->s->handles, x->q->op.stream_destroy.stream);
   if (done) {
     x->used = NULL; /* gone: nothing to watch */
@@ -158,7 +155,7 @@ int srv_op_stream_sync(srv_req_t *x) {
     int err = rdev_rt_stream_take_error(st);
     return err ? srv_fail(x, err, STREAM_FAILED) : RDEV_OK;
   }
-  return srv_queue_callback(x, st, srv_sync_cb, srv_cb_new(x->s, x->q->seq, st, NULL, 0));
+  return srv_queue_callback(x, st, sync_cb, srv_cb_new(x->s, x->q->seq, st, NULL, 0));
 }
 
 int srv_op_stream_query(srv_req_t *x) {
@@ -286,7 +283,7 @@ int srv_op_event_create(srv_req_t *x) {
   if (rc) return rc;
   rc = rdev_rt_event_create(x->s->srv->rt, dev, &ev);
   if (rc) return srv_rt_failed(x, rc);
-  uint64_t h = srv_handles_add(&x->s->handles, SRV_H_EVENT, dev, ev, 0);
+  uint64_t h = srv_handles_add(&x->s->handles, SRV_H_EVENT, dev, ev, 0, NULL);
   if (!h) {
     rdev_rt_event_destroy(ev);
     return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
@@ -324,8 +321,6 @@ int srv_op_stream_wait_event(srv_req_t *x) {
   return rc ? srv_rt_failed(x, rc) : SRV_LATER;
 }
 
-/* EventSync waits on a session-internal stream of the event's device: the
- * stream waits for the event, then a callback answers. */
 int srv_op_event_sync(srv_req_t *x) {
   srv_handle_t *e;
   int rc = srv_get_event(x, x->q->op.event_sync.event, &e);
@@ -340,7 +335,7 @@ int srv_op_event_sync(srv_req_t *x) {
   }
   x->used = *ss;
   if ((rc = rdev_rt_stream_wait_event(*ss, e->ptr))) return srv_rt_failed(x, rc);
-  return srv_queue_callback(x, *ss, srv_sync_cb, srv_cb_new(x->s, x->q->seq, NULL, NULL, 0));
+  return srv_queue_callback(x, *ss, sync_cb, srv_cb_new(x->s, x->q->seq, NULL, NULL, 0));
 }
 
 int srv_op_event_query(srv_req_t *x) {

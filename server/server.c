@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "srv.h"
+#include "zerocopy.h"
 
 enum { K_SESSION, K_INFO, K_LIST, K_HEALTH, K_UNKNOWN };
 
@@ -86,7 +86,7 @@ static void on_unary_done(srv_op_t *op, int ok) {
 }
 
 /* Answers a unary call with resp (taken; may be NULL) and status. */
-void srv_call_respond(grpc_call *call, grpc_byte_buffer *resp, grpc_status_code status, const char *details) {
+static void call_respond(grpc_call *call, grpc_byte_buffer *resp, grpc_status_code status, const char *details) {
   unary_t *u = calloc(1, sizeof *u);
   if (!u) {
     if (resp) grpc_byte_buffer_destroy(resp);
@@ -163,17 +163,17 @@ static grpc_byte_buffer *list_reply(srv_t *srv, srv_tenant_t *t) {
 static void health_check(srv_t *srv, grpc_call *call, grpc_byte_buffer *payload) {
   grpc_health_v1_HealthCheckRequest q = grpc_health_v1_HealthCheckRequest_init_zero;
   if (!rdev_wire_decode(payload, grpc_health_v1_HealthCheckRequest_fields, &q, NULL)) {
-    srv_call_respond(call, NULL, GRPC_STATUS_INVALID_ARGUMENT, "malformed HealthCheckRequest");
+    call_respond(call, NULL, GRPC_STATUS_INVALID_ARGUMENT, "malformed HealthCheckRequest");
     return;
   }
   if (q.service[0] && strcmp(q.service, "rdev.v1.Device") != 0) {
-    srv_call_respond(call, NULL, GRPC_STATUS_NOT_FOUND, "unknown service");
+    call_respond(call, NULL, GRPC_STATUS_NOT_FOUND, "unknown service");
     return;
   }
   grpc_health_v1_HealthCheckResponse r = grpc_health_v1_HealthCheckResponse_init_zero;
   r.status = atomic_load(&srv->shutting_down) ? grpc_health_v1_HealthCheckResponse_ServingStatus_NOT_SERVING
                                               : grpc_health_v1_HealthCheckResponse_ServingStatus_SERVING;
-  srv_call_respond(call, rdev_wire_encode(grpc_health_v1_HealthCheckResponse_fields, &r, NULL), GRPC_STATUS_OK, NULL);
+  call_respond(call, rdev_wire_encode(grpc_health_v1_HealthCheckResponse_fields, &r, NULL), GRPC_STATUS_OK, NULL);
 }
 
 static void on_accept(srv_op_t *op, int ok) {
@@ -188,21 +188,26 @@ static void on_accept(srv_op_t *op, int ok) {
       char *peer = grpc_call_get_peer(a->call);
       srv_audit(SRV_LOG_WARN, "authentication failed", NULL, peer, "reason=%s", why);
       gpr_free(peer);
-      srv_call_respond(a->call, NULL, GRPC_STATUS_UNAUTHENTICATED, "authentication failed");
+      call_respond(a->call, NULL, GRPC_STATUS_UNAUTHENTICATED, "authentication failed");
       ok = 0; /* answered */
     }
   }
   if (ok) {
     switch (a->kind) {
-      case K_SESSION: srv_session_start(srv, a->call, a->deadline, t); break;
-      case K_INFO: srv_call_respond(a->call, info_reply(srv, t), GRPC_STATUS_OK, NULL); break;
-      case K_LIST: srv_call_respond(a->call, list_reply(srv, t), GRPC_STATUS_OK, NULL); break;
+      case K_SESSION: {
+        char msg[256];
+        if (srv_session_start(srv, a->call, a->deadline, t, msg, sizeof msg) != 0)
+          call_respond(a->call, NULL, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
+        break;
+      }
+      case K_INFO: call_respond(a->call, info_reply(srv, t), GRPC_STATUS_OK, NULL); break;
+      case K_LIST: call_respond(a->call, list_reply(srv, t), GRPC_STATUS_OK, NULL); break;
       case K_HEALTH: health_check(srv, a->call, a->payload); break;
       case K_UNKNOWN: {
         char *m = grpc_slice_to_c_string(a->details.method);
         srv_log(SRV_LOG_INFO, "unknown method %s", m);
         gpr_free(m);
-        srv_call_respond(a->call, NULL, GRPC_STATUS_UNIMPLEMENTED, "unknown method");
+        call_respond(a->call, NULL, GRPC_STATUS_UNIMPLEMENTED, "unknown method");
         break;
       }
     }
@@ -258,34 +263,52 @@ static grpc_server_credentials *server_creds(const srv_config_t *cfg) {
 int srv_open(srv_t *srv) {
   pthread_mutex_init(&srv->mu, NULL);
   pthread_cond_init(&srv->cv, NULL);
-  srv_sessions_init(srv);
   atomic_init(&srv->next_session_id, 1);
-  atomic_init(&srv->pinned, 0);
-  if (srv_tenants_init(srv) != 0) return -1;
+  if (!(srv->zc = srv_zc_new())) {
+    srv_log(SRV_LOG_ERROR, "out of memory");
+    return -1;
+  }
+  if (srv_tenants_init(srv) != 0) {
+    srv_zc_free(srv->zc);
+    return -1;
+  }
   rdev_rt_config_t rc = {.backend = srv->cfg.backend,
                          .sim_devices = srv->cfg.sim_devices,
                          .sim_mem_bytes = srv->cfg.sim_mem_bytes,
                          .stream_depth = SRV_STREAM_DEPTH,
-                         .sim_slots = (unsigned)srv->cfg.sim_slots};
+                         .sim_slots = (unsigned)srv->cfg.sim_slots,
+                         .sim_unmapped = !srv->cfg.sim_host_view};
   int err = rdev_rt_open(&rc, &srv->rt);
   if (err) {
     srv_log(SRV_LOG_ERROR, "cannot open the %s backend: %s (%s)", srv->cfg.backend, rdev_strerror(err),
             rdev_rt_last_error());
     srv_tenants_free(srv);
+    srv_zc_free(srv->zc);
     return -1;
   }
   return 0;
 }
 
+/* Whether gRPC let go of every reply slice that holds runtime memory
+ * (shown device memory, staging buffers), waiting up to 10 s: it may keep
+ * them a moment after their calls are gone. */
+static int replies_gone(srv_t *srv) {
+  for (int i = 0; i < 10000 && (srv_zc_held(srv->zc) > 0 || rdev_rt_staging_lent(srv->rt) > 0); i++) usleep(1000);
+  return srv_zc_held(srv->zc) == 0 && rdev_rt_staging_lent(srv->rt) == 0;
+}
+
 void srv_close(srv_t *srv) {
-  srv_sessions_stop(srv);
+  srv_zc_stop(srv->zc);
+  if (!replies_gone(srv)) {
+    srv_log(SRV_LOG_ERROR, "%d shown replies and %zu staging buffers still held by gRPC: the runtime is left open",
+            srv_zc_held(srv->zc), rdev_rt_staging_lent(srv->rt));
+    return;
+  }
   rdev_rt_close(srv->rt);
   srv_tenants_free(srv);
-  srv_buf_pool_drain();
+  srv_zc_free(srv->zc);
   pthread_mutex_destroy(&srv->mu);
   pthread_cond_destroy(&srv->cv);
-  pthread_mutex_destroy(&srv->paused_mu);
-  pthread_cond_destroy(&srv->paused_cv);
 }
 
 int srv_start(srv_t *srv) {
@@ -412,15 +435,10 @@ void srv_stop(srv_t *srv) {
   }
   free(srv->threads);
   free(srv->cqs);
-  /* Zero-copy replies show device memory until gRPC let go of them, which
-   * may be a moment after their calls are gone. */
-  for (int i = 0; i < 10000 && atomic_load(&srv->pinned) > 0; i++) usleep(1000);
-  if (atomic_load(&srv->pinned) > 0) {
-    srv_log(SRV_LOG_ERROR, "%d zero-copy replies still held by gRPC: the runtime is left open",
-            atomic_load(&srv->pinned));
-    grpc_shutdown(); /* what it lets go of still finds the runtime and tenants */
-    return;
-  }
+  int gone = replies_gone(srv); /* before gRPC shuts down: what it lets go of finds the runtime */
   grpc_shutdown();
-  srv_close(srv);
+  if (gone)
+    srv_close(srv);
+  else
+    srv_log(SRV_LOG_ERROR, "shown replies or staging buffers still held by gRPC: the runtime is left open");
 }

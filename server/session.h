@@ -1,9 +1,13 @@
 /*
  * server/session.h — what the files of a session share (private to them):
  * its state, the request context, and each file's functions for the
- * others. session.c lifecycle, call.c gRPC I/O and backpressure,
- * dispatch.c requests and batches, ops_mem.c and ops_stream.c the
- * handlers, zerocopy.c replies that show device memory.
+ * others. From the bottom up: session.c the session object and its
+ * references; flow.c the call's send queue, receives and backpressure;
+ * request.c the request context (lookups, checks, callbacks that answer
+ * later); ops_mem.c and ops_stream.c the handlers; dispatch.c a message's
+ * requests; release.c a session's end; call.c the gRPC call's events and
+ * local.c in-process sessions on top. buffers.c and zerocopy.c lie below
+ * them all.
  *
  * Lifecycle. A session holds one reference for its RECV_CLOSE_ON_SERVER
  * batch (which completes last, on a normal end or a cancel) and one for each
@@ -12,11 +16,11 @@
  * in order, one after another; after a small request the next one is posted
  * late (see DEFER_RECV_BELOW), the receive's reference kept meanwhile.
  * Replies go through a FIFO send queue with at most one SEND_MESSAGE
- * outstanding (gRPC's rule). When the client
- * half-closes, or the call is cancelled (client crash, network loss,
- * deadline, server drain), everything the session made is released: streams
- * are force-destroyed (queued work discarded, their callbacks run with
- * RDEV_CANCELLED), events destroyed, buffers freed.
+ * outstanding (gRPC's rule). When the client half-closes, or the call is
+ * cancelled (client crash, network loss, deadline, server drain),
+ * everything the session made is released: streams are force-destroyed
+ * (queued work discarded, their callbacks run with RDEV_CANCELLED), events
+ * destroyed, buffers freed.
  *
  * Backpressure. `inflight` counts bytes the session holds on the server:
  * async Write payloads until the device copied them, Read staging and
@@ -27,7 +31,10 @@
  * one message per session (a batch may ask for RDEV_WIRE_MAX_BATCH_XFER).
  * Likewise a session whose device stream has half its queue depth of tasks
  * waiting stops being read until the stream worked that off, so a
- * completion-queue thread never blocks on a full stream.
+ * completion-queue thread never blocks on a full stream. A client that
+ * stops reading replies stalls only itself: its staged Reads were staged
+ * when their requests were read, so its streams run to the end and hold
+ * nothing another session needs.
  *
  * Device work never blocks a completion-queue thread on the device: stream
  * and event synchronization, stream destruction and async reads complete
@@ -35,30 +42,16 @@
  * (A stream synchronize first watches a busy stream for up to
  * SYNC_WATCH_NS, so that a small kernel's synchronize is answered at once.)
  *
- * Zero-copy Reads. Where the device shows its memory to the host (the sim
- * backend), Read replies carry device memory itself, pinned until gRPC lets
- * go (pin_t): a buffer the client frees meanwhile goes back only after
- * (mem_t; an async Read counts from when it is queued), other buffers at
- * once. An async Read is sent when its stream reaches it, and work queued
- * on the stream after it first waits for those replies to have left
- * (views_t, fence_cb), so that what they show cannot change under them:
- * the copy is complete, as a CANN D2H copy is, before the stream moves on.
- * The wait depends on the client reading, so the completion-queue thread
- * never waits for a stream that may hold one, and a session's end first
- * makes every stream discard its queue, then lets the fences go.
- * A synchronous Read's reply shows device memory as well: a later request
- * of the session that may change a buffer such a reply shows (Write,
- * Memset, Copy, Launch) waits until gRPC let go of the session's
- * synchronous Read replies (must_wait). Handling, and receiving, pause
- * before it, even mid-batch; the server's resumer thread handles the
- * message's rest once they left (pause_message).
- * The client's synchronous copies rarely wait: they return once every
- * reply arrived, by which time gRPC has mostly let go.
+ * Reads. A Read's data leaves through a runtime staging buffer
+ * (rdev_rt_staging_get), copied by the device, for every backend; where
+ * the device shows its memory to the host, zerocopy.h sends it from device
+ * memory itself instead.
  */
 #ifndef RDEV_SRV_SESSION_H
 #define RDEV_SRV_SESSION_H
 
-#include "srv.h"
+#include "buffers.h"
+#include "zerocopy.h"
 
 typedef struct reply_node {
   struct reply_node *next;
@@ -76,7 +69,7 @@ typedef struct dead_stream { /* destroyed by the client, waiting for its queued 
  * RDEV_WIRE_MAX_BATCH_XFER bytes of Read and Write data in all, which
  * bounds what one message may add to the session's inflight bytes
  * (backpressure acts between messages). A message whose handling paused
- * (must_wait) resumes past the requests it handled (walk.skip). */
+ * (srv_zc_pause) resumes past the requests it handled (walk.skip). */
 typedef struct {
   srv_session_t *s;
   int count;   /* batch requests run so far (the limits) */
@@ -107,7 +100,7 @@ struct srv_session {
   rdev_rt_stream_t **sync_streams; /* per device, for EventSync; lazily made */
   dead_stream_t *dead;
 
-  pthread_mutex_t mu; /* from here to `pins` */
+  pthread_mutex_t mu; /* from here to `held_cap` */
   srv_op_t start_op, recv_op, send_op, status_op, close_op;
   grpc_byte_buffer *recv_bb;
   grpc_metadata_array recv_md;
@@ -118,12 +111,10 @@ struct srv_session {
   size_t inflight;
   char *held; /* kernel print output not sent yet (at most HOLD_MAX) */
   size_t held_len, held_cap;
-  struct pins *pins;            /* zero-copy replies gRPC still holds */
-  struct srv_views *sync_views; /* of them, synchronous Reads' (lazily made; req_mu) */
-  grpc_byte_buffer *paused;     /* a message whose handling paused, and where (pause_message) */
+  srv_zc_session_t *zc;     /* its shown Read replies (zerocopy.h) */
+  grpc_byte_buffer *paused; /* a message whose handling paused, and where (dispatch.c) */
   batch_t paused_at;
-  srv_session_t *paused_next; /* srv->paused, under srv->paused_mu */
-  srv_session_t *defer_next;  /* not under mu: its CQ thread's deferred list */
+  srv_session_t *defer_next; /* not under mu: its CQ thread's deferred list */
   /* In-process sessions (call == NULL): replies go to local_fn, and
    * local_ready says the session takes its next message (mu). */
   srv_reply_fn local_fn;
@@ -131,49 +122,6 @@ struct srv_session {
   int local_ready;
   pthread_cond_t local_cv;
 };
-
-/* The zero-copy Read replies of a session that gRPC still holds, and the
- * lock and condition their views_t counts use. Apart from the session:
- * gRPC may keep a reply's slice until the call is destroyed, which is at
- * the session's end, so a slice must not keep the session; this outlives
- * it if need be. Its own lock: gRPC may let go of a slice inside a call we
- * make with s->mu held. */
-typedef struct pins {
-  pthread_mutex_t mu;
-  pthread_cond_t cv; /* a views_t's n dropped to 0, or closing was set */
-  srv_t *srv;        /* srv->pinned counts slices server-wide */
-  int n;             /* slices held */
-  int orphan;        /* the session is gone: the last slice frees this */
-  int closing;       /* the session is being released: fences stop waiting */
-} pins_t;
-
-/* Zero-copy Read replies that gRPC still holds, of one stream (its async
- * Reads) or of the session (its synchronous ones), each also counted in
- * the session's pins_t. Counts under pins->mu; freed with the last of its
- * references: its owner's (the stream's handle entry, or the session),
- * each slice, each queued read or fence. */
-typedef struct srv_views {
-  pins_t *pins;
-  int n; /* slices held */
-  int refs;
-  int unfenced; /* reads queued since the last fence: req_mu */
-  int resume;   /* a paused message waits for n to drop to 0 */
-} views_t;
-
-/* A buffer's device memory, given back once nothing may still touch it:
- * `refs` counts its handle entry until the client frees it (or the session
- * ends), each stream with work queued before that free, each zero-copy
- * reply that shows it and each async Read queued to make one. So nothing
- * of this session touches memory handed on to another. */
-typedef struct srv_mem {
-  rdev_rt_t *rt;
-  void *ptr;
-  srv_tenant_t *tenant;
-  int dev;
-  size_t reserved; /* charged to the tenant */
-  atomic_int refs;
-  int shown; /* synchronous Read replies gRPC holds that show it: pins->mu */
-} mem_t;
 
 /* Kernel print output waits for the session's next reply and rides in it
  * (CANN shows device printf output at synchronization); this much at most,
@@ -210,31 +158,24 @@ typedef struct {
   srv_session_t *s;
   uint64_t seq;
   rdev_rt_stream_t *st; /* the stream whose errors a sync takes */
-  void *buf;            /* async read staging or view / held async Write payload */
+  void *buf;            /* an async Read's staging or shown read, an async Write's held payload */
   size_t len;
-  views_t *views;  /* an async view read: its stream's, one reference; */
-  mem_t *mem;      /* its buffer's memory, one reference; */
-  struct pin *pin; /* and what its reply's slice will hold */
 } cb_ctx_t;
-
-/* What a zero-copy reply's slice holds until gRPC lets go of it: a count
- * in its views (v->n: fences and paused messages wait for it), and a reference
- * to the memory it shows. */
-typedef struct pin {
-  views_t *v;
-  mem_t *mem;
-  int sync; /* a synchronous Read's: counts in mem->shown too */
-} pin_t;
 
 typedef int (*op_fn)(srv_req_t *x);
 
 /* ---- session.c ---- */
 
-/* Releases everything the session made; the first caller does it. Streams go
- * first, so that no queued work still uses the buffers freed after them.
- * Why the session ended is known only once its call ended (on_close):
- * the audit line waits for it (session_closed). */
-void srv_session_release(srv_session_t *s);
+/* A new session of tenant on call (NULL: in-process), holding one
+ * reference (the close batch's, or the in-process owner's) and a session
+ * of the tenant's quota; NULL with msg when it cannot be opened. */
+srv_session_t *srv_session_new(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant, char *msg,
+                               size_t msglen);
+
+void srv_session_ref(srv_session_t *s);
+
+/* Drops a reference; the last one unlinks and frees the session. */
+void srv_session_unref(srv_session_t *s);
 
 /* The audit line of a session that ended, for why. */
 void srv_session_closed(srv_session_t *s, const char *why);
@@ -247,18 +188,30 @@ const char *srv_end_reason(srv_session_t *s);
 /* The server ends s (its lock order: srv->mu may be held). */
 void srv_session_end(srv_session_t *s, const char *why, grpc_status_code code, const char *details);
 
-/* Drops a reference; the last one unlinks and frees the session. */
-void srv_session_unref(srv_session_t *s);
+/* ---- flow.c ---- */
 
-/* A new session of tenant on call (NULL: in-process), holding one
- * reference (the close batch's, or the in-process owner's) and a session
- * of the tenant's quota; NULL with msg when it cannot be opened. */
-srv_session_t *srv_session_new(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant, char *msg,
-                               size_t msglen);
+/* The session's batch completions that flow.c handles (send, status,
+ * initial metadata); before its first batch. */
+void srv_flow_init(srv_session_t *s);
 
-/* ---- call.c ---- */
+/* Starts a batch of the session's call, holding a reference until tag's
+ * completion. */
+void srv_start_batch(srv_session_t *s, const grpc_op *ops, size_t n, srv_op_t *tag);
 
-void srv_session_ref(srv_session_t *s);
+/* mu held: receives the next message (an in-process session: is ready for
+ * it), at once. */
+void srv_post_recv(srv_session_t *s);
+
+/* mu held: the next receive, unless the session holds too much (reading
+ * pauses until it drained) or is ending. */
+void srv_post_next_recv(srv_session_t *s);
+
+/* mu held: after the client half-closed and resources are released, once
+ * the queued replies are out, end the call with OK. */
+void srv_maybe_send_status(srv_session_t *s);
+
+/* mu held: forget unsent replies (the call is broken or cancelled). */
+void srv_drop_queue(srv_session_t *s);
 
 /* Counts n bytes more (or, sub, fewer) held for the session; fewer may
  * let a paused receive go on. */
@@ -279,10 +232,6 @@ void srv_send_reply(srv_session_t *s, rdev_v1_Reply *r, const grpc_slice *payloa
 /* Queues a reply of status and msg for seq (stream: the async request's). */
 void srv_send_status(srv_session_t *s, uint64_t seq, uint64_t stream, int status, const char *msg);
 
-/* mu held: the next receive, unless the session holds too much (reading
- * pauses until it drained) or is ending. */
-void srv_post_next_recv(srv_session_t *s);
-
 /* A Read's answer: data, whose reference it takes. */
 void srv_send_data(srv_session_t *s, uint64_t seq, grpc_slice data);
 
@@ -290,7 +239,7 @@ void srv_send_data(srv_session_t *s, uint64_t seq, grpc_slice data);
  * reading until it drained. req_mu held. */
 void srv_check_room(srv_session_t *s, rdev_rt_stream_t *st);
 
-/* ---- dispatch.c ---- */
+/* ---- request.c ---- */
 
 int srv_fail(srv_req_t *x, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -304,15 +253,16 @@ srv_handle_t *srv_get_handle(srv_req_t *x, uint64_t h, int type);
 int srv_find_stream(srv_req_t *x, uint64_t h, srv_handle_t **e);
 
 /* The stream behind h, in *st, for work the caller queues on it: behind a
- * fence if async view reads went before (views_fence). */
+ * fence if shown async Reads went before (srv_zc_fence). */
 int srv_get_stream(srv_req_t *x, uint64_t h, rdev_rt_stream_t **st);
 
 /* Event handle h's entry in *e, or INVALID_RESOURCE_HANDLE. */
 int srv_get_event(srv_req_t *x, uint64_t h, srv_handle_t **e);
 
 /* count bytes at offset of buffer h, checked without overflow; *addr gets
- * the device address, *mem (if asked) the buffer's memory. */
-int srv_buf_range(srv_req_t *x, const char *what, uint64_t h, uint64_t off, uint64_t count, char **addr, mem_t **mem);
+ * the device address, *mem (if asked) the buffer's memory record. */
+int srv_buf_range(srv_req_t *x, const char *what, uint64_t h, uint64_t off, uint64_t count, char **addr,
+                  srv_mem_t **mem);
 
 /* The device behind the tenant's device number `local`, in *dev. A tenant
  * sees only its devices; others do not exist for it. */
@@ -322,7 +272,7 @@ int srv_check_device(srv_req_t *x, int local, int *dev);
 int srv_check_count(srv_req_t *x, uint64_t count, uint64_t dest_max);
 
 /* A callback context holding a reference to s (NULL out of memory);
- * srv_cb_done releases it and what it holds. */
+ * srv_cb_done releases it. */
 cb_ctx_t *srv_cb_new(srv_session_t *s, uint64_t seq, rdev_rt_stream_t *st, void *buf, size_t len);
 
 void srv_cb_done(cb_ctx_t *c);
@@ -330,47 +280,31 @@ void srv_cb_done(cb_ctx_t *c);
 /* Queues fn(c) on st; on failure releases c and returns the error. */
 int srv_queue_callback(srv_req_t *x, rdev_rt_stream_t *st, rdev_rt_host_fn fn, cb_ctx_t *c);
 
-/* StreamSync, StreamDestroy and EventSync answer here, in stream order. */
-void srv_sync_cb(void *user, int status);
-
-/* Handles one received message: its batch's requests, run as they are
- * decoded, then its own (rdev_wire_walk); from b->walk.skip on when
- * resumed. Returns 1 when a request must wait: the rest of the message,
- * and bb with it, then belongs to pause_message. */
-int srv_handle_message(srv_session_t *s, grpc_byte_buffer *bb, batch_t *b);
-
-/* Wakes the resumer: what a paused session waits for may have come. */
-void srv_resumer_wake(srv_t *srv);
-
 /* ---- ops_mem.c ---- */
 
-mem_t *srv_mem_ref(mem_t *m);
-
-/* Drops a reference to a buffer's memory; the last gives it back to the
- * device and the tenant's quota. */
-void srv_mem_unref(mem_t *m);
+/* The handlers, one per op (dispatch.c's table): each runs x's request,
+ * req_mu held, and returns its status (x->r filled), or SRV_LATER when a
+ * callback answers later or an async request needs no answer. */
 
 /* Memory is charged to the tenant at the size the device really reserves,
  * and zeroed before the tenant can read it: nothing another tenant left in
  * it is ever visible. */
-/* The handlers, one per op (srv_op_for): each runs x's request, req_mu
- * held, and returns its status (x->r filled), or SRV_LATER when a
- * callback answers later or an async request needs no answer. */
 int srv_op_malloc(srv_req_t *x);
 
 /* Gives buffer entry e back: its memory goes once every stream of the
- * session has passed the work queued so far and no zero-copy reply shows
- * it any more (mem_t). req_mu held or the session released. */
+ * session has passed the work queued so far and no shown reply shows it
+ * any more (srv_mem_t). req_mu held or the session released. */
 void srv_release_buffer(srv_session_t *s, const srv_handle_t *e);
 
 /* aclrtFree returns at once; the memory goes back later (release_buffer). */
 int srv_op_free(srv_req_t *x);
 
+/* Synchronous Writes are gathered into device memory now; async ones are
+ * held until their stream gathers them. */
 int srv_op_write(srv_req_t *x);
 
-/* Sent straight from device memory where the device shows it: now, or for
- * an async Read when its stream reaches it (read_view_cb); else through a
- * staging buffer. */
+/* Through a staging buffer the device copies into (for an async Read when
+ * its stream reaches it), or shown where the device shows its memory. */
 int srv_op_read(srv_req_t *x);
 
 int srv_op_copy(srv_req_t *x);
@@ -385,13 +319,13 @@ int srv_op_mem_info(srv_req_t *x);
  * and in open mode to the session's own cap (streams_take). */
 void srv_streams_give(srv_session_t *s, int dev);
 
-/* A stream in the session's scheduling group: its tenant's share of the
- * device by weight, and at most its cap of the device's slots at once. */
-int srv_op_stream_create(srv_req_t *x);
-
 /* Streams the client destroyed while work was queued finish that work first
  * (aclrtDestroyStream); they are reaped here once idle. req_mu held. */
 void srv_reap_dead(srv_session_t *s);
+
+/* A stream in the session's scheduling group: its tenant's share of the
+ * device by weight, and at most its cap of the device's slots at once. */
+int srv_op_stream_create(srv_req_t *x);
 
 int srv_op_stream_destroy(srv_req_t *x);
 
@@ -417,33 +351,20 @@ int srv_op_event_query(srv_req_t *x);
 
 int srv_op_event_elapsed(srv_req_t *x);
 
-/* ---- zerocopy.c ---- */
+/* ---- dispatch.c ---- */
 
-/* The session ends: its pins go with its last slice (or now). */
-void srv_pins_orphan(pins_t *p);
+/* Handles one received message: its batch's requests, run as they are
+ * decoded, then its own (rdev_wire_walk). Returns 1 when a request must
+ * wait: the rest of the message, and bb with it, then belongs to the
+ * resumer, which receives next; else 0 (bb still the caller's). */
+int srv_handle_message(srv_session_t *s, grpc_byte_buffer *bb);
 
-/* A zero-copy reply's slice over len bytes of device memory at view, of
- * buffer memory mem, counted in v (its stream's, or the session's
- * synchronous Reads' when sync): that memory is not given back, nor changed
- * by work that waits for v (or, when sync, for mem->shown), until gRPC let
- * go of it. pin: allocated by the caller, it goes with the slice. */
-grpc_slice srv_pinned_slice(pin_t *pin, views_t *v, mem_t *mem, int sync, const void *view, size_t len);
+/* ---- release.c ---- */
 
-/* Counts of zero-copy replies (views_t): new (one reference, its
- * owner's), another reference, drop one (the last frees it). */
-views_t *srv_views_new(pins_t *p);
-
-views_t *srv_views_ref(views_t *v);
-
-void srv_views_unref(views_t *v);
-
-/* Queues a fence on e's stream if async view reads were queued since the
- * last one: work queued after it cannot change what their replies show,
- * nor see the copy incomplete. req_mu held. */
-int srv_views_fence(srv_handle_t *e);
-
-/* Sends an async Read's data straight from device memory once its stream
- * reached it. */
-void srv_read_view_cb(void *user, int status);
+/* Releases everything the session made; the first caller does it. Streams go
+ * first, so that no queued work still uses the buffers freed after them.
+ * Why the session ended is known only once its call ended (on_close):
+ * the audit line waits for it (srv_session_closed). */
+void srv_session_release(srv_session_t *s);
 
 #endif

@@ -2,11 +2,12 @@
  * server/srv.h — what rdevd's files share: the server object and its
  * completion-queue ops, the per-session handle table, sessions, tenants,
  * config and logging. Layering: server.c owns gRPC (listening, accepting,
- * unary calls, shutdown); a Session call is the work of session.c,
- * call.c, dispatch.c, ops_mem.c, ops_stream.c and zerocopy.c, which share
- * session.h; handles.c the handle table; tenants.c tenants, quotas and
- * caps; config.c settings and the log; pool.c staging buffers; main.c
- * flags and signals. Device work goes only through rdev/runtime.h.
+ * unary calls, shutdown); a Session call is the work of the files that
+ * share session.h (it says which does what), with buffers.c and
+ * zerocopy.c below them; handles.c the handle table; tenants.c tenants,
+ * quotas and caps; config.c settings and the log; main.c flags and
+ * signals. Device work, staging buffers included, goes only through
+ * rdev/runtime.h.
  */
 #ifndef RDEV_SRV_H
 #define RDEV_SRV_H
@@ -28,6 +29,7 @@ typedef struct {
   int sim_devices;
   size_t sim_mem_bytes;
   int sim_slots;           /* sim: tasks a device runs at once, shared fairly by tenant weight */
+  int sim_host_view;       /* sim: device memory host-mapped (1), or not, as on a real NPU (0) */
   size_t max_inflight;     /* per session: staged and unsent bytes before reading pauses */
   int threads;             /* completion-queue threads */
   int drain_ms;            /* SIGTERM: how long sessions may finish before being cancelled */
@@ -39,7 +41,9 @@ typedef struct {
   char tls_client_ca[256]; /* CA for client certificates: set = mutual TLS, required */
 } srv_config_t;
 
-/* Every field of cfg to its built-in default. */
+/* Every field of cfg to its built-in default; sim-host-view's comes from
+ * $RDEV_SIM_HOST_VIEW ("off", "0", "no" or "false": off) when it is set, so that a test
+ * run can take every server it starts down the staged path. */
 void srv_config_defaults(srv_config_t *cfg);
 /* Sets one key ("listen", "sim-mem", ...) from value (copied; cfg keeps no
  * pointer). 0 on success; else -1, that setting of cfg unchanged, and *err a
@@ -98,18 +102,6 @@ void srv_audit(int level, const char *kind, const char *tenant, const char *peer
  * (session.c, ROOM_AT). */
 #define SRV_STREAM_DEPTH 1024
 
-/* ---- staging buffers (pool.c) ---------------------------------------------- */
-
-/* A buffer of at least n bytes (chunk-sized ones are reused); NULL when out
- * of memory. Give it back with srv_buf_put. */
-void *srv_buf_get(size_t n);
-void srv_buf_put(void *p);
-/* A slice over the first n bytes of buffer p, which it takes: gRPC gives
- * the buffer back (srv_buf_put) once done with the slice. */
-grpc_slice srv_buf_slice(void *p, size_t n);
-/* Frees the idle buffers (at exit). */
-void srv_buf_pool_drain(void);
-
 /* ---- completion-queue ops ------------------------------------------------- */
 
 /* Every batch's tag is an srv_op_t; the CQ thread calls done(op, success). */
@@ -125,10 +117,9 @@ typedef struct {
   uint64_t h; /* 0 = empty slot, 1 = deleted */
   int type;   /* srv_htype_t */
   int dev;
-  void *ptr;               /* device address, rdev_rt_stream_t *, rdev_rt_event_t * */
-  size_t size;             /* buffers: requested size */
-  struct srv_views *views; /* streams: its zero-copy async Read replies (session.c), or NULL */
-  struct srv_mem *mem;     /* buffers: its memory, given back with the last reference (session.c) */
+  void *ptr;   /* device address, rdev_rt_stream_t *, rdev_rt_event_t * */
+  size_t size; /* buffers: requested size */
+  void *ext;   /* the session's own record for it (session.h), or NULL */
 } srv_handle_t;
 
 typedef struct {
@@ -140,7 +131,7 @@ typedef struct {
  * entry's (a deleted entry's value comes back only if a 64-bit random draw
  * matches it again). Returns the handle, or 0 when out of memory or the
  * random source fails. */
-uint64_t srv_handles_add(srv_handles_t *t, int type, int dev, void *ptr, size_t size);
+uint64_t srv_handles_add(srv_handles_t *t, int type, int dev, void *ptr, size_t size, void *ext);
 /* The live entry for h of the given type, or NULL. */
 srv_handle_t *srv_handles_get(srv_handles_t *t, uint64_t h, int type);
 /* Removes h; returns 0 if it was live. */
@@ -242,19 +233,14 @@ struct srv {
   pthread_mutex_t tenants_mu; /* the tenants list */
   srv_tenant_t *tenants;
   atomic_uint_fast64_t next_session_id;
-  atomic_int pinned; /* zero-copy reply slices gRPC holds (device memory in them) */
-  /* Sessions whose request handling paused (session.c), and the thread,
-   * started with the first, that resumes each once it may go on. */
-  pthread_mutex_t paused_mu;
-  pthread_cond_t paused_cv; /* one paused, or what one waits for may have come */
-  srv_session_t *paused;
-  int resumer_started, resumer_stop;
-  pthread_t resumer;
+  struct srv_zc *zc; /* Read replies that show device memory (zerocopy.h) */
 };
 
 /* Opens what serving needs besides gRPC: locks, the tenants, the runtime
  * (srv_start does it first; in-process sessions need only this). 0 on
- * success, else -1 (logged). srv_close undoes it once no session is left. */
+ * success, else -1 (logged). srv_close undoes it once no session is left,
+ * after gRPC let go of every reply (it waits up to 10 s, else leaves the
+ * runtime open and says so). */
 int srv_open(srv_t *srv);
 void srv_close(srv_t *srv);
 /* Opens (srv_open), starts listening and the completion-queue threads. 0 on success. */
@@ -265,20 +251,13 @@ void srv_stop(srv_t *srv);
 
 /* ---- sessions --------------------------------------------------------------- */
 
-/* Ends a call (any kind; takes its ref) with an optional message resp
- * (taken) and a status. */
-void srv_call_respond(grpc_call *call, grpc_byte_buffer *resp, grpc_status_code status, const char *details);
-
-/* Takes over an accepted Session call (its ref) for an authenticated tenant.
- * Runs on a CQ thread. */
-void srv_session_start(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant);
+/* Takes over an accepted Session call (its ref) for an authenticated
+ * tenant: 0; or -1 with msg (the call still the caller's) when the session
+ * cannot be opened. Runs on a CQ thread. */
+int srv_session_start(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant, char *msg,
+                      size_t msglen);
 /* Posts the receives this completion-queue thread deferred. */
 void srv_sessions_post_deferred(void);
-/* The paused sessions' list (srv_start), and the end of their resumer
- * thread once no session is left (srv_stop, which destroys the list's lock
- * once gRPC let go of every reply). */
-void srv_sessions_init(srv_t *srv);
-void srv_sessions_stop(srv_t *srv);
 /* Ends (cancels) every session of tenants marked removed. */
 void srv_sessions_end_removed(srv_t *srv);
 /* Ends (cancels) every session still open: the end of a drain. */

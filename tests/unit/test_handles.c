@@ -70,7 +70,7 @@ static void *fake_ptr(size_t i) { return (void *)(uintptr_t)(0x10000 + i * 64); 
 
 static uint64_t add_ok(srv_handles_t *t, int type, int dev, void *ptr, size_t size) {
   size_t live = t->live;
-  uint64_t h = srv_handles_add(t, type, dev, ptr, size);
+  uint64_t h = srv_handles_add(t, type, dev, ptr, size, NULL);
   ck_assert_uint_ne(h, 0);
   ck_assert_uint_ne(h, 1); /* the tombstone marker is never a handle */
   ck_assert_uint_eq(t->live, live + 1);
@@ -125,8 +125,7 @@ START_TEST(test_add_gives_nonzero_unique_handles_that_find_their_entries) {
     ck_assert_int_eq(e->dev, i % 5);
     ck_assert_ptr_eq(e->ptr, fake_ptr((size_t)i));
     ck_assert_uint_eq(e->size, (size_t)i * 7);
-    ck_assert_ptr_null(e->views);
-    ck_assert_ptr_null(e->mem);
+    ck_assert_ptr_null(e->ext);
   }
   ck_assert_uint_eq(t.live, N);
   free(hs);
@@ -155,7 +154,7 @@ START_TEST(test_add_draws_again_instead_of_zero_or_the_tombstone_marker) {
   const uint64_t x = 0x0123456789abcdefULL;
   uint64_t vals[3] = {0, 1, x};
   script_values(vals, 3);
-  ck_assert_uint_eq(srv_handles_add(&t, SRV_H_BUF, 0, fake_ptr(1), 10), x);
+  ck_assert_uint_eq(srv_handles_add(&t, SRV_H_BUF, 0, fake_ptr(1), 10, NULL), x);
   ck_assert_int_eq(draws, 3);
   ck_assert_ptr_nonnull(srv_handles_get(&t, x, SRV_H_BUF));
   ck_assert_ptr_null(srv_handles_get(&t, 0, SRV_H_BUF));
@@ -170,8 +169,8 @@ START_TEST(test_add_draws_again_when_the_handle_is_live) {
   const uint64_t x = 0x1111222233334444ULL, y = 0x5555666677778888ULL;
   uint64_t vals[3] = {x, x, y};
   script_values(vals, 3);
-  ck_assert_uint_eq(srv_handles_add(&t, SRV_H_BUF, 0, fake_ptr(1), 10), x);
-  ck_assert_uint_eq(srv_handles_add(&t, SRV_H_EVENT, 1, fake_ptr(2), 0), y);
+  ck_assert_uint_eq(srv_handles_add(&t, SRV_H_BUF, 0, fake_ptr(1), 10, NULL), x);
+  ck_assert_uint_eq(srv_handles_add(&t, SRV_H_EVENT, 1, fake_ptr(2), 0, NULL), y);
   ck_assert_int_eq(draws, 3);
   srv_handle_t *e = srv_handles_get(&t, x, SRV_H_BUF);
   ck_assert_ptr_nonnull(e);
@@ -187,7 +186,7 @@ START_TEST(test_add_fails_cleanly_when_the_random_source_fails) {
   uint64_t a = add_ok(&t, SRV_H_BUF, 0, fake_ptr(1), 1);
   size_t live = t.live, used = t.used;
   script_failure();
-  ck_assert_uint_eq(srv_handles_add(&t, SRV_H_STREAM, 0, fake_ptr(2), 0), 0);
+  ck_assert_uint_eq(srv_handles_add(&t, SRV_H_STREAM, 0, fake_ptr(2), 0, NULL), 0);
   ck_assert_uint_eq(t.live, live);
   ck_assert_uint_eq(t.used, used);
   walk_t w = {0};
@@ -304,8 +303,7 @@ START_TEST(test_table_grows_past_its_initial_capacity_keeping_every_entry) {
   ck_assert_uint_gt(first_cap, 0);
   /* an entry the session filled in survives the rehash with its other fields */
   srv_handle_t *e0 = srv_handles_get(&t, h[0], SRV_H_BUF);
-  e0->views = (struct srv_views *)fake_ptr(7);
-  e0->mem = (struct srv_mem *)fake_ptr(8);
+  e0->ext = fake_ptr(7);
   int grew = 0;
   for (int i = 1; i < N; i++) {
     size_t cap = t.cap;
@@ -323,8 +321,7 @@ START_TEST(test_table_grows_past_its_initial_capacity_keeping_every_entry) {
   ck_assert_uint_eq(t.live, N);
   e0 = srv_handles_get(&t, h[0], SRV_H_BUF);
   ck_assert_ptr_nonnull(e0);
-  ck_assert_ptr_eq(e0->views, (struct srv_views *)fake_ptr(7));
-  ck_assert_ptr_eq(e0->mem, (struct srv_mem *)fake_ptr(8));
+  ck_assert_ptr_eq(e0->ext, fake_ptr(7));
   for (int i = 1; i < N; i++) {
     srv_handle_t *e = srv_handles_get(&t, h[i], SRV_H_BUF + i % 3);
     ck_assert_ptr_nonnull(e);
@@ -388,21 +385,20 @@ START_TEST(test_churn_with_few_live_handles_does_not_grow_the_table) {
 }
 END_TEST
 
-START_TEST(test_reused_slots_start_without_views_or_mem) {
+START_TEST(test_reused_slots_start_with_their_own_ext) {
   srv_handles_t t = {0};
   uint64_t h[40];
   for (int i = 0; i < 40; i++) {
     h[i] = add_ok(&t, SRV_H_STREAM, 0, fake_ptr((size_t)i), 0);
-    srv_handle_t *e = srv_handles_get(&t, h[i], SRV_H_STREAM);
-    e->views = (struct srv_views *)fake_ptr(1000);
-    e->mem = (struct srv_mem *)fake_ptr(1001);
+    srv_handles_get(&t, h[i], SRV_H_STREAM)->ext = fake_ptr(1000);
   }
   for (int i = 0; i < 40; i++) ck_assert_int_eq(srv_handles_del(&t, h[i]), 0);
   for (int i = 0; i < 40; i++) {
     uint64_t n = add_ok(&t, SRV_H_BUF, 0, fake_ptr((size_t)i), 0);
-    srv_handle_t *e = srv_handles_get(&t, n, SRV_H_BUF);
-    ck_assert_ptr_null(e->views);
-    ck_assert_ptr_null(e->mem);
+    ck_assert_ptr_null(srv_handles_get(&t, n, SRV_H_BUF)->ext);
+    uint64_t m = srv_handles_add(&t, SRV_H_BUF, 1, fake_ptr(2000), 64, fake_ptr(3000 + (size_t)i));
+    ck_assert_uint_gt(m, 1);
+    ck_assert_ptr_eq(srv_handles_get(&t, m, SRV_H_BUF)->ext, fake_ptr(3000 + (size_t)i));
   }
   srv_handles_free(&t);
 }
@@ -486,7 +482,7 @@ static Suite *handles_suite(void) {
   tcase_add_test(tc, test_table_grows_past_its_initial_capacity_keeping_every_entry);
   tcase_add_test(tc, test_growth_with_deleted_entries_keeps_live_ones_and_drops_deleted);
   tcase_add_test(tc, test_churn_with_few_live_handles_does_not_grow_the_table);
-  tcase_add_test(tc, test_reused_slots_start_without_views_or_mem);
+  tcase_add_test(tc, test_reused_slots_start_with_their_own_ext);
   tcase_add_test(tc, test_each_visits_live_entries_of_the_type_once);
   tcase_add_test(tc, test_free_empties_the_table_for_reuse);
   suite_add_tcase(s, tc);
