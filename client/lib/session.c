@@ -42,14 +42,12 @@ static gpr_timespec ms_from_now(int64_t ms) {
   return gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(ms, GPR_TIMESPAN));
 }
 
-/* glibc gives every freed block of a received MiB back to the kernel (trim,
- * munmap), and the page faults and TLB shootdowns that follow bound D2H at a
- * tenth of what the wire carries (profiled with rdev bench). Once per
- * process, unless the program set glibc's own knobs or RDEV_MALLOC_DEFAULTS. */
+/* The process's malloc is its own: only RDEV_MALLOC_TUNE=1 asks the first
+ * open to keep freed chunk-sized blocks in the heap (rdev.h says what it
+ * changes and what it buys). */
 static void tune_malloc_once(void) {
-  if (getenv("RDEV_MALLOC_DEFAULTS") || getenv("MALLOC_TRIM_THRESHOLD_") || getenv("MALLOC_MMAP_THRESHOLD_") ||
-      getenv("GLIBC_TUNABLES"))
-    return;
+  const char *v = getenv("RDEV_MALLOC_TUNE");
+  if (!v || strcmp(v, "1") != 0) return;
   mallopt(M_MMAP_THRESHOLD, 8 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }

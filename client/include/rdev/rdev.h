@@ -59,11 +59,11 @@ typedef struct {
  * the connect timeout passed (RDEV_UNAVAILABLE). A missing or wrong token is
  * RDEV_UNAUTHENTICATED; a tenant's session quota, RDEV_QUOTA_EXCEEDED;
  * failing TLS, RDEV_UNAVAILABLE. The current device is 0.
- * The first open in a process raises glibc's mmap and trim thresholds
- * (mallopt; 8 MiB and 64 MiB) so that received chunks are not returned to
- * the kernel one by one, which otherwise caps D2H at a fraction of the wire;
- * set RDEV_MALLOC_DEFAULTS (or glibc's own MALLOC_*_ / GLIBC_TUNABLES) to
- * keep the process's settings. */
+ * The library leaves the process's malloc settings alone. With
+ * RDEV_MALLOC_TUNE=1 in the environment, the first open in the process
+ * raises glibc's mmap and trim thresholds (mallopt: 8 MiB and 64 MiB), so
+ * that freed received chunks stay in the heap instead of going back to
+ * the kernel; docs/performance.md has what that buys. */
 int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_session_t **out);
 
 /* Makes a new random bearer token (43 URL-safe characters, 256 bits) into
