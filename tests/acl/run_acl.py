@@ -1,0 +1,43 @@
+#!/usr/bin/python3
+"""tests/acl/run_acl.py — runs programs linked against libascendcl.so (and
+built without a run path) against a real rdevd: the library is found through
+LD_LIBRARY_PATH alone, and the target through RDEV_TARGET. Each program must
+exit 0 and print its OK line; each is also run against an address where
+nothing listens, with the argument "unreachable", where aclInit must fail
+clearly.
+
+usage: run_acl.py RDEVD LIBDIR PROGRAM...
+"""
+import os
+import subprocess
+import sys
+
+rdevd, libdir, programs = sys.argv[1], sys.argv[2], sys.argv[3:]
+proc = subprocess.Popen([rdevd, "--listen", "127.0.0.1:0", "--sim-mem", "256M", "--log-level", "warn"],
+                        stdout=subprocess.PIPE, text=True)
+failed = 0
+try:
+    addr = proc.stdout.readline().split()[-1]
+    for prog in programs:
+        for target, args in ((addr, []), ("127.0.0.1:1", ["unreachable"])):
+            env = dict(os.environ, RDEV_TARGET=target, LD_LIBRARY_PATH=libdir)
+            r = subprocess.run([prog, *args], env=env, capture_output=True, text=True, timeout=120)
+            ok = r.returncode == 0 and (args or r.stdout.rstrip().endswith(": OK"))
+            print(f"{'ok  ' if ok else 'FAIL'} {os.path.basename(prog)} {' '.join(args)}".rstrip())
+            if not ok:
+                failed += 1
+                sys.stdout.write(r.stdout + r.stderr)
+        # without LD_LIBRARY_PATH the program must not start: nothing else would find the library
+        r = subprocess.run([prog], env={k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"},
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode == 0 or "libascendcl.so" not in r.stderr:
+            print(f"FAIL {os.path.basename(prog)} ran without LD_LIBRARY_PATH")
+            failed += 1
+finally:
+    proc.terminate()
+    code = proc.wait(timeout=30)
+    proc.stdout.close()
+if code != 0:
+    print(f"FAIL rdevd exited {code}")
+    failed += 1
+sys.exit(1 if failed else 0)
