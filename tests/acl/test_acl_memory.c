@@ -3,8 +3,8 @@
  * the acl headers and linked against libascendcl.so: initialization from
  * the environment, devices, memory, copies (sync, async from aclrtMallocHost
  * memory and from ordinary memory, on a stream and on the NULL stream),
- * memsets, streams, events, error codes and messages, a child after fork()
- * and finalization. Compiled as C and as C++ (test_acl_memory.cpp). Run by
+ * memsets, streams, events, error codes and messages, calls rdev does not
+ * offer, a child after fork() and finalization. Compiled as C and as C++ (test_acl_memory.cpp). Run by
  * run_acl.py against a real rdevd, with RDEV_TARGET set; with the argument
  * "unreachable" it checks that aclInit fails clearly instead.
  */
@@ -146,6 +146,13 @@ int main(int argc, char **argv) {
   CHECK(ms >= 0);
   CHECK_RET(aclrtDestroyEvent(e0), ACL_SUCCESS);
   CHECK_RET(aclrtDestroyEvent(e1), ACL_SUCCESS);
+
+  /* a call rdev does not offer links, and says so when called */
+  aclrtLabel label = NULL;
+  CHECK_RET(aclmdlRICaptureBegin(st, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_ERROR_API_NOT_SUPPORT);
+  CHECK_RET(aclrtCreateLabel(&label), ACL_ERROR_API_NOT_SUPPORT);
+  msg = aclGetRecentErrMsg();
+  CHECK(msg && strstr(msg, "aclrtCreateLabel is not offered by rdev"));
 
   /* a child after fork() gets a clear error, not a hang */
   fflush(NULL);

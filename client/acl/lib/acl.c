@@ -5,7 +5,8 @@
  * devices, memory and copies, streams (NULL = the current device's default
  * stream) and events. It is the first part of the library: the calls a
  * kernel-free CANN program makes for memory, copies, streams and events;
- * docs/acl.md lists what it offers.
+ * every other declared call is generated (gen_unsupported.py) and answers
+ * ACL_ERROR_API_NOT_SUPPORT. docs/acl.md lists what it offers.
  *
  * The session's current device is one for the process, ACL's is one per
  * thread: every call that works on a device sets the session's under g.mu.
@@ -18,6 +19,7 @@
 #include <string.h>
 
 #include "acl/acl.h"
+#include "acl_lib.h"
 #include "rdev/rdev.h"
 
 #define MAX_DEVICES 64
@@ -44,6 +46,10 @@ static aclError fail(aclError code, const char *fmt, ...) {
   vsnprintf(t_msg, sizeof t_msg, fmt, ap);
   va_end(ap);
   return code;
+}
+
+aclError acl_unsupported(const char *name) {
+  return fail(ACL_ERROR_API_NOT_SUPPORT, "%s is not offered by rdev (docs/acl.md lists what is)", name);
 }
 
 /* An rdev call's result: its message kept for aclGetRecentErrMsg. */
