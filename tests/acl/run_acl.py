@@ -2,9 +2,9 @@
 """tests/acl/run_acl.py — runs programs linked against libascendcl.so (and
 built without a run path) against a real rdevd: the library is found through
 LD_LIBRARY_PATH alone, and the target through RDEV_TARGET. Each program must
-exit 0 and print its OK line; each is also run against an address where
-nothing listens, with the argument "unreachable", where aclInit must fail
-clearly.
+exit 0 and print its OK line; each C build is also run against an address
+where nothing listens, with the argument "unreachable", where aclInit must
+fail clearly (that waits out the 10 s connect timeout).
 
 usage: run_acl.py RDEVD LIBDIR PROGRAM...
 """
@@ -19,7 +19,10 @@ failed = 0
 try:
     addr = proc.stdout.readline().split()[-1]
     for prog in programs:
-        for target, args in ((addr, []), ("127.0.0.1:1", ["unreachable"])):
+        runs = [(addr, [])]
+        if prog.endswith("_c"):  # the C++ build of the same program fails the same way: once is enough
+            runs.append(("127.0.0.1:1", ["unreachable"]))
+        for target, args in runs:
             env = dict(os.environ, RDEV_TARGET=target, LD_LIBRARY_PATH=libdir)
             r = subprocess.run([prog, *args], env=env, capture_output=True, text=True, timeout=120)
             ok = r.returncode == 0 and (args or r.stdout.rstrip().endswith(": OK"))

@@ -16,26 +16,7 @@
 #include <unistd.h>
 
 #include "acl/acl.h"
-
-static int failures;
-
-#define CHECK(cond) \
-  do { \
-    if (!(cond)) { \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      failures++; \
-    } \
-  } while (0)
-#define CHECK_RET(call, want) \
-  do { \
-    aclError r_ = (call); \
-    if (r_ != (aclError)(want)) { \
-      const char *m_ = aclGetRecentErrMsg(); \
-      fprintf(stderr, "%s:%d: %s returned %d, want %d (%s)\n", __FILE__, __LINE__, #call, r_, (int)(want), \
-              m_ ? m_ : ""); \
-      failures++; \
-    } \
-  } while (0)
+#include "acl_check.h"
 
 static void fill(unsigned char *p, size_t n, unsigned seed) {
   for (size_t i = 0; i < n; i++) p[i] = (unsigned char)(seed * 131u + i * 7u + (i >> 9));

@@ -38,14 +38,22 @@ static struct {
 
 static _Thread_local int t_dev = -1; /* aclrtSetDevice's, per thread */
 static _Thread_local char t_msg[512];
+static _Thread_local aclError t_err; /* aclrtGetLastError's */
 
-static aclError fail(aclError code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static aclError fail(aclError code, const char *fmt, ...) {
+aclError acl_fail(aclError code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(t_msg, sizeof t_msg, fmt, ap);
   va_end(ap);
+  t_err = code;
   return code;
+}
+#define fail acl_fail
+
+aclError acl_last_error(int clear) {
+  aclError e = t_err;
+  if (clear) t_err = ACL_SUCCESS;
+  return e;
 }
 
 aclError acl_unsupported(const char *name) {
@@ -121,13 +129,28 @@ aclError aclFinalize(void) {
 
 const char *aclGetRecentErrMsg(void) { return t_msg[0] ? t_msg : NULL; }
 
+aclError acl_device_count(int *count) {
+  pthread_mutex_lock(&g.mu);
+  aclError rc = session_ok();
+  if (!rc) rc = rdev_result(rdev_device_count(g.s, count), "device count");
+  pthread_mutex_unlock(&g.mu);
+  return rc;
+}
+
+aclError acl_device_name(char *name, size_t len) {
+  rdev_device_info_t info;
+  pthread_mutex_lock(&g.mu);
+  aclError rc = on_device();
+  if (!rc) rc = rdev_result(rdev_device_info(g.s, t_dev, &info), "device info");
+  pthread_mutex_unlock(&g.mu);
+  if (!rc) snprintf(name, len, "%s", info.name);
+  return rc;
+}
+
 aclError aclrtGetDeviceCount(uint32_t *count) {
   if (!count) return fail(ACL_ERROR_INVALID_PARAM, "count is NULL");
-  pthread_mutex_lock(&g.mu);
   int n = 0;
-  aclError rc = session_ok();
-  if (!rc) rc = rdev_result(rdev_device_count(g.s, &n), "aclrtGetDeviceCount");
-  pthread_mutex_unlock(&g.mu);
+  aclError rc = acl_device_count(&n);
   if (!rc) *count = (uint32_t)n;
   return rc;
 }
@@ -154,6 +177,9 @@ aclError aclrtResetDevice(int32_t deviceId) {
   return ACL_SUCCESS;
 }
 
+/* Nothing of the device stays behind a thread here: force is the same. */
+aclError aclrtResetDeviceForce(int32_t deviceId) { return aclrtResetDevice(deviceId); }
+
 aclError aclrtGetRunMode(aclrtRunMode *runMode) {
   if (!runMode) return fail(ACL_ERROR_INVALID_PARAM, "runMode is NULL");
   *runMode = ACL_HOST;
@@ -170,6 +196,11 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
   if (!rc) rc = rdev_result(rdev_malloc(g.s, devPtr, size, (rdev_mem_policy_t)(policy & 0xff)), "aclrtMalloc");
   pthread_mutex_unlock(&g.mu);
   return rc;
+}
+
+/* rdev's addresses are 64-byte aligned, which is 32-byte aligned too. */
+aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
+  return aclrtMalloc(devPtr, size, policy);
 }
 
 aclError aclrtFree(void *devPtr) {
@@ -348,6 +379,16 @@ aclError aclrtCreateEvent(aclrtEvent *event) {
   return rc;
 }
 
+/* Every event is timed (rdev_event_elapsed_ms works on any two). */
+aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag) {
+  if (flag &
+      ~(uint32_t)(ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_DEVICE_USE_ONLY))
+    return fail(ACL_ERROR_INVALID_PARAM,
+                "event flags 0x%x: only SYNC, TIME_LINE, CAPTURE_STREAM_PROGRESS and DEVICE_USE_ONLY are offered",
+                (unsigned)flag);
+  return aclrtCreateEvent(event);
+}
+
 aclError aclrtDestroyEvent(aclrtEvent event) {
   if (!event) return fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
   return rdev_result(rdev_event_destroy(event), "aclrtDestroyEvent");
@@ -383,6 +424,14 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
   int done = 0;
   aclError rc = rdev_result(rdev_event_query(event, &done), "aclrtQueryEventStatus");
   if (!rc) *status = done ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+  return rc;
+}
+
+aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status) {
+  if (!event || !status) return fail(ACL_ERROR_INVALID_PARAM, "event or status is NULL");
+  int done = 0;
+  aclError rc = rdev_result(rdev_event_query(event, &done), "aclrtQueryEvent");
+  if (!rc) *status = done ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
   return rc;
 }
 

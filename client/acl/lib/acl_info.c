@@ -1,0 +1,131 @@
+/*
+ * client/acl/lib/acl_info.c — the ACL calls that a host answers by itself:
+ * fp16 conversion and element sizes, the version, the thread's last error,
+ * the SoC name, and peer access between the session's devices (the server
+ * copies between any two of them).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "acl/acl.h"
+#include "acl_lib.h"
+
+/* ---- fp16 and element sizes ----------------------------------------------------- */
+
+/* IEEE 754 binary16, rounded to nearest even; NaN stays NaN. */
+aclFloat16 aclFloatToFloat16(float value) {
+  uint32_t x;
+  memcpy(&x, &value, sizeof x);
+  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+  uint32_t exp = (x >> 23) & 0xffu, man = x & 0x7fffffu;
+  if (exp == 0xff) return (aclFloat16)(sign | 0x7c00u | (man ? 0x200u : 0)); /* inf, NaN */
+  int e = (int)exp - 127 + 15;
+  if (e >= 31) return (aclFloat16)(sign | 0x7c00u); /* too large: inf */
+  if (e <= 0) {                                     /* subnormal or zero */
+    if (e < -10) return sign;
+    man |= 0x800000u;
+    int shift = 14 - e; /* 24-bit mantissa to 10 bits at exponent 1 - e */
+    uint32_t half = man >> shift, rest = man & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rest > mid || (rest == mid && (half & 1))) half++;
+    return (aclFloat16)(sign | half);
+  }
+  uint32_t half = ((uint32_t)e << 10) | (man >> 13), rest = man & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1))) half++; /* may carry into inf: right */
+  return (aclFloat16)(sign | half);
+}
+
+float aclFloat16ToFloat(aclFloat16 value) {
+  int sign = value & 0x8000 ? -1 : 1;
+  int exp = (value >> 10) & 0x1f, man = value & 0x3ff;
+  if (exp == 0x1f) return man ? NAN : (float)sign * INFINITY;
+  if (exp == 0) return (float)sign * ldexpf((float)man, -24);
+  return (float)sign * ldexpf((float)(man | 0x400), exp - 25);
+}
+
+/* Bytes per element; 0 for types without a whole-byte size (4-, 1- and
+ * 6-bit types, strings) and unknown ones. */
+size_t aclDataTypeSize(aclDataType dataType) {
+  switch (dataType) {
+    case ACL_BOOL:
+    case ACL_INT8:
+    case ACL_UINT8:
+    case ACL_HIFLOAT8:
+    case ACL_FLOAT8_E5M2:
+    case ACL_FLOAT8_E4M3FN:
+    case ACL_FLOAT8_E8M0: return 1;
+    case ACL_FLOAT16:
+    case ACL_BF16:
+    case ACL_INT16:
+    case ACL_UINT16: return 2;
+    case ACL_FLOAT:
+    case ACL_INT32:
+    case ACL_UINT32:
+    case ACL_COMPLEX32: return 4;
+    case ACL_INT64:
+    case ACL_UINT64:
+    case ACL_DOUBLE:
+    case ACL_COMPLEX64: return 8;
+    case ACL_COMPLEX128: return 16;
+    default: return 0;
+  }
+}
+
+/* ---- version, errors, device facts ---------------------------------------------- */
+
+aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion) {
+  if (!majorVersion || !minorVersion || !patchVersion) return acl_fail(ACL_ERROR_INVALID_PARAM, "NULL argument");
+  *majorVersion = ACL_MAJOR_VERSION;
+  *minorVersion = ACL_MINOR_VERSION;
+  *patchVersion = ACL_PATCH_VERSION;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtPeekAtLastError(aclrtLastErrLevel level) {
+  (void)level; /* one level: the thread's */
+  return acl_last_error(0);
+}
+
+aclError aclrtGetLastError(aclrtLastErrLevel level) {
+  (void)level;
+  return acl_last_error(1);
+}
+
+/* The calling thread's device's name, or NULL. Valid until the thread's
+ * next call of it. */
+const char *aclrtGetSocName(void) {
+  static _Thread_local char name[64];
+  return acl_device_name(name, sizeof name) == ACL_SUCCESS ? name : NULL;
+}
+
+/* ---- peer access ------------------------------------------------------------------ */
+
+static aclError check_pair(int32_t a, int32_t b) {
+  int n = 0;
+  aclError rc = acl_device_count(&n);
+  if (rc) return rc;
+  if (a < 0 || a >= n || b < 0 || b >= n)
+    return acl_fail(ACL_ERROR_RT_INVALID_DEVICEID, "devices %d and %d: this session has 0..%d", (int)a, (int)b, n - 1);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId, int32_t peerDeviceId) {
+  if (!canAccessPeer) return acl_fail(ACL_ERROR_INVALID_PARAM, "canAccessPeer is NULL");
+  aclError rc = check_pair(deviceId, peerDeviceId);
+  if (rc) return rc;
+  *canAccessPeer = deviceId != peerDeviceId; /* a device is not its own peer, as in CANN */
+  return ACL_SUCCESS;
+}
+
+aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags) {
+  if (flags != 0) return acl_fail(ACL_ERROR_INVALID_PARAM, "flags must be 0");
+  int32_t dev;
+  aclError rc = aclrtGetDevice(&dev);
+  return rc ? rc : check_pair(dev, peerDeviceId);
+}
+
+aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId) {
+  int32_t dev;
+  aclError rc = aclrtGetDevice(&dev);
+  return rc ? rc : check_pair(dev, peerDeviceId);
+}

@@ -1,0 +1,114 @@
+/*
+ * tests/acl/test_acl_basics.c — a program written only against the acl
+ * headers and linked against libascendcl.so: the calls a host answers by
+ * itself (fp16 conversion, element sizes, the version, the thread's last
+ * error, the SoC name, peer access) and the variants of the device calls
+ * (aclrtMallocAlign32, events with flags, aclrtQueryEvent,
+ * aclrtResetDeviceForce). Compiled as C and as C++ (test_acl_basics.cpp);
+ * run by run_acl.py against a real rdevd with two devices.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "acl/acl.h"
+#include "acl_check.h"
+
+/* aclrtGetVersion and aclrtQueryEvent are deprecated in CANN, and still offered */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+static int unreachable(void) {
+  CHECK(aclInit(NULL) != ACL_SUCCESS);
+  CHECK(aclrtPeekAtLastError(ACL_RT_THREAD_LEVEL) != ACL_SUCCESS);
+  CHECK(aclrtGetSocName() == NULL);
+  return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "unreachable") == 0) return unreachable();
+
+  /* fp16: known values, and every finite half survives half -> float -> half */
+  CHECK(aclFloatToFloat16(1.0f) == 0x3c00 && aclFloatToFloat16(-2.5f) == 0xc100);
+  CHECK(aclFloatToFloat16(65504.0f) == 0x7bff && aclFloatToFloat16(65520.0f) == 0x7c00);
+  CHECK(aclFloatToFloat16(5.9604645e-8f) == 0x0001 && aclFloatToFloat16(1e-8f) == 0x0000);
+  CHECK(aclFloatToFloat16(1.0f + 1.0f / 2048) == 0x3c00); /* a tie: to even */
+  CHECK(aclFloatToFloat16(1.0f + 3.0f / 2048) == 0x3c02);
+  CHECK(aclFloatToFloat16(INFINITY) == 0x7c00 && aclFloatToFloat16(-INFINITY) == 0xfc00);
+  CHECK((aclFloatToFloat16(NAN) & 0x7c00) == 0x7c00 && (aclFloatToFloat16(NAN) & 0x3ff) != 0);
+  CHECK(isnan(aclFloat16ToFloat(0x7e00)) && aclFloat16ToFloat(0x3555) > 0.333f && aclFloat16ToFloat(0x3555) < 0.334f);
+  int bad = 0;
+  for (uint32_t h = 0; h < 0x10000; h++) {
+    if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff)) continue; /* NaNs */
+    if (aclFloatToFloat16(aclFloat16ToFloat((aclFloat16)h)) != h) bad++;
+  }
+  CHECK(bad == 0);
+
+  /* element sizes */
+  CHECK(aclDataTypeSize(ACL_FLOAT) == 4 && aclDataTypeSize(ACL_FLOAT16) == 2 && aclDataTypeSize(ACL_BF16) == 2);
+  CHECK(aclDataTypeSize(ACL_INT8) == 1 && aclDataTypeSize(ACL_INT64) == 8 && aclDataTypeSize(ACL_COMPLEX128) == 16);
+  CHECK(aclDataTypeSize(ACL_DT_UNDEFINED) == 0 && aclDataTypeSize(ACL_INT4) == 0);
+
+  /* version */
+  int32_t major = 0, minor = 0, patch = -1;
+  CHECK_RET(aclrtGetVersion(&major, &minor, &patch), ACL_SUCCESS);
+  CHECK(major == 1 && minor == 17 && patch == 0);
+
+  /* the thread's last error: peeked, then taken */
+  CHECK_RET(aclInit(NULL), ACL_SUCCESS);
+  CHECK(aclrtGetSocName() == NULL); /* no device yet */
+  CHECK_RET(aclrtSetDevice(99), ACL_ERROR_RT_INVALID_DEVICEID);
+  CHECK(aclrtPeekAtLastError(ACL_RT_THREAD_LEVEL) == ACL_ERROR_RT_INVALID_DEVICEID);
+  CHECK(aclrtPeekAtLastError(ACL_RT_THREAD_LEVEL) == ACL_ERROR_RT_INVALID_DEVICEID);
+  CHECK(aclrtGetLastError(ACL_RT_THREAD_LEVEL) == ACL_ERROR_RT_INVALID_DEVICEID);
+  CHECK(aclrtGetLastError(ACL_RT_THREAD_LEVEL) == ACL_SUCCESS);
+
+  /* device facts */
+  CHECK_RET(aclrtSetDevice(0), ACL_SUCCESS);
+  const char *soc = aclrtGetSocName();
+  CHECK(soc && *soc);
+  uint32_t n = 0;
+  CHECK_RET(aclrtGetDeviceCount(&n), ACL_SUCCESS);
+  CHECK(n >= 2);
+  int32_t can = -1;
+  CHECK_RET(aclrtDeviceCanAccessPeer(&can, 0, 1), ACL_SUCCESS);
+  CHECK(can == 1);
+  CHECK_RET(aclrtDeviceCanAccessPeer(&can, 1, 1), ACL_SUCCESS);
+  CHECK(can == 0);
+  CHECK_RET(aclrtDeviceCanAccessPeer(&can, 0, (int32_t)n), ACL_ERROR_RT_INVALID_DEVICEID);
+  CHECK_RET(aclrtDeviceEnablePeerAccess(1, 0), ACL_SUCCESS);
+  CHECK_RET(aclrtDeviceEnablePeerAccess(1, 7), ACL_ERROR_INVALID_PARAM);
+  CHECK_RET(aclrtDeviceDisablePeerAccess(1), ACL_SUCCESS);
+
+  /* a copy between the two devices, as peers do */
+  void *d0 = NULL, *d1 = NULL;
+  char host[256], back[256];
+  for (int i = 0; i < 256; i++) host[i] = (char)i;
+  CHECK_RET(aclrtMallocAlign32(&d0, sizeof host, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  CHECK(((uintptr_t)d0 & 31) == 0);
+  CHECK_RET(aclrtSetDevice(1), ACL_SUCCESS);
+  CHECK_RET(aclrtMalloc(&d1, sizeof host, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  CHECK_RET(aclrtMemcpy(d0, sizeof host, host, sizeof host, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  CHECK_RET(aclrtMemcpy(d1, sizeof host, d0, sizeof host, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_SUCCESS);
+  memset(back, 0, sizeof back);
+  CHECK_RET(aclrtMemcpy(back, sizeof back, d1, sizeof host, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+  CHECK(memcmp(back, host, sizeof host) == 0);
+
+  /* events with flags, and the deprecated query */
+  aclrtEvent ev = NULL, ipc = NULL;
+  CHECK_RET(aclrtCreateEventWithFlag(&ev, ACL_EVENT_TIME_LINE | ACL_EVENT_SYNC), ACL_SUCCESS);
+  CHECK_RET(aclrtCreateEventWithFlag(&ipc, ACL_EVENT_IPC), ACL_ERROR_INVALID_PARAM);
+  CHECK_RET(aclrtRecordEvent(ev, NULL), ACL_SUCCESS);
+  CHECK_RET(aclrtSynchronizeEvent(ev), ACL_SUCCESS);
+  aclrtEventStatus st = ACL_EVENT_STATUS_NOT_READY;
+  CHECK_RET(aclrtQueryEvent(ev, &st), ACL_SUCCESS);
+  CHECK(st == ACL_EVENT_STATUS_COMPLETE);
+  CHECK_RET(aclrtDestroyEvent(ev), ACL_SUCCESS);
+
+  CHECK_RET(aclrtFree(d0), ACL_SUCCESS);
+  CHECK_RET(aclrtFree(d1), ACL_SUCCESS);
+  CHECK_RET(aclrtResetDeviceForce(1), ACL_SUCCESS);
+  CHECK_RET(aclFinalize(), ACL_SUCCESS);
+  printf("%s: %s\n", argv[0], failures ? "FAILED" : "OK");
+  return failures ? 1 : 0;
+}
