@@ -4,7 +4,8 @@
  * itself (fp16 conversion, element sizes, the version, the thread's last
  * error, the SoC name, peer access) and the variants of the device calls
  * (aclrtMallocAlign32, events with flags, aclrtQueryEvent,
- * aclrtResetDeviceForce). Compiled as C and as C++ (test_acl_basics.cpp);
+ * aclrtResetDeviceForce), contexts, streams with a configuration and the
+ * device synchronize. Compiled as C and as C++ (test_acl_basics.cpp);
  * run by run_acl.py against a real rdevd with two devices.
  */
 #include <math.h>
@@ -104,6 +105,59 @@ int main(int argc, char **argv) {
   CHECK_RET(aclrtQueryEvent(ev, &st), ACL_SUCCESS);
   CHECK(st == ACL_EVENT_STATUS_COMPLETE);
   CHECK_RET(aclrtDestroyEvent(ev), ACL_SUCCESS);
+
+  /* contexts: a context binds the thread to its device */
+  aclrtContext ctx0 = NULL, ctx1 = NULL, cur = NULL;
+  int32_t dev = -1;
+  CHECK_RET(aclrtGetCurrentContext(&cur), ACL_SUCCESS); /* device 1's default context */
+  CHECK_RET(aclrtCreateContext(&ctx0, 0), ACL_SUCCESS);
+  CHECK_RET(aclrtGetDevice(&dev), ACL_SUCCESS);
+  CHECK(dev == 0);
+  CHECK_RET(aclrtCreateContext(&ctx1, 1), ACL_SUCCESS);
+  CHECK_RET(aclrtSetCurrentContext(ctx0), ACL_SUCCESS);
+  CHECK_RET(aclrtGetDevice(&dev), ACL_SUCCESS);
+  CHECK(dev == 0);
+  aclrtContext got = NULL;
+  CHECK_RET(aclrtGetCurrentContext(&got), ACL_SUCCESS);
+  CHECK(got == ctx0);
+  CHECK_RET(aclrtSetCurrentContext(cur), ACL_SUCCESS); /* back to device 1's default */
+  CHECK_RET(aclrtGetDevice(&dev), ACL_SUCCESS);
+  CHECK(dev == 1);
+  CHECK_RET(aclrtSetCurrentContext((aclrtContext)host), ACL_ERROR_INVALID_PARAM);
+  CHECK_RET(aclrtDestroyContext(ctx1), ACL_SUCCESS);
+  CHECK_RET(aclrtDestroyContext(ctx1), ACL_ERROR_INVALID_PARAM);
+  CHECK_RET(aclrtDestroyContext(ctx0), ACL_SUCCESS);
+
+  /* streams with a configuration, their ids, the default stream, and a
+   * device synchronize that waits for every stream of the device */
+  aclrtStream s1 = NULL, s2 = NULL, def = NULL;
+  CHECK_RET(aclrtCreateStreamWithConfig(&s1, 3, ACL_STREAM_FAST_LAUNCH), ACL_SUCCESS);
+  CHECK_RET(aclrtCreateStreamWithConfig(&s2, 0, 0x80), ACL_ERROR_INVALID_PARAM);
+  CHECK_RET(aclrtCreateStream(&s2), ACL_SUCCESS);
+  uint32_t prio = 0, flags = 0;
+  int32_t id1 = -1, id2 = -1, id0 = -1;
+  CHECK_RET(aclrtStreamGetPriority(s1, &prio), ACL_SUCCESS);
+  CHECK_RET(aclrtStreamGetFlags(s1, &flags), ACL_SUCCESS);
+  CHECK(prio == 3 && flags == ACL_STREAM_FAST_LAUNCH);
+  CHECK_RET(aclrtStreamGetId(s1, &id1), ACL_SUCCESS);
+  CHECK_RET(aclrtStreamGetId(s2, &id2), ACL_SUCCESS);
+  CHECK_RET(aclrtStreamGetId(NULL, &id0), ACL_SUCCESS);
+  CHECK(id1 > 0 && id2 > 0 && id1 != id2 && id0 == 0);
+  CHECK_RET(aclrtCtxGetCurrentDefaultStream(&def), ACL_SUCCESS);
+  CHECK(def != NULL && def != s1 && def != s2);
+  static char big[1 << 20];
+  memset(big, 0x33, sizeof big);
+  void *pin = NULL;
+  CHECK_RET(aclrtMallocHost(&pin, sizeof big), ACL_SUCCESS);
+  CHECK_RET(aclrtMemsetAsync(d1, sizeof host, 0x44, sizeof host, s1), ACL_SUCCESS);
+  CHECK_RET(aclrtMemcpyAsync(pin, sizeof host, d1, sizeof host, ACL_MEMCPY_DEVICE_TO_HOST, s1), ACL_SUCCESS);
+  CHECK_RET(aclrtSynchronizeDevice(), ACL_SUCCESS);
+  CHECK(((unsigned char *)pin)[0] == 0x44 && ((unsigned char *)pin)[sizeof host - 1] == 0x44);
+  CHECK_RET(aclrtSynchronizeDeviceWithTimeout(1000), ACL_SUCCESS);
+  CHECK_RET(aclrtFreeHost(pin), ACL_SUCCESS);
+  CHECK_RET(aclrtDestroyStreamForce(s1), ACL_SUCCESS);
+  CHECK_RET(aclrtDestroyStream(s1), ACL_ERROR_INVALID_RESOURCE_HANDLE); /* gone */
+  CHECK_RET(aclrtDestroyStream(s2), ACL_SUCCESS);
 
   CHECK_RET(aclrtFree(d0), ACL_SUCCESS);
   CHECK_RET(aclrtFree(d1), ACL_SUCCESS);

@@ -2,11 +2,11 @@
  * client/acl/lib/acl.c — the ACL-compatible runtime library (libacl_rt.so,
  * libascendcl.so) over one rdev session per process: initialization from
  * the environment, the per-thread current device and error message,
- * devices, memory and copies, streams (NULL = the current device's default
- * stream) and events. It is the first part of the library: the calls a
- * kernel-free CANN program makes for memory, copies, streams and events;
- * every other declared call is generated (gen_unsupported.py) and answers
- * ACL_ERROR_API_NOT_SUPPORT. docs/acl.md lists what it offers.
+ * devices, memory and copies (NULL = the current device's default
+ * stream), contexts. Streams and events are acl_stream.c's, host-side
+ * answers acl_info.c's; every other declared call is generated
+ * (gen_unsupported.py) and answers ACL_ERROR_API_NOT_SUPPORT. docs/acl.md
+ * lists what the library offers.
  *
  * The session's current device is one for the process, ACL's is one per
  * thread: every call that works on a device sets the session's under g.mu.
@@ -22,14 +22,11 @@
 #include "acl_lib.h"
 #include "rdev/rdev.h"
 
-#define MAX_DEVICES 64
-
 static struct {
-  pthread_mutex_t mu;                /* everything below, and the session's current device */
-  rdev_session_t *s;                 /* NULL before aclInit and after aclFinalize */
-  int forked;                        /* this is a child of the process that opened s */
-  aclrtStream defaults[MAX_DEVICES]; /* each device's default stream, made on first use */
-  struct host_block {                /* aclrtMallocHost memory: async copies stay async */
+  pthread_mutex_t mu; /* everything below, and the session's current device */
+  rdev_session_t *s;  /* NULL before aclInit and after aclFinalize */
+  int forked;         /* this is a child of the process that opened s */
+  struct host_block { /* aclrtMallocHost memory: async copies stay async */
     char *p;
     size_t n;
     struct host_block *next;
@@ -37,6 +34,16 @@ static struct {
 } g = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static _Thread_local int t_dev = -1; /* aclrtSetDevice's, per thread */
+
+/* A context binds a thread to a device: the current one decides the
+ * thread's device. aclrtSetDevice's is the device's default context. */
+typedef struct acl_ctx {
+  int dev;
+  struct acl_ctx *next; /* ctxs */
+} acl_ctx_t;
+static acl_ctx_t *ctxs;                /* made by aclrtCreateContext: g.mu */
+static acl_ctx_t default_ctx[64];      /* one per device */
+static _Thread_local acl_ctx_t *t_ctx; /* NULL: the device's default */
 static _Thread_local char t_msg[512];
 static _Thread_local aclError t_err; /* aclrtGetLastError's */
 
@@ -60,13 +67,16 @@ aclError acl_unsupported(const char *name) {
   return fail(ACL_ERROR_API_NOT_SUPPORT, "%s is not offered by rdev (docs/acl.md lists what is)", name);
 }
 
-/* An rdev call's result: its message kept for aclGetRecentErrMsg. */
-static aclError rdev_result(int rc, const char *what) {
+aclError acl_result(int rc, const char *what) {
   if (rc == RDEV_OK) return ACL_SUCCESS;
   return fail(rc, "%s: %s (%s)", what, rdev_strerror(rc), rdev_session_last_error());
 }
 
 static void on_fork_child(void) { g.forked = 1; }
+
+void acl_lock(void) { pthread_mutex_lock(&g.mu); }
+
+void acl_unlock(void) { pthread_mutex_unlock(&g.mu); }
 
 /* g.mu held: the session, or an error for a process without one. */
 static aclError session_ok(void) {
@@ -80,7 +90,20 @@ static aclError on_device(void) {
   aclError rc = session_ok();
   if (rc) return rc;
   if (t_dev < 0) return fail(ACL_ERROR_RT_CONTEXT_NULL, "no device set on this thread (aclrtSetDevice)");
-  return rdev_result(rdev_device_set(g.s, t_dev), "aclrtSetDevice");
+  return acl_result(rdev_device_set(g.s, t_dev), "aclrtSetDevice");
+}
+
+aclError acl_session(rdev_session_t **s) {
+  aclError rc = session_ok();
+  *s = g.s;
+  return rc;
+}
+
+aclError acl_on_device(rdev_session_t **s, int *dev) {
+  aclError rc = on_device();
+  *s = g.s;
+  *dev = t_dev;
+  return rc;
 }
 
 /* ---- init, errors, devices -------------------------------------------------- */
@@ -116,7 +139,7 @@ aclError aclFinalize(void) {
   if (!rc) {
     rdev_session_close(g.s); /* its streams, events and memory go with it */
     g.s = NULL;
-    memset(g.defaults, 0, sizeof g.defaults);
+    acl_streams_forget();
     while (g.host) {
       struct host_block *n = g.host->next;
       free(g.host);
@@ -132,7 +155,7 @@ const char *aclGetRecentErrMsg(void) { return t_msg[0] ? t_msg : NULL; }
 aclError acl_device_count(int *count) {
   pthread_mutex_lock(&g.mu);
   aclError rc = session_ok();
-  if (!rc) rc = rdev_result(rdev_device_count(g.s, count), "device count");
+  if (!rc) rc = acl_result(rdev_device_count(g.s, count), "device count");
   pthread_mutex_unlock(&g.mu);
   return rc;
 }
@@ -141,7 +164,7 @@ aclError acl_device_name(char *name, size_t len) {
   rdev_device_info_t info;
   pthread_mutex_lock(&g.mu);
   aclError rc = on_device();
-  if (!rc) rc = rdev_result(rdev_device_info(g.s, t_dev, &info), "device info");
+  if (!rc) rc = acl_result(rdev_device_info(g.s, t_dev, &info), "device info");
   pthread_mutex_unlock(&g.mu);
   if (!rc) snprintf(name, len, "%s", info.name);
   return rc;
@@ -158,9 +181,13 @@ aclError aclrtGetDeviceCount(uint32_t *count) {
 aclError aclrtSetDevice(int32_t deviceId) {
   pthread_mutex_lock(&g.mu);
   aclError rc = session_ok();
-  if (!rc) rc = rdev_result(rdev_device_set(g.s, deviceId), "aclrtSetDevice");
+  if (!rc && deviceId >= 64) rc = fail(ACL_ERROR_RT_INVALID_DEVICEID, "device %d does not exist", (int)deviceId);
+  if (!rc) rc = acl_result(rdev_device_set(g.s, deviceId), "aclrtSetDevice");
   pthread_mutex_unlock(&g.mu);
-  if (!rc) t_dev = deviceId;
+  if (!rc) {
+    t_dev = deviceId;
+    t_ctx = NULL; /* the device's default context */
+  }
   return rc;
 }
 
@@ -174,6 +201,7 @@ aclError aclrtGetDevice(int32_t *deviceId) {
 aclError aclrtResetDevice(int32_t deviceId) {
   if (deviceId != t_dev) return fail(ACL_ERROR_INVALID_PARAM, "device %d is not this thread's", (int)deviceId);
   t_dev = -1;
+  t_ctx = NULL;
   return ACL_SUCCESS;
 }
 
@@ -186,6 +214,70 @@ aclError aclrtGetRunMode(aclrtRunMode *runMode) {
   return ACL_SUCCESS;
 }
 
+/* ---- contexts -------------------------------------------------------------------- */
+
+/* g.mu held: whether c is a context aclrtCreateContext made. */
+static int ctx_known(const acl_ctx_t *c) {
+  const acl_ctx_t *k = ctxs;
+  while (k && k != c) k = k->next;
+  return k != NULL;
+}
+
+aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId) {
+  if (!context) return fail(ACL_ERROR_INVALID_PARAM, "context is NULL");
+  acl_ctx_t *c = malloc(sizeof *c);
+  if (!c) return fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
+  aclError rc = aclrtSetDevice(deviceId); /* checks it, and binds the thread */
+  if (rc) {
+    free(c);
+    return rc;
+  }
+  pthread_mutex_lock(&g.mu);
+  c->dev = deviceId;
+  c->next = ctxs;
+  ctxs = c;
+  pthread_mutex_unlock(&g.mu);
+  t_ctx = c;
+  *context = c;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtDestroyContext(aclrtContext context) {
+  pthread_mutex_lock(&g.mu);
+  acl_ctx_t **pp = &ctxs;
+  while (*pp && *pp != context) pp = &(*pp)->next;
+  acl_ctx_t *c = *pp;
+  if (c) *pp = c->next;
+  pthread_mutex_unlock(&g.mu);
+  if (!c) return fail(ACL_ERROR_INVALID_PARAM, "%p is not a context aclrtCreateContext made", context);
+  if (t_ctx == c) t_ctx = NULL;
+  free(c);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtSetCurrentContext(aclrtContext context) {
+  acl_ctx_t *c = context;
+  pthread_mutex_lock(&g.mu);
+  int known = c && (ctx_known(c) || (c >= default_ctx && c < default_ctx + 64));
+  pthread_mutex_unlock(&g.mu);
+  if (!known) return fail(ACL_ERROR_INVALID_PARAM, "%p is not a context", context);
+  t_dev = c->dev;
+  t_ctx = c >= default_ctx && c < default_ctx + 64 ? NULL : c;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtGetCurrentContext(aclrtContext *context) {
+  if (!context) return fail(ACL_ERROR_INVALID_PARAM, "context is NULL");
+  if (t_dev < 0 || t_dev >= 64) return fail(ACL_ERROR_RT_CONTEXT_NULL, "no device set on this thread (aclrtSetDevice)");
+  if (t_ctx) {
+    *context = t_ctx;
+  } else {
+    default_ctx[t_dev].dev = t_dev; /* the same value from every thread */
+    *context = &default_ctx[t_dev];
+  }
+  return ACL_SUCCESS;
+}
+
 /* ---- memory ---------------------------------------------------------------- */
 
 aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
@@ -193,7 +285,7 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
   if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, "size 0 cannot be allocated");
   pthread_mutex_lock(&g.mu);
   aclError rc = on_device();
-  if (!rc) rc = rdev_result(rdev_malloc(g.s, devPtr, size, (rdev_mem_policy_t)(policy & 0xff)), "aclrtMalloc");
+  if (!rc) rc = acl_result(rdev_malloc(g.s, devPtr, size, (rdev_mem_policy_t)(policy & 0xff)), "aclrtMalloc");
   pthread_mutex_unlock(&g.mu);
   return rc;
 }
@@ -207,7 +299,7 @@ aclError aclrtFree(void *devPtr) {
   if (!devPtr) return fail(ACL_ERROR_INVALID_PARAM, "devPtr is NULL");
   pthread_mutex_lock(&g.mu);
   aclError rc = session_ok();
-  if (!rc) rc = rdev_result(rdev_free(g.s, devPtr), "aclrtFree");
+  if (!rc) rc = acl_result(rdev_free(g.s, devPtr), "aclrtFree");
   pthread_mutex_unlock(&g.mu);
   return rc;
 }
@@ -219,7 +311,7 @@ aclError aclrtMallocHost(void **hostPtr, size_t size) {
   if (!b) return fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
   pthread_mutex_lock(&g.mu);
   aclError rc = session_ok();
-  if (!rc) rc = rdev_result(rdev_malloc_host(g.s, hostPtr, size), "aclrtMallocHost");
+  if (!rc) rc = acl_result(rdev_malloc_host(g.s, hostPtr, size), "aclrtMallocHost");
   if (!rc) {
     *b = (struct host_block){*hostPtr, size, g.host};
     g.host = b;
@@ -241,7 +333,7 @@ aclError aclrtFreeHost(void *hostPtr) {
     struct host_block *b = *pp;
     *pp = b->next;
     free(b);
-    rc = rdev_result(rdev_free_host(g.s, hostPtr), "aclrtFreeHost");
+    rc = acl_result(rdev_free_host(g.s, hostPtr), "aclrtFreeHost");
   }
   pthread_mutex_unlock(&g.mu);
   return rc;
@@ -252,7 +344,7 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total) {
   if (!free || !total) return fail(ACL_ERROR_INVALID_PARAM, "free or total is NULL");
   pthread_mutex_lock(&g.mu);
   aclError rc = on_device();
-  if (!rc) rc = rdev_result(rdev_mem_info(g.s, free, total), "aclrtGetMemInfo");
+  if (!rc) rc = acl_result(rdev_mem_info(g.s, free, total), "aclrtGetMemInfo");
   pthread_mutex_unlock(&g.mu);
   return rc;
 }
@@ -266,27 +358,12 @@ static int pinned(const void *p, size_t n) {
   return 0;
 }
 
-/* g.mu held: stream, or the current device's default stream for NULL. */
-static aclError stream_of(aclrtStream stream, rdev_stream_t **out) {
-  aclError rc = on_device();
-  if (rc) return rc;
-  if (stream) {
-    *out = stream;
-    return ACL_SUCCESS;
-  }
-  if (!g.defaults[t_dev] &&
-      (rc = rdev_result(rdev_stream_create(g.s, (rdev_stream_t **)&g.defaults[t_dev]), "default stream")))
-    return rc;
-  *out = g.defaults[t_dev];
-  return ACL_SUCCESS;
-}
-
 aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind) {
   (void)kind; /* reserved: the direction comes from the pointers */
   if (count == 0) return ACL_SUCCESS;
   pthread_mutex_lock(&g.mu);
   aclError rc = session_ok();
-  if (!rc) rc = rdev_result(rdev_memcpy(g.s, dst, destMax, src, count, RDEV_MEMCPY_DEFAULT), "aclrtMemcpy");
+  if (!rc) rc = acl_result(rdev_memcpy(g.s, dst, destMax, src, count, RDEV_MEMCPY_DEFAULT), "aclrtMemcpy");
   pthread_mutex_unlock(&g.mu);
   return rc;
 }
@@ -299,21 +376,20 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
   if ((unsigned)kind > ACL_MEMCPY_DEFAULT) return fail(ACL_ERROR_INVALID_PARAM, "unknown copy kind %d", (int)kind);
   pthread_mutex_lock(&g.mu);
   rdev_stream_t *st = NULL;
-  aclError rc = stream_of(stream, &st);
+  aclError rc = acl_stream_of(stream, &st);
   int wait = !rc && ((kind == ACL_MEMCPY_HOST_TO_DEVICE && !pinned(src, count)) ||
                      (kind == ACL_MEMCPY_DEVICE_TO_HOST && !pinned(dst, count)));
   if (!rc)
-    rc =
-        rdev_result(rdev_memcpy_async(g.s, dst, destMax, src, count, (rdev_memcpy_kind_t)kind, st), "aclrtMemcpyAsync");
+    rc = acl_result(rdev_memcpy_async(g.s, dst, destMax, src, count, (rdev_memcpy_kind_t)kind, st), "aclrtMemcpyAsync");
   pthread_mutex_unlock(&g.mu);
-  if (!rc && wait) rc = rdev_result(rdev_stream_synchronize(st), "aclrtMemcpyAsync");
+  if (!rc && wait) rc = acl_result(rdev_stream_synchronize(st), "aclrtMemcpyAsync");
   return rc;
 }
 
 aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count) {
   pthread_mutex_lock(&g.mu);
   aclError rc = session_ok();
-  if (!rc) rc = rdev_result(rdev_memset(g.s, devPtr, maxCount, value, count), "aclrtMemset");
+  if (!rc) rc = acl_result(rdev_memset(g.s, devPtr, maxCount, value, count), "aclrtMemset");
   pthread_mutex_unlock(&g.mu);
   return rc;
 }
@@ -321,123 +397,10 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
 aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
   pthread_mutex_lock(&g.mu);
   rdev_stream_t *st = NULL;
-  aclError rc = stream_of(stream, &st);
-  if (!rc) rc = rdev_result(rdev_memset_async(g.s, devPtr, maxCount, value, count, st), "aclrtMemsetAsync");
+  aclError rc = acl_stream_of(stream, &st);
+  if (!rc) rc = acl_result(rdev_memset_async(g.s, devPtr, maxCount, value, count, st), "aclrtMemsetAsync");
   pthread_mutex_unlock(&g.mu);
   return rc;
-}
-
-/* ---- streams and events ------------------------------------------------------ */
-
-aclError aclrtCreateStream(aclrtStream *stream) {
-  if (!stream) return fail(ACL_ERROR_INVALID_PARAM, "stream is NULL");
-  pthread_mutex_lock(&g.mu);
-  aclError rc = on_device();
-  if (!rc) rc = rdev_result(rdev_stream_create(g.s, (rdev_stream_t **)stream), "aclrtCreateStream");
-  pthread_mutex_unlock(&g.mu);
-  return rc;
-}
-
-aclError aclrtDestroyStream(aclrtStream stream) {
-  if (!stream) return fail(ACL_ERROR_INVALID_PARAM, "stream is NULL");
-  pthread_mutex_lock(&g.mu);
-  aclError rc = session_ok();
-  pthread_mutex_unlock(&g.mu);
-  return rc ? rc : rdev_result(rdev_stream_destroy(stream), "aclrtDestroyStream");
-}
-
-aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) {
-  pthread_mutex_lock(&g.mu);
-  rdev_stream_t *st = NULL;
-  aclError rc = stream_of(stream, &st);
-  pthread_mutex_unlock(&g.mu);
-  if (rc) return rc;
-  return rdev_result(timeout < 0 ? rdev_stream_synchronize(st) : rdev_stream_synchronize_timeout(st, timeout),
-                     "aclrtSynchronizeStream");
-}
-
-aclError aclrtSynchronizeStream(aclrtStream stream) { return aclrtSynchronizeStreamWithTimeout(stream, -1); }
-
-aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status) {
-  if (!status) return fail(ACL_ERROR_INVALID_PARAM, "status is NULL");
-  pthread_mutex_lock(&g.mu);
-  rdev_stream_t *st = NULL;
-  aclError rc = stream_of(stream, &st);
-  pthread_mutex_unlock(&g.mu);
-  int done = 0;
-  if (!rc) rc = rdev_result(rdev_stream_query(st, &done), "aclrtStreamQuery");
-  if (!rc) *status = done ? ACL_STREAM_STATUS_COMPLETE : ACL_STREAM_STATUS_NOT_READY;
-  return rc;
-}
-
-aclError aclrtCreateEvent(aclrtEvent *event) {
-  if (!event) return fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
-  pthread_mutex_lock(&g.mu);
-  aclError rc = on_device();
-  if (!rc) rc = rdev_result(rdev_event_create(g.s, (rdev_event_t **)event), "aclrtCreateEvent");
-  pthread_mutex_unlock(&g.mu);
-  return rc;
-}
-
-/* Every event is timed (rdev_event_elapsed_ms works on any two). */
-aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag) {
-  if (flag &
-      ~(uint32_t)(ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_DEVICE_USE_ONLY))
-    return fail(ACL_ERROR_INVALID_PARAM,
-                "event flags 0x%x: only SYNC, TIME_LINE, CAPTURE_STREAM_PROGRESS and DEVICE_USE_ONLY are offered",
-                (unsigned)flag);
-  return aclrtCreateEvent(event);
-}
-
-aclError aclrtDestroyEvent(aclrtEvent event) {
-  if (!event) return fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
-  return rdev_result(rdev_event_destroy(event), "aclrtDestroyEvent");
-}
-
-aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
-  if (!event) return fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
-  pthread_mutex_lock(&g.mu);
-  rdev_stream_t *st = NULL;
-  aclError rc = stream_of(stream, &st);
-  pthread_mutex_unlock(&g.mu);
-  return rc ? rc : rdev_result(rdev_event_record(event, st), "aclrtRecordEvent");
-}
-
-aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
-  if (!event) return fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
-  pthread_mutex_lock(&g.mu);
-  rdev_stream_t *st = NULL;
-  aclError rc = stream_of(stream, &st);
-  pthread_mutex_unlock(&g.mu);
-  return rc ? rc : rdev_result(rdev_stream_wait_event(st, event), "aclrtStreamWaitEvent");
-}
-
-aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout) {
-  if (!event) return fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
-  return rdev_result(rdev_event_synchronize(event, timeout), "aclrtSynchronizeEvent");
-}
-
-aclError aclrtSynchronizeEvent(aclrtEvent event) { return aclrtSynchronizeEventWithTimeout(event, -1); }
-
-aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status) {
-  if (!event || !status) return fail(ACL_ERROR_INVALID_PARAM, "event or status is NULL");
-  int done = 0;
-  aclError rc = rdev_result(rdev_event_query(event, &done), "aclrtQueryEventStatus");
-  if (!rc) *status = done ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
-  return rc;
-}
-
-aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status) {
-  if (!event || !status) return fail(ACL_ERROR_INVALID_PARAM, "event or status is NULL");
-  int done = 0;
-  aclError rc = rdev_result(rdev_event_query(event, &done), "aclrtQueryEvent");
-  if (!rc) *status = done ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
-  return rc;
-}
-
-aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent) {
-  if (!ms || !startEvent || !endEvent) return fail(ACL_ERROR_INVALID_PARAM, "NULL argument");
-  return rdev_result(rdev_event_elapsed_ms(ms, startEvent, endEvent), "aclrtEventElapsedTime");
 }
 
 /* A child after fork() must not use the parent's session (its threads and

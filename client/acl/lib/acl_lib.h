@@ -5,7 +5,8 @@
 #ifndef RDEV_ACL_LIB_H
 #define RDEV_ACL_LIB_H
 
-#include "acl/acl_base.h"
+#include "acl/acl_rt.h"
+#include "rdev/rdev.h"
 
 /* Records "NAME is not offered by rdev" for the calling thread's
  * aclGetRecentErrMsg and returns ACL_ERROR_API_NOT_SUPPORT. */
@@ -18,6 +19,30 @@ aclError acl_fail(aclError code, const char *fmt, ...) __attribute__((format(pri
 /* The calling thread's last error code (aclrtPeekAtLastError); clear = 1
  * resets it to ACL_SUCCESS (aclrtGetLastError). */
 aclError acl_last_error(int clear);
+
+/* The library's lock (acl.c): the session, its current device, and the
+ * records of acl_stream.c. */
+void acl_lock(void);
+void acl_unlock(void);
+
+/* Lock held: the process's session in *s, or an error (no aclInit, or a
+ * child after fork). */
+aclError acl_session(rdev_session_t **s);
+
+/* Lock held: the session in *s, set to the calling thread's device (*dev),
+ * or an error (as acl_session, or no device set on this thread). */
+aclError acl_on_device(rdev_session_t **s, int *dev);
+
+/* An rdev call's status as the ACL call's, its message kept for
+ * aclGetRecentErrMsg (what names the call). */
+aclError acl_result(int rc, const char *what);
+
+/* Lock held: the rdev stream behind stream; NULL is the calling thread's
+ * device's default stream, made on first use (acl_stream.c). */
+aclError acl_stream_of(aclrtStream stream, rdev_stream_t **out);
+
+/* Lock held: forgets every stream record (aclFinalize closed them all). */
+void acl_streams_forget(void);
 
 /* The process's device count, or an error (no session). */
 aclError acl_device_count(int *count);

@@ -1,0 +1,291 @@
+/*
+ * client/acl/lib/acl_stream.c — streams and events of the ACL library: the
+ * library's record of each stream it made (device, id, priority, flags),
+ * each device's default stream (the NULL stream, made on first use),
+ * device synchronization over them, and the event calls.
+ */
+#include <stdlib.h>
+
+#include "acl/acl.h"
+#include "acl_lib.h"
+
+#define MAX_DEVICES 64
+
+/* Streams the program made, and the default ones; under the library's lock. */
+typedef struct rec {
+  rdev_stream_t *st;
+  int dev;
+  int32_t id;
+  uint32_t priority, flags;
+  struct rec *next;
+} rec_t;
+static rec_t *recs;
+static rdev_stream_t *defaults[MAX_DEVICES];
+static int32_t next_id = 1; /* 0 is a default stream's */
+
+static rec_t *find(const void *st) {
+  rec_t *r = recs;
+  while (r && r->st != st) r = r->next;
+  return r;
+}
+
+void acl_streams_forget(void) {
+  while (recs) {
+    rec_t *n = recs->next;
+    free(recs);
+    recs = n;
+  }
+  for (int d = 0; d < MAX_DEVICES; d++) defaults[d] = NULL;
+}
+
+aclError acl_stream_of(aclrtStream stream, rdev_stream_t **out) {
+  rdev_session_t *s;
+  int dev;
+  aclError rc = acl_on_device(&s, &dev);
+  if (rc) return rc;
+  if (stream) {
+    *out = stream;
+    return ACL_SUCCESS;
+  }
+  if (dev >= MAX_DEVICES) return acl_fail(ACL_ERROR_RT_INVALID_DEVICEID, "device %d: at most %d", dev, MAX_DEVICES);
+  if (!defaults[dev] && (rc = acl_result(rdev_stream_create(s, &defaults[dev]), "default stream"))) return rc;
+  *out = defaults[dev];
+  return ACL_SUCCESS;
+}
+
+/* ---- create and destroy ----------------------------------------------------------- */
+
+/* priority and flags are kept and reported back; rdev schedules every
+ * stream alike (fair share by tenant), so they change nothing else. */
+aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag) {
+  if (!stream) return acl_fail(ACL_ERROR_INVALID_PARAM, "stream is NULL");
+  if (flag & ~(uint32_t)(ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC))
+    return acl_fail(ACL_ERROR_INVALID_PARAM, "stream flags 0x%x: only FAST_LAUNCH and FAST_SYNC are offered",
+                    (unsigned)flag);
+  rec_t *r = malloc(sizeof *r);
+  if (!r) return acl_fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
+  rdev_session_t *s;
+  int dev;
+  acl_lock();
+  aclError rc = acl_on_device(&s, &dev);
+  if (!rc) rc = acl_result(rdev_stream_create(s, &r->st), "aclrtCreateStream");
+  if (!rc) {
+    r->dev = dev;
+    r->id = next_id++;
+    r->priority = priority;
+    r->flags = flag;
+    r->next = recs;
+    recs = r;
+    *stream = r->st;
+    r = NULL;
+  }
+  acl_unlock();
+  free(r);
+  return rc;
+}
+
+aclError aclrtCreateStream(aclrtStream *stream) { return aclrtCreateStreamWithConfig(stream, 0, 0); }
+
+/* Waits for the stream's work (aclrtDestroyStream), or not (Force: rdev
+ * discards nothing then either, the server finishes it). */
+static aclError destroy(aclrtStream stream, const char *what) {
+  if (!stream) return acl_fail(ACL_ERROR_INVALID_PARAM, "stream is NULL");
+  rdev_session_t *s;
+  acl_lock();
+  aclError rc = acl_session(&s);
+  rec_t **pp = &recs;
+  while (!rc && *pp && (*pp)->st != stream) pp = &(*pp)->next;
+  if (!rc && !*pp)
+    rc = acl_fail(ACL_ERROR_INVALID_RESOURCE_HANDLE, "%s: %p is not a stream of this process", what, stream);
+  rec_t *r = rc ? NULL : *pp;
+  if (r) *pp = r->next;
+  acl_unlock();
+  free(r);
+  return rc ? rc : acl_result(rdev_stream_destroy(stream), what);
+}
+
+aclError aclrtDestroyStream(aclrtStream stream) { return destroy(stream, "aclrtDestroyStream"); }
+
+aclError aclrtDestroyStreamForce(aclrtStream stream) { return destroy(stream, "aclrtDestroyStreamForce"); }
+
+aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream) {
+  if (!stream) return acl_fail(ACL_ERROR_INVALID_PARAM, "stream is NULL");
+  rdev_stream_t *st = NULL;
+  acl_lock();
+  aclError rc = acl_stream_of(NULL, &st);
+  acl_unlock();
+  if (!rc) *stream = st;
+  return rc;
+}
+
+/* ---- what a stream is --------------------------------------------------------------- */
+
+/* The record of stream (NULL: the default one), copied into *out. */
+static aclError stream_rec(aclrtStream stream, rec_t *out) {
+  rdev_stream_t *st = NULL;
+  acl_lock();
+  aclError rc = acl_stream_of(stream, &st);
+  rec_t *r = rc ? NULL : find(st);
+  if (r)
+    *out = *r;
+  else if (!rc && stream)
+    rc = acl_fail(ACL_ERROR_INVALID_RESOURCE_HANDLE, "%p is not a stream of this process", stream);
+  else if (!rc)
+    *out = (rec_t){st, 0, 0, 0, 0, NULL};
+  acl_unlock();
+  return rc;
+}
+
+aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId) {
+  rec_t r;
+  if (!streamId) return acl_fail(ACL_ERROR_INVALID_PARAM, "streamId is NULL");
+  aclError rc = stream_rec(stream, &r);
+  if (!rc) *streamId = r.id;
+  return rc;
+}
+
+aclError aclrtStreamGetPriority(aclrtStream stream, uint32_t *priority) {
+  rec_t r;
+  if (!priority) return acl_fail(ACL_ERROR_INVALID_PARAM, "priority is NULL");
+  aclError rc = stream_rec(stream, &r);
+  if (!rc) *priority = r.priority;
+  return rc;
+}
+
+aclError aclrtStreamGetFlags(aclrtStream stream, uint32_t *flags) {
+  rec_t r;
+  if (!flags) return acl_fail(ACL_ERROR_INVALID_PARAM, "flags is NULL");
+  aclError rc = stream_rec(stream, &r);
+  if (!rc) *flags = r.flags;
+  return rc;
+}
+
+/* Every stream of the calling thread's device, the default one included,
+ * synchronized in turn; the first error is returned. */
+aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) {
+  rdev_session_t *s;
+  int dev, n = 0;
+  acl_lock();
+  aclError rc = acl_on_device(&s, &dev);
+  rdev_stream_t **all = NULL;
+  if (!rc) {
+    for (rec_t *r = recs; r; r = r->next) n += r->dev == dev;
+    all = malloc(((size_t)n + 1) * sizeof *all);
+    if (!all) rc = acl_fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
+  }
+  n = 0;
+  if (!rc) {
+    for (rec_t *r = recs; r; r = r->next)
+      if (r->dev == dev) all[n++] = r->st;
+    if (dev < MAX_DEVICES && defaults[dev]) all[n++] = defaults[dev];
+  }
+  acl_unlock();
+  for (int i = 0; i < n; i++) {
+    aclError e =
+        acl_result(timeout < 0 ? rdev_stream_synchronize(all[i]) : rdev_stream_synchronize_timeout(all[i], timeout),
+                   "aclrtSynchronizeDevice");
+    if (!rc) rc = e;
+  }
+  free(all);
+  return rc;
+}
+
+aclError aclrtSynchronizeDevice(void) { return aclrtSynchronizeDeviceWithTimeout(-1); }
+
+/* ---- synchronize, query ---------------------------------------------------------- */
+
+aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) {
+  acl_lock();
+  rdev_stream_t *st = NULL;
+  aclError rc = acl_stream_of(stream, &st);
+  acl_unlock();
+  if (rc) return rc;
+  return acl_result(timeout < 0 ? rdev_stream_synchronize(st) : rdev_stream_synchronize_timeout(st, timeout),
+                    "aclrtSynchronizeStream");
+}
+
+aclError aclrtSynchronizeStream(aclrtStream stream) { return aclrtSynchronizeStreamWithTimeout(stream, -1); }
+
+aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status) {
+  if (!status) return acl_fail(ACL_ERROR_INVALID_PARAM, "status is NULL");
+  acl_lock();
+  rdev_stream_t *st = NULL;
+  aclError rc = acl_stream_of(stream, &st);
+  acl_unlock();
+  int done = 0;
+  if (!rc) rc = acl_result(rdev_stream_query(st, &done), "aclrtStreamQuery");
+  if (!rc) *status = done ? ACL_STREAM_STATUS_COMPLETE : ACL_STREAM_STATUS_NOT_READY;
+  return rc;
+}
+
+aclError aclrtCreateEvent(aclrtEvent *event) {
+  if (!event) return acl_fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
+  rdev_session_t *s;
+  int dev;
+  acl_lock();
+  aclError rc = acl_on_device(&s, &dev);
+  if (!rc) rc = acl_result(rdev_event_create(s, (rdev_event_t **)event), "aclrtCreateEvent");
+  acl_unlock();
+  return rc;
+}
+
+/* Every event is timed (rdev_event_elapsed_ms works on any two). */
+aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag) {
+  if (flag &
+      ~(uint32_t)(ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_DEVICE_USE_ONLY))
+    return acl_fail(ACL_ERROR_INVALID_PARAM,
+                    "event flags 0x%x: only SYNC, TIME_LINE, CAPTURE_STREAM_PROGRESS and DEVICE_USE_ONLY are offered",
+                    (unsigned)flag);
+  return aclrtCreateEvent(event);
+}
+
+aclError aclrtDestroyEvent(aclrtEvent event) {
+  if (!event) return acl_fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
+  return acl_result(rdev_event_destroy(event), "aclrtDestroyEvent");
+}
+
+aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
+  if (!event) return acl_fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
+  acl_lock();
+  rdev_stream_t *st = NULL;
+  aclError rc = acl_stream_of(stream, &st);
+  acl_unlock();
+  return rc ? rc : acl_result(rdev_event_record(event, st), "aclrtRecordEvent");
+}
+
+aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
+  if (!event) return acl_fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
+  acl_lock();
+  rdev_stream_t *st = NULL;
+  aclError rc = acl_stream_of(stream, &st);
+  acl_unlock();
+  return rc ? rc : acl_result(rdev_stream_wait_event(st, event), "aclrtStreamWaitEvent");
+}
+
+aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout) {
+  if (!event) return acl_fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
+  return acl_result(rdev_event_synchronize(event, timeout), "aclrtSynchronizeEvent");
+}
+
+aclError aclrtSynchronizeEvent(aclrtEvent event) { return aclrtSynchronizeEventWithTimeout(event, -1); }
+
+aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status) {
+  if (!event || !status) return acl_fail(ACL_ERROR_INVALID_PARAM, "event or status is NULL");
+  int done = 0;
+  aclError rc = acl_result(rdev_event_query(event, &done), "aclrtQueryEventStatus");
+  if (!rc) *status = done ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+  return rc;
+}
+
+aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status) {
+  if (!event || !status) return acl_fail(ACL_ERROR_INVALID_PARAM, "event or status is NULL");
+  int done = 0;
+  aclError rc = acl_result(rdev_event_query(event, &done), "aclrtQueryEvent");
+  if (!rc) *status = done ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
+  return rc;
+}
+
+aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent) {
+  if (!ms || !startEvent || !endEvent) return acl_fail(ACL_ERROR_INVALID_PARAM, "NULL argument");
+  return acl_result(rdev_event_elapsed_ms(ms, startEvent, endEvent), "aclrtEventElapsedTime");
+}
