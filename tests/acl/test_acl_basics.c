@@ -5,13 +5,15 @@
  * error, the SoC name, peer access) and the variants of the device calls
  * (aclrtMallocAlign32, events with flags, aclrtQueryEvent,
  * aclrtResetDeviceForce), contexts, streams with a configuration and the
- * device synchronize. Compiled as C and as C++ (test_acl_basics.cpp);
+ * device synchronize, and a child forked before aclInit. Compiled as C and as C++ (test_acl_basics.cpp);
  * run by run_acl.py against a real rdevd with two devices.
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "acl/acl.h"
 #include "acl_check.h"
@@ -54,6 +56,16 @@ int main(int argc, char **argv) {
   int32_t major = 0, minor = 0, patch = -1;
   CHECK_RET(aclrtGetVersion(&major, &minor, &patch), ACL_SUCCESS);
   CHECK(major == 1 && minor == 17 && patch == 0);
+
+  /* a child forked before aclInit opens a session of its own */
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int ok = aclInit(NULL) == ACL_SUCCESS && aclrtSetDevice(0) == ACL_SUCCESS && aclFinalize() == ACL_SUCCESS;
+    _exit(ok ? 0 : 1);
+  }
+  int status = -1;
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
   /* the thread's last error: peeked, then taken */
   CHECK_RET(aclInit(NULL), ACL_SUCCESS);
@@ -145,6 +157,8 @@ int main(int argc, char **argv) {
   CHECK(id1 > 0 && id2 > 0 && id1 != id2 && id0 == 0);
   CHECK_RET(aclrtCtxGetCurrentDefaultStream(&def), ACL_SUCCESS);
   CHECK(def != NULL && def != s1 && def != s2);
+  CHECK_RET(aclrtStreamGetId(def, &id0), ACL_SUCCESS); /* the default stream's handle works as NULL does */
+  CHECK(id0 == 0);
   static char big[1 << 20];
   memset(big, 0x33, sizeof big);
   void *pin = NULL;

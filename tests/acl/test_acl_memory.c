@@ -86,6 +86,7 @@ int main(int argc, char **argv) {
    * synchronize, from ordinary memory complete when the call returns */
   aclrtStream st = NULL;
   CHECK_RET(aclrtCreateStream(&st), ACL_SUCCESS);
+  CHECK_RET(aclrtSynchronizeStream((aclrtStream)src), ACL_ERROR_INVALID_RESOURCE_HANDLE); /* not a stream */
   CHECK_RET(aclrtMemsetAsync(b, n, 0x5a, n / 2, st), ACL_SUCCESS);
   CHECK_RET(aclrtMemcpyAsync(pinned, n, b, n, ACL_MEMCPY_DEVICE_TO_HOST, st), ACL_SUCCESS);
   CHECK_RET(aclrtSynchronizeStream(st), ACL_SUCCESS);
@@ -98,6 +99,9 @@ int main(int argc, char **argv) {
   CHECK_RET(aclrtMemcpyAsync(dst, n, a, n, ACL_MEMCPY_DEVICE_TO_HOST, st), ACL_SUCCESS);
   fill(src, n, 2);
   CHECK(memcmp(dst, src, n) == 0); /* no synchronize needed */
+  memset(dst, 0, n);               /* likewise when the direction is left to the pointers */
+  CHECK_RET(aclrtMemcpyAsync(dst, n, a, n, ACL_MEMCPY_DEFAULT, st), ACL_SUCCESS);
+  CHECK(memcmp(dst, src, n) == 0);
   aclrtStreamStatus ss = ACL_STREAM_STATUS_NOT_READY;
   CHECK_RET(aclrtStreamQuery(st, &ss), ACL_SUCCESS);
   CHECK(ss == ACL_STREAM_STATUS_COMPLETE);
@@ -156,7 +160,7 @@ int main(int argc, char **argv) {
   CHECK_RET(aclrtFreeHost(src), ACL_ERROR_INVALID_PARAM); /* not aclrtMallocHost memory */
   CHECK_RET(aclrtResetDevice(0), ACL_SUCCESS);
   CHECK_RET(aclFinalize(), ACL_SUCCESS);
-  CHECK_RET(aclFinalize(), ACL_ERROR_UNINITIALIZE);
+  CHECK_RET(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE);
   free(src);
   free(dst);
   printf("%s: %s\n", argv[0], failures ? "FAILED" : "OK");

@@ -72,7 +72,14 @@ aclError acl_result(int rc, const char *what) {
   return fail(rc, "%s: %s (%s)", what, rdev_strerror(rc), rdev_session_last_error());
 }
 
-static void on_fork_child(void) { g.forked = 1; }
+/* In a child after fork(): a session the parent opened is not the child's
+ * (its threads and connection stayed behind); without one, the child may
+ * call aclInit itself. The lock may have been held by a thread that did not
+ * come along. */
+static void on_fork_child(void) {
+  pthread_mutex_init(&g.mu, NULL);
+  g.forked = g.s != NULL;
+}
 
 void acl_lock(void) { pthread_mutex_lock(&g.mu); }
 
@@ -135,13 +142,14 @@ aclError aclInit(const char *configPath) {
 
 aclError aclFinalize(void) {
   pthread_mutex_lock(&g.mu);
-  aclError rc = session_ok();
+  aclError rc = g.forked || g.s ? session_ok() : fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize was called already");
   if (!rc) {
     rdev_session_close(g.s); /* its streams, events and memory go with it */
     g.s = NULL;
     acl_streams_forget();
-    while (g.host) {
+    while (g.host) { /* what the program did not free */
       struct host_block *n = g.host->next;
+      rdev_free_host(NULL, g.host->p);
       free(g.host);
       g.host = n;
     }
@@ -198,10 +206,17 @@ aclError aclrtGetDevice(int32_t *deviceId) {
   return ACL_SUCCESS;
 }
 
+/* Any of the session's devices; the thread lets go of it if it is its own. */
 aclError aclrtResetDevice(int32_t deviceId) {
-  if (deviceId != t_dev) return fail(ACL_ERROR_INVALID_PARAM, "device %d is not this thread's", (int)deviceId);
-  t_dev = -1;
-  t_ctx = NULL;
+  int n = 0;
+  aclError rc = acl_device_count(&n);
+  if (rc) return rc;
+  if (deviceId < 0 || deviceId >= n)
+    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "device %d does not exist (devices: 0..%d)", (int)deviceId, n - 1);
+  if (deviceId == t_dev) {
+    t_dev = -1;
+    t_ctx = NULL;
+  }
   return ACL_SUCCESS;
 }
 
@@ -269,12 +284,7 @@ aclError aclrtSetCurrentContext(aclrtContext context) {
 aclError aclrtGetCurrentContext(aclrtContext *context) {
   if (!context) return fail(ACL_ERROR_INVALID_PARAM, "context is NULL");
   if (t_dev < 0 || t_dev >= 64) return fail(ACL_ERROR_RT_CONTEXT_NULL, "no device set on this thread (aclrtSetDevice)");
-  if (t_ctx) {
-    *context = t_ctx;
-  } else {
-    default_ctx[t_dev].dev = t_dev; /* the same value from every thread */
-    *context = &default_ctx[t_dev];
-  }
+  *context = t_ctx ? t_ctx : &default_ctx[t_dev];
   return ACL_SUCCESS;
 }
 
@@ -377,8 +387,11 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
   pthread_mutex_lock(&g.mu);
   rdev_stream_t *st = NULL;
   aclError rc = acl_stream_of(stream, &st);
+  /* DEFAULT: the direction is the pointers'; only aclrtMallocHost memory on
+   * one side lets it stay queued (a D2D copy so named waits too) */
   int wait = !rc && ((kind == ACL_MEMCPY_HOST_TO_DEVICE && !pinned(src, count)) ||
-                     (kind == ACL_MEMCPY_DEVICE_TO_HOST && !pinned(dst, count)));
+                     (kind == ACL_MEMCPY_DEVICE_TO_HOST && !pinned(dst, count)) ||
+                     (kind == ACL_MEMCPY_DEFAULT && !pinned(src, count) && !pinned(dst, count)));
   if (!rc)
     rc = acl_result(rdev_memcpy_async(g.s, dst, destMax, src, count, (rdev_memcpy_kind_t)kind, st), "aclrtMemcpyAsync");
   pthread_mutex_unlock(&g.mu);
@@ -405,4 +418,7 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t c
 
 /* A child after fork() must not use the parent's session (its threads and
  * connection did not come along): every call then says so. */
-__attribute__((constructor)) static void acl_lib_init(void) { pthread_atfork(NULL, NULL, on_fork_child); }
+__attribute__((constructor)) static void acl_lib_init(void) {
+  for (int d = 0; d < 64; d++) default_ctx[d].dev = d;
+  pthread_atfork(NULL, NULL, on_fork_child);
+}

@@ -8,6 +8,7 @@
 
 #include "acl/acl.h"
 #include "acl_lib.h"
+#include "rdev/clock.h"
 
 #define MAX_DEVICES 64
 
@@ -43,7 +44,10 @@ aclError acl_stream_of(aclrtStream stream, rdev_stream_t **out) {
   int dev;
   aclError rc = acl_on_device(&s, &dev);
   if (rc) return rc;
-  if (stream) {
+  if (stream) { /* one the program made, or a default one it was given */
+    int known = find(stream) != NULL;
+    for (int d = 0; d < MAX_DEVICES && !known; d++) known = defaults[d] == stream;
+    if (!known) return acl_fail(ACL_ERROR_INVALID_RESOURCE_HANDLE, "%p is not a stream of this process", stream);
     *out = stream;
     return ACL_SUCCESS;
   }
@@ -128,9 +132,7 @@ static aclError stream_rec(aclrtStream stream, rec_t *out) {
   rec_t *r = rc ? NULL : find(st);
   if (r)
     *out = *r;
-  else if (!rc && stream)
-    rc = acl_fail(ACL_ERROR_INVALID_RESOURCE_HANDLE, "%p is not a stream of this process", stream);
-  else if (!rc)
+  else if (!rc) /* a default stream (acl_stream_of knows no other) */
     *out = (rec_t){st, 0, 0, 0, 0, NULL};
   acl_unlock();
   return rc;
@@ -180,10 +182,12 @@ aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) {
     if (dev < MAX_DEVICES && defaults[dev]) all[n++] = defaults[dev];
   }
   acl_unlock();
-  for (int i = 0; i < n; i++) {
-    aclError e =
-        acl_result(timeout < 0 ? rdev_stream_synchronize(all[i]) : rdev_stream_synchronize_timeout(all[i], timeout),
-                   "aclrtSynchronizeDevice");
+  uint64_t deadline = rdev_clock_now_ns() + (uint64_t)(timeout < 0 ? 0 : timeout) * 1000000u;
+  for (int i = 0; i < n; i++) { /* one deadline for them all */
+    uint64_t now = rdev_clock_now_ns();
+    int32_t left = timeout < 0 ? -1 : now >= deadline ? 0 : (int32_t)((deadline - now) / 1000000u);
+    aclError e = acl_result(left < 0 ? rdev_stream_synchronize(all[i]) : rdev_stream_synchronize_timeout(all[i], left),
+                            "aclrtSynchronizeDevice");
     if (!rc) rc = e;
   }
   free(all);
@@ -239,9 +243,20 @@ aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag) {
   return aclrtCreateEvent(event);
 }
 
+/* The event calls that need no device: the session must still be there
+ * (not finalized, not a parent's). */
+static aclError live(void) {
+  rdev_session_t *s;
+  acl_lock();
+  aclError rc = acl_session(&s);
+  acl_unlock();
+  return rc;
+}
+
 aclError aclrtDestroyEvent(aclrtEvent event) {
   if (!event) return acl_fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
-  return acl_result(rdev_event_destroy(event), "aclrtDestroyEvent");
+  aclError rc = live();
+  return rc ? rc : acl_result(rdev_event_destroy(event), "aclrtDestroyEvent");
 }
 
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
@@ -264,7 +279,8 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
 
 aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout) {
   if (!event) return acl_fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
-  return acl_result(rdev_event_synchronize(event, timeout), "aclrtSynchronizeEvent");
+  aclError rc = live();
+  return rc ? rc : acl_result(rdev_event_synchronize(event, timeout), "aclrtSynchronizeEvent");
 }
 
 aclError aclrtSynchronizeEvent(aclrtEvent event) { return aclrtSynchronizeEventWithTimeout(event, -1); }
@@ -272,7 +288,8 @@ aclError aclrtSynchronizeEvent(aclrtEvent event) { return aclrtSynchronizeEventW
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status) {
   if (!event || !status) return acl_fail(ACL_ERROR_INVALID_PARAM, "event or status is NULL");
   int done = 0;
-  aclError rc = acl_result(rdev_event_query(event, &done), "aclrtQueryEventStatus");
+  aclError rc = live();
+  if (!rc) rc = acl_result(rdev_event_query(event, &done), "aclrtQueryEventStatus");
   if (!rc) *status = done ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
   return rc;
 }
@@ -280,12 +297,14 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
 aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status) {
   if (!event || !status) return acl_fail(ACL_ERROR_INVALID_PARAM, "event or status is NULL");
   int done = 0;
-  aclError rc = acl_result(rdev_event_query(event, &done), "aclrtQueryEvent");
+  aclError rc = live();
+  if (!rc) rc = acl_result(rdev_event_query(event, &done), "aclrtQueryEvent");
   if (!rc) *status = done ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
   return rc;
 }
 
 aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent) {
   if (!ms || !startEvent || !endEvent) return acl_fail(ACL_ERROR_INVALID_PARAM, "NULL argument");
-  return acl_result(rdev_event_elapsed_ms(ms, startEvent, endEvent), "aclrtEventElapsedTime");
+  aclError rc = live();
+  return rc ? rc : acl_result(rdev_event_elapsed_ms(ms, startEvent, endEvent), "aclrtEventElapsedTime");
 }
