@@ -13,15 +13,15 @@
 aclError acl_unsupported(const char *name);
 
 /* Records code and a message (printf) as the calling thread's last error
- * and returns code (acl.c). */
+ * and returns code (acl_session.c). */
 aclError acl_fail(aclError code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The calling thread's last error code (aclrtPeekAtLastError); clear = 1
  * resets it to ACL_SUCCESS (aclrtGetLastError). */
 aclError acl_last_error(int clear);
 
-/* The library's lock (acl.c): the session, its current device, and the
- * records of acl_stream.c. */
+/* The library's lock (acl_session.c): the session, its current device,
+ * and the records of acl.c and acl_stream.c. */
 void acl_lock(void);
 void acl_unlock(void);
 
@@ -43,6 +43,14 @@ aclError acl_stream_of(aclrtStream stream, rdev_stream_t **out);
 
 /* Lock held: forgets every stream record (aclFinalize closed them all). */
 void acl_streams_forget(void);
+
+/* The calling thread's device (-1: none set), and setting it. */
+int acl_thread_device(void);
+void acl_thread_device_set(int dev);
+
+/* Lock held: closes the session (aclFinalize), or an error (none, or a
+ * parent's; ACL_ERROR_REPEAT_FINALIZE after the first). */
+aclError acl_session_end(void);
 
 /* The process's device count, or an error (no session). */
 aclError acl_device_count(int *count);
