@@ -5,10 +5,12 @@
  * error, the SoC name, peer access) and the variants of the device calls
  * (aclrtMallocAlign32, events with flags, aclrtQueryEvent,
  * aclrtResetDeviceForce), contexts, streams with a configuration and the
- * device synchronize, and a child forked before aclInit. Compiled as C and as C++ (test_acl_basics.cpp);
+ * device synchronize (also against streams destroyed on another thread),
+ * and a child forked before aclInit. Compiled as C and as C++ (test_acl_basics.cpp);
  * run by run_acl.py against a real rdevd with two devices.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +22,17 @@
 
 /* aclrtGetVersion and aclrtQueryEvent are deprecated in CANN, and still offered */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+/* Device synchronizes on one thread while another makes and destroys
+ * streams: a destroy waits for a synchronize that uses its stream (ASan
+ * sees a use after free otherwise). */
+static volatile int syncing = 1;
+static void *sync_loop(void *arg) {
+  (void)arg;
+  int bad = aclrtSetDevice(1) != ACL_SUCCESS;
+  while (syncing) bad += aclrtSynchronizeDevice() != ACL_SUCCESS;
+  return (void *)(intptr_t)bad;
+}
 
 static int unreachable(void) {
   CHECK(aclInit(NULL) != ACL_SUCCESS);
@@ -172,6 +185,18 @@ int main(int argc, char **argv) {
   CHECK_RET(aclrtDestroyStreamForce(s1), ACL_SUCCESS);
   CHECK_RET(aclrtDestroyStream(s1), ACL_ERROR_INVALID_RESOURCE_HANDLE); /* gone */
   CHECK_RET(aclrtDestroyStream(s2), ACL_SUCCESS);
+
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, sync_loop, NULL) == 0);
+  for (int i = 0; i < 100; i++) {
+    aclrtStream t = NULL;
+    CHECK_RET(aclrtCreateStream(&t), ACL_SUCCESS);
+    CHECK_RET(aclrtMemsetAsync(d1, sizeof host, i, sizeof host, t), ACL_SUCCESS);
+    CHECK_RET(aclrtDestroyStream(t), ACL_SUCCESS);
+  }
+  syncing = 0;
+  void *sync_errors = NULL;
+  CHECK(pthread_join(th, &sync_errors) == 0 && sync_errors == NULL);
 
   CHECK_RET(aclrtFree(d0), ACL_SUCCESS);
   CHECK_RET(aclrtFree(d1), ACL_SUCCESS);

@@ -7,6 +7,12 @@
  * acl_info.c's; every other declared call is generated
  * (gen_unsupported.py) and answers ACL_ERROR_API_NOT_SUPPORT. docs/acl.md
  * lists what the library offers.
+ *
+ * The library's lock covers the session's current device and the records;
+ * calls that name memory by address (copies, memsets, free) take what they
+ * need under it and talk to rdevd outside it, so one thread's long copy
+ * does not hold up another's. (aclFinalize while other threads still call
+ * is a program error, as in CANN.)
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -186,12 +192,11 @@ aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy pol
 
 aclError aclrtFree(void *devPtr) {
   if (!devPtr) return fail(ACL_ERROR_INVALID_PARAM, "devPtr is NULL");
-  acl_lock();
   rdev_session_t *s = NULL;
+  acl_lock();
   aclError rc = acl_session(&s);
-  if (!rc) rc = acl_result(rdev_free(s, devPtr), "aclrtFree");
   acl_unlock();
-  return rc;
+  return rc ? rc : acl_result(rdev_free(s, devPtr), "aclrtFree");
 }
 
 aclError aclrtMallocHost(void **hostPtr, size_t size) {
@@ -255,12 +260,11 @@ static int pinned(const void *p, size_t n) {
 aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind) {
   (void)kind; /* reserved: the direction comes from the pointers */
   if (count == 0) return ACL_SUCCESS;
-  acl_lock();
   rdev_session_t *s = NULL;
+  acl_lock();
   aclError rc = acl_session(&s);
-  if (!rc) rc = acl_result(rdev_memcpy(s, dst, destMax, src, count, RDEV_MEMCPY_DEFAULT), "aclrtMemcpy");
-  acl_unlock();
-  return rc;
+  acl_unlock(); /* copies name their memory by address: no device to set, and other threads go on */
+  return rc ? rc : acl_result(rdev_memcpy(s, dst, destMax, src, count, RDEV_MEMCPY_DEFAULT), "aclrtMemcpy");
 }
 
 /* From host memory aclrtMallocHost did not make, the copy completes before
@@ -279,20 +283,19 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
   int wait = !rc && ((kind == ACL_MEMCPY_HOST_TO_DEVICE && !pinned(src, count)) ||
                      (kind == ACL_MEMCPY_DEVICE_TO_HOST && !pinned(dst, count)) ||
                      (kind == ACL_MEMCPY_DEFAULT && !pinned(src, count) && !pinned(dst, count)));
+  acl_unlock();
   if (!rc)
     rc = acl_result(rdev_memcpy_async(s, dst, destMax, src, count, (rdev_memcpy_kind_t)kind, st), "aclrtMemcpyAsync");
-  acl_unlock();
   if (!rc && wait) rc = acl_result(rdev_stream_synchronize(st), "aclrtMemcpyAsync");
   return rc;
 }
 
 aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count) {
-  acl_lock();
   rdev_session_t *s = NULL;
+  acl_lock();
   aclError rc = acl_session(&s);
-  if (!rc) rc = acl_result(rdev_memset(s, devPtr, maxCount, value, count), "aclrtMemset");
   acl_unlock();
-  return rc;
+  return rc ? rc : acl_result(rdev_memset(s, devPtr, maxCount, value, count), "aclrtMemset");
 }
 
 aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
@@ -301,9 +304,8 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t c
   aclError rc = acl_stream_of(stream, &st);
   rdev_session_t *s = NULL;
   if (!rc) rc = acl_session(&s);
-  if (!rc) rc = acl_result(rdev_memset_async(s, devPtr, maxCount, value, count, st), "aclrtMemsetAsync");
   acl_unlock();
-  return rc;
+  return rc ? rc : acl_result(rdev_memset_async(s, devPtr, maxCount, value, count, st), "aclrtMemsetAsync");
 }
 
 __attribute__((constructor)) static void acl_contexts_init(void) {

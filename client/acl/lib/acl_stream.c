@@ -5,6 +5,7 @@
  * device synchronization over them, and the event calls.
  */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "acl/acl.h"
 #include "acl_lib.h"
@@ -18,6 +19,7 @@ typedef struct rec {
   int dev;
   int32_t id;
   uint32_t priority, flags;
+  int pins; /* device synchronizes using st: its destroy waits for them */
   struct rec *next;
 } rec_t;
 static rec_t *recs;
@@ -78,6 +80,7 @@ aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uin
     r->id = next_id++;
     r->priority = priority;
     r->flags = flag;
+    r->pins = 0;
     r->next = recs;
     recs = r;
     *stream = r->st;
@@ -102,7 +105,15 @@ static aclError destroy(aclrtStream stream, const char *what) {
   if (!rc && !*pp)
     rc = acl_fail(ACL_ERROR_INVALID_RESOURCE_HANDLE, "%s: %p is not a stream of this process", what, stream);
   rec_t *r = rc ? NULL : *pp;
-  if (r) *pp = r->next;
+  while (r && r->pins) { /* a device synchronize on another thread still uses it */
+    acl_unlock();
+    usleep(1000);
+    acl_lock();
+  }
+  if (r) { /* found again: streams made meanwhile went in front of it */
+    for (pp = &recs; *pp != r; pp = &(*pp)->next) {}
+    *pp = r->next;
+  }
   acl_unlock();
   free(r);
   return rc ? rc : acl_result(rdev_stream_destroy(stream), what);
@@ -133,7 +144,7 @@ static aclError stream_rec(aclrtStream stream, rec_t *out) {
   if (r)
     *out = *r;
   else if (!rc) /* a default stream (acl_stream_of knows no other) */
-    *out = (rec_t){st, 0, 0, 0, 0, NULL};
+    *out = (rec_t){.st = st};
   acl_unlock();
   return rc;
 }
@@ -169,27 +180,38 @@ aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) {
   int dev, n = 0;
   acl_lock();
   aclError rc = acl_on_device(&s, &dev);
-  rdev_stream_t **all = NULL;
+  rec_t **all = NULL; /* pinned: a destroy on another thread waits */
   if (!rc) {
     for (rec_t *r = recs; r; r = r->next) n += r->dev == dev;
     all = malloc(((size_t)n + 1) * sizeof *all);
     if (!all) rc = acl_fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
   }
   n = 0;
+  rec_t def = {0};
   if (!rc) {
     for (rec_t *r = recs; r; r = r->next)
-      if (r->dev == dev) all[n++] = r->st;
-    if (dev < MAX_DEVICES && defaults[dev]) all[n++] = defaults[dev];
+      if (r->dev == dev) {
+        r->pins++;
+        all[n++] = r;
+      }
+    if (dev < MAX_DEVICES && defaults[dev]) {
+      def.st = defaults[dev]; /* default streams go only with aclFinalize */
+      all[n++] = &def;
+    }
   }
   acl_unlock();
   uint64_t deadline = rdev_clock_now_ns() + (uint64_t)(timeout < 0 ? 0 : timeout) * 1000000u;
   for (int i = 0; i < n; i++) { /* one deadline for them all */
     uint64_t now = rdev_clock_now_ns();
     int32_t left = timeout < 0 ? -1 : now >= deadline ? 0 : (int32_t)((deadline - now) / 1000000u);
-    aclError e = acl_result(left < 0 ? rdev_stream_synchronize(all[i]) : rdev_stream_synchronize_timeout(all[i], left),
+    rdev_stream_t *st = all[i]->st;
+    aclError e = acl_result(left < 0 ? rdev_stream_synchronize(st) : rdev_stream_synchronize_timeout(st, left),
                             "aclrtSynchronizeDevice");
     if (!rc) rc = e;
   }
+  acl_lock();
+  for (int i = 0; i < n; i++) all[i]->pins -= all[i] != &def;
+  acl_unlock();
   free(all);
   return rc;
 }
