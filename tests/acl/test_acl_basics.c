@@ -26,11 +26,11 @@
 /* Device synchronizes on one thread while another makes and destroys
  * streams: a destroy waits for a synchronize that uses its stream (ASan
  * sees a use after free otherwise). */
-static volatile int syncing = 1;
+static int syncing = 1; /* __atomic builtins: the file is C and C++ */
 static void *sync_loop(void *arg) {
   (void)arg;
   int bad = aclrtSetDevice(1) != ACL_SUCCESS;
-  while (syncing) bad += aclrtSynchronizeDevice() != ACL_SUCCESS;
+  while (__atomic_load_n(&syncing, __ATOMIC_ACQUIRE)) bad += aclrtSynchronizeDevice() != ACL_SUCCESS;
   return (void *)(intptr_t)bad;
 }
 
@@ -194,7 +194,7 @@ int main(int argc, char **argv) {
     CHECK_RET(aclrtMemsetAsync(d1, sizeof host, i, sizeof host, t), ACL_SUCCESS);
     CHECK_RET(aclrtDestroyStream(t), ACL_SUCCESS);
   }
-  syncing = 0;
+  __atomic_store_n(&syncing, 0, __ATOMIC_RELEASE);
   void *sync_errors = NULL;
   CHECK(pthread_join(th, &sync_errors) == 0 && sync_errors == NULL);
 

@@ -19,7 +19,8 @@ typedef struct rec {
   int dev;
   int32_t id;
   uint32_t priority, flags;
-  int pins; /* device synchronizes using st: its destroy waits for them */
+  int pins;  /* device synchronizes using st: its destroy waits for them */
+  int dying; /* being destroyed: new device synchronizes pass it by */
   struct rec *next;
 } rec_t;
 static rec_t *recs;
@@ -81,6 +82,7 @@ aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uin
     r->priority = priority;
     r->flags = flag;
     r->pins = 0;
+    r->dying = 0;
     r->next = recs;
     recs = r;
     *stream = r->st;
@@ -105,6 +107,7 @@ static aclError destroy(aclrtStream stream, const char *what) {
   if (!rc && !*pp)
     rc = acl_fail(ACL_ERROR_INVALID_RESOURCE_HANDLE, "%s: %p is not a stream of this process", what, stream);
   rec_t *r = rc ? NULL : *pp;
+  if (r) r->dying = 1;
   while (r && r->pins) { /* a device synchronize on another thread still uses it */
     acl_unlock();
     usleep(1000);
@@ -182,7 +185,7 @@ aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) {
   aclError rc = acl_on_device(&s, &dev);
   rec_t **all = NULL; /* pinned: a destroy on another thread waits */
   if (!rc) {
-    for (rec_t *r = recs; r; r = r->next) n += r->dev == dev;
+    for (rec_t *r = recs; r; r = r->next) n += r->dev == dev && !r->dying;
     all = malloc(((size_t)n + 1) * sizeof *all);
     if (!all) rc = acl_fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
   }
@@ -190,7 +193,7 @@ aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) {
   rec_t def = {0};
   if (!rc) {
     for (rec_t *r = recs; r; r = r->next)
-      if (r->dev == dev) {
+      if (r->dev == dev && !r->dying) {
         r->pins++;
         all[n++] = r;
       }
