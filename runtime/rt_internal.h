@@ -27,6 +27,10 @@ struct rdev_rt_event {
   int dev;
 };
 
+struct rdev_rt_space {
+  rdev_rt_t *rt;
+};
+
 typedef enum {
   RT_TASK_COPY = 1,     /* memcpy(dst, src, n) in any direction */
   RT_TASK_GATHER,       /* host pieces iov[0..n) end to end at dst */
@@ -81,7 +85,11 @@ typedef struct rt_backend {
   void (*close)(void *impl);
   int (*device_count)(void *impl);
   int (*device_info)(void *impl, int dev, rdev_rt_device_info_t *info);
-  int (*malloc)(void *impl, int dev, void **dptr, size_t size, size_t reserved);
+  /* sp NULL: the runtime's own space */
+  int (*malloc)(void *impl, rdev_rt_space_t *sp, int dev, void **dptr, size_t size, size_t reserved);
+  int (*space_create)(void *impl, rdev_rt_space_t **sp);
+  void (*space_destroy)(rdev_rt_space_t *sp);
+  void (*space_range)(const rdev_rt_space_t *sp, int dev, uint64_t *base, uint64_t *size);
   int (*free)(void *impl, void *dptr);
   int (*lookup)(void *impl, const void *p, void **base, size_t *size, int *dev);
   int (*malloc_host)(void *impl, void **p, size_t size);

@@ -94,7 +94,7 @@ size_t rdev_rt_mem_reserved_size(size_t size) {
   return (r + RDEV_RT_MEM_ALIGN - 1) & ~(size_t)(RDEV_RT_MEM_ALIGN - 1);
 }
 
-int rdev_rt_malloc(rdev_rt_t *rt, int dev, void **dptr, size_t size, rdev_mem_policy_t policy) {
+static int malloc_in(rdev_rt_t *rt, rdev_rt_space_t *sp, int dev, void **dptr, size_t size, rdev_mem_policy_t policy) {
   rt_clear_error();
   int rc = check_dev(rt, dev);
   if (rc) return rc;
@@ -105,7 +105,39 @@ int rdev_rt_malloc(rdev_rt_t *rt, int dev, void **dptr, size_t size, rdev_mem_po
   if (size == 0) return rt_fail(RDEV_INVALID_PARAM, "size 0 cannot be allocated");
   size_t reserved = rdev_rt_mem_reserved_size(size);
   if (reserved == 0) return rt_fail(RDEV_RT_DEVICE_OOM, "size %zu overflows", size);
-  return rt->be->malloc(rt->impl, dev, dptr, size, reserved);
+  return rt->be->malloc(rt->impl, sp, dev, dptr, size, reserved);
+}
+
+int rdev_rt_malloc(rdev_rt_t *rt, int dev, void **dptr, size_t size, rdev_mem_policy_t policy) {
+  return malloc_in(rt, NULL, dev, dptr, size, policy);
+}
+
+int rdev_rt_malloc_in(rdev_rt_space_t *sp, int dev, void **dptr, size_t size, rdev_mem_policy_t policy) {
+  if (!sp) {
+    rt_clear_error();
+    return rt_fail(RDEV_INVALID_PARAM, "address space is NULL");
+  }
+  return malloc_in(sp->rt, sp, dev, dptr, size, policy);
+}
+
+int rdev_rt_space_create(rdev_rt_t *rt, rdev_rt_space_t **sp) {
+  rt_clear_error();
+  if (!rt || !sp) return rt_fail(RDEV_INVALID_PARAM, "NULL argument");
+  *sp = NULL;
+  return rt->be->space_create(rt->impl, sp);
+}
+
+void rdev_rt_space_destroy(rdev_rt_space_t *sp) {
+  if (sp) sp->rt->be->space_destroy(sp);
+}
+
+int rdev_rt_space_range(const rdev_rt_space_t *sp, int dev, uint64_t *base, uint64_t *size) {
+  rt_clear_error();
+  if (!sp || !base || !size) return rt_fail(RDEV_INVALID_PARAM, "NULL argument");
+  int rc = check_dev(sp->rt, dev);
+  if (rc) return rc;
+  sp->rt->be->space_range(sp, dev, base, size);
+  return RDEV_OK;
 }
 
 int rdev_rt_free(rdev_rt_t *rt, void *dptr) {
@@ -510,11 +542,12 @@ static int check_ptr_arg(rdev_rt_stream_t *s, const rdev_kernel_sig_t *sig, int 
   if (dev != s->dev)
     return rt_fail(RDEV_INVALID_PARAM, "%s: argument '%s' is memory of device %d, stream is on device %d", sig->name,
                    p->name, dev, s->dev);
-  uint64_t off = (uint64_t)((const char *)b - (const char *)base), end;
-  if (__builtin_add_overflow(off, args[i].v.ptr.offset, &off) || off > size ||
+  uint64_t at = (uint64_t)((const char *)b - (const char *)base), off, end;
+  if (__builtin_add_overflow(at, args[i].v.ptr.offset, &off) || off > size ||
       __builtin_add_overflow(off, bytes, &end) || end > size)
-    return rt_fail(RDEV_INVALID_PARAM, "%s: argument '%s' needs %llu bytes at offset %llu of a %zu-byte buffer",
-                   sig->name, p->name, (unsigned long long)bytes, (unsigned long long)args[i].v.ptr.offset, size);
+    return rt_fail(RDEV_INVALID_PARAM, "%s: argument '%s' needs %llu bytes at offset %llu%s of a %zu-byte buffer",
+                   sig->name, p->name, (unsigned long long)bytes, (unsigned long long)at,
+                   args[i].v.ptr.offset ? " (plus its offset)" : "", size);
   char *addr = (char *)base + off;
   if ((uintptr_t)addr % p->elem_size)
     return rt_fail(RDEV_MEMORY_ADDRESS_UNALIGNED, "%s: argument '%s' is not %u-byte aligned", sig->name, p->name,

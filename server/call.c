@@ -77,15 +77,20 @@ static void on_close(srv_op_t *op, int ok) {
 }
 
 /* The "accepted" mark and the server's batch limit: constant, shared. */
-static grpc_metadata open_md[2];
 static char batch_xfer_str[24];
 
-static void open_md_init(void) {
-  snprintf(batch_xfer_str, sizeof batch_xfer_str, "%u", RDEV_WIRE_MAX_BATCH_XFER);
-  open_md[0].key = grpc_slice_from_static_string(RDEV_WIRE_SESSION_OPEN_KEY);
-  open_md[0].value = grpc_slice_from_static_string("open");
-  open_md[1].key = grpc_slice_from_static_string(RDEV_WIRE_BATCH_XFER_KEY);
-  open_md[1].value = grpc_slice_from_static_string(batch_xfer_str);
+static void open_md_init(void) { snprintf(batch_xfer_str, sizeof batch_xfer_str, "%u", RDEV_WIRE_MAX_BATCH_XFER); }
+
+/* The open metadata: static strings, but the key, which the session holds
+ * (it outlives the start batch, which holds a reference). */
+static void open_md_fill(srv_session_t *s) {
+  grpc_metadata *md = s->open_md;
+  md[0].key = grpc_slice_from_static_string(RDEV_WIRE_SESSION_OPEN_KEY);
+  md[0].value = grpc_slice_from_static_string("open");
+  md[1].key = grpc_slice_from_static_string(RDEV_WIRE_BATCH_XFER_KEY);
+  md[1].value = grpc_slice_from_static_string(batch_xfer_str);
+  md[2].key = grpc_slice_from_static_string(RDEV_WIRE_SESSION_KEY_KEY);
+  md[2].value = grpc_slice_from_static_string(s->key);
 }
 
 int srv_session_start(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant, char *msg,
@@ -103,9 +108,10 @@ int srv_session_start(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_te
   }
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, open_md_init);
+  open_md_fill(s);
   grpc_op start = {.op = GRPC_OP_SEND_INITIAL_METADATA};
-  start.data.send_initial_metadata.count = 2;
-  start.data.send_initial_metadata.metadata = open_md;
+  start.data.send_initial_metadata.count = 3;
+  start.data.send_initial_metadata.metadata = s->open_md;
   pthread_mutex_lock(&s->mu);
   srv_start_batch(s, &start, 1, &s->start_op);
   srv_post_recv(s);

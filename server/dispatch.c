@@ -30,6 +30,7 @@ static op_fn op_for(pb_size_t which) {
     case rdev_v1_Request_event_query_tag: return srv_op_event_query;
     case rdev_v1_Request_event_elapsed_tag: return srv_op_event_elapsed;
     case rdev_v1_Request_mem_info_tag: return srv_op_mem_info;
+    case rdev_v1_Request_host_func_tag: return srv_op_host_func;
   }
   return NULL;
 }
@@ -44,14 +45,16 @@ static uint64_t request_stream(const rdev_v1_Request *q) {
     case rdev_v1_Request_launch_tag: return q->op.launch.stream;
     case rdev_v1_Request_event_record_tag: return q->op.event_record.stream;
     case rdev_v1_Request_stream_wait_event_tag: return q->op.stream_wait_event.stream;
+    case rdev_v1_Request_host_func_tag: return q->op.host_func.stream;
   }
   return 0;
 }
 
-/* Whether buffer h of s is shown by a synchronous Read reply gRPC still
- * holds. req_mu held. */
-static int buffer_shown(srv_session_t *s, uint64_t h) {
-  srv_handle_t *e = srv_handles_get(&s->handles, h, SRV_H_BUF);
+/* Whether the buffer of s holding device address addr is shown by a
+ * synchronous Read reply gRPC still holds. req_mu held. */
+static int buffer_shown(srv_session_t *s, uint64_t addr) {
+  if (!srv_zc_showing(s->zc)) return 0;
+  srv_handle_t *e = srv_buffer_at(s, addr);
   return e && srv_zc_shown(s->zc, e->ext);
 }
 
@@ -64,12 +67,12 @@ static int must_wait(srv_session_t *s, const rdev_wire_request_t *r) {
   const rdev_v1_Request *q = &r->q;
   int wait = 0;
   switch (q->which_op) {
-    case rdev_v1_Request_write_tag: wait = buffer_shown(s, q->op.write.buf); break;
-    case rdev_v1_Request_memset_tag: wait = buffer_shown(s, q->op.memset.buf); break;
+    case rdev_v1_Request_write_tag: wait = buffer_shown(s, q->op.write.addr); break;
+    case rdev_v1_Request_memset_tag: wait = buffer_shown(s, q->op.memset.addr); break;
     case rdev_v1_Request_copy_tag: wait = buffer_shown(s, q->op.copy.dst); break;
     case rdev_v1_Request_launch_tag: /* any buffer it is given */
       for (int i = 0; i < r->nargs && i < RDEV_WIRE_MAX_ARGS && !wait; i++)
-        wait = r->args[i].which_v == rdev_v1_Arg_ptr_tag && buffer_shown(s, r->args[i].v.ptr.buf);
+        wait = r->args[i].which_v == rdev_v1_Arg_ptr_tag && buffer_shown(s, r->args[i].v.ptr);
       break;
     default: break;
   }

@@ -1,9 +1,9 @@
 /*
- * server/handles.c — a session's handle table: opaque 64-bit handles drawn
- * from the kernel's random source, mapped to buffers, streams and events by
- * open addressing with linear probing. Handles are unguessable and exist
- * only in the table of the session that made them, so another session's
- * handle is simply unknown here.
+ * server/handles.c — a session's handle tables: 64-bit keys mapped to
+ * entries by open addressing with linear probing. Streams and events get
+ * opaque handles drawn from the kernel's random source; buffers are keyed
+ * by their device address. Either exists only in the table of the session
+ * that made it, so another session's is simply unknown here.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -51,14 +51,8 @@ static int grow(srv_handles_t *t) {
   return 0;
 }
 
-uint64_t srv_handles_add(srv_handles_t *t, int type, int dev, void *ptr, size_t size, void *ext) {
-  if ((t->used + 1) * 4 > t->cap * 3 && grow(t) != 0) return 0;
-  uint64_t h;
-  srv_handle_t *s;
-  do {
-    if (getrandom(&h, sizeof h, 0) != sizeof h) return 0;
-    s = probe(t, h);
-  } while (h <= H_DELETED || s->h == h);
+/* Fills the free slot s found for h (reusing a tombstone on the way). */
+static void fill(srv_handles_t *t, srv_handle_t *s, uint64_t h, int type, int dev, void *ptr, size_t size, void *ext) {
   /* reuse a tombstone on the way if there is one */
   size_t mask = t->cap - 1;
   for (size_t i = mix(h) & mask; &t->slots[i] != s; i = (i + 1) & mask)
@@ -75,7 +69,26 @@ uint64_t srv_handles_add(srv_handles_t *t, int type, int dev, void *ptr, size_t 
   s->ext = ext;
   t->used++;
   t->live++;
+}
+
+uint64_t srv_handles_add(srv_handles_t *t, int type, int dev, void *ptr, size_t size, void *ext) {
+  if ((t->used + 1) * 4 > t->cap * 3 && grow(t) != 0) return 0;
+  uint64_t h;
+  srv_handle_t *s;
+  do {
+    if (getrandom(&h, sizeof h, 0) != sizeof h) return 0;
+    s = probe(t, h);
+  } while (h <= H_DELETED || s->h == h);
+  fill(t, s, h, type, dev, ptr, size, ext);
   return h;
+}
+
+int srv_handles_put(srv_handles_t *t, uint64_t h, int type, int dev, void *ptr, size_t size, void *ext) {
+  if (h <= H_DELETED || ((t->used + 1) * 4 > t->cap * 3 && grow(t) != 0)) return -1;
+  srv_handle_t *s = probe(t, h);
+  if (s->h == h) return -1;
+  fill(t, s, h, type, dev, ptr, size, ext);
+  return 0;
 }
 
 srv_handle_t *srv_handles_get(srv_handles_t *t, uint64_t h, int type) {

@@ -105,7 +105,7 @@ int srv_op_malloc(srv_req_t *x) {
   if (size && !reserved) return srv_fail(x, RDEV_RT_DEVICE_OOM, "size %zu overflows", size);
   if (reserved && srv_tenant_take(t, SRV_Q_MEMORY, dev, reserved, x->s->peer, x->r.message, sizeof x->r.message))
     return RDEV_QUOTA_EXCEEDED;
-  rc = rdev_rt_malloc(rt, dev, &p, size, (rdev_mem_policy_t)m->policy);
+  rc = rdev_rt_malloc_in(x->s->space, dev, &p, size, (rdev_mem_policy_t)m->policy);
   if (rc) {
     if (reserved) srv_tenant_give(t, SRV_Q_MEMORY, dev, reserved);
     return srv_rt_failed(x, rc);
@@ -118,13 +118,12 @@ int srv_op_malloc(srv_req_t *x) {
     return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
   }
   rc = rdev_rt_memset(rt, p, size, 0, size);
-  uint64_t h = rc ? 0 : srv_handles_add(&x->s->handles, SRV_H_BUF, dev, p, size, mem);
-  if (!h) {
+  if (rc || srv_handles_put(&x->s->buffers, (uint64_t)(uintptr_t)p, SRV_H_BUF, dev, p, size, mem) != 0) {
     rc = rc ? srv_rt_failed(x, rc) : srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
     srv_mem_unref(mem);
     return rc;
   }
-  x->r.handle = h;
+  x->r.addr = (uint64_t)(uintptr_t)p;
   return RDEV_OK;
 }
 
@@ -137,12 +136,13 @@ void srv_release_buffer(srv_session_t *s, const srv_handle_t *e) {
 static void check_room_entry(srv_handle_t *e, void *arg) { srv_check_room(arg, e->ptr); }
 
 int srv_op_free(srv_req_t *x) {
-  uint64_t h = x->q->op.free.buf;
-  srv_handle_t *e = srv_get_handle(x, h, SRV_H_BUF);
+  uint64_t a = x->q->op.free.addr;
+  srv_handle_t *e = srv_handles_get(&x->s->buffers, a, SRV_H_BUF);
   if (!e)
-    return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "0x%llx is not a buffer of this session", (unsigned long long)h);
+    return srv_fail(x, RDEV_INVALID_PARAM, "free: 0x%llx is not the start of an allocation of this session",
+                    (unsigned long long)a);
   srv_release_buffer(x->s, e);
-  srv_handles_del(&x->s->handles, h);
+  srv_handles_del(&x->s->buffers, a);
   /* it queued a callback on each busy stream: mind their depth */
   srv_handles_each(&x->s->handles, SRV_H_STREAM, check_room_entry, x->s);
   for (dead_stream_t *d = x->s->dead; d; d = d->next) srv_check_room(x->s, d->st);
@@ -161,8 +161,7 @@ int srv_op_write(srv_req_t *x) {
   char *dst = NULL;
   size_t n = x->data->len;
   int rc = opt_stream(x, w->stream, &st);
-  if (rc || (rc = srv_check_count(x, n, w->dest_max)) ||
-      (rc = srv_buf_range(x, "write", w->buf, w->offset, n, &dst, NULL)))
+  if (rc || (rc = srv_check_count(x, n, w->dest_max)) || (rc = srv_buf_range(x, "write", w->addr, n, &dst, NULL)))
     return rc;
   if (n == 0) return st || w->quiet ? SRV_LATER : RDEV_OK;
   rdev_wire_payload_t *p = x->data;
@@ -206,7 +205,7 @@ int srv_op_read(srv_req_t *x) {
   if (rd->count > RDEV_WIRE_MAX_CHUNK)
     return srv_fail(x, RDEV_INVALID_PARAM, "read of %llu bytes exceeds the %u-byte chunk limit",
                     (unsigned long long)rd->count, RDEV_WIRE_MAX_CHUNK);
-  if ((rc = srv_buf_range(x, "read", rd->buf, rd->offset, rd->count, &src, &mem))) return rc;
+  if ((rc = srv_buf_range(x, "read", rd->addr, rd->count, &src, &mem))) return rc;
   rdev_rt_stream_t *st = se ? se->ptr : NULL;
   size_t n = (size_t)rd->count;
   const void *view = rdev_rt_host_view(rt, src, n); /* NULL where memory is not host-mapped */
@@ -268,14 +267,13 @@ int srv_op_copy(srv_req_t *x) {
   char *dst = NULL, *src = NULL;
   int rc = opt_stream(x, cp->stream, &st);
   if (rc || (rc = srv_check_count(x, cp->count, cp->dest_max)) ||
-      (rc = srv_buf_range(x, "copy dst", cp->dst, cp->dst_offset, cp->count, &dst, NULL)) ||
-      (rc = srv_buf_range(x, "copy src", cp->src, cp->src_offset, cp->count, &src, NULL)))
+      (rc = srv_buf_range(x, "copy dst", cp->dst, cp->count, &dst, NULL)) ||
+      (rc = srv_buf_range(x, "copy src", cp->src, cp->count, &src, NULL)))
     return rc;
-  /* buffers start 64-byte aligned: said in the client's terms, offsets */
-  if (cp->count && (cp->dst_offset | cp->src_offset) % RDEV_RT_MEM_ALIGN)
+  if (cp->count && (cp->dst | cp->src) % RDEV_RT_MEM_ALIGN)
     return srv_fail(x, RDEV_MEMORY_ADDRESS_UNALIGNED,
-                    "copy: device-to-device copies need %d-byte-aligned offsets (dst %llu, src %llu)",
-                    RDEV_RT_MEM_ALIGN, (unsigned long long)cp->dst_offset, (unsigned long long)cp->src_offset);
+                    "copy: device-to-device copies need %d-byte-aligned addresses (dst 0x%llx, src 0x%llx)",
+                    RDEV_RT_MEM_ALIGN, (unsigned long long)cp->dst, (unsigned long long)cp->src);
   size_t n = (size_t)cp->count;
   rc = st ? rdev_rt_memcpy_async(x->s->srv->rt, dst, n, src, n, RDEV_MEMCPY_DEVICE_TO_DEVICE, st)
           : rdev_rt_memcpy(x->s->srv->rt, dst, n, src, n, RDEV_MEMCPY_DEVICE_TO_DEVICE);
@@ -289,7 +287,7 @@ int srv_op_memset(srv_req_t *x) {
   char *dst = NULL;
   int rc = opt_stream(x, m->stream, &st);
   if (rc || (rc = srv_check_count(x, m->count, m->dest_max)) ||
-      (rc = srv_buf_range(x, "memset", m->buf, m->offset, m->count, &dst, NULL)))
+      (rc = srv_buf_range(x, "memset", m->addr, m->count, &dst, NULL)))
     return rc;
   size_t n = (size_t)m->count;
   rc = st ? rdev_rt_memset_async(x->s->srv->rt, dst, n, m->value, n, st)

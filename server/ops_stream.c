@@ -225,19 +225,24 @@ int srv_op_launch(srv_req_t *x) {
     return srv_fail(x, RDEV_KERNEL_ARGS, "%s: %d arguments exceed the limit of %d", w->kernel, w->nargs,
                     RDEV_WIRE_MAX_ARGS);
   rdev_kernel_arg_t args[RDEV_RT_MAX_KERNEL_ARGS];
+  const rdev_kernel_sig_t *sig = rdev_rt_kernel_find(w->kernel); /* names arguments in errors */
   _Static_assert(RDEV_WIRE_MAX_ARGS <= RDEV_RT_MAX_KERNEL_ARGS, "the wire allows more arguments than kernels take");
   for (int i = 0; i < w->nargs; i++) {
     const rdev_v1_Arg *a = &w->args[i];
     rdev_kernel_arg_t *k = &args[i];
     switch (a->which_v) {
       case rdev_v1_Arg_ptr_tag: {
-        srv_handle_t *e = srv_get_handle(x, a->v.ptr.buf, SRV_H_BUF);
-        if (!e)
-          return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "%s: argument %d: 0x%llx is not a buffer of this session",
-                          w->kernel, i, (unsigned long long)a->v.ptr.buf);
-        k->type = RDEV_ARG_PTR;
-        k->v.ptr.base = e->ptr;
-        k->v.ptr.offset = a->v.ptr.offset;
+        if (!srv_buffer_at(x->s, a->v.ptr)) {
+          if (sig && i < sig->nparams)
+            return srv_fail(x, RDEV_INVALID_PARAM,
+                            "%s: argument '%s' (0x%llx) is not inside an allocation of this session", w->kernel,
+                            sig->params[i].name, (unsigned long long)a->v.ptr);
+          return srv_fail(x, RDEV_INVALID_PARAM, "%s: argument %d (0x%llx) is not inside an allocation of this session",
+                          w->kernel, i, (unsigned long long)a->v.ptr);
+        }
+        k->type = RDEV_ARG_PTR; /* its extent is checked by the runtime, against that allocation */
+        k->v.ptr.base = (void *)(uintptr_t)a->v.ptr;
+        k->v.ptr.offset = 0;
         break;
       }
       case rdev_v1_Arg_i32_tag:

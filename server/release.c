@@ -31,19 +31,20 @@ void srv_session_release(srv_session_t *s) {
   pthread_mutex_lock(&s->mu);
   int already = s->released;
   s->released = 1;
+  pthread_cond_broadcast(&s->gate_cv); /* blocking host functions let their streams go */
   pthread_mutex_unlock(&s->mu);
   if (already) {
     pthread_mutex_unlock(&s->req_mu);
     return;
   }
-  srv_handles_t h = s->handles;
+  srv_handles_t h = s->handles, bufs = s->buffers;
   memset(&s->handles, 0, sizeof s->handles);
+  memset(&s->buffers, 0, sizeof s->buffers);
   dead_stream_t *dead = s->dead;
   s->dead = NULL;
   pthread_mutex_unlock(&s->req_mu);
 
-  size_t nbuf = 0;
-  for (size_t i = 0; i < h.cap; i++) nbuf += h.slots[i].h > 1 && h.slots[i].type == SRV_H_BUF;
+  size_t nbuf = bufs.live;
   /* A fence must not hold up the streams' end (its replies may never
    * leave), nor let work behind it run: every stream discards its queue
    * before any fence lets go. */
@@ -65,8 +66,9 @@ void srv_session_release(srv_session_t *s) {
       srv_streams_give(s, d);
     }
   srv_handles_each(&h, SRV_H_EVENT, destroy_event_entry, NULL);
-  srv_handles_each(&h, SRV_H_BUF, free_buffer_entry, s);
+  srv_handles_each(&bufs, SRV_H_BUF, free_buffer_entry, s);
   srv_handles_free(&h);
+  srv_handles_free(&bufs);
   pthread_mutex_lock(&s->mu);
   s->buffers_freed = nbuf;
   pthread_mutex_unlock(&s->mu);

@@ -1,8 +1,8 @@
 /*
  * server/request.c — the context a request is handled in: its error
- * reply, lookups of the session's handles (buffers within range, streams,
- * events, the tenant's devices), and the callback contexts of work that
- * answers later.
+ * reply, lookups of what the request names (device addresses within the
+ * session's buffers, streams, events, the tenant's devices), and the
+ * callback contexts of work that answers later.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,16 +47,25 @@ int srv_get_event(srv_req_t *x, uint64_t h, srv_handle_t **e) {
   return RDEV_OK;
 }
 
-int srv_buf_range(srv_req_t *x, const char *what, uint64_t h, uint64_t off, uint64_t count, char **addr,
-                  srv_mem_t **mem) {
-  srv_handle_t *e = srv_get_handle(x, h, SRV_H_BUF);
+srv_handle_t *srv_buffer_at(srv_session_t *s, uint64_t addr) {
+  void *base;
+  size_t size;
+  int dev;
+  if (rdev_rt_mem_lookup(s->srv->rt, (void *)(uintptr_t)addr, &base, &size, &dev) != RDEV_OK) return NULL;
+  return srv_handles_get(&s->buffers, (uint64_t)(uintptr_t)base, SRV_H_BUF);
+}
+
+int srv_buf_range(srv_req_t *x, const char *what, uint64_t addr, uint64_t count, char **dptr, srv_mem_t **mem) {
+  srv_handle_t *e = srv_buffer_at(x->s, addr);
   if (!e)
-    return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "%s: 0x%llx is not a buffer of this session", what,
-                    (unsigned long long)h);
-  if (off > e->size || count > e->size - off)
-    return srv_fail(x, RDEV_INVALID_PARAM, "%s: %llu bytes at offset %llu exceed the %zu-byte buffer", what,
-                    (unsigned long long)count, (unsigned long long)off, e->size);
-  *addr = (char *)e->ptr + off;
+    return srv_fail(x, RDEV_INVALID_PARAM, "%s: 0x%llx is not inside an allocation of this session", what,
+                    (unsigned long long)addr);
+  uint64_t off = addr - (uint64_t)(uintptr_t)e->ptr;
+  if (count > e->size - off)
+    return srv_fail(
+        x, RDEV_INVALID_PARAM, "%s: %llu bytes at 0x%llx run past the end of the %zu-byte allocation at 0x%llx", what,
+        (unsigned long long)count, (unsigned long long)addr, e->size, (unsigned long long)(uintptr_t)e->ptr);
+  *dptr = (char *)e->ptr + off;
   if (mem) *mem = e->ext;
   return RDEV_OK;
 }

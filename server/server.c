@@ -18,7 +18,7 @@
 
 #include "zerocopy.h"
 
-enum { K_SESSION, K_INFO, K_LIST, K_HEALTH, K_UNKNOWN };
+enum { K_SESSION, K_INFO, K_LIST, K_HEALTH, K_DONE, K_UNKNOWN };
 
 typedef struct {
   srv_op_t op;
@@ -64,6 +64,7 @@ static void arm(srv_t *srv, int kind, int shard) {
     void *m = kind == K_SESSION ? srv->m_session
               : kind == K_INFO  ? srv->m_info
               : kind == K_LIST  ? srv->m_list
+              : kind == K_DONE  ? srv->m_done
                                 : srv->m_health;
     e = grpc_server_request_registered_call(srv->server, m, &a->call, &a->deadline, &a->md,
                                             kind == K_SESSION ? NULL : &a->payload, cq, cq, a);
@@ -176,12 +177,26 @@ static void health_check(srv_t *srv, grpc_call *call, grpc_byte_buffer *payload)
   call_respond(call, rdev_wire_encode(grpc_health_v1_HealthCheckResponse_fields, &r, NULL), GRPC_STATUS_OK, NULL);
 }
 
+static void host_func_done(srv_t *srv, srv_tenant_t *t, grpc_call *call, grpc_byte_buffer *payload) {
+  rdev_v1_HostFuncDoneRequest q = rdev_v1_HostFuncDoneRequest_init_zero;
+  if (!rdev_wire_decode(payload, rdev_v1_HostFuncDoneRequest_fields, &q, NULL)) {
+    call_respond(call, NULL, GRPC_STATUS_INVALID_ARGUMENT, "malformed HostFuncDoneRequest");
+    return;
+  }
+  if (srv_host_func_done(srv, t, q.session, q.stream, q.seq) != 0) {
+    call_respond(call, NULL, GRPC_STATUS_NOT_FOUND, "no such host function waits");
+    return;
+  }
+  rdev_v1_HostFuncDoneReply r = rdev_v1_HostFuncDoneReply_init_zero;
+  call_respond(call, rdev_wire_encode(rdev_v1_HostFuncDoneReply_fields, &r, NULL), GRPC_STATUS_OK, NULL);
+}
+
 static void on_accept(srv_op_t *op, int ok) {
   accept_t *a = (accept_t *)op;
   srv_t *srv = a->srv;
   if (ok && !atomic_load(&srv->shutting_down)) arm(srv, a->kind, a->shard);
   srv_tenant_t *t = NULL;
-  if (ok && (a->kind == K_SESSION || a->kind == K_INFO || a->kind == K_LIST)) {
+  if (ok && (a->kind == K_SESSION || a->kind == K_INFO || a->kind == K_LIST || a->kind == K_DONE)) {
     const char *why;
     t = srv_authenticate(srv, a->call, &a->md, &why);
     if (!t) {
@@ -203,6 +218,7 @@ static void on_accept(srv_op_t *op, int ok) {
       case K_INFO: call_respond(a->call, info_reply(srv, t), GRPC_STATUS_OK, NULL); break;
       case K_LIST: call_respond(a->call, list_reply(srv, t), GRPC_STATUS_OK, NULL); break;
       case K_HEALTH: health_check(srv, a->call, a->payload); break;
+      case K_DONE: host_func_done(srv, t, a->call, a->payload); break;
       case K_UNKNOWN: {
         char *m = grpc_slice_to_c_string(a->details.method);
         srv_log(SRV_LOG_INFO, "unknown method %s", m);
@@ -345,6 +361,8 @@ int srv_start(srv_t *srv) {
                                             GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
   srv->m_health = grpc_server_register_method(srv->server, RDEV_WIRE_METHOD_HEALTH_CHECK, NULL,
                                               GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+  srv->m_done = grpc_server_register_method(srv->server, RDEV_WIRE_METHOD_HOST_FUNC_DONE, NULL,
+                                            GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
   for (int i = 0; i < srv->nthreads; i++) {
     srv->cqs[i] = grpc_completion_queue_create_for_next(NULL);
     grpc_server_register_completion_queue(srv->server, srv->cqs[i], NULL);

@@ -8,6 +8,8 @@
 #include <grpc/support/alloc.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
 
 #include "rdev/clock.h"
 #include "session.h"
@@ -61,11 +63,14 @@ void srv_session_unref(srv_session_t *s) {
   if (s->call) grpc_call_unref(s->call);
   grpc_metadata_array_destroy(&s->recv_md);
   srv_handles_free(&s->handles);
+  srv_handles_free(&s->buffers);
+  rdev_rt_space_destroy(s->space); /* the range goes once its last buffer is freed */
   free(s->sync_streams);
   free(s->dev_streams);
   free(s->held);
   if (s->peer) gpr_free(s->peer);
   pthread_cond_destroy(&s->local_cv);
+  pthread_cond_destroy(&s->gate_cv);
   pthread_mutex_destroy(&s->mu);
   pthread_mutex_destroy(&s->req_mu);
   srv_zc_session_free(s->zc);
@@ -85,16 +90,26 @@ srv_session_t *srv_session_new(srv_t *srv, grpc_call *call, gpr_timespec deadlin
   rdev_rt_stream_t **ss = calloc((size_t)ndev + 1, sizeof *ss);
   atomic_int *ds = calloc((size_t)ndev + 1, sizeof *ds);
   srv_zc_session_t *zc = srv_zc_session_new(srv->zc);
-  if (!s || !ss || !ds || !zc) {
+  rdev_rt_space_t *space = NULL;
+  int rc = rdev_rt_space_create(srv->rt, &space);
+  uint8_t raw[RDEV_WIRE_SESSION_KEY_LEN / 2];
+  if (!rc && getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) rc = RDEV_INTERNAL_ERROR;
+  if (!s || !ss || !ds || !zc || rc) {
     free(s);
     free(ss);
     free(ds);
     if (zc) srv_zc_session_free(zc);
+    rdev_rt_space_destroy(space);
     gpr_free(peer);
     srv_tenant_give(tenant, SRV_Q_SESSIONS, 0, 1);
-    snprintf(msg, msglen, "out of server memory");
+    snprintf(msg, msglen, "%s",
+             rc == RDEV_INTERNAL_ERROR ? "no random source"
+             : rc                      ? rdev_rt_last_error()
+                                       : "out of server memory");
     return NULL;
   }
+  s->space = space;
+  for (size_t i = 0; i < sizeof raw; i++) snprintf(s->key + 2 * i, 3, "%02x", raw[i]);
   s->srv = srv;
   s->call = call;
   s->sync_streams = ss;
@@ -114,6 +129,7 @@ srv_session_t *srv_session_new(srv_t *srv, grpc_call *call, gpr_timespec deadlin
   pthread_mutex_init(&s->mu, NULL);
   pthread_mutex_init(&s->req_mu, NULL);
   rdev_clock_cond_init(&s->local_cv);
+  pthread_cond_init(&s->gate_cv, NULL);
   grpc_metadata_array_init(&s->recv_md);
   pthread_mutex_lock(&srv->mu);
   srv->nsessions++;

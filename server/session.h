@@ -4,7 +4,7 @@
  * others. From the bottom up: session.c the session object and its
  * references; flow.c the call's send queue, receives and backpressure;
  * request.c the request context (lookups, checks, callbacks that answer
- * later); ops_mem.c and ops_stream.c the handlers; dispatch.c a message's
+ * later); ops_mem.c, ops_stream.c and ops_host.c the handlers; dispatch.c a message's
  * requests; release.c a session's end; call.c the gRPC call's events and
  * local.c in-process sessions on top. buffers.c and zerocopy.c lie below
  * them all.
@@ -59,6 +59,8 @@ typedef struct reply_node {
   size_t bytes;
 } reply_node_t;
 
+typedef struct srv_gate srv_gate_t; /* a host function of the session (ops_host.c) */
+
 typedef struct dead_stream { /* destroyed by the client, waiting for its queued work */
   struct dead_stream *next;
   rdev_rt_stream_t *st;
@@ -81,7 +83,8 @@ struct srv_session {
   srv_t *srv;
   grpc_call *call;
   uint64_t id;
-  srv_tenant_t *tenant; /* who it is: quotas, devices */
+  char key[RDEV_WIRE_SESSION_KEY_LEN + 1]; /* secret to its client: names it in HostFuncDone calls */
+  srv_tenant_t *tenant;                    /* who it is: quotas, devices */
   char *peer;
   gpr_timespec deadline; /* the call's */
   const char *end_why;   /* why the server ends it (tenant removed, drain): mu */
@@ -95,12 +98,14 @@ struct srv_session {
   atomic_int refs;
   srv_session_t *prev, *next; /* srv->sessions */
 
-  pthread_mutex_t req_mu; /* request handling vs release: handles, streams below */
-  srv_handles_t handles;
+  pthread_mutex_t req_mu;          /* request handling vs release: handles, streams below */
+  srv_handles_t handles;           /* streams and events, by random handle */
+  srv_handles_t buffers;           /* buffers, by device address (ext: srv_mem_t) */
+  rdev_rt_space_t *space;          /* its device address range: Malloc allocates in it */
   rdev_rt_stream_t **sync_streams; /* per device, for EventSync; lazily made */
   dead_stream_t *dead;
 
-  pthread_mutex_t mu; /* from here to `held_cap` */
+  pthread_mutex_t mu; /* from here to `gate_cv` */
   srv_op_t start_op, recv_op, send_op, status_op, close_op;
   grpc_byte_buffer *recv_bb;
   grpc_metadata_array recv_md;
@@ -111,6 +116,9 @@ struct srv_session {
   size_t inflight;
   char *held; /* kernel print output not sent yet (at most HOLD_MAX) */
   size_t held_len, held_cap;
+  srv_gate_t *gates;        /* host functions queued and not yet over (ops_host.c) */
+  grpc_metadata open_md[3]; /* sent when it opens (call.c) */
+  pthread_cond_t gate_cv;   /* a gate opened, or the session is released */
   srv_zc_session_t *zc;     /* its shown Read replies (zerocopy.h) */
   grpc_byte_buffer *paused; /* a message whose handling paused, and where (dispatch.c) */
   batch_t paused_at;
@@ -259,10 +267,15 @@ int srv_get_stream(srv_req_t *x, uint64_t h, rdev_rt_stream_t **st);
 /* Event handle h's entry in *e, or INVALID_RESOURCE_HANDLE. */
 int srv_get_event(srv_req_t *x, uint64_t h, srv_handle_t **e);
 
-/* count bytes at offset of buffer h, checked without overflow; *addr gets
- * the device address, *mem (if asked) the buffer's memory record. */
-int srv_buf_range(srv_req_t *x, const char *what, uint64_t h, uint64_t off, uint64_t count, char **addr,
-                  srv_mem_t **mem);
+/* The session's buffer entry holding device address addr, or NULL: an
+ * address of another session (or of a buffer this one freed) is unknown
+ * here whoever else owns it. req_mu held. */
+srv_handle_t *srv_buffer_at(srv_session_t *s, uint64_t addr);
+
+/* count bytes at device address addr, which must lie inside one of the
+ * session's buffers for all of them (checked without overflow); *dptr gets
+ * the address, *mem (if asked) the buffer's memory record. */
+int srv_buf_range(srv_req_t *x, const char *what, uint64_t addr, uint64_t count, char **dptr, srv_mem_t **mem);
 
 /* The device behind the tenant's device number `local`, in *dev. A tenant
  * sees only its devices; others do not exist for it. */
@@ -350,6 +363,12 @@ int srv_op_event_sync(srv_req_t *x);
 int srv_op_event_query(srv_req_t *x);
 
 int srv_op_event_elapsed(srv_req_t *x);
+
+/* ---- ops_host.c ---- */
+
+/* Queues a host function: the callback on the stream answers (and, for a
+ * blocking one, holds the stream until HostFuncDone or the session's end). */
+int srv_op_host_func(srv_req_t *x);
 
 /* ---- dispatch.c ---- */
 

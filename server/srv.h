@@ -132,6 +132,9 @@ typedef struct {
  * matches it again). Returns the handle, or 0 when out of memory or the
  * random source fails. */
 uint64_t srv_handles_add(srv_handles_t *t, int type, int dev, void *ptr, size_t size, void *ext);
+/* Adds an entry under key h, chosen by the caller (a device address; not
+ * 0 or 1). Returns 0, or -1 when out of memory or h is live already. */
+int srv_handles_put(srv_handles_t *t, uint64_t h, int type, int dev, void *ptr, size_t size, void *ext);
 /* The live entry for h of the given type, or NULL. */
 srv_handle_t *srv_handles_get(srv_handles_t *t, uint64_t h, int type);
 /* Removes h; returns 0 if it was live. */
@@ -223,7 +226,7 @@ struct srv {
   grpc_completion_queue **cqs;
   pthread_t *threads;
   int nthreads;
-  void *m_session, *m_info, *m_list, *m_health;
+  void *m_session, *m_info, *m_list, *m_health, *m_done;
   int port;
   atomic_int shutting_down;
   pthread_mutex_t mu; /* sessions list and count */
@@ -262,6 +265,11 @@ void srv_sessions_post_deferred(void);
 void srv_sessions_end_removed(srv_t *srv);
 /* Ends (cancels) every session still open: the end of a drain. */
 void srv_sessions_end_all(srv_t *srv);
+
+/* HostFuncDone (ops_host.c): opens the gate of the blocking host function
+ * of request seq on stream of the session whose key is key, if tenant t
+ * owns that session and the function waits; 0, else -1. Any thread. */
+int srv_host_func_done(srv_t *srv, srv_tenant_t *t, const char *key, uint64_t stream, uint64_t seq);
 
 /* In-process sessions: the same request handling without a call, for
  * tests and the fuzz harnesses (tests/fuzz/). Each reply is handed to fn

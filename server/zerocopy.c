@@ -273,6 +273,13 @@ int srv_zc_fence(srv_views_t *v, rdev_rt_stream_t *st) {
 
 /* ---- pausing ---------------------------------------------------------------- */
 
+int srv_zc_showing(srv_zc_session_t *z) {
+  pthread_mutex_lock(&z->mu);
+  int showing = z->sync && z->sync->n > 0;
+  pthread_mutex_unlock(&z->mu);
+  return showing;
+}
+
 int srv_zc_shown(srv_zc_session_t *z, const srv_mem_t *mem) {
   pthread_mutex_lock(&z->mu);
   int shown = z->sync && z->sync->n > 0 && mem->shown > 0;

@@ -70,6 +70,9 @@ int srv_zc_fence(srv_views_t *v, rdev_rt_stream_t *st);
 /* The stream is gone (destroyed or released): drops its record (NULL ok). */
 void srv_zc_views_drop(srv_views_t *v);
 
+/* Whether gRPC still holds any synchronous Read reply of the session
+ * (a cheap test before srv_zc_shown). */
+int srv_zc_showing(srv_zc_session_t *z);
 /* Whether a synchronous Read reply gRPC still holds shows mem. */
 int srv_zc_shown(srv_zc_session_t *z, const srv_mem_t *mem);
 /* Pauses the session until gRPC let go of its synchronous Read replies

@@ -1,24 +1,18 @@
 /*
- * client/lib/addr.c — device addresses. The library hands out its own device
- * addresses, never server handles: each allocation takes a fresh, never
- * reused, 4 KiB-aligned range of a process-wide 64-bit address space (with
- * a gap after it), and a per-session map (tsearch tree over ranges;
- * overlapping ranges compare equal) resolves any interior pointer to
- * (server buffer handle, offset). Owns the address counter and s->addr_map;
- * calls nothing of the library.
+ * client/lib/addr.c — the session's allocations as this library knows
+ * them: device addresses are the server's (Malloc returns one in the
+ * session's own range), and a per-session map (tsearch tree over ranges;
+ * overlapping ranges compare equal) finds the allocation holding any
+ * interior pointer, so that a copy's direction can be inferred and a range
+ * that runs past its allocation refused before anything is sent. The
+ * server checks every address again, against what the session really
+ * holds. Owns s->addr_map; calls nothing of the library.
  */
 #define _GNU_SOURCE
 #include <search.h>
 #include <stdlib.h>
 
 #include "client.h"
-
-#define ADDR_BASE 0x100000000000ull /* first device address handed out */
-#define ADDR_LIMIT 0x7fff000000000000ull
-#define ADDR_ALIGN 4096ull
-#define ADDR_GAP 4096ull
-
-static atomic_uint_fast64_t g_next_addr = ADDR_BASE;
 
 static int range_cmp(const void *a, const void *b) {
   const cl_alloc_t *x = a, *y = b;
@@ -27,17 +21,9 @@ static int range_cmp(const void *a, const void *b) {
   return 0;
 }
 
-uint64_t cl_addr_reserve(uint64_t size) {
-  if (size > ADDR_LIMIT - ADDR_BASE) return 0;
-  uint64_t span = ((size + ADDR_ALIGN - 1) & ~(ADDR_ALIGN - 1)) + ADDR_GAP;
-  uint64_t base = atomic_fetch_add(&g_next_addr, span);
-  if (base > ADDR_LIMIT - span) return 0;
-  return base;
-}
-
 /* Under s->mu. */
 static cl_alloc_t *lookup_locked(rdev_session_t *s, uint64_t addr) {
-  cl_alloc_t key = {addr, 1, 0, 0};
+  cl_alloc_t key = {addr, 1, 0};
   void *node = tfind(&key, &s->addr_map, range_cmp);
   return node ? *(cl_alloc_t **)node : NULL;
 }
@@ -60,16 +46,11 @@ cl_alloc_t *cl_addr_remove(rdev_session_t *s, uint64_t base) {
   return a;
 }
 
-bool cl_resolve(rdev_session_t *s, const void *p, size_t len, uint64_t *handle, uint64_t *offset, bool *fits) {
+bool cl_addr_known(rdev_session_t *s, const void *p, size_t len, bool *fits) {
   uint64_t addr = (uint64_t)(uintptr_t)p;
   pthread_mutex_lock(&s->mu);
   cl_alloc_t *a = lookup_locked(s, addr);
-  if (a) {
-    uint64_t off = addr - a->base;
-    if (handle) *handle = a->handle;
-    if (offset) *offset = off;
-    if (fits) *fits = len <= a->size - off;
-  }
+  if (a && fits) *fits = len <= a->size - (addr - a->base);
   pthread_mutex_unlock(&s->mu);
   return a != NULL;
 }

@@ -17,7 +17,7 @@
  *   send.c     send queue, batching      → error
  *   pending.c  pending requests, waiters, replies, sticky errors → error
  *   auth.c     credentials, tokens       → error
- *   addr.c     device addresses          → (none)
+ *   addr.c     the session's allocations → (none)
  *   error.c    the thread's last error   → (none)
  *
  * Locking: one mutex per session (s->mu) guards every part below it in
@@ -119,6 +119,16 @@ typedef struct {
   rdev_event_t *events;
 } cl_objects_t;
 
+/* hostfn.c: host functions (rdev_launch_host_func). */
+typedef struct {
+  char key[RDEV_WIRE_SESSION_KEY_LEN + 1]; /* the session's, from its open metadata */
+  bool started, stop;                      /* the host-call thread */
+  pthread_t thread;
+  pthread_cond_t cv;                  /* calls reached, or stop */
+  struct rdev_host_call *head, *tail; /* reached, to run in order */
+  struct rdev_host_call *calls;       /* launched and not yet done */
+} cl_host_state_t;
+
 /* info.c: the current device (atomics: read without s->mu). */
 typedef struct {
   atomic_int current;
@@ -138,6 +148,7 @@ struct rdev_session {
   cl_pending_state_t pend; /* pending.c */
   cl_poll_state_t poll;    /* poll.c */
   cl_objects_t obj;        /* stream.c */
+  cl_host_state_t host;    /* hostfn.c */
   void *addr_map;          /* addr.c: tsearch root of cl_alloc_t */
   cl_device_state_t dev;   /* info.c (atomics, not under mu) */
 };
@@ -164,24 +175,18 @@ void cl_auth_release(cl_auth_t *a);
 /* ==== addr.c: device addresses ================================================= */
 
 typedef struct {
-  uint64_t base, size; /* client address range */
-  uint64_t handle;     /* server buffer handle */
+  uint64_t base, size; /* the server's device address and the size asked for */
   int device;
 } cl_alloc_t;
-
-/* Reserves a fresh, never reused address range (process-wide) for size
- * bytes; 0 when the address space is exhausted. */
-uint64_t cl_addr_reserve(uint64_t size);
 /* Enters a (heap-allocated; the map owns it from now on) into s's map.
  * False: out of memory, a is still the caller's. */
 bool cl_addr_insert(rdev_session_t *s, cl_alloc_t *a);
 /* Takes the allocation that starts exactly at base out of s's map and
  * returns it (the caller frees it); NULL when there is none. */
 cl_alloc_t *cl_addr_remove(rdev_session_t *s, uint64_t base);
-/* Resolves [p, p+len) (len >= 1 treated as at least 1) to its allocation.
- * Returns false when p is not inside an allocation of s. When true and
- * len runs past the end, *fits is false. Any out-pointer may be NULL. */
-bool cl_resolve(rdev_session_t *s, const void *p, size_t len, uint64_t *handle, uint64_t *offset, bool *fits);
+/* Whether p lies inside an allocation of s that this library made (then
+ * *fits, if asked, says whether len bytes from p stay inside it). */
+bool cl_addr_known(rdev_session_t *s, const void *p, size_t len, bool *fits);
 /* Frees s's map (at close: no other thread uses s). */
 void cl_addr_map_destroy(rdev_session_t *s);
 
@@ -213,7 +218,7 @@ void cl_send_end_locked(rdev_session_t *s);
 
 /* What a FINAL reply carried besides its status. */
 typedef struct {
-  uint64_t handle, value, value2;
+  uint64_t handle, addr, value, value2;
   float elapsed_ms;
 } cl_result_t;
 
@@ -258,6 +263,12 @@ cl_pending_t *cl_expect_read(uint64_t seq, cl_waiter_t *w, void *dst, size_t cou
 /* An asynchronous Read's reply whose count payload bytes go to dst; its
  * error goes sticky on the stream with server handle stream. */
 cl_pending_t *cl_expect_async_read(uint64_t seq, uint64_t stream, void *dst, size_t count);
+/* Told, under s->mu, the status of a request's FINAL reply, or
+ * RDEV_UNAVAILABLE when the call ended first. Must not block. */
+typedef void (*cl_final_fn)(rdev_session_t *s, void *arg, int status);
+/* A reply that completes no waiter: fn(arg) is told its status (an error
+ * also goes sticky on the stream with server handle stream). */
+cl_pending_t *cl_expect_final(uint64_t seq, uint64_t stream, cl_final_fn fn, void *arg);
 /* Under s->mu: registers e (the request was sent or queued). */
 void cl_pending_put_locked(rdev_session_t *s, cl_pending_t *e);
 /* Frees e, never registered; NULL is fine. */
@@ -359,6 +370,9 @@ int cl_write_async(rdev_session_t *s, rdev_v1_Request *req, const void *src, siz
  * land in dst in the background (valid after the stream's synchronize); an
  * error goes sticky on the stream. */
 int cl_read_into_async(rdev_session_t *s, rdev_v1_Request *req, void *dst);
+/* Queues req (its seq already set) expecting what e says (registered once
+ * queued; freed when not). */
+int cl_send_expect(rdev_session_t *s, rdev_v1_Request *req, cl_pending_t *e);
 
 /* A synchronous operation of several requests (a chunked copy): begin it,
  * add its requests, end it to wait for all of their replies. Fields are
@@ -390,12 +404,26 @@ int cl_group_end(cl_group_t *g, int rc);
 void cl_device_init(rdev_session_t *s);
 /* The session's current device (rdev_device_set). */
 int cl_device_current(rdev_session_t *s);
+/* A unary call on the session's channel (its own completion queue, a
+ * 10 s deadline, the session's credentials): req out, *rep in. Blocks. */
+int cl_unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fields, const void *req,
+             const pb_msgdesc_t *rep_fields, void *rep);
+
+/* ==== hostfn.c: host functions ================================================= */
+
+/* Sets up s->host (at open). */
+void cl_host_init(rdev_session_t *s);
+/* After the call ended (every pending host function was told): lets the
+ * host-call thread run what is left, joins it, frees the calls never done. */
+void cl_host_close(rdev_session_t *s);
 
 /* ==== stream.c: streams, events, kernels ======================================= */
 
 /* The server handle of stream after checking it is a stream of s;
  * RDEV_INVALID_PARAM (last error set) when NULL or another session's. */
 int cl_stream_handle(rdev_session_t *s, rdev_stream_t *stream, uint64_t *handle);
+/* The session a stream belongs to (NULL stream: NULL). */
+rdev_session_t *cl_stream_session(rdev_stream_t *stream);
 /* Frees the stream and event objects still open (at close). */
 void cl_free_streams_events(rdev_session_t *s);
 

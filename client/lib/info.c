@@ -21,8 +21,8 @@ void cl_device_init(rdev_session_t *s) {
 
 int cl_device_current(rdev_session_t *s) { return atomic_load(&s->dev.current); }
 
-static int unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fields, const void *req,
-                 const pb_msgdesc_t *rep_fields, void *rep) {
+int cl_unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fields, const void *req,
+             const pb_msgdesc_t *rep_fields, void *rep) {
   char why[CL_MSG_MAX];
   if (cl_poll_dead(s, why, sizeof why)) /* the server is gone or ended the session: do not wait for it */
     return cl_error(RDEV_UNAVAILABLE, "%s", why);
@@ -92,7 +92,7 @@ int rdev_server_info(rdev_session_t *s, rdev_server_info_t *info) {
   if (!s || !info) return cl_error(RDEV_INVALID_PARAM, "session or info is NULL");
   rdev_v1_InfoRequest req = rdev_v1_InfoRequest_init_zero;
   rdev_v1_InfoReply rep = rdev_v1_InfoReply_init_zero;
-  int rc = unary(s, RDEV_WIRE_METHOD_INFO, rdev_v1_InfoRequest_fields, &req, rdev_v1_InfoReply_fields, &rep);
+  int rc = cl_unary(s, RDEV_WIRE_METHOD_INFO, rdev_v1_InfoRequest_fields, &req, rdev_v1_InfoReply_fields, &rep);
   if (rc) return rc;
   memset(info, 0, sizeof *info);
   snprintf(info->version, sizeof info->version, "%s", rep.version);
@@ -106,8 +106,8 @@ int rdev_server_info(rdev_session_t *s, rdev_server_info_t *info) {
 static int list_devices(rdev_session_t *s, rdev_v1_ListDevicesReply *rep) {
   rdev_v1_ListDevicesRequest req = rdev_v1_ListDevicesRequest_init_zero;
   *rep = (rdev_v1_ListDevicesReply)rdev_v1_ListDevicesReply_init_zero;
-  int rc = unary(s, RDEV_WIRE_METHOD_LIST_DEVICES, rdev_v1_ListDevicesRequest_fields, &req,
-                 rdev_v1_ListDevicesReply_fields, rep);
+  int rc = cl_unary(s, RDEV_WIRE_METHOD_LIST_DEVICES, rdev_v1_ListDevicesRequest_fields, &req,
+                    rdev_v1_ListDevicesReply_fields, rep);
   if (!rc) atomic_store(&s->dev.count, (int)rep->devices_count);
   return rc;
 }

@@ -17,8 +17,6 @@ int rdev_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t p
   if (!s || !dptr) return cl_error(RDEV_INVALID_PARAM, "session or dptr is NULL");
   *dptr = NULL;
   if (size == 0) return cl_error(RDEV_INVALID_PARAM, "size 0");
-  uint64_t base = cl_addr_reserve(size);
-  if (!base) return cl_error(RDEV_BAD_ALLOC, "device address space exhausted");
   cl_alloc_t *a = malloc(sizeof *a);
   if (!a) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
 
@@ -33,30 +31,27 @@ int rdev_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t p
     free(a);
     return rc;
   }
-  a->base = base;
+  a->base = res.addr;
   a->size = size;
-  a->handle = res.handle;
   a->device = req.op.malloc.device;
   if (!cl_addr_insert(s, a)) {
     rdev_v1_Request fr = rdev_v1_Request_init_zero;
     fr.which_op = rdev_v1_Request_free_tag;
-    fr.op.free.buf = a->handle;
+    fr.op.free.addr = a->base;
     cl_call(s, &fr, NULL);
     free(a);
     return cl_error(RDEV_BAD_ALLOC, "out of host memory");
   }
-  *dptr = (void *)(uintptr_t)base;
+  *dptr = (void *)(uintptr_t)a->base;
   return RDEV_OK;
 }
 
 int rdev_free(rdev_session_t *s, void *dptr) {
   if (!s || !dptr) return cl_error(RDEV_INVALID_PARAM, "session or dptr is NULL");
-  cl_alloc_t *a = cl_addr_remove(s, (uint64_t)(uintptr_t)dptr);
-  if (!a) return cl_error(RDEV_INVALID_PARAM, "%p is not an allocation of this session", dptr);
+  free(cl_addr_remove(s, (uint64_t)(uintptr_t)dptr)); /* unknown here: the server says why */
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_free_tag;
-  req.op.free.buf = a->handle;
-  free(a);
+  req.op.free.addr = (uint64_t)(uintptr_t)dptr;
   return cl_call(s, &req, NULL);
 }
 
@@ -83,8 +78,8 @@ int rdev_free_host(rdev_session_t *s, void *ptr) {
 static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 
 /* H2D: Write requests of at most one chunk each. stream 0 = wait for all. */
-static int write_chunks(rdev_session_t *s, uint64_t buf, uint64_t off, const uint8_t *src, size_t count,
-                        size_t dest_max, uint64_t stream) {
+static int write_chunks(rdev_session_t *s, uint64_t addr, const uint8_t *src, size_t count, size_t dest_max,
+                        uint64_t stream) {
   uint64_t nchunks = (count + RDEV_WIRE_MAX_CHUNK - 1) / RDEV_WIRE_MAX_CHUNK;
   cl_group_t g = {0};
   int rc = stream ? RDEV_OK : cl_group_begin(&g, s, nchunks);
@@ -94,8 +89,7 @@ static int write_chunks(rdev_session_t *s, uint64_t buf, uint64_t off, const uin
     rdev_v1_Request req = rdev_v1_Request_init_zero;
     req.which_op = rdev_v1_Request_write_tag;
     req.op.write.stream = stream;
-    req.op.write.buf = buf;
-    req.op.write.offset = off + done;
+    req.op.write.addr = addr + done;
     req.op.write.dest_max = dest_max - done;
     rc = stream ? cl_write_async(s, &req, src + done, n) : cl_write(&g, &req, src + done, n);
     if (rc) break;
@@ -105,8 +99,7 @@ static int write_chunks(rdev_session_t *s, uint64_t buf, uint64_t off, const uin
 }
 
 /* D2H: Read requests; whoever polls the session writes each chunk into dst. */
-static int read_chunks(rdev_session_t *s, uint64_t buf, uint64_t off, uint8_t *dst, size_t count, size_t dest_max,
-                       uint64_t stream) {
+static int read_chunks(rdev_session_t *s, uint64_t addr, uint8_t *dst, size_t count, size_t dest_max, uint64_t stream) {
   cl_group_t g = {0};
   int rc = stream ? RDEV_OK : cl_group_begin(&g, s, 0);
   if (rc) return rc;
@@ -115,8 +108,7 @@ static int read_chunks(rdev_session_t *s, uint64_t buf, uint64_t off, uint8_t *d
     rdev_v1_Request req = rdev_v1_Request_init_zero;
     req.which_op = rdev_v1_Request_read_tag;
     req.op.read.stream = stream;
-    req.op.read.buf = buf;
-    req.op.read.offset = off + done;
+    req.op.read.addr = addr + done;
     req.op.read.count = n;
     req.op.read.dest_max = dest_max - done;
     rc = stream ? cl_read_into_async(s, &req, dst + done) : cl_read_into(&g, &req, dst + done);
@@ -137,10 +129,9 @@ static int do_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *
   if (count > dest_max) return cl_error(RDEV_RT_PARAM_INVALID, "count %zu exceeds destMax %zu", count, dest_max);
   if (count == 0) return RDEV_OK;
   if (!dst || !src) return cl_error(RDEV_INVALID_PARAM, "dst or src is NULL");
-  uint64_t dh = 0, doff = 0, sh = 0, soff = 0;
-  bool dfit = false, sfit = false;
-  bool ddev = cl_resolve(s, dst, count, &dh, &doff, &dfit);
-  bool sdev = cl_resolve(s, src, count, &sh, &soff, &sfit);
+  bool dfit = true, sfit = true;
+  bool ddev = cl_addr_known(s, dst, count, &dfit);
+  bool sdev = cl_addr_known(s, src, count, &sfit);
   if (kind == RDEV_MEMCPY_DEFAULT)
     kind = ddev ? (sdev ? RDEV_MEMCPY_DEVICE_TO_DEVICE : RDEV_MEMCPY_HOST_TO_DEVICE)
                 : (sdev ? RDEV_MEMCPY_DEVICE_TO_HOST : RDEV_MEMCPY_HOST_TO_HOST);
@@ -164,27 +155,25 @@ static int do_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *
       break;
     default: return cl_error(RDEV_INVALID_PARAM, "unknown memcpy kind %d", (int)kind);
   }
-  if (ddev != want_ddev)
-    return cl_error(RDEV_INVALID_PARAM, "dst %p is %sdevice memory of this session", dst, ddev ? "" : "not ");
-  if (sdev != want_sdev)
-    return cl_error(RDEV_INVALID_PARAM, "src %p is %sdevice memory of this session", src, sdev ? "" : "not ");
-  if (ddev && !dfit)
-    return cl_error(RDEV_INVALID_PARAM, "dst range of %zu bytes runs past the end of its allocation", count);
-  if (sdev && !sfit)
-    return cl_error(RDEV_INVALID_PARAM, "src range of %zu bytes runs past the end of its allocation", count);
+  /* Memory this library allocated is checked here, before anything is
+   * sent; whether any other address is device memory of the session is
+   * the server's to say, so it goes as it is. */
+  if (ddev && !want_ddev) return cl_error(RDEV_INVALID_PARAM, "dst %p is device memory, not host memory", dst);
+  if (sdev && !want_sdev) return cl_error(RDEV_INVALID_PARAM, "src %p is device memory, not host memory", src);
+  if (!dfit) return cl_error(RDEV_INVALID_PARAM, "dst range of %zu bytes runs past the end of its allocation", count);
+  if (!sfit) return cl_error(RDEV_INVALID_PARAM, "src range of %zu bytes runs past the end of its allocation", count);
+  uint64_t da = (uint64_t)(uintptr_t)dst, sa = (uint64_t)(uintptr_t)src;
 
   switch (kind) {
     case RDEV_MEMCPY_HOST_TO_HOST: memmove(dst, src, count); return RDEV_OK;
-    case RDEV_MEMCPY_HOST_TO_DEVICE: return write_chunks(s, dh, doff, src, count, dest_max, stream);
-    case RDEV_MEMCPY_DEVICE_TO_HOST: return read_chunks(s, sh, soff, dst, count, dest_max, stream);
+    case RDEV_MEMCPY_HOST_TO_DEVICE: return write_chunks(s, da, src, count, dest_max, stream);
+    case RDEV_MEMCPY_DEVICE_TO_HOST: return read_chunks(s, sa, dst, count, dest_max, stream);
     default: {
       rdev_v1_Request req = rdev_v1_Request_init_zero;
       req.which_op = rdev_v1_Request_copy_tag;
       req.op.copy.stream = stream;
-      req.op.copy.dst = dh;
-      req.op.copy.dst_offset = doff;
-      req.op.copy.src = sh;
-      req.op.copy.src_offset = soff;
+      req.op.copy.dst = da;
+      req.op.copy.src = sa;
       req.op.copy.count = count;
       req.op.copy.dest_max = dest_max;
       return submit_or_call(s, &req, stream);
@@ -209,16 +198,14 @@ int rdev_memcpy_async(rdev_session_t *s, void *dst, size_t dest_max, const void 
 static int do_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count, uint64_t stream) {
   if (count > dest_max) return cl_error(RDEV_RT_PARAM_INVALID, "count %zu exceeds destMax %zu", count, dest_max);
   if (count == 0) return RDEV_OK;
-  uint64_t h = 0, off = 0;
-  bool fits = false;
-  if (!dptr || !cl_resolve(s, dptr, count, &h, &off, &fits))
-    return cl_error(RDEV_INVALID_PARAM, "%p is not device memory of this session", dptr);
+  bool fits = true;
+  if (!dptr) return cl_error(RDEV_INVALID_PARAM, "dptr is NULL");
+  cl_addr_known(s, dptr, count, &fits); /* unknown here: the server judges it */
   if (!fits) return cl_error(RDEV_INVALID_PARAM, "range of %zu bytes runs past the end of its allocation", count);
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_memset_tag;
   req.op.memset.stream = stream;
-  req.op.memset.buf = h;
-  req.op.memset.offset = off;
+  req.op.memset.addr = (uint64_t)(uintptr_t)dptr;
   req.op.memset.value = value;
   req.op.memset.count = count;
   req.op.memset.dest_max = dest_max;

@@ -25,7 +25,7 @@ struct cl_waiter {
   int remaining; /* replies still expected */
   int status;    /* first error among the replies */
   char msg[CL_MSG_MAX];
-  uint64_t handle, value, value2;
+  uint64_t handle, addr, value, value2;
   float elapsed_ms;
   bool abandoned;       /* the caller gave up (timeout); the reply frees it */
   bool blocked;         /* counted in s->pend.nblocked */
@@ -36,12 +36,14 @@ struct cl_waiter {
 struct cl_pending {
   uint64_t seq;
   struct cl_pending *next;
-  cl_waiter_t *w;  /* NULL: asynchronous Read */
-  uint8_t *dst;    /* Read: where the payload goes */
-  size_t count;    /* Read: payload length expected */
-  size_t got;      /* Read: payload length received */
-  uint64_t stream; /* asynchronous Read: server stream handle */
-  bool quiet;      /* quiet Write: a reply comes only on error, and
+  cl_waiter_t *w;       /* NULL: asynchronous Read */
+  uint8_t *dst;         /* Read: where the payload goes */
+  size_t count;         /* Read: payload length expected */
+  size_t got;           /* Read: payload length received */
+  uint64_t stream;      /* asynchronous Read: server stream handle */
+  cl_final_fn on_final; /* else: told the reply's status (or the call's end) */
+  void *final_arg;
+  bool quiet; /* quiet Write: a reply comes only on error, and
                           * does not count toward w->remaining */
 };
 
@@ -134,6 +136,7 @@ void cl_waiter_free(cl_waiter_t *w) {
 int cl_waiter_result(const cl_waiter_t *w, cl_result_t *res) {
   if (res) {
     res->handle = w->handle;
+    res->addr = w->addr;
     res->value = w->value;
     res->value2 = w->value2;
     res->elapsed_ms = w->elapsed_ms;
@@ -212,6 +215,15 @@ cl_pending_t *cl_expect_async_read(uint64_t seq, uint64_t stream, void *dst, siz
   return expect(seq, NULL, false, dst, count, stream);
 }
 
+cl_pending_t *cl_expect_final(uint64_t seq, uint64_t stream, cl_final_fn fn, void *arg) {
+  cl_pending_t *e = expect(seq, NULL, false, NULL, 0, stream);
+  if (e) {
+    e->on_final = fn;
+    e->final_arg = arg;
+  }
+  return e;
+}
+
 void cl_pending_discard(cl_pending_t *e) { free(e); }
 
 void cl_pending_put_locked(rdev_session_t *s, cl_pending_t *e) {
@@ -261,6 +273,7 @@ void cl_pending_fail_all_locked(rdev_session_t *s, const char *msg) {
         waiter_complete_locked(s, e, RDEV_UNAVAILABLE, msg);
       else
         sticky_set_locked(s, e->stream, RDEV_UNAVAILABLE, msg);
+      if (e->on_final) e->on_final(s, e->final_arg, RDEV_UNAVAILABLE);
       free(e);
       e = next;
     }
@@ -341,6 +354,7 @@ bool cl_reply_handle(rdev_session_t *s, grpc_byte_buffer *bb, char *why, size_t 
     }
     if (e->w) {
       e->w->handle = r.handle;
+      e->w->addr = r.addr;
       e->w->value = r.value;
       e->w->value2 = r.value2;
       e->w->elapsed_ms = r.elapsed_ms;
@@ -348,6 +362,7 @@ bool cl_reply_handle(rdev_session_t *s, grpc_byte_buffer *bb, char *why, size_t 
     } else if (st) {
       sticky_set_locked(s, e->stream ? e->stream : r.stream, st, msg);
     }
+    if (e->on_final) e->on_final(s, e->final_arg, st);
     free(e);
   } else if (r.status && r.stream) {
     /* A refused asynchronous request: reported at the stream's next sync. */

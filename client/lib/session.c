@@ -79,6 +79,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
   cl_poll_init(s);
   cl_pending_init(s);
   cl_device_init(s);
+  cl_host_init(s);
   size_t batch_xfer = RDEV_WIRE_MAX_CHUNK; /* until the server says more */
   grpc_metadata_array_init(&s->init_md);
 
@@ -169,6 +170,9 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
       const grpc_metadata *m = &s->init_md.metadata[i];
       marked |= grpc_slice_str_cmp(m->key, RDEV_WIRE_SESSION_OPEN_KEY) == 0;
       if (grpc_slice_str_cmp(m->key, RDEV_WIRE_BATCH_XFER_KEY) == 0) batch_xfer = batch_xfer_of(m->value);
+      if (grpc_slice_str_cmp(m->key, RDEV_WIRE_SESSION_KEY_KEY) == 0 &&
+          GRPC_SLICE_LENGTH(m->value) == RDEV_WIRE_SESSION_KEY_LEN)
+        memcpy(s->host.key, GRPC_SLICE_START_PTR(m->value), RDEV_WIRE_SESSION_KEY_LEN);
     }
     while (!marked && !got_status) {
       grpc_event ev = grpc_completion_queue_next(s->cq, deadline, NULL);
@@ -221,6 +225,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
 void rdev_session_close(rdev_session_t *s) {
   if (!s) return;
   cl_poll_close(s, CLOSE_GRACE_MS); /* the call ended, the receiver stopped */
+  cl_host_close(s);                 /* host functions told of the end ran */
   grpc_completion_queue_destroy(s->cq);
   s->cq = NULL;
   cl_free_streams_events(s);

@@ -136,15 +136,11 @@ int rdev_launch(rdev_stream_t *stream, const char *name, uint32_t blocks, const 
     rdev_v1_Arg *a = &wargs[i];
     *a = (rdev_v1_Arg)rdev_v1_Arg_init_zero;
     switch (args[i].type) {
-      case RDEV_ARG_PTR: {
-        uint64_t h, off;
-        if (!args[i].v.ptr || !cl_resolve(s, args[i].v.ptr, 1, &h, &off, NULL))
-          return cl_error(RDEV_INVALID_PARAM, "argument %d: %p is not device memory of this session", i, args[i].v.ptr);
+      case RDEV_ARG_PTR: /* the server checks it against the session's allocations */
+        if (!args[i].v.ptr) return cl_error(RDEV_INVALID_PARAM, "argument %d: device pointer is NULL", i);
         a->which_v = rdev_v1_Arg_ptr_tag;
-        a->v.ptr.buf = h;
-        a->v.ptr.offset = off;
+        a->v.ptr = (uint64_t)(uintptr_t)args[i].v.ptr;
         break;
-      }
       case RDEV_ARG_I32:
         a->which_v = rdev_v1_Arg_i32_tag;
         a->v.i32 = args[i].v.i32;
@@ -265,6 +261,8 @@ int rdev_event_elapsed_ms(float *ms, rdev_event_t *start, rdev_event_t *end) {
 }
 
 /* ---- for the library's other files ----------------------------------------------- */
+
+rdev_session_t *cl_stream_session(rdev_stream_t *stream) { return stream ? stream->s : NULL; }
 
 int cl_stream_handle(rdev_session_t *s, rdev_stream_t *stream, uint64_t *handle) {
   if (!stream) return cl_error(RDEV_INVALID_PARAM, "stream is NULL");

@@ -200,6 +200,8 @@ int cl_write_async(rdev_session_t *s, rdev_v1_Request *req, const void *src, siz
   return rc;
 }
 
+int cl_send_expect(rdev_session_t *s, rdev_v1_Request *req, cl_pending_t *e) { return submit(s, req, NULL, e, false); }
+
 int cl_read_into_async(rdev_session_t *s, rdev_v1_Request *req, void *dst) {
   cl_pending_t *e = cl_expect_async_read(seq_of(s, req), req->op.read.stream, dst, (size_t)req->op.read.count);
   if (!e) return no_memory();

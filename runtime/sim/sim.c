@@ -64,37 +64,117 @@ int sim_device_info(void *impl, int dev, rdev_rt_device_info_t *info) {
   return RDEV_OK;
 }
 
-int sim_malloc(void *impl, int dev, void **dptr, size_t size, size_t reserved) {
-  sim_dev_t *d = &((sim_t *)impl)->devs[dev];
-  if (sim_fault_fires(&d->fault_alloc))
-    return rt_fail(RDEV_RT_DEVICE_OOM, "injected allocation fault on device %d", dev);
-  void *p = sim_arena_alloc(&d->arena, size, reserved);
-  if (!p)
-    return rt_fail(RDEV_RT_DEVICE_OOM, "device %d has no free block of %zu bytes (%zu free in all)", dev, reserved,
-                   sim_arena_free_bytes(&d->arena));
-  *dptr = p;
+/* ---- address spaces ------------------------------------------------------ */
+
+static void space_unref(sim_space_t *sp) {
+  if (atomic_fetch_sub(&sp->refs, 1) != 1) return;
+  sim_t *sim = sp->sim;
+  pthread_mutex_lock(&sim->mu);
+  sim->spaces[sp->slot] = NULL;
+  pthread_mutex_unlock(&sim->mu);
+  free(sp);
+}
+
+int sim_space_create(void *impl, rdev_rt_space_t **out) {
+  sim_t *sim = impl;
+  sim_space_t *sp = calloc(1, sizeof *sp);
+  if (!sp) return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
+  sp->base.rt = sim->rt;
+  sp->sim = sim;
+  atomic_init(&sp->refs, 1);
+  pthread_mutex_lock(&sim->mu);
+  /* next fit from past the last slot given: a slot freed is taken again
+   * only after every other one, so that a stale address stays unknown */
+  uint32_t slot = 0;
+  for (uint32_t i = 0; i < RDEV_RT_MAX_SPACES && !slot; i++) {
+    uint32_t c = 1 + (sim->space_next + i) % RDEV_RT_MAX_SPACES;
+    if (!sim->spaces[c]) slot = c;
+  }
+  if (slot) {
+    sp->slot = slot;
+    sim->spaces[slot] = sp;
+    sim->space_next = slot; /* next search starts at slot + 1 */
+  }
+  pthread_mutex_unlock(&sim->mu);
+  if (!slot) {
+    free(sp);
+    return rt_fail(RDEV_STORAGE_OVER_LIMIT, "all %d address spaces are in use", RDEV_RT_MAX_SPACES);
+  }
+  *out = &sp->base;
   return RDEV_OK;
 }
 
-static sim_dev_t *dev_of(sim_t *sim, const void *p) {
-  for (int i = 0; i < sim->ndev; i++) {
-    sim_arena_t *a = &sim->devs[i].arena;
-    if ((const char *)p >= a->base && (const char *)p < a->base + a->size) return &sim->devs[i];
+void sim_space_destroy(rdev_rt_space_t *sp) { space_unref((sim_space_t *)sp); }
+
+void sim_space_range(const rdev_rt_space_t *sp, int dev, uint64_t *base, uint64_t *size) {
+  const sim_space_t *s = (const sim_space_t *)sp;
+  *base = sim_va(s->slot, dev, 0);
+  *size = s->sim->devs[dev].arena.size;
+}
+
+void sim_spaces_free_all(sim_t *sim) {
+  if (!sim->spaces) return;
+  for (uint32_t i = 0; i < SIM_SLOTS; i++) free(sim->spaces[i]);
+  free(sim->spaces);
+  sim->spaces = NULL;
+}
+
+/* ---- device memory ------------------------------------------------------- */
+
+int sim_malloc(void *impl, rdev_rt_space_t *space, int dev, void **dptr, size_t size, size_t reserved) {
+  sim_t *sim = impl;
+  sim_space_t *sp = space ? (sim_space_t *)space : sim->spaces[0];
+  sim_dev_t *d = &sim->devs[dev];
+  if (sim_fault_fires(&d->fault_alloc))
+    return rt_fail(RDEV_RT_DEVICE_OOM, "injected allocation fault on device %d", dev);
+  atomic_fetch_add(&sp->refs, 1); /* the allocation's */
+  size_t off = sim_arena_alloc(&d->arena, size, reserved, sp->slot);
+  if (off == SIM_NO_BLOCK) {
+    space_unref(sp);
+    return rt_fail(RDEV_RT_DEVICE_OOM, "device %d has no free block of %zu bytes (%zu free in all)", dev, reserved,
+                   sim_arena_free_bytes(&d->arena));
   }
-  return NULL;
+  *dptr = (void *)(uintptr_t)sim_va(sp->slot, dev, off);
+  return RDEV_OK;
+}
+
+/* The device, arena offset and space slot of device address p; NULL when
+ * p is not on one of the sim's devices. */
+static sim_dev_t *split(sim_t *sim, const void *p, size_t *off, uint32_t *slot) {
+  int dev;
+  if (!sim_va_split(p, slot, &dev, off) || dev >= sim->ndev || *off >= sim->devs[dev].arena.size) return NULL;
+  return &sim->devs[dev];
 }
 
 int sim_free(void *impl, void *dptr) {
-  sim_dev_t *d = dev_of(impl, dptr);
-  if (!d) return rt_fail(RDEV_INVALID_PARAM, "%p is not device memory", dptr);
-  return sim_arena_free(&d->arena, dptr);
+  sim_t *sim = impl;
+  size_t off;
+  uint32_t slot;
+  sim_dev_t *d = split(sim, dptr, &off, &slot);
+  if (!d || sim_arena_free(&d->arena, off, slot) != RDEV_OK)
+    return rt_fail(RDEV_INVALID_PARAM, "%p is not the start of a live device allocation", dptr);
+  pthread_mutex_lock(&sim->mu);
+  sim_space_t *sp = sim->spaces[slot]; /* alive: the allocation held it */
+  pthread_mutex_unlock(&sim->mu);
+  space_unref(sp);
+  return RDEV_OK;
 }
 
 int sim_lookup(void *impl, const void *p, void **base, size_t *size, int *dev) {
-  sim_dev_t *d = dev_of(impl, p);
-  if (!d || sim_arena_lookup(&d->arena, p, base, size) != RDEV_OK) return RDEV_INVALID_PARAM;
+  size_t off, b;
+  uint32_t slot;
+  sim_dev_t *d = split(impl, p, &off, &slot);
+  if (!d || sim_arena_lookup(&d->arena, off, slot, &b, size) != RDEV_OK) return RDEV_INVALID_PARAM;
+  *base = (void *)(uintptr_t)sim_va(slot, d->index, b);
   *dev = d->index;
   return RDEV_OK;
+}
+
+void *sim_host_addr(sim_t *sim, const void *p) {
+  size_t off;
+  uint32_t slot;
+  sim_dev_t *d = split(sim, p, &off, &slot);
+  return d ? d->arena.base + off : (void *)p;
 }
 
 static int ptr_cmp(const void *a, const void *b) {
@@ -128,14 +208,12 @@ int sim_free_host(void *impl, void *p) {
   return RDEV_OK;
 }
 
-/* Device and host memory are both host-addressable in the sim; memmove keeps
- * overlapping D2D copies within one buffer well defined. */
+/* Device memory is host memory in the sim: a copy is a memmove between
+ * host addresses, which keeps overlapping D2D copies within one buffer
+ * well defined. */
 int sim_copy(void *impl, void *dst, const void *src, size_t n, rdev_memcpy_kind_t kind) {
-  (void)impl;
-  if (kind == RDEV_MEMCPY_DEVICE_TO_DEVICE)
-    memmove(dst, src, n);
-  else
-    memcpy(dst, src, n);
+  (void)kind;
+  memmove(sim_host_addr(impl, dst), sim_host_addr(impl, src), n);
   return RDEV_OK;
 }
 
@@ -144,12 +222,11 @@ int sim_copy(void *impl, void *dst, const void *src, size_t n, rdev_memcpy_kind_
 const void *sim_host_view(void *impl, const void *dptr, size_t n) {
   sim_t *sim = impl;
   (void)n;
-  return sim->unmapped ? NULL : dptr;
+  return sim->unmapped ? NULL : sim_host_addr(sim, dptr);
 }
 
 int sim_memset(void *impl, void *dst, int value, size_t n) {
-  (void)impl;
-  memset(dst, value, n);
+  memset(sim_host_addr(impl, dst), value, n);
   return RDEV_OK;
 }
 

@@ -31,15 +31,48 @@ typedef struct {
   pthread_mutex_t mu;
 } sim_arena_t;
 
+#define SIM_NO_BLOCK ((size_t)-1)
+
 int sim_arena_init(sim_arena_t *a, size_t size);
 void sim_arena_destroy(sim_arena_t *a);
-/* reserved is a multiple of 64; returns NULL when no free block fits. */
-void *sim_arena_alloc(sim_arena_t *a, size_t size, size_t reserved);
-/* RDEV_OK, or RDEV_INVALID_PARAM when p is not the start of a live allocation. */
-int sim_arena_free(sim_arena_t *a, void *p);
-/* RDEV_OK with the allocation holding p (within its requested size), else RDEV_INVALID_PARAM. */
-int sim_arena_lookup(sim_arena_t *a, const void *p, void **base, size_t *size);
+/* An allocation for address space `slot`: its arena offset, or SIM_NO_BLOCK
+ * when no free block fits. reserved is a multiple of 64. */
+size_t sim_arena_alloc(sim_arena_t *a, size_t size, size_t reserved, uint32_t slot);
+/* RDEV_OK, or RDEV_INVALID_PARAM when off is not the start of a live
+ * allocation of space `slot`. */
+int sim_arena_free(sim_arena_t *a, size_t off, uint32_t slot);
+/* RDEV_OK with the offset and requested size of space slot's allocation
+ * holding off (within its requested size), else RDEV_INVALID_PARAM. */
+int sim_arena_lookup(sim_arena_t *a, size_t off, uint32_t slot, size_t *base, size_t *size);
 size_t sim_arena_free_bytes(sim_arena_t *a);
+
+/* ---- device addresses ----
+ * A sim device address is SIM_VA_BASE + slot << 46 + dev << 40 + offset:
+ * the address space's slot, the device and the arena offset. It lies far
+ * above any host address (user space ends below 2^57), so a pointer tells
+ * by its value whether it is the sim's; slot 0 is the runtime's own space. */
+#define SIM_VA_BASE ((uint64_t)1 << 60)
+#define SIM_VA_DEV_SHIFT 40  /* arenas are at most 1 TiB */
+#define SIM_VA_SLOT_SHIFT 46 /* 64 devices */
+#define SIM_MAX_ARENA ((size_t)1 << SIM_VA_DEV_SHIFT)
+#define SIM_SLOTS (RDEV_RT_MAX_SPACES + 1)
+
+static inline uint64_t sim_va(uint32_t slot, int dev, size_t off) {
+  return SIM_VA_BASE + ((uint64_t)slot << SIM_VA_SLOT_SHIFT) + ((uint64_t)dev << SIM_VA_DEV_SHIFT) + off;
+}
+
+/* Splits a device address; 0 when p is not one (the caller checks dev and
+ * off against the devices and their arenas). */
+static inline int sim_va_split(const void *p, uint32_t *slot, int *dev, size_t *off) {
+  uint64_t v = (uint64_t)(uintptr_t)p;
+  if (v < SIM_VA_BASE) return 0;
+  v -= SIM_VA_BASE;
+  if ((v >> SIM_VA_SLOT_SHIFT) >= SIM_SLOTS) return 0;
+  *slot = (uint32_t)(v >> SIM_VA_SLOT_SHIFT);
+  *dev = (int)((v >> SIM_VA_DEV_SHIFT) & 63);
+  *off = (size_t)(v & (SIM_MAX_ARENA - 1));
+  return 1;
+}
 
 /* What a kernel body sees. */
 typedef struct {
@@ -123,6 +156,15 @@ typedef struct sim_event {
   struct sim_event *prev, *next;
 } sim_event_t;
 
+/* An address space: slot `slot` of sim->spaces, kept while its owner or
+ * any allocation in it holds a reference. */
+typedef struct sim_space {
+  rdev_rt_space_t base;
+  sim_t *sim;
+  uint32_t slot;
+  atomic_size_t refs;
+} sim_space_t;
+
 struct sim {
   rdev_rt_t *rt;
   int ndev;
@@ -132,8 +174,14 @@ struct sim {
   pthread_mutex_t mu; /* streams and events lists, host allocations */
   sim_stream_t *streams;
   sim_event_t *events;
-  void *host; /* tsearch set of malloc_host pointers */
+  void *host;           /* tsearch set of malloc_host pointers */
+  sim_space_t **spaces; /* SIM_SLOTS entries, under mu; [0] the runtime's own */
+  uint32_t space_next;  /* where the search for a free slot starts */
 };
+
+/* The host address behind p: an arena address for a device address (p
+ * validated by the generic layer), p itself for host memory. */
+void *sim_host_addr(sim_t *sim, const void *p);
 
 /* Counts one matching occurrence of an armed fault down; true on the one
  * it was armed for. */
@@ -150,7 +198,12 @@ static inline int sim_fault_fires(atomic_uint *c) {
 int sim_fault_inject(void *impl, int dev, rdev_fault_kind_t kind, uint32_t nth, uint32_t hang_ms);
 int sim_device_count(void *impl);
 int sim_device_info(void *impl, int dev, rdev_rt_device_info_t *info);
-int sim_malloc(void *impl, int dev, void **dptr, size_t size, size_t reserved);
+int sim_malloc(void *impl, rdev_rt_space_t *sp, int dev, void **dptr, size_t size, size_t reserved);
+int sim_space_create(void *impl, rdev_rt_space_t **sp);
+void sim_space_destroy(rdev_rt_space_t *sp);
+void sim_space_range(const rdev_rt_space_t *sp, int dev, uint64_t *base, uint64_t *size);
+/* Frees every space left (at close). */
+void sim_spaces_free_all(sim_t *sim);
 int sim_free(void *impl, void *dptr);
 int sim_lookup(void *impl, const void *p, void **base, size_t *size, int *dev);
 int sim_malloc_host(void *impl, void **p, size_t size);

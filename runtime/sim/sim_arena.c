@@ -5,7 +5,8 @@
  * freed block merges with free neighbours in O(1); free blocks are binned by
  * floor(log2(size)); allocated blocks live in a glibc tsearch tree (a
  * red-black tree) whose comparator orders disjoint ranges, so looking up an
- * interior address is O(log n).
+ * interior offset is O(log n). Each allocated block remembers the address
+ * space it was made in: a lookup through another space finds nothing.
  */
 #define _GNU_SOURCE
 #include <search.h>
@@ -18,6 +19,7 @@
 struct sim_block {
   size_t off, len;            /* within the arena; len is a multiple of 64 */
   size_t req;                 /* requested size; 0 when free */
+  uint32_t slot;              /* the address space it was allocated in */
   sim_block_t *prev, *next;   /* address order */
   sim_block_t *fprev, *fnext; /* bin list, when free */
   int bin;                    /* -1 when allocated */
@@ -103,12 +105,12 @@ static sim_block_t *find_fit(sim_arena_t *a, size_t len) {
   return NULL;
 }
 
-void *sim_arena_alloc(sim_arena_t *a, size_t size, size_t reserved) {
+size_t sim_arena_alloc(sim_arena_t *a, size_t size, size_t reserved, uint32_t slot) {
   pthread_mutex_lock(&a->mu);
   sim_block_t *b = find_fit(a, reserved);
   if (!b) {
     pthread_mutex_unlock(&a->mu);
-    return NULL;
+    return SIM_NO_BLOCK;
   }
   bin_remove(a, b);
   if (b->len > reserved) { /* split: the tail stays free */
@@ -116,7 +118,7 @@ void *sim_arena_alloc(sim_arena_t *a, size_t size, size_t reserved) {
     if (!t) {
       bin_insert(a, b);
       pthread_mutex_unlock(&a->mu);
-      return NULL;
+      return SIM_NO_BLOCK;
     }
     t->off = b->off + reserved;
     t->len = b->len - reserved;
@@ -128,25 +130,26 @@ void *sim_arena_alloc(sim_arena_t *a, size_t size, size_t reserved) {
     bin_insert(a, t);
   }
   b->req = size;
+  b->slot = slot;
   if (!tsearch(b, &a->tree, range_cmp)) { /* tree node allocation failed: undo */
     b->req = 0;
     bin_insert(a, b);
     pthread_mutex_unlock(&a->mu);
-    return NULL;
+    return SIM_NO_BLOCK;
   }
   a->used += b->len;
   a->nallocs++;
   pthread_mutex_unlock(&a->mu);
-  return a->base + b->off;
+  return b->off;
 }
 
-/* The live block whose range holds p, or NULL. Caller holds a->mu. */
-static sim_block_t *find_live(sim_arena_t *a, const void *p) {
-  const char *c = p;
-  if (c < a->base || c >= a->base + a->size) return NULL;
-  sim_block_t probe = {.off = (size_t)(c - a->base), .len = 1};
+/* The live block of space `slot` whose range holds off, or NULL. Caller
+ * holds a->mu. */
+static sim_block_t *find_live(sim_arena_t *a, size_t off, uint32_t slot) {
+  if (off >= a->size) return NULL;
+  sim_block_t probe = {.off = off, .len = 1};
   sim_block_t **hit = tfind(&probe, &a->tree, range_cmp);
-  return hit ? *hit : NULL;
+  return hit && (*hit)->slot == slot ? *hit : NULL;
 }
 
 /* Merges b with its free successor n (both out of the bins). */
@@ -159,12 +162,12 @@ static void merge_next(sim_arena_t *a, sim_block_t *b) {
   free(n);
 }
 
-int sim_arena_free(sim_arena_t *a, void *p) {
+int sim_arena_free(sim_arena_t *a, size_t off, uint32_t slot) {
   pthread_mutex_lock(&a->mu);
-  sim_block_t *b = find_live(a, p);
-  if (!b || a->base + b->off != (char *)p) {
+  sim_block_t *b = find_live(a, off, slot);
+  if (!b || b->off != off) {
     pthread_mutex_unlock(&a->mu);
-    return rt_fail(RDEV_INVALID_PARAM, "%p is not the start of a live allocation", p);
+    return RDEV_INVALID_PARAM;
   }
   tdelete(b, &a->tree, range_cmp);
   a->used -= b->len;
@@ -185,14 +188,13 @@ int sim_arena_free(sim_arena_t *a, void *p) {
   return RDEV_OK;
 }
 
-int sim_arena_lookup(sim_arena_t *a, const void *p, void **base, size_t *size) {
-  const char *c = p;
-  if (c < a->base || c >= a->base + a->size) return RDEV_INVALID_PARAM; /* no lock: fixed range */
+int sim_arena_lookup(sim_arena_t *a, size_t off, uint32_t slot, size_t *base, size_t *size) {
+  if (off >= a->size) return RDEV_INVALID_PARAM; /* no lock: fixed range */
   pthread_mutex_lock(&a->mu);
-  sim_block_t *b = find_live(a, p);
+  sim_block_t *b = find_live(a, off, slot);
   int rc = RDEV_INVALID_PARAM;
-  if (b && (size_t)(c - (a->base + b->off)) < b->req) {
-    *base = a->base + b->off;
+  if (b && off - b->off < b->req) {
+    *base = b->off;
     *size = b->req;
     rc = RDEV_OK;
   }

@@ -25,7 +25,8 @@ static int sim_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
   size_t mem = cfg->sim_mem_bytes ? cfg->sim_mem_bytes : (size_t)1 << 30;
   mem &= ~(size_t)(RDEV_RT_MEM_ALIGN - 1);
   if (ndev < 1 || ndev > 64) return rt_fail(RDEV_INVALID_PARAM, "sim devices must be 1..64, got %d", ndev);
-  if (mem < 4096) return rt_fail(RDEV_INVALID_PARAM, "sim device memory must be at least 4096 bytes");
+  if (mem < 4096 || mem > SIM_MAX_ARENA)
+    return rt_fail(RDEV_INVALID_PARAM, "sim device memory must be 4096 bytes to 1 TiB, got %zu", mem);
   sim_t *sim = calloc(1, sizeof *sim);
   if (!sim) return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
   sim->rt = rt;
@@ -33,7 +34,9 @@ static int sim_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
   sim->unmapped = cfg->sim_unmapped != 0;
   pthread_mutex_init(&sim->mu, NULL);
   sim->devs = calloc((size_t)ndev, sizeof *sim->devs);
-  if (!sim->devs) {
+  sim->spaces = calloc(SIM_SLOTS, sizeof *sim->spaces);
+  if (sim->spaces) sim->spaces[0] = calloc(1, sizeof *sim->spaces[0]);
+  if (!sim->devs || !sim->spaces || !sim->spaces[0]) {
     sim_close(sim);
     return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
   }
@@ -52,6 +55,10 @@ static int sim_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
       return rc;
     }
   }
+  sim_space_t *own = sim->spaces[0]; /* slot 0, never given up */
+  own->base.rt = rt;
+  own->sim = sim;
+  atomic_init(&own->refs, 1);
   *impl = sim;
   return RDEV_OK;
 }
@@ -76,6 +83,7 @@ static void sim_close(void *impl) {
     free(e);
   }
   sim_host_free_all(sim);
+  sim_spaces_free_all(sim);
   for (int i = 0; i < sim->ndev; i++) {
     sim_arena_destroy(&sim->devs[i].arena);
     pthread_mutex_destroy(&sim->devs[i].ev_mu);
@@ -102,6 +110,9 @@ const rt_backend_t rt_sim_backend = {
     .device_info = sim_device_info,
     .malloc = sim_malloc,
     .free = sim_free,
+    .space_create = sim_space_create,
+    .space_destroy = sim_space_destroy,
+    .space_range = sim_space_range,
     .lookup = sim_lookup,
     .malloc_host = sim_malloc_host,
     .free_host = sim_free_host,

@@ -539,6 +539,20 @@ int sim_submit(rdev_rt_stream_t *st, const rt_task_t *t) {
   }
   rt_task_t *slot = &s->ring[s->tail % s->cap];
   *slot = *t;
+  switch (t->op) { /* device addresses become the arena's host addresses */
+    case RT_TASK_COPY:
+      slot->u.mem.dst = sim_host_addr(s->sim, t->u.mem.dst);
+      slot->u.mem.src = sim_host_addr(s->sim, t->u.mem.src);
+      break;
+    case RT_TASK_MEMSET: slot->u.mem.dst = sim_host_addr(s->sim, t->u.mem.dst); break;
+    case RT_TASK_GATHER: slot->u.gather.dst = sim_host_addr(s->sim, t->u.gather.dst); break;
+    case RT_TASK_KERNEL:
+      for (int i = 0; i < RDEV_RT_MAX_KERNEL_ARGS; i++)
+        if (t->u.kernel.args[i].type == RDEV_ARG_PTR)
+          slot->u.kernel.args[i].v.ptr.base = sim_host_addr(s->sim, t->u.kernel.args[i].v.ptr.base);
+      break;
+    default: break;
+  }
   if (t->op == RT_TASK_EVENT_RECORD || t->op == RT_TASK_EVENT_WAIT) {
     sim_event_t *e = (sim_event_t *)t->u.event.ev;
     atomic_fetch_add(&e->refs, 1);

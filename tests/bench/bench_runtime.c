@@ -126,7 +126,15 @@ typedef struct {
   const void *src;
   size_t n;
   rdev_memcpy_kind_t kind;
+  void *hdst;       /* the same memory as host addresses (the sim's host view), */
+  const void *hsrc; /* for the plain memcpy baseline */
 } copy_case_t;
+
+/* The host address of p: p itself, or the sim's view of device memory. */
+static const void *host_of(const bench_t *b, const void *p, size_t n) {
+  const void *v = rdev_rt_host_view(b->rt, p, n);
+  return v ? v : p;
+}
 
 static copy_case_t copy_case(const bench_t *b, int dir, size_t n) {
   copy_case_t c = {.n = n};
@@ -147,6 +155,8 @@ static copy_case_t copy_case(const bench_t *b, int dir, size_t n) {
       c.kind = RDEV_MEMCPY_DEVICE_TO_DEVICE;
       break;
   }
+  c.hdst = (void *)host_of(b, c.dst, n);
+  c.hsrc = host_of(b, c.src, n);
   return c;
 }
 
@@ -162,7 +172,7 @@ static double run_batch(const bench_t *b, const copy_case_t *c, int m, long k) {
       for (long i = 0; i < k; i++) CHECK(rdev_rt_memcpy(b->rt, c->dst, c->n, c->src, c->n, c->kind));
       break;
     default:
-      for (long i = 0; i < k; i++) plain_memcpy(c->dst, c->src, c->n);
+      for (long i = 0; i < k; i++) plain_memcpy(c->hdst, c->hsrc, c->n);
       break;
   }
   return (double)(now_ns() - t0) / 1e9 / (double)k;

@@ -4,10 +4,11 @@
  * network) against the sim, by two sessions of one tenant.
  *
  * The input is a small program: each step picks an operation and its
- * fields from the bytes that follow; handles are named by their index in
- * what the session got back (so the fuzzer can reach real buffers,
- * streams and events, which are unguessable), or are the other session's,
- * or arbitrary. Steps go one per message or several in a batch; replies
+ * fields from the bytes that follow; handles and buffer addresses are
+ * named by their index in what the session got back (so the fuzzer can
+ * reach real buffers, streams and events: handles are unguessable), or are
+ * the other session's, or arbitrary; an address gets an arbitrary offset
+ * added (wrapping), so it may land anywhere, B's buffer included. Steps go one per message or several in a batch; replies
  * are destroyed at once or held for a while (a held synchronous Read
  * reply makes later changes to its buffer wait: the pause and resume path).
  *
@@ -15,8 +16,8 @@
  * program runs. Checks after each step and at the end, besides
  * ASan/UBSan/LSan:
  * - every reply is a valid Reply whose strings are valid UTF-8;
- * - no reply to A carries B's secret, and A's requests on B's handles fail
- *   with INVALID_RESOURCE_HANDLE;
+ * - no reply to A carries B's secret, and no request of A's that names B's
+ *   stream or an address inside B's buffer succeeds;
  * - once both sessions are closed and their replies destroyed, every
  *   device's free memory and the tenant's memory use are back where they
  *   started, and no session is left.
@@ -69,13 +70,13 @@ typedef struct {
   /* what each seq asked for, to learn handles from replies */
   pb_size_t asked[1024];
   size_t asked_size[1024];
-  uint8_t other[1024]; /* the request named the other session's handle */
+  uint8_t other[1024]; /* the request named the other session's stream or memory */
   uint64_t next_seq;
 } sess_t;
 
 static srv_t srv;
 static uint8_t secret[32];
-static uint64_t b_buf; /* B's buffer with the secret */
+static uint64_t b_buf; /* B's buffer with the secret (its address; 4096 bytes) */
 static uint64_t b_stream;
 
 /* Replies seen, by op and outcome (asynchronous requests are answered
@@ -155,7 +156,7 @@ static void inspect(sess_t *c, grpc_byte_buffer *bb, int is_a, int hold) {
   if (r.status == RDEV_OK && r.kind == rdev_v1_ReplyKind_FINAL && r.seq && r.seq < c->next_seq && r.seq < 1024) {
     switch (c->asked[r.seq]) {
       case rdev_v1_Request_malloc_tag:
-        if (c->nbufs < MAX_H) c->buf_size[c->nbufs] = c->asked_size[r.seq], c->bufs[c->nbufs++] = r.handle;
+        if (c->nbufs < MAX_H) c->buf_size[c->nbufs] = c->asked_size[r.seq], c->bufs[c->nbufs++] = r.addr;
         break;
       case rdev_v1_Request_stream_create_tag:
         if (c->nstreams < MAX_H) c->streams[c->nstreams++] = r.handle;
@@ -243,6 +244,16 @@ static uint64_t size_of(in_t *in) {
   return take(in, 8);
 }
 
+/* Whether address a lies inside B's buffer. */
+static int in_b(uint64_t a) { return a - b_buf < 4096; }
+
+/* A device address: one of A's buffers (or B's, or anything) plus an
+ * arbitrary offset, wrapping; mask clears low bits (alignment). */
+static uint64_t addr_of(in_t *in, const sess_t *a, uint64_t mask) {
+  uint64_t base = pick(in, a->bufs, a->nbufs, b_buf);
+  return base + (size_of(in) & ~mask);
+}
+
 static const char *const kernels[] = {"write_i32",      "square_f32", "add_f32",        "axpy_f32",
                                       "reduce_sum_f32", "delay_us",   "no_such_kernel", ""};
 
@@ -265,8 +276,8 @@ static void make_step(in_t *in, sess_t *a, sess_t *b, step_t *st) {
   uint8_t op = (uint8_t)take(in, 1) % 20;
   uint64_t s_any = pick(in, a->streams, a->nstreams, b_stream);
   uint64_t stream = take(in, 1) & 1 ? s_any : 0;
-  uint64_t buf = pick(in, a->bufs, a->nbufs, b_buf);
-  int other = buf == b_buf || (stream && stream == b_stream); /* for ops on buf, maybe async */
+  uint64_t addr = addr_of(in, a, 0);
+  int other = in_b(addr) || (stream && stream == b_stream); /* for ops on addr, maybe async */
   switch (op) {
     case 0:
       q->which_op = rdev_v1_Request_malloc_tag;
@@ -274,7 +285,7 @@ static void make_step(in_t *in, sess_t *a, sess_t *b, step_t *st) {
       q->op.malloc.size = size_of(in);
       if (q->seq < 1024) a->asked_size[q->seq] = (size_t)q->op.malloc.size;
       break;
-    case 1: q->which_op = rdev_v1_Request_free_tag, q->op.free.buf = buf, st->other = buf == b_buf; break;
+    case 1: q->which_op = rdev_v1_Request_free_tag, q->op.free.addr = addr, st->other = in_b(addr); break;
     case 2:
       q->which_op = rdev_v1_Request_stream_create_tag, q->op.stream_create.device = (int32_t)(take(in, 1) % 3);
       break;
@@ -291,7 +302,7 @@ static void make_step(in_t *in, sess_t *a, sess_t *b, step_t *st) {
     case 6: {
       q->which_op = rdev_v1_Request_write_tag;
       rdev_v1_Write *w = &q->op.write;
-      w->stream = stream, w->buf = buf, w->offset = size_of(in);
+      w->stream = stream, w->addr = addr;
       st->len = (size_t)(size_of(in) % (RDEV_WIRE_MAX_CHUNK + 2));
       w->dest_max = take(in, 1) & 1 ? size_of(in) : st->len;
       w->quiet = take(in, 1) & 1;
@@ -304,7 +315,7 @@ static void make_step(in_t *in, sess_t *a, sess_t *b, step_t *st) {
     case 7: {
       q->which_op = rdev_v1_Request_read_tag;
       rdev_v1_Read *r = &q->op.read;
-      r->stream = stream, r->buf = buf, r->offset = size_of(in), r->count = size_of(in);
+      r->stream = stream, r->addr = addr, r->count = size_of(in);
       r->dest_max = take(in, 1) & 1 ? size_of(in) : r->count;
       st->other = other;
       break;
@@ -312,16 +323,15 @@ static void make_step(in_t *in, sess_t *a, sess_t *b, step_t *st) {
     case 8: {
       q->which_op = rdev_v1_Request_copy_tag;
       rdev_v1_Copy *cp = &q->op.copy;
-      cp->stream = stream, cp->dst = buf, cp->src = pick(in, a->bufs, a->nbufs, b_buf);
-      st->other = cp->dst == b_buf || cp->src == b_buf || (stream && stream == b_stream);
-      cp->dst_offset = size_of(in) & ~63ull, cp->src_offset = size_of(in) & ~(take(in, 1) & 1 ? 63ull : 0);
+      cp->stream = stream, cp->dst = addr_of(in, a, 63), cp->src = addr_of(in, a, take(in, 1) & 1 ? 63 : 0);
+      st->other = in_b(cp->dst) || in_b(cp->src) || (stream && stream == b_stream);
       cp->count = size_of(in), cp->dest_max = cp->count;
       break;
     }
     case 9: {
       q->which_op = rdev_v1_Request_memset_tag;
       rdev_v1_Memset *m = &q->op.memset;
-      m->stream = stream, m->buf = buf, m->offset = size_of(in), m->count = size_of(in);
+      m->stream = stream, m->addr = addr, m->count = size_of(in);
       m->value = (int32_t)take(in, 1), m->dest_max = take(in, 1) & 1 ? size_of(in) : m->count;
       st->other = other;
       break;
@@ -344,9 +354,8 @@ static void make_step(in_t *in, sess_t *a, sess_t *b, step_t *st) {
         switch (take(in, 1) % 4) {
           case 0:
             g->which_v = rdev_v1_Arg_ptr_tag;
-            g->v.ptr.buf = pick(in, a->bufs, a->nbufs, b_buf);
-            g->v.ptr.offset = size_of(in);
-            st->other |= g->v.ptr.buf == b_buf;
+            g->v.ptr = addr_of(in, a, 0);
+            st->other |= in_b(g->v.ptr);
             break;
           case 1: g->which_v = rdev_v1_Arg_i32_tag, g->v.i32 = (int32_t)take(in, 2); break;
           case 2:
@@ -444,7 +453,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   q = (rdev_v1_Request)rdev_v1_Request_init_zero;
   q.seq = b.next_seq++;
   q.which_op = rdev_v1_Request_write_tag;
-  q.op.write.buf = b_buf;
+  q.op.write.addr = b_buf;
   q.op.write.dest_max = sizeof page;
   if (feed(&b, encode(&q, page, sizeof page), 0)) abort();
   drain(&b, 0, 0);

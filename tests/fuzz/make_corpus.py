@@ -52,23 +52,32 @@ def wire(msg, cuts=(), stop=255):
     save("fuzz_wire", head + msg)
 
 
+# device addresses as the sim hands them out (1 << 60 and up: slot, device,
+# offset), one a host address, and sums that pass 2**64
+A = (1 << 60) + (1 << 46)
+B = A + (1 << 20)
 ops = [
     pb.Request(seq=1, malloc=pb.Malloc(device=0, size=4096)),
-    pb.Request(seq=2, free=pb.Free(buf=0x1234)),
+    pb.Request(seq=2, free=pb.Free(addr=A)),
     pb.Request(seq=3, stream_create=pb.StreamCreate(device=1)),
     pb.Request(seq=4, stream_sync=pb.StreamSync(stream=7)),
-    pb.Request(seq=5, write=pb.Write(stream=7, buf=9, offset=64, dest_max=100, quiet=True), data=b"x" * 100),
-    pb.Request(seq=6, read=pb.Read(stream=0, buf=9, offset=0, count=1 << 20, dest_max=1 << 20)),
-    pb.Request(seq=7, copy=pb.Copy(stream=7, dst=9, dst_offset=64, src=10, count=128, dest_max=128)),
-    pb.Request(seq=8, memset=pb.Memset(buf=9, value=255, count=10, dest_max=10)),
+    pb.Request(seq=5, write=pb.Write(stream=7, addr=A + 64, dest_max=100, quiet=True), data=b"x" * 100),
+    pb.Request(seq=6, read=pb.Read(stream=0, addr=A, count=1 << 20, dest_max=1 << 20)),
+    pb.Request(seq=7, copy=pb.Copy(stream=7, dst=A + 64, src=B, count=128, dest_max=128)),
+    pb.Request(seq=8, memset=pb.Memset(addr=A, value=255, count=10, dest_max=10)),
     pb.Request(seq=9, launch=pb.Launch(stream=7, kernel="square_f32", blocks=4, args=[
-        pb.Arg(ptr=pb.Ptr(buf=9, offset=0)), pb.Arg(ptr=pb.Ptr(buf=10)), pb.Arg(u32=16)])),
+        pb.Arg(ptr=A), pb.Arg(ptr=B), pb.Arg(u32=16)])),
     pb.Request(seq=10, launch=pb.Launch(stream=7, kernel="k" * 70, args=[pb.Arg(i32=i) for i in range(10)])),
     pb.Request(seq=11, event_record=pb.EventRecord(event=3, stream=7)),
     pb.Request(seq=12, event_elapsed=pb.EventElapsed(start=3, end=4)),
     pb.Request(seq=13, mem_info=pb.MemInfo(device=0)),
     pb.Request(seq=14, stream_wait_event=pb.StreamWaitEvent(stream=7, event=3)),
     pb.Request(seq=15),
+    pb.Request(seq=16, read=pb.Read(addr=0x7FFF_DEAD_B000, count=64, dest_max=64)),
+    pb.Request(seq=17, memset=pb.Memset(addr=A + 1, value=1, count=2**64 - 1, dest_max=2**64 - 1)),
+    pb.Request(seq=18, copy=pb.Copy(dst=2**64 - 64, src=A, count=128, dest_max=128)),
+    pb.Request(seq=19, launch=pb.Launch(stream=7, kernel="write_i32", blocks=1, args=[
+        pb.Arg(ptr=2**64 - 4), pb.Arg(i32=1)])),
 ]
 for q in ops:
     b = q.SerializeToString()
@@ -79,7 +88,7 @@ wire(batch)
 wire(batch, cuts=(3, 17, 40, 41), stop=2)
 wire(pb.Request(batch=ops).SerializeToString(), stop=5)
 wire(pb.Request(batch=[pb.Request(seq=i, mem_info=pb.MemInfo()) for i in range(130)]).SerializeToString())
-wire(pb.Request(seq=1, write=pb.Write(buf=1, dest_max=1 << 21), data=b"\0" * ((1 << 20) + 1)).SerializeToString())
+wire(pb.Request(seq=1, write=pb.Write(addr=A, dest_max=1 << 21), data=b"\0" * ((1 << 20) + 1)).SerializeToString())
 # the wire types a field may not have, on the payload, a string and a batch
 wire(varint(1 << 3) + varint(5) + field(100, 0, varint(7)))
 wire(varint(1 << 3) + varint(5) + field(100, 5, b"\1\2\3\4"))

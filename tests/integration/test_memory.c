@@ -583,6 +583,55 @@ START_TEST(test_free_waits_for_queued_work) {
 }
 END_TEST
 
+/* Device addresses are the server's, in each session's own range, and the
+ * server resolves every address against the session's own allocations:
+ * session B holding A's real addresses reaches nothing of A's, by any
+ * call, synchronous or queued, and A's bytes stay as they were. */
+START_TEST(test_other_sessions_addresses_are_unreachable) {
+  rdev_session_t *a = fx_open(), *b = fx_open();
+  const size_t n = 4096;
+  void *pa = NULL, *pb = NULL;
+  FX_OK(rdev_malloc(a, &pa, n, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_malloc(b, &pb, n, RDEV_MEM_MALLOC_HUGE_FIRST));
+  ck_assert_ptr_ne(pa, pb);
+  uint8_t secret[4096], host[4096], back[4096];
+  fx_fill_random(secret, n, 1801);
+  FX_OK(rdev_memcpy(a, pa, n, secret, n, RDEV_MEMCPY_HOST_TO_DEVICE));
+  memset(host, 0x5a, n);
+  uint8_t *inner = (uint8_t *)pa + 64;
+  FX_EXPECT(rdev_memcpy(b, pa, n, host, n, RDEV_MEMCPY_HOST_TO_DEVICE), RDEV_INVALID_PARAM);
+  FX_EXPECT(rdev_memcpy(b, back, n, inner, 64, RDEV_MEMCPY_DEVICE_TO_HOST), RDEV_INVALID_PARAM);
+  FX_EXPECT(rdev_memcpy(b, pb, n, pa, n, RDEV_MEMCPY_DEVICE_TO_DEVICE), RDEV_INVALID_PARAM);
+  FX_EXPECT(rdev_memcpy(b, pa, n, pb, n, RDEV_MEMCPY_DEVICE_TO_DEVICE), RDEV_INVALID_PARAM);
+  FX_EXPECT(rdev_memset(b, inner, 64, 0, 64), RDEV_INVALID_PARAM);
+  FX_EXPECT(rdev_free(b, pa), RDEV_INVALID_PARAM);
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(b, &st));
+  FX_OK(rdev_memcpy_async(b, pa, n, host, n, RDEV_MEMCPY_HOST_TO_DEVICE, st));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_INVALID_PARAM);
+  memset(back, 0, n);
+  FX_OK(rdev_memcpy_async(b, back, n, pa, n, RDEV_MEMCPY_DEVICE_TO_HOST, st));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_INVALID_PARAM);
+  for (size_t i = 0; i < n; i++) ck_assert_int_eq(back[i], 0);
+  FX_OK(rdev_memset_async(b, pa, n, 0, n, st));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_INVALID_PARAM);
+  rdev_arg_t args[2] = {fx_ptr(inner), fx_i32(7)};
+  FX_OK(rdev_launch(st, "write_i32", 1, args, 2));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_INVALID_PARAM);
+  FX_OK(rdev_stream_destroy(st));
+  /* A's bytes are untouched, and A reaches them */
+  FX_OK(rdev_memcpy(a, back, n, pa, n, RDEV_MEMCPY_DEVICE_TO_HOST));
+  FX_ASSERT_BYTES(back, secret, n, "A's buffer after B's attempts");
+  /* once A freed it, the address is nobody's: refused for A as for B */
+  FX_OK(rdev_free(a, pa));
+  FX_EXPECT(rdev_memcpy(a, back, n, pa, n, RDEV_MEMCPY_DEVICE_TO_HOST), RDEV_INVALID_PARAM);
+  FX_EXPECT(rdev_memcpy(b, back, n, pa, n, RDEV_MEMCPY_DEVICE_TO_HOST), RDEV_INVALID_PARAM);
+  FX_OK(rdev_free(b, pb));
+  rdev_session_close(a);
+  rdev_session_close(b);
+}
+END_TEST
+
 Suite *suite_memory(void) {
   Suite *su = suite_create("memory");
   TCase *tc = fx_tcase("alloc");
@@ -590,6 +639,7 @@ Suite *suite_memory(void) {
   tcase_add_test(tc, test_malloc_out_of_memory);
   tcase_add_test(tc, test_malloc_returns_distinct_aligned_pointers);
   tcase_add_test(tc, test_free_rejects_foreign_interior_and_double);
+  tcase_add_test(tc, test_other_sessions_addresses_are_unreachable);
   tcase_add_test(tc, test_malloc_host_free_host);
   tcase_add_test(tc, test_free_waits_for_queued_work);
   suite_add_tcase(su, tc);

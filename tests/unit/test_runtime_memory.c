@@ -3,7 +3,8 @@
  * (rdev/runtime.h, rdev/status.h, sim backend): device and host memory: the
  * reserved-size formula, rdev_rt_malloc's checks, alignment and accounting,
  * OOM, fragmentation and coalescing, bad frees, rdev_rt_mem_lookup, host
- * allocations, and what rdev_rt_close releases. Suite "memory".
+ * allocations, what rdev_rt_close releases, and address spaces. Suite
+ * "memory".
  */
 #define _GNU_SOURCE
 #include "rt_helpers.h"
@@ -360,6 +361,120 @@ END_TEST
 
 /* ---- suites --------------------------------------------------------------- */
 
+/* ---- address spaces ---- */
+
+static int in_range(const void *p, uint64_t base, uint64_t size) {
+  uint64_t v = (uint64_t)(uintptr_t)p;
+  return v >= base && v - base < size;
+}
+
+START_TEST(test_spaces_have_disjoint_ranges_and_malloc_in_lands_in_its_own) {
+  rdev_rt_t *rt = open_small();
+  rdev_rt_space_t *a, *b;
+  ck_assert_int_eq(rdev_rt_space_create(rt, &a), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_space_create(rt, &b), RDEV_OK);
+  uint64_t ab[2], as[2], bb[2], bs[2];
+  for (int d = 0; d < 2; d++) {
+    ck_assert_int_eq(rdev_rt_space_range(a, d, &ab[d], &as[d]), RDEV_OK);
+    ck_assert_int_eq(rdev_rt_space_range(b, d, &bb[d], &bs[d]), RDEV_OK);
+    ck_assert_uint_eq(as[d], 16 * MIB);
+  }
+  /* four ranges, pairwise disjoint, none of them host-looking (below 2^57) */
+  uint64_t lo[4] = {ab[0], ab[1], bb[0], bb[1]}, sz[4] = {as[0], as[1], bs[0], bs[1]};
+  for (int i = 0; i < 4; i++) {
+    ck_assert_uint_ge(lo[i], (uint64_t)1 << 57);
+    for (int j = i + 1; j < 4; j++) ck_assert(lo[i] + sz[i] <= lo[j] || lo[j] + sz[j] <= lo[i]);
+  }
+  uint64_t x, y;
+  ck_assert_int_eq(rdev_rt_space_range(a, 2, &x, &y), RDEV_RT_INVALID_DEVICEID);
+  void *pa, *pb, *pr;
+  ck_assert_int_eq(rdev_rt_malloc_in(a, 1, &pa, 1000, RDEV_MEM_MALLOC_HUGE_FIRST), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_malloc_in(b, 1, &pb, 1000, RDEV_MEM_MALLOC_HUGE_FIRST), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_malloc(rt, 1, &pr, 1000, RDEV_MEM_MALLOC_HUGE_FIRST), RDEV_OK);
+  ck_assert(in_range(pa, ab[1], as[1]));
+  ck_assert(in_range(pb, bb[1], bs[1]));
+  ck_assert(!in_range(pr, ab[1], as[1]) && !in_range(pr, bb[1], bs[1]));
+  void *base;
+  size_t size;
+  int dev;
+  ck_assert_int_eq(rdev_rt_mem_lookup(rt, (char *)pa + 999, &base, &size, &dev), RDEV_OK);
+  ck_assert_ptr_eq(base, pa);
+  ck_assert_uint_eq(size, 1000);
+  ck_assert_int_eq(dev, 1);
+  /* pa's offset seen through b's range is not an allocation: spaces do not
+   * share blocks even where the arena offsets match */
+  void *forged = (void *)(uintptr_t)(bb[1] + ((uint64_t)(uintptr_t)pa - ab[1]));
+  ck_assert_int_eq(rdev_rt_mem_lookup(rt, forged, &base, &size, &dev), RDEV_INVALID_PARAM);
+  ck_assert_int_eq(rdev_rt_free(rt, forged), RDEV_INVALID_PARAM);
+  ck_assert_int_eq(rdev_rt_memset(rt, forged, 8, 0, 8), RDEV_INVALID_PARAM);
+  ck_assert_int_eq(rdev_rt_free(rt, pa), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_free(rt, pb), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_free(rt, pr), RDEV_OK);
+  rdev_rt_space_destroy(a);
+  rdev_rt_space_destroy(b);
+  rdev_rt_close(rt);
+}
+END_TEST
+
+START_TEST(test_space_destroyed_keeps_its_allocations_until_freed_and_is_not_reused_at_once) {
+  rdev_rt_t *rt = open_small();
+  rdev_rt_space_t *a, *b;
+  ck_assert_int_eq(rdev_rt_space_create(rt, &a), RDEV_OK);
+  uint64_t abase, asize, bbase, bsize;
+  ck_assert_int_eq(rdev_rt_space_range(a, 0, &abase, &asize), RDEV_OK);
+  void *p;
+  ck_assert_int_eq(rdev_rt_malloc_in(a, 0, &p, 256, RDEV_MEM_MALLOC_HUGE_FIRST), RDEV_OK);
+  rdev_rt_space_destroy(a);
+  /* still valid: work queued before the owner went may still use it */
+  unsigned char buf[256], back[256];
+  for (int i = 0; i < 256; i++) buf[i] = (unsigned char)i;
+  ck_assert_int_eq(rdev_rt_memcpy(rt, p, 256, buf, 256, RDEV_MEMCPY_HOST_TO_DEVICE), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_memcpy(rt, back, 256, p, 256, RDEV_MEMCPY_DEVICE_TO_HOST), RDEV_OK);
+  ck_assert_mem_eq(back, buf, 256);
+  ck_assert_int_eq(rdev_rt_free(rt, p), RDEV_OK);
+  /* a freed address of a given-up space resolves to nothing */
+  void *base;
+  size_t size;
+  int dev;
+  ck_assert_int_eq(rdev_rt_mem_lookup(rt, p, &base, &size, &dev), RDEV_INVALID_PARAM);
+  /* the next space gets another range */
+  ck_assert_int_eq(rdev_rt_space_create(rt, &b), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_space_range(b, 0, &bbase, &bsize), RDEV_OK);
+  ck_assert_uint_ne(bbase, abase);
+  rdev_rt_space_destroy(b);
+  rdev_rt_close(rt);
+}
+END_TEST
+
+START_TEST(test_spaces_are_limited_and_come_back) {
+  rdev_rt_t *rt = open_rt(1, 1 * MIB);
+  rdev_rt_space_t **sp = calloc(RDEV_RT_MAX_SPACES, sizeof *sp);
+  ck_assert_ptr_nonnull(sp);
+  for (int i = 0; i < RDEV_RT_MAX_SPACES; i++) ck_assert_int_eq(rdev_rt_space_create(rt, &sp[i]), RDEV_OK);
+  rdev_rt_space_t *more;
+  ck_assert_int_eq(rdev_rt_space_create(rt, &more), RDEV_STORAGE_OVER_LIMIT);
+  ck_assert_str_ne(rdev_rt_last_error(), "");
+  rdev_rt_space_destroy(sp[7]);
+  ck_assert_int_eq(rdev_rt_space_create(rt, &sp[7]), RDEV_OK);
+  for (int i = 0; i < RDEV_RT_MAX_SPACES; i++) rdev_rt_space_destroy(sp[i]);
+  free(sp);
+  rdev_rt_close(rt);
+}
+END_TEST
+
+START_TEST(test_close_frees_spaces_left_with_allocations) {
+  rdev_rt_t *rt = open_small();
+  rdev_rt_space_t *a;
+  ck_assert_int_eq(rdev_rt_space_create(rt, &a), RDEV_OK);
+  void *p;
+  ck_assert_int_eq(rdev_rt_malloc_in(a, 0, &p, 4096, RDEV_MEM_MALLOC_HUGE_FIRST), RDEV_OK);
+  rdev_rt_space_t *b;
+  ck_assert_int_eq(rdev_rt_space_create(rt, &b), RDEV_OK);
+  rdev_rt_space_destroy(a); /* p keeps a; b is never given up: close frees both (ASan checks) */
+  rdev_rt_close(rt);
+}
+END_TEST
+
 static Suite *memory_suite(void) {
   Suite *s = suite_create("memory");
   TCase *tc = tcase("memory");
@@ -385,6 +500,10 @@ static Suite *memory_suite(void) {
   tcase_add_test(tc, test_malloc_host_size_zero_is_invalid_param);
   tcase_add_test(tc, test_free_host_unknown_pointer_is_invalid_param);
   tcase_add_test(tc, test_close_releases_unfreed_device_and_host_memory);
+  tcase_add_test(tc, test_spaces_have_disjoint_ranges_and_malloc_in_lands_in_its_own);
+  tcase_add_test(tc, test_space_destroyed_keeps_its_allocations_until_freed_and_is_not_reused_at_once);
+  tcase_add_test(tc, test_spaces_are_limited_and_come_back);
+  tcase_add_test(tc, test_close_frees_spaces_left_with_allocations);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -130,10 +130,15 @@ START_TEST(test_unmapped_sim_shows_no_memory_and_still_copies) {
   rdev_rt_staging_put(st);
   rdev_rt_staging_put(back);
   rdev_rt_close(rt);
-  /* the default sim shows its memory */
+  /* the default sim shows its memory: a host address, not the device's */
   rt = open_small();
   d = dmalloc(rt, 0, 64);
-  ck_assert_ptr_eq(rdev_rt_host_view(rt, d, 64), d);
+  unsigned char *view = (unsigned char *)rdev_rt_host_view(rt, d, 64);
+  ck_assert_ptr_nonnull(view);
+  ck_assert_ptr_ne(view, d);
+  ck_assert_int_eq(rdev_rt_memset(rt, d, 64, 0x5c, 64), RDEV_OK);
+  ck_assert_int_eq(view[0], 0x5c);
+  ck_assert_int_eq(view[63], 0x5c);
   rdev_rt_close(rt);
 }
 END_TEST

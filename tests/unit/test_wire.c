@@ -37,8 +37,7 @@ START_TEST(test_largest_request_fits_the_field_bound) {
   for (int i = 0; i < RDEV_WIRE_MAX_ARGS; i++) {
     args[i] = (rdev_v1_Arg)rdev_v1_Arg_init_zero;
     args[i].which_v = rdev_v1_Arg_ptr_tag;
-    args[i].v.ptr.buf = UINT64_MAX;
-    args[i].v.ptr.offset = UINT64_MAX;
+    args[i].v.ptr = UINT64_MAX;
   }
   rdev_wire_launch_src_t src = {name, args, RDEV_WIRE_MAX_ARGS};
   rdev_wire_launch_encoder(&q.op.launch, &src);
@@ -48,7 +47,7 @@ START_TEST(test_largest_request_fits_the_field_bound) {
   rdev_v1_Request c = rdev_v1_Request_init_zero;
   c.seq = UINT64_MAX;
   c.which_op = rdev_v1_Request_copy_tag;
-  c.op.copy = (rdev_v1_Copy){UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
+  c.op.copy = (rdev_v1_Copy){UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
   ck_assert_uint_le(encoded_size(&c) + OVERHEAD, launch + OVERHEAD);
   ck_assert_uint_eq(RDEV_WIRE_MAX_MESSAGE, 8454656u); /* the number rdev.proto states */
 }

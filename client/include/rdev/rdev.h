@@ -11,9 +11,14 @@
  * - A session is one gRPC call to rdevd; everything made through it
  *   (device memory, streams, events) is released by the server when the
  *   session ends, however it ends.
- * - Device pointers are opaque addresses that the library maps to server
- *   handles; pointer arithmetic within an allocation works as on a device
- *   (dptr + offset), dereferencing them does not.
+ * - Device pointers are the server's device addresses (those its kernels
+ *   use), in the session's own address range on each device; pointer
+ *   arithmetic within an allocation works as on a device (dptr + offset),
+ *   dereferencing them does not. The server checks every address a call
+ *   names against the session's own allocations: any other (another
+ *   session's, past an allocation's end, freed) is RDEV_INVALID_PARAM,
+ *   at once for synchronous calls and at the stream's next synchronize for
+ *   async ones.
  * - Async calls (…_async, rdev_launch, rdev_event_record,
  *   rdev_stream_wait_event) return once the request is queued for sending.
  *   Host memory they read or write must stay valid until the stream is
@@ -125,7 +130,9 @@ int rdev_mem_info(rdev_session_t *s, size_t *free_bytes, size_t *total_bytes);
 
 /* ---- memory --------------------------------------------------------------- */
 
-/* aclrtMalloc on the current device. size 0 is RDEV_INVALID_PARAM. */
+/* aclrtMalloc on the current device: one round trip; *dptr gets the
+ * server's device address of the allocation, which the server zeroed.
+ * size 0 is RDEV_INVALID_PARAM. */
 int rdev_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t policy);
 /* aclrtFree: dptr must be what rdev_malloc returned. */
 int rdev_free(rdev_session_t *s, void *dptr);
@@ -184,6 +191,30 @@ typedef struct {
  * pointer's extent against its buffer; a refusal surfaces at the next
  * synchronize. Kernel print output goes to the session's print function. */
 int rdev_launch(rdev_stream_t *stream, const char *name, uint32_t blocks, const rdev_arg_t *args, int nargs);
+
+/* ---- host functions ------------------------------------------------------- */
+
+typedef struct rdev_host_call rdev_host_call_t; /* one host function the stream reached */
+
+/* Runs on the session's host-call thread, one call at a time in the order
+ * the streams reached them, so it may call the session's functions (but
+ * not rdev_session_close). status is RDEV_OK when the stream reached the
+ * call; else the call never will (the server refused it, or the session
+ * ended: then every call not yet run runs with the error). Whatever the
+ * status, the call stays open until rdev_host_call_done(call). */
+typedef void (*rdev_host_fn)(rdev_host_call_t *call, void *user, int status);
+
+/* aclrtLaunchHostFunc / aclrtLaunchCallback: queues fn on stream (async)
+ * and returns once queued; fn runs on the client when the stream reaches
+ * it. block nonzero: the stream's later work waits until
+ * rdev_host_call_done(call), holding no execution slot on the device
+ * meanwhile; zero: the stream goes on at once. */
+int rdev_launch_host_func(rdev_stream_t *stream, int block, rdev_host_fn fn, void *user);
+
+/* Ends a call fn was given, exactly once, from any thread, before
+ * rdev_session_close: a blocking call's stream goes on (one unary call to
+ * the server, so it blocks for a round trip). call is freed. */
+void rdev_host_call_done(rdev_host_call_t *call);
 
 /* ---- events --------------------------------------------------------------- */
 

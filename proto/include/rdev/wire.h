@@ -20,6 +20,7 @@
 #define RDEV_WIRE_METHOD_SESSION "/rdev.v1.Device/Session"
 #define RDEV_WIRE_METHOD_INFO "/rdev.v1.Device/Info"
 #define RDEV_WIRE_METHOD_LIST_DEVICES "/rdev.v1.Device/ListDevices"
+#define RDEV_WIRE_METHOD_HOST_FUNC_DONE "/rdev.v1.Device/HostFuncDone"
 #define RDEV_WIRE_METHOD_HEALTH_CHECK "/grpc.health.v1.Health/Check"
 
 /* Hand-offs through gRPC. gRPC C core is not built for ThreadSanitizer, so
@@ -41,6 +42,10 @@
 /* Sent with it: the Read and Write bytes one batch may move on this server
  * (decimal). Servers before it took RDEV_WIRE_MAX_CHUNK and do not send it. */
 #define RDEV_WIRE_BATCH_XFER_KEY "rdev-batch-xfer"
+/* And the session's key: 32 hex digits, secret to the client, which names
+ * the session in HostFuncDone calls. */
+#define RDEV_WIRE_SESSION_KEY_KEY "rdev-session-key"
+#define RDEV_WIRE_SESSION_KEY_LEN 32
 
 /* The limits of rdev.proto, which states each of them. */
 #define RDEV_WIRE_MAX_CHUNK (1u << 20) /* payload bytes per Write/Read */
@@ -56,8 +61,8 @@
 #define RDEV_WIRE_MAX_KERNEL_NAME 63 /* bytes of Launch.kernel */
 #define RDEV_WIRE_MAX_ARGS 8         /* Launch.args */
 /* Bytes a request's fields take besides its payload, at most: the largest
- * is a Launch with a 63-byte name and eight Ptr arguments, 304 bytes with
- * every varint at its longest, plus the payload's field header and the
+ * is a Launch with a 63-byte name and eight pointer arguments, about 200
+ * bytes with every varint at its longest, plus the payload's field header and the
  * batch element's own (tests/unit/test_wire.c checks the bound). */
 #define RDEV_WIRE_MAX_REQUEST_FIELDS 512u
 /* The largest message the contract allows: a full batch with its own

@@ -7,9 +7,11 @@
  * Conventions (as the CANN runtime):
  * - Every function returns an rdev_status_t code (0 = RDEV_OK) unless noted.
  *   On failure a human-readable detail is kept per thread: rdev_rt_last_error().
- * - Device pointers are opaque `void *` device addresses. On the sim backend
- *   they point into the device's arena, but callers must never dereference
- *   them; only the runtime may.
+ * - Device pointers are opaque `void *` device addresses, never host
+ *   addresses (on the sim they lie at 2^60 and above, where no host maps
+ *   memory): callers must never dereference them; only the runtime may.
+ *   Every allocation lies in an address space (rdev_rt_space_t): one
+ *   owner's range on each device, disjoint from every other space's.
  * - "Async" calls enqueue work on a stream and return before it runs. Their
  *   results are valid only after rdev_rt_stream_synchronize() on that stream.
  *   Errors of asynchronous work (kernel fault, injected fault) are reported by
@@ -34,6 +36,7 @@ extern "C" {
 typedef struct rdev_rt rdev_rt_t;               /* an opened runtime: one backend and its devices */
 typedef struct rdev_rt_stream rdev_rt_stream_t; /* an ordered queue of device work */
 typedef struct rdev_rt_event rdev_rt_event_t;   /* a marker recorded in a stream */
+typedef struct rdev_rt_space rdev_rt_space_t;   /* one owner's device address range on every device */
 
 /* Limits shared by every backend (Ascend A2/A3 figures). */
 #define RDEV_RT_MAX_STREAMS_PER_DEVICE 1984
@@ -42,13 +45,14 @@ typedef struct rdev_rt_event rdev_rt_event_t;   /* a marker recorded in a stream
 #define RDEV_RT_MAX_KERNEL_ARGS 8
 #define RDEV_RT_MAX_KERNEL_BLOCKS 65535
 #define RDEV_RT_PRINT_LIMIT 65536 /* bytes of kernel print kept per launch */
+#define RDEV_RT_MAX_SPACES 65535  /* address spaces live at once */
 
 /* ---- opening a runtime -------------------------------------------------- */
 
 typedef struct {
   const char *backend;   /* "sim" (default when NULL) */
   int sim_devices;       /* sim: number of devices (default 2 when 0) */
-  size_t sim_mem_bytes;  /* sim: arena size per device (default 1 GiB when 0) */
+  size_t sim_mem_bytes;  /* sim: arena size per device (default 1 GiB when 0, at most 1 TiB) */
   unsigned stream_depth; /* tasks a stream queues before submitters block (default 1024) */
   unsigned sim_slots;    /* sim: copies/memsets/kernels a device runs at once, shared by
                                 scheduling group weight (see rdev_rt_stream_set_group);
@@ -101,9 +105,31 @@ int rdev_rt_mem_info(rdev_rt_t *rt, int dev, size_t *free_bytes, size_t *total_b
 size_t rdev_rt_mem_reserved_size(size_t size);
 
 /* aclrtMalloc on device dev: *dptr gets a 64-byte-aligned device address of
- * at least size bytes. size 0 is RDEV_INVALID_PARAM; no room is
- * RDEV_RT_DEVICE_OOM. Contents are undefined. Never blocks on streams. */
+ * at least size bytes, in the runtime's own address space. size 0 is
+ * RDEV_INVALID_PARAM; no room is RDEV_RT_DEVICE_OOM. Contents are
+ * undefined. Never blocks on streams. */
 int rdev_rt_malloc(rdev_rt_t *rt, int dev, void **dptr, size_t size, rdev_mem_policy_t policy);
+
+/* rdev_rt_malloc inside address space sp: the address lies in sp's range
+ * on dev (rdev_rt_space_range). */
+int rdev_rt_malloc_in(rdev_rt_space_t *sp, int dev, void **dptr, size_t size, rdev_mem_policy_t policy);
+
+/* Reserves an address space: a range of device addresses on every device
+ * for one owner (a session), disjoint from every other live space's and
+ * from the runtime's own. Memory is allocated in it with rdev_rt_malloc_in
+ * and freed with rdev_rt_free as any other. At most RDEV_RT_MAX_SPACES
+ * live at once (RDEV_STORAGE_OVER_LIMIT past that). Never blocks. */
+int rdev_rt_space_create(rdev_rt_t *rt, rdev_rt_space_t **sp);
+
+/* Gives the space up. Allocations still in it stay valid until freed (the
+ * caller frees them, now or once in-flight work is done); its range is
+ * reused only after the last of them is freed and, as far as the backend
+ * can, as late as possible. sp is invalid afterwards. Any thread. */
+void rdev_rt_space_destroy(rdev_rt_space_t *sp);
+
+/* The range [*base, *base + *size) that sp's allocations on device dev
+ * lie in. RDEV_RT_INVALID_DEVICEID when dev is out of range. */
+int rdev_rt_space_range(const rdev_rt_space_t *sp, int dev, uint64_t *base, uint64_t *size);
 
 /* aclrtFree: releases an allocation made by rdev_rt_malloc (dptr must be its
  * start). Does not wait for in-flight work that uses it, as CANN. */
