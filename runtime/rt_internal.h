@@ -38,7 +38,9 @@ typedef enum {
   RT_TASK_KERNEL,       /* run kernel k over blocks */
   RT_TASK_CALLBACK,     /* host function */
   RT_TASK_EVENT_RECORD, /* complete event record `gen` */
-  RT_TASK_EVENT_WAIT    /* wait for event record `gen` */
+  RT_TASK_EVENT_WAIT,   /* wait for event record `gen` */
+  RT_TASK_VALUE_WRITE,  /* store a 64-bit value at addr */
+  RT_TASK_VALUE_WAIT    /* wait until the 64-bit value at addr meets a condition */
 } rt_task_op_t;
 
 /* One unit of async work, validated by the generic layer. Self-contained:
@@ -73,6 +75,11 @@ typedef struct {
       rdev_rt_event_t *ev;
       uint64_t gen; /* filled in by the backend's submit */
     } event;
+    struct {
+      void *addr; /* 8-byte aligned, inside one allocation */
+      uint64_t value;
+      uint32_t cond; /* RT_TASK_VALUE_WAIT: rdev_value_cond_t */
+    } value;
   } u;
 } rt_task_t;
 

@@ -340,6 +340,37 @@ int rdev_rt_memset_async(rdev_rt_t *rt, void *dptr, size_t dest_max, int value, 
   return rt->be->submit(s, &t);
 }
 
+/* ---- stream memory operations -------------------------------------------- */
+
+static int value_task(rdev_rt_stream_t *s, void *dptr, uint64_t value, uint32_t cond, rt_task_op_t op) {
+  rt_clear_error();
+  int rc = check_stream(NULL, s);
+  if (rc) return rc;
+  rt_alloc_t a = find_alloc(s->rt, dptr);
+  if ((rc = check_range(&a, dptr, sizeof(uint64_t), "value address"))) return rc;
+  if (a.dev != s->dev)
+    return rt_fail(RDEV_INVALID_PARAM, "value address is memory of device %d, stream is on device %d", a.dev, s->dev);
+  if ((uintptr_t)dptr % sizeof(uint64_t))
+    return rt_fail(RDEV_MEMORY_ADDRESS_UNALIGNED, "value address %p is not 8-byte aligned", dptr);
+  rt_task_t t = {.op = (uint8_t)op};
+  t.u.value.addr = dptr;
+  t.u.value.value = value;
+  t.u.value.cond = cond;
+  return s->rt->be->submit(s, &t);
+}
+
+int rdev_rt_value_write(rdev_rt_stream_t *s, void *dptr, uint64_t value) {
+  return value_task(s, dptr, value, 0, RT_TASK_VALUE_WRITE);
+}
+
+int rdev_rt_value_wait(rdev_rt_stream_t *s, void *dptr, uint64_t value, rdev_value_cond_t cond) {
+  if ((unsigned)cond > RDEV_VALUE_NOR) {
+    rt_clear_error();
+    return rt_fail(RDEV_INVALID_PARAM, "unknown value condition %d", (int)cond);
+  }
+  return value_task(s, dptr, value, (uint32_t)cond, RT_TASK_VALUE_WAIT);
+}
+
 /* ---- streams ------------------------------------------------------------- */
 
 int rdev_rt_stream_create(rdev_rt_t *rt, int dev, rdev_rt_stream_t **s) {

@@ -31,6 +31,8 @@ static op_fn op_for(pb_size_t which) {
     case rdev_v1_Request_event_elapsed_tag: return srv_op_event_elapsed;
     case rdev_v1_Request_mem_info_tag: return srv_op_mem_info;
     case rdev_v1_Request_host_func_tag: return srv_op_host_func;
+    case rdev_v1_Request_value_write_tag: return srv_op_value_write;
+    case rdev_v1_Request_value_wait_tag: return srv_op_value_wait;
   }
   return NULL;
 }
@@ -46,6 +48,8 @@ static uint64_t request_stream(const rdev_v1_Request *q) {
     case rdev_v1_Request_event_record_tag: return q->op.event_record.stream;
     case rdev_v1_Request_stream_wait_event_tag: return q->op.stream_wait_event.stream;
     case rdev_v1_Request_host_func_tag: return q->op.host_func.stream;
+    case rdev_v1_Request_value_write_tag: return q->op.value_write.stream;
+    case rdev_v1_Request_value_wait_tag: return q->op.value_wait.stream;
   }
   return 0;
 }
@@ -70,6 +74,7 @@ static int must_wait(srv_session_t *s, const rdev_wire_request_t *r) {
     case rdev_v1_Request_write_tag: wait = buffer_shown(s, q->op.write.addr); break;
     case rdev_v1_Request_memset_tag: wait = buffer_shown(s, q->op.memset.addr); break;
     case rdev_v1_Request_copy_tag: wait = buffer_shown(s, q->op.copy.dst); break;
+    case rdev_v1_Request_value_write_tag: wait = buffer_shown(s, q->op.value_write.addr); break;
     case rdev_v1_Request_launch_tag: /* any buffer it is given */
       for (int i = 0; i < r->nargs && i < RDEV_WIRE_MAX_ARGS && !wait; i++)
         wait = r->args[i].which_v == rdev_v1_Arg_ptr_tag && buffer_shown(s, r->args[i].v.ptr);

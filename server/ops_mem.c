@@ -3,7 +3,7 @@
  * zeroed), Free (the memory goes once nothing may touch it: srv_mem_t),
  * Write (gathered now, or held until its stream gathers it), Read (through
  * runtime staging, or shown where the device shows its memory:
- * zerocopy.h), Copy, Memset, MemInfo.
+ * zerocopy.h), Copy, Memset, ValueWrite, ValueWait, MemInfo.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -294,6 +294,26 @@ int srv_op_memset(srv_req_t *x) {
           : rdev_rt_memset(x->s->srv->rt, dst, n, m->value, n);
   if (rc) return srv_rt_failed(x, rc);
   return st ? SRV_LATER : RDEV_OK;
+}
+
+int srv_op_value_write(srv_req_t *x) {
+  const rdev_v1_ValueWrite *v = &x->q->op.value_write;
+  rdev_rt_stream_t *st;
+  char *dst;
+  int rc = srv_get_stream(x, v->stream, &st);
+  if (rc || (rc = srv_buf_range(x, "value write", v->addr, sizeof(uint64_t), &dst, NULL))) return rc;
+  if ((rc = rdev_rt_value_write(st, dst, v->value))) return srv_rt_failed(x, rc);
+  return SRV_LATER;
+}
+
+int srv_op_value_wait(srv_req_t *x) {
+  const rdev_v1_ValueWait *v = &x->q->op.value_wait;
+  rdev_rt_stream_t *st;
+  char *dst;
+  int rc = srv_get_stream(x, v->stream, &st);
+  if (rc || (rc = srv_buf_range(x, "value wait", v->addr, sizeof(uint64_t), &dst, NULL))) return rc;
+  if ((rc = rdev_rt_value_wait(st, dst, v->value, (rdev_value_cond_t)v->cond))) return srv_rt_failed(x, rc);
+  return SRV_LATER;
 }
 
 int srv_op_mem_info(srv_req_t *x) {

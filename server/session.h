@@ -326,6 +326,10 @@ int srv_op_memset(srv_req_t *x);
 
 int srv_op_mem_info(srv_req_t *x);
 
+/* aclrtValueWrite / aclrtValueWait, queued on their stream. */
+int srv_op_value_write(srv_req_t *x);
+int srv_op_value_wait(srv_req_t *x);
+
 /* ---- ops_stream.c ---- */
 
 /* Gives back a stream s had on device dev: to the tenant's quota and cap,

@@ -217,6 +217,32 @@ int rdev_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_
   return do_memset(s, dptr, dest_max, value, count, 0);
 }
 
+/* ValueWrite and ValueWait: fire-and-forget on the stream; the server
+ * checks the address. */
+static int value_op(rdev_stream_t *stream, void *dptr, uint64_t value, int cond) {
+  rdev_session_t *s = cl_stream_session(stream);
+  uint64_t h;
+  int rc = cl_stream_handle(s, stream, &h);
+  if (rc) return rc;
+  if (!dptr) return cl_error(RDEV_INVALID_PARAM, "dptr is NULL");
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  if (cond < 0) {
+    req.which_op = rdev_v1_Request_value_write_tag;
+    req.op.value_write = (rdev_v1_ValueWrite){h, (uint64_t)(uintptr_t)dptr, value};
+  } else {
+    req.which_op = rdev_v1_Request_value_wait_tag;
+    req.op.value_wait = (rdev_v1_ValueWait){h, (uint64_t)(uintptr_t)dptr, value, (uint32_t)cond};
+  }
+  return cl_send_async(s, &req);
+}
+
+int rdev_value_write(rdev_stream_t *stream, void *dptr, uint64_t value) { return value_op(stream, dptr, value, -1); }
+
+int rdev_value_wait(rdev_stream_t *stream, void *dptr, uint64_t value, rdev_value_wait_t cond) {
+  if ((unsigned)cond > RDEV_VALUE_WAIT_NOR) return cl_error(RDEV_INVALID_PARAM, "unknown condition %d", (int)cond);
+  return value_op(stream, dptr, value, (int)cond);
+}
+
 int rdev_memset_async(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count, rdev_stream_t *stream) {
   if (!s) return cl_error(RDEV_INVALID_PARAM, "session is NULL");
   uint64_t h;

@@ -207,7 +207,8 @@ static void wait_enqueue(sim_dev_t *d, sim_stream_t *s) {
 }
 
 static int on_device(const rt_task_t *t) {
-  return t->op == RT_TASK_COPY || t->op == RT_TASK_GATHER || t->op == RT_TASK_MEMSET || t->op == RT_TASK_KERNEL;
+  return t->op == RT_TASK_COPY || t->op == RT_TASK_GATHER || t->op == RT_TASK_MEMSET || t->op == RT_TASK_KERNEL ||
+         t->op == RT_TASK_VALUE_WRITE;
 }
 
 static void wait_remove(sim_dev_t *d, sim_stream_t *s) {
@@ -287,6 +288,17 @@ static void run_print(const rt_task_t *t, rt_print_buf_t *pb) {
   rt_print_release(pb);
 }
 
+/* Whether the value a RT_TASK_VALUE_WAIT watches meets its condition. */
+static int value_met(const rt_task_t *t) {
+  uint64_t v = __atomic_load_n((const uint64_t *)t->u.value.addr, __ATOMIC_ACQUIRE), w = t->u.value.value;
+  switch (t->u.value.cond) {
+    case RDEV_VALUE_GEQ: return v >= w;
+    case RDEV_VALUE_EQ: return v == w;
+    case RDEV_VALUE_AND: return (v & w) != 0;
+    default: return ~(v | w) != 0;
+  }
+}
+
 /* Runs one task on the worker; returns its error (RDEV_OK normally). */
 static int exec_task(sim_stream_t *s, rt_task_t *t) {
   sim_dev_t *d = s->dev;
@@ -321,6 +333,12 @@ static int exec_task(sim_stream_t *s, rt_task_t *t) {
       event_unref(e);
       return RDEV_OK;
     }
+    case RT_TASK_VALUE_WRITE:
+      __atomic_store_n((uint64_t *)t->u.value.addr, t->u.value.value, __ATOMIC_RELEASE);
+      return RDEV_OK;
+    case RT_TASK_VALUE_WAIT: /* polls, backing off to 1 ms, as a device's wait would */
+      for (uint64_t ns = 2000; !value_met(t) && !sim_stream_sleep(s, ns);) ns = ns < 1000000 ? ns * 2 : ns;
+      return RDEV_OK;
   }
   return rt_fail(RDEV_INTERNAL_ERROR, "unknown task op %d", t->op);
 }
@@ -546,6 +564,8 @@ int sim_submit(rdev_rt_stream_t *st, const rt_task_t *t) {
       break;
     case RT_TASK_MEMSET: slot->u.mem.dst = sim_host_addr(s->sim, t->u.mem.dst); break;
     case RT_TASK_GATHER: slot->u.gather.dst = sim_host_addr(s->sim, t->u.gather.dst); break;
+    case RT_TASK_VALUE_WRITE:
+    case RT_TASK_VALUE_WAIT: slot->u.value.addr = sim_host_addr(s->sim, t->u.value.addr); break;
     case RT_TASK_KERNEL:
       for (int i = 0; i < RDEV_RT_MAX_KERNEL_ARGS; i++)
         if (t->u.kernel.args[i].type == RDEV_ARG_PTR)

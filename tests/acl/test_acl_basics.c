@@ -1,10 +1,10 @@
 /*
  * tests/acl/test_acl_basics.c — a program written only against the acl
  * headers and linked against libascendcl.so: the calls a host answers by
- * itself (fp16 conversion, element sizes, the version, the thread's last
- * error, the SoC name, peer access) and the variants of the device calls
+ * itself (fp16 conversion, element sizes, versions, the thread's last
+ * error and its detail, the SoC name, thread resources, peer access) and the variants of the device calls
  * (aclrtMallocAlign32, events with flags, aclrtQueryEvent,
- * aclrtResetDeviceForce), contexts, streams with a configuration and the
+ * aclrtResetDeviceForce, aclrtResetEvent), contexts, streams with a configuration and the
  * device synchronize (also against streams destroyed on another thread),
  * and a child forked before aclInit. Compiled as C and as C++ (test_acl_basics.cpp);
  * run by run_acl.py against a real rdevd with two devices.
@@ -185,6 +185,48 @@ int main(int argc, char **argv) {
   CHECK_RET(aclrtDestroyStreamForce(s1), ACL_SUCCESS);
   CHECK_RET(aclrtDestroyStream(s1), ACL_ERROR_INVALID_RESOURCE_HANDLE); /* gone */
   CHECK_RET(aclrtDestroyStream(s2), ACL_SUCCESS);
+
+  /* versions of the packages rdev stands in for, the resources a thread
+   * sees, a device's last error in detail, and an event reset */
+  {
+    char ver[ACL_PKG_VERSION_MAX_SIZE] = {0};
+    char pkg[] = "runtime", none[] = "";
+    int32_t num = 0, vmaj = 0, vmin = 0, vpat = 0;
+    CHECK_RET(aclsysGetVersionStr(pkg, ver), ACL_SUCCESS);
+    CHECK_RET(aclsysGetVersionNum(pkg, &num), ACL_SUCCESS);
+    CHECK_RET(aclrtGetVersion(&vmaj, &vmin, &vpat), ACL_SUCCESS);
+    char want[64];
+    snprintf(want, sizeof want, "%d.%d.%d", (int)vmaj, (int)vmin, (int)vpat);
+    CHECK(strcmp(ver, want) == 0);
+    CHECK(num == vmaj * 1000000 + vmin * 1000 + vpat);
+    CHECK_RET(aclsysGetVersionStr(none, ver), ACL_ERROR_INVALID_PARAM);
+    CHECK_RET(aclsysGetVersionNum(pkg, NULL), ACL_ERROR_INVALID_PARAM);
+    uint32_t cores = 0;
+    CHECK_RET(aclrtGetResInCurrentThread(ACL_RT_DEV_RES_CUBE_CORE, &cores), ACL_SUCCESS);
+    CHECK(cores >= 1);
+    CHECK_RET(aclrtGetResInCurrentThread((aclrtDevResLimitType)7, &cores), ACL_ERROR_INVALID_PARAM);
+    aclrtErrorInfo info;
+    (void)aclrtGetLastError(ACL_RT_THREAD_LEVEL); /* clear */
+    CHECK_RET(aclrtGetErrorVerbose(0, &info), ACL_SUCCESS);
+    CHECK(info.errorType == ACL_RT_NO_ERROR && info.tryRepair == 0);
+    CHECK_RET(aclrtSetDevice(99), ACL_ERROR_RT_INVALID_DEVICEID);
+    CHECK_RET(aclrtGetErrorVerbose(0, &info), ACL_SUCCESS);
+    CHECK(info.errorType == ACL_RT_ERROR_OTHERS);
+    CHECK_RET(aclrtGetErrorVerbose(99, &info), ACL_ERROR_RT_INVALID_DEVICEID);
+    aclrtEvent rev = NULL;
+    aclrtStream rs = NULL;
+    CHECK_RET(aclrtCreateEventWithFlag(&rev, ACL_EVENT_SYNC), ACL_SUCCESS);
+    CHECK_RET(aclrtCreateStream(&rs), ACL_SUCCESS);
+    CHECK_RET(aclrtRecordEvent(rev, rs), ACL_SUCCESS);
+    CHECK_RET(aclrtStreamWaitEvent(NULL, rev), ACL_SUCCESS);
+    CHECK_RET(aclrtResetEvent(rev, NULL), ACL_SUCCESS);
+    CHECK_RET(aclrtRecordEvent(rev, rs), ACL_SUCCESS); /* used again */
+    CHECK_RET(aclrtSynchronizeEvent(rev), ACL_SUCCESS);
+    CHECK_RET(aclrtResetEvent(NULL, rs), ACL_ERROR_INVALID_PARAM);
+    CHECK_RET(aclrtResetEvent(rev, (aclrtStream)&info), ACL_ERROR_INVALID_RESOURCE_HANDLE);
+    CHECK_RET(aclrtDestroyEvent(rev), ACL_SUCCESS);
+    CHECK_RET(aclrtDestroyStream(rs), ACL_SUCCESS);
+  }
 
   pthread_t th;
   CHECK(pthread_create(&th, NULL, sync_loop, NULL) == 0);

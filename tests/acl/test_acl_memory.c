@@ -3,7 +3,8 @@
  * the acl headers and linked against libascendcl.so: initialization from
  * the environment, devices, memory, copies (sync, async from aclrtMallocHost
  * memory and from ordinary memory, on a stream and on the NULL stream),
- * memsets, streams, events, error codes and messages, calls rdev does not
+ * memsets, 2D copies, value writes and waits, streams, events, error codes
+ * and messages, calls rdev does not
  * offer, a child after fork() and finalization. Compiled as C and as C++ (test_acl_memory.cpp). Run by
  * run_acl.py against a real rdevd, with RDEV_TARGET set; with the argument
  * "unreachable" it checks that aclInit fails clearly instead.
@@ -131,6 +132,71 @@ int main(int argc, char **argv) {
   CHECK(ms >= 0);
   CHECK_RET(aclrtDestroyEvent(e0), ACL_SUCCESS);
   CHECK_RET(aclrtDestroyEvent(e1), ACL_SUCCESS);
+
+  /* 2D copies: a 7 x 300 window of a host matrix (pitch 512) into device
+   * rows of pitch 384 and back into a matrix of pitch 1024; the bytes
+   * between the rows stay as they were, on both sides */
+  {
+    enum { W = 300, H = 7, SP = 512, DP = 384, BP = 1024 };
+    unsigned char *hm = (unsigned char *)malloc(SP * H), *back = (unsigned char *)malloc(BP * H);
+    unsigned char *flat = (unsigned char *)malloc(DP * H);
+    fill(hm, SP * H, 9);
+    memset(back, 0xee, BP * H);
+    CHECK_RET(aclrtMemset(a, n, 0, DP * H), ACL_SUCCESS);
+    CHECK_RET(aclrtMemcpy2d(a, DP, hm, SP, W, H, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    CHECK_RET(aclrtMemcpy2d(back, BP, a, DP, W, H, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    CHECK_RET(aclrtMemcpy(flat, DP * H, a, DP * H, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    for (int r = 0; r < H; r++) {
+      CHECK(memcmp(back + r * BP, hm + r * SP, W) == 0);
+      CHECK(back[r * BP + W] == 0xee && back[r * BP + BP - 1] == 0xee);
+      CHECK(memcmp(flat + r * DP, hm + r * SP, W) == 0);
+      CHECK(flat[r * DP + W] == 0 && flat[r * DP + DP - 1] == 0);
+    }
+    /* async on a stream: from aclrtMallocHost memory, and to ordinary
+     * memory (complete when the call returns) */
+    memcpy(pinned, hm, SP * H);
+    CHECK_RET(aclrtMemcpy2dAsync(b, DP, pinned, SP, W, H, ACL_MEMCPY_HOST_TO_DEVICE, st), ACL_SUCCESS);
+    CHECK_RET(aclrtSynchronizeStream(st), ACL_SUCCESS);
+    memset(back, 0, BP * H);
+    CHECK_RET(aclrtMemcpy2dAsync(back, BP, b, DP, W, H, ACL_MEMCPY_DEVICE_TO_HOST, st), ACL_SUCCESS);
+    for (int r = 0; r < H; r++) CHECK(memcmp(back + r * BP, hm + r * SP, W) == 0);
+    /* what CANN refuses */
+    CHECK_RET(aclrtMemcpy2d(a, W - 1, hm, SP, W, H, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    CHECK_RET(aclrtMemcpy2d(a, DP, hm, W - 1, W, H, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    CHECK_RET(aclrtMemcpy2d(a, DP, b, DP, W, H, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    CHECK_RET(aclrtMemcpy2d(NULL, DP, hm, SP, W, H, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+    CHECK_RET(aclrtMemcpy2dAsync(a, DP, hm, SP, W, (size_t)-1 / 2, ACL_MEMCPY_HOST_TO_DEVICE, st),
+              ACL_ERROR_INVALID_PARAM);
+    free(hm);
+    free(back);
+    free(flat);
+  }
+
+  /* value write and wait: a stream held until another writes the value */
+  {
+    aclrtStream w = NULL;
+    CHECK_RET(aclrtCreateStream(&w), ACL_SUCCESS);
+    void *flag = NULL;
+    CHECK_RET(aclrtMalloc(&flag, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    CHECK_RET(aclrtMemset(flag, 64, 0, 64), ACL_SUCCESS);
+    CHECK_RET(aclrtValueWait(flag, 7, ACL_STREAM_WAIT_VALUE_EQ, w), ACL_SUCCESS);
+    CHECK_RET(aclrtMemsetAsync(a, n, 0x77, 64, w), ACL_SUCCESS);
+    usleep(50000);
+    aclrtStreamStatus ws = ACL_STREAM_STATUS_COMPLETE;
+    CHECK_RET(aclrtStreamQuery(w, &ws), ACL_SUCCESS);
+    CHECK(ws == ACL_STREAM_STATUS_NOT_READY);
+    CHECK_RET(aclrtValueWrite(flag, 7, 0, st), ACL_SUCCESS);
+    CHECK_RET(aclrtSynchronizeStream(w), ACL_SUCCESS);
+    unsigned char c = 0;
+    CHECK_RET(aclrtMemcpy(&c, 1, a, 1, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    CHECK(c == 0x77);
+    CHECK_RET(aclrtValueWrite(flag, 1, 1, st), ACL_ERROR_INVALID_PARAM);       /* flag is reserved */
+    CHECK_RET(aclrtValueWait(flag, 1, 9, st), ACL_ERROR_INVALID_PARAM);        /* unknown condition */
+    CHECK_RET(aclrtValueWrite((char *)flag + 4, 1, 0, st), ACL_SUCCESS);       /* queued; refused by rdevd... */
+    CHECK_RET(aclrtSynchronizeStream(st), ACL_ERROR_MEMORY_ADDRESS_UNALIGNED); /* ...at the synchronize */
+    CHECK_RET(aclrtFree(flag), ACL_SUCCESS);
+    CHECK_RET(aclrtDestroyStream(w), ACL_SUCCESS);
+  }
 
   /* a call rdev does not offer links, and says so when called */
   aclrtLabel label = NULL;

@@ -811,10 +811,57 @@ START_TEST(test_stream_wait_event_orders_streams) {
 }
 END_TEST
 
+/* aclrtValueWrite / aclrtValueWait: one stream waits, holding back the
+ * work behind it, until another writes the value; bad addresses are
+ * refused by the server at the stream's next synchronize. */
+START_TEST(test_value_write_releases_value_wait) {
+  rdev_session_t *s = fx_open();
+  void *flag = NULL, *buf = NULL;
+  FX_OK(rdev_malloc(s, &flag, 64, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_malloc(s, &buf, 4096, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_memset(s, buf, 4096, 0, 4096));
+  rdev_stream_t *a = NULL, *b = NULL;
+  FX_OK(rdev_stream_create(s, &a));
+  FX_OK(rdev_stream_create(s, &b));
+  FX_OK(rdev_value_wait(a, flag, 3, RDEV_VALUE_WAIT_GEQ));
+  FX_OK(rdev_memset_async(s, buf, 4096, 0x5a, 4096, a));
+  FX_EXPECT(rdev_stream_synchronize_timeout(a, 100), RDEV_RT_STREAM_SYNC_TIMEOUT);
+  uint8_t b0 = 1;
+  FX_OK(rdev_memcpy(s, &b0, 1, buf, 1, RDEV_MEMCPY_DEVICE_TO_HOST));
+  ck_assert_int_eq(b0, 0);
+  FX_OK(rdev_value_write(b, flag, 2));
+  FX_OK(rdev_stream_synchronize(b));
+  FX_EXPECT(rdev_stream_synchronize_timeout(a, 50), RDEV_RT_STREAM_SYNC_TIMEOUT);
+  FX_OK(rdev_value_write(b, flag, 3));
+  FX_OK(rdev_stream_synchronize(a));
+  FX_OK(rdev_memcpy(s, &b0, 1, (uint8_t *)buf + 4095, 1, RDEV_MEMCPY_DEVICE_TO_HOST));
+  ck_assert_int_eq(b0, 0x5a);
+  uint64_t v = 0;
+  FX_OK(rdev_memcpy(s, &v, 8, flag, 8, RDEV_MEMCPY_DEVICE_TO_HOST));
+  ck_assert_uint_eq(v, 3);
+  /* refusals */
+  FX_OK(rdev_value_write(b, (uint8_t *)flag + 4, 1));
+  FX_EXPECT(rdev_stream_synchronize(b), RDEV_MEMORY_ADDRESS_UNALIGNED);
+  FX_OK(rdev_value_write(b, (uint8_t *)flag + 64, 1));
+  FX_EXPECT(rdev_stream_synchronize(b), RDEV_INVALID_PARAM);
+  uint64_t host = 0;
+  FX_OK(rdev_value_wait(b, &host, 1, RDEV_VALUE_WAIT_EQ));
+  FX_EXPECT(rdev_stream_synchronize(b), RDEV_INVALID_PARAM);
+  FX_EXPECT(rdev_value_wait(b, flag, 1, (rdev_value_wait_t)9), RDEV_INVALID_PARAM);
+  FX_EXPECT(rdev_value_write(NULL, flag, 1), RDEV_INVALID_PARAM);
+  FX_OK(rdev_stream_destroy(a));
+  FX_OK(rdev_stream_destroy(b));
+  FX_OK(rdev_free(s, flag));
+  FX_OK(rdev_free(s, buf));
+  rdev_session_close(s);
+}
+END_TEST
+
 Suite *suite_stream(void) {
   Suite *su = suite_create("stream");
   TCase *tc = fx_tcase("stream");
   tcase_add_test(tc, test_stream_create_destroy);
+  tcase_add_test(tc, test_value_write_releases_value_wait);
   tcase_add_test(tc, test_stream_destroy_runs_queued_work);
   tcase_add_test(tc, test_stream_query);
   tcase_add_test(tc, test_stream_query_done_after_synchronize);

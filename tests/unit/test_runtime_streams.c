@@ -5,7 +5,7 @@
  * sync timeouts, queue depth back-pressure, the per-device stream limit,
  * destroy (waiting, force, abort), close with queued work, submission from
  * many threads, host views of device memory, and rdev_rt_stream_take_error.
- * Suite "streams".
+ * Value writes and waits (aclrtValueWrite/Wait). Suite "streams".
  */
 #define _GNU_SOURCE
 #include "rt_helpers.h"
@@ -559,6 +559,101 @@ END_TEST
 
 /* ---- suites --------------------------------------------------------------- */
 
+/* ---- value write and wait ---- */
+
+START_TEST(test_value_wait_holds_its_stream_until_another_writes) {
+  rdev_rt_config_t cfg = {.sim_devices = 2, .sim_mem_bytes = 16 * MIB, .sim_slots = 1};
+  rdev_rt_t *rt = NULL;
+  ck_assert_int_eq(rdev_rt_open(&cfg, &rt), RDEV_OK);
+  uint64_t *flag = dmalloc(rt, 0, 64);
+  unsigned char *buf = dmalloc(rt, 0, 256);
+  ck_assert_int_eq(rdev_rt_memset(rt, flag, 64, 0, 64), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_memset(rt, buf, 256, 0, 256), RDEV_OK);
+  rdev_rt_stream_t *a = mkstream(rt, 0), *b = mkstream(rt, 0);
+  ck_assert_int_eq(rdev_rt_value_wait(a, flag, 5, RDEV_VALUE_EQ), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_memset_async(rt, buf, 256, 0x11, 256, a), RDEV_OK);
+  /* the wait holds no slot: b's work runs on the one-slot device meanwhile */
+  ck_assert_int_eq(rdev_rt_memset_async(rt, buf + 128, 128, 0x22, 128, b), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_synchronize(b), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_value_write(b, flag, 4), RDEV_OK); /* not yet */
+  ck_assert_int_eq(rdev_rt_stream_synchronize(b), RDEV_OK);
+  usleep(20000);
+  int done = 1;
+  ck_assert_int_eq(rdev_rt_stream_query(a, &done), RDEV_OK);
+  ck_assert_int_eq(done, 0);
+  unsigned char back[256];
+  ck_assert_int_eq(rdev_rt_memcpy(rt, back, 256, buf, 256, RDEV_MEMCPY_DEVICE_TO_HOST), RDEV_OK);
+  ck_assert_int_eq(back[0], 0);
+  ck_assert_int_eq(back[200], 0x22);
+  ck_assert_int_eq(rdev_rt_value_write(b, flag, 5), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_synchronize(a), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_memcpy(rt, back, 256, buf, 256, RDEV_MEMCPY_DEVICE_TO_HOST), RDEV_OK);
+  ck_assert_int_eq(back[0], 0x11);
+  ck_assert_int_eq(back[255], 0x11);
+  uint64_t v = 0;
+  ck_assert_int_eq(rdev_rt_memcpy(rt, &v, 8, flag, 8, RDEV_MEMCPY_DEVICE_TO_HOST), RDEV_OK);
+  ck_assert_uint_eq(v, 5);
+  ck_assert_int_eq(rdev_rt_stream_destroy(a), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_destroy(b), RDEV_OK);
+  rdev_rt_close(rt);
+}
+END_TEST
+
+START_TEST(test_value_wait_conditions) {
+  rdev_rt_t *rt = open_small();
+  uint64_t *flag = dmalloc(rt, 0, 64);
+  rdev_rt_stream_t *s = mkstream(rt, 0);
+  uint64_t v = 0x0f0;
+  ck_assert_int_eq(rdev_rt_memcpy(rt, flag, 8, &v, 8, RDEV_MEMCPY_HOST_TO_DEVICE), RDEV_OK);
+  /* each met at once: the stream drains */
+  ck_assert_int_eq(rdev_rt_value_wait(s, flag, 0x0f0, RDEV_VALUE_GEQ), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_value_wait(s, flag, 0x001, RDEV_VALUE_GEQ), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_value_wait(s, flag, 0x0f0, RDEV_VALUE_EQ), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_value_wait(s, flag, 0x010, RDEV_VALUE_AND), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_value_wait(s, flag, 0x00f, RDEV_VALUE_NOR), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_synchronize_timeout(s, 5000), RDEV_OK);
+  /* each unmet: the stream waits until a force destroy ends it */
+  static const struct {
+    uint64_t value;
+    rdev_value_cond_t cond;
+  } unmet[] = {
+      {0x0f1, RDEV_VALUE_GEQ}, {0x0f1, RDEV_VALUE_EQ}, {0x00f, RDEV_VALUE_AND}, {~(uint64_t)0, RDEV_VALUE_NOR}};
+  for (size_t i = 0; i < sizeof unmet / sizeof unmet[0]; i++) {
+    rdev_rt_stream_t *w = mkstream(rt, 0);
+    ck_assert_int_eq(rdev_rt_value_wait(w, flag, unmet[i].value, unmet[i].cond), RDEV_OK);
+    ck_assert_int_eq(rdev_rt_stream_synchronize_timeout(w, 30), RDEV_RT_STREAM_SYNC_TIMEOUT);
+    double t0 = now_ms();
+    ck_assert_int_eq(rdev_rt_stream_destroy_force(w), RDEV_OK);
+    ck_assert(now_ms() - t0 < 1000);
+  }
+  ck_assert_int_eq(rdev_rt_stream_destroy(s), RDEV_OK);
+  rdev_rt_close(rt);
+}
+END_TEST
+
+START_TEST(test_value_ops_check_their_arguments) {
+  rdev_rt_t *rt = open_small();
+  char *buf = dmalloc(rt, 0, 64);
+  char *other = dmalloc(rt, 1, 64);
+  rdev_rt_stream_t *s = mkstream(rt, 0);
+  ck_assert_int_eq(rdev_rt_value_write(s, buf + 4, 1), RDEV_MEMORY_ADDRESS_UNALIGNED);
+  ck_assert_int_eq(rdev_rt_value_write(s, buf + 64, 1), RDEV_INVALID_PARAM);
+  ck_assert_int_eq(rdev_rt_value_write(s, buf + 60, 1), RDEV_INVALID_PARAM);
+  ck_assert_int_eq(rdev_rt_value_wait(s, other, 1, RDEV_VALUE_EQ), RDEV_INVALID_PARAM);
+  ck_assert_int_eq(rdev_rt_value_wait(s, buf, 1, (rdev_value_cond_t)4), RDEV_INVALID_PARAM);
+  uint64_t host = 0;
+  ck_assert_int_eq(rdev_rt_value_write(s, &host, 1), RDEV_INVALID_PARAM);
+  ck_assert_int_eq(rdev_rt_value_write(NULL, buf, 1), RDEV_INVALID_RESOURCE_HANDLE);
+  ck_assert_int_eq(rdev_rt_value_write(s, buf + 56, 7), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_OK);
+  uint64_t v = 0;
+  ck_assert_int_eq(rdev_rt_memcpy(rt, &v, 8, buf + 56, 8, RDEV_MEMCPY_DEVICE_TO_HOST), RDEV_OK);
+  ck_assert_uint_eq(v, 7);
+  ck_assert_int_eq(rdev_rt_stream_destroy(s), RDEV_OK);
+  rdev_rt_close(rt);
+}
+END_TEST
+
 static Suite *stream_suite(void) {
   Suite *s = suite_create("streams");
   TCase *tc = tcase("streams");
@@ -586,6 +681,9 @@ static Suite *stream_suite(void) {
   tcase_add_test(tc, test_submit_from_many_threads_to_one_stream);
   tcase_add_test(tc, test_stream_take_error_returns_and_clears_pending_error);
   tcase_add_test(tc, test_stream_take_error_in_callback_covers_work_queued_before_it);
+  tcase_add_test(tc, test_value_wait_holds_its_stream_until_another_writes);
+  tcase_add_test(tc, test_value_wait_conditions);
+  tcase_add_test(tc, test_value_ops_check_their_arguments);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -44,8 +44,9 @@ static _Thread_local acl_ctx_t *t_ctx; /* NULL: the device's default */
 /* ---- init, devices ---------------------------------------------------------------- */
 
 aclError aclFinalize(void) {
+  rdev_session_t *closing = NULL;
   acl_lock();
-  aclError rc = acl_session_end();
+  aclError rc = acl_session_end(&closing);
   if (!rc) {
     acl_streams_forget();
     while (host) { /* what the program did not free */
@@ -56,6 +57,10 @@ aclError aclFinalize(void) {
     }
   }
   acl_unlock();
+  if (closing) { /* not under the lock: host functions that run as it ends may call in */
+    acl_callbacks_end();
+    rdev_session_close(closing); /* its streams, events and memory go with it */
+  }
   return rc;
 }
 
@@ -288,6 +293,84 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
     rc = acl_result(rdev_memcpy_async(s, dst, destMax, src, count, (rdev_memcpy_kind_t)kind, st), "aclrtMemcpyAsync");
   if (!rc && wait) rc = acl_result(rdev_stream_synchronize(st), "aclrtMemcpyAsync");
   return rc;
+}
+
+/* The rows of a 2D copy, each queued on st as an async copy (the caller
+ * synchronizes st while its host memory must stay valid). */
+static aclError copy_rows(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                          aclrtMemcpyKind kind, rdev_session_t *s, rdev_stream_t *st, const char *what) {
+  if (!dst || !src) return fail(ACL_ERROR_INVALID_PARAM, "%s: dst or src is NULL", what);
+  if (kind != ACL_MEMCPY_HOST_TO_DEVICE && kind != ACL_MEMCPY_DEVICE_TO_HOST)
+    return fail(ACL_ERROR_INVALID_PARAM, "%s: only host-to-device and device-to-host copies, not kind %d", what,
+                (int)kind);
+  if (width > dpitch || width > spitch)
+    return fail(ACL_ERROR_INVALID_PARAM, "%s: width %zu exceeds dpitch %zu or spitch %zu", what, width, dpitch, spitch);
+  size_t span;
+  if (height && (__builtin_mul_overflow(height - 1, dpitch > spitch ? dpitch : spitch, &span) ||
+                 __builtin_add_overflow(span, width, &span)))
+    return fail(ACL_ERROR_INVALID_PARAM, "%s: %zu rows of pitch %zu overflow", what, height,
+                dpitch > spitch ? dpitch : spitch);
+  for (size_t i = 0; i < height && width; i++) {
+    int rc = rdev_memcpy_async(s, (char *)dst + i * dpitch, width, (const char *)src + i * spitch, width,
+                               (rdev_memcpy_kind_t)kind, st);
+    if (rc) return acl_result(rc, what);
+  }
+  return ACL_SUCCESS;
+}
+
+/* Row by row on a stream of its own, so that the rows stream without a
+ * round trip each and no stream of the program is synchronized. */
+aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                       aclrtMemcpyKind kind) {
+  rdev_session_t *s = NULL;
+  acl_lock();
+  aclError rc = acl_session(&s);
+  acl_unlock();
+  rdev_stream_t *st = NULL;
+  if (!rc) rc = acl_result(rdev_stream_create(s, &st), "aclrtMemcpy2d");
+  if (!rc) rc = copy_rows(dst, dpitch, src, spitch, width, height, kind, s, st, "aclrtMemcpy2d");
+  if (st) {
+    aclError d = acl_result(rdev_stream_destroy(st), "aclrtMemcpy2d"); /* waits for the rows */
+    if (!rc) rc = d;
+  }
+  return rc;
+}
+
+/* As aclrtMemcpyAsync: from or to host memory aclrtMallocHost did not
+ * make, the rows are copied before the call returns. */
+aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                            aclrtMemcpyKind kind, aclrtStream stream) {
+  acl_lock();
+  rdev_stream_t *st = NULL;
+  aclError rc = acl_stream_of(stream, &st);
+  rdev_session_t *s = NULL;
+  if (!rc) rc = acl_session(&s);
+  size_t span = height ? (height - 1) * (kind == ACL_MEMCPY_HOST_TO_DEVICE ? spitch : dpitch) + width : 0;
+  int wait = !rc && !pinned(kind == ACL_MEMCPY_HOST_TO_DEVICE ? src : dst, span);
+  acl_unlock();
+  if (!rc) rc = copy_rows(dst, dpitch, src, spitch, width, height, kind, s, st, "aclrtMemcpy2dAsync");
+  if (!rc && wait) rc = acl_result(rdev_stream_synchronize(st), "aclrtMemcpy2dAsync");
+  return rc;
+}
+
+/* aclrtValueWrite / aclrtValueWait: flag is reserved (0) for the write,
+ * the condition (ACL_STREAM_WAIT_VALUE_*) for the wait. */
+aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream) {
+  if (flag) return fail(ACL_ERROR_INVALID_PARAM, "aclrtValueWrite: flag %u is reserved: 0", (unsigned)flag);
+  acl_lock();
+  rdev_stream_t *st = NULL;
+  aclError rc = acl_stream_of(stream, &st);
+  acl_unlock();
+  return rc ? rc : acl_result(rdev_value_write(st, devAddr, value), "aclrtValueWrite");
+}
+
+aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream) {
+  if (flag > ACL_STREAM_WAIT_VALUE_NOR) return fail(ACL_ERROR_INVALID_PARAM, "aclrtValueWait: unknown flag %u", flag);
+  acl_lock();
+  rdev_stream_t *st = NULL;
+  aclError rc = acl_stream_of(stream, &st);
+  acl_unlock();
+  return rc ? rc : acl_result(rdev_value_wait(st, devAddr, value, (rdev_value_wait_t)flag), "aclrtValueWait");
 }
 
 aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count) {

@@ -1,7 +1,8 @@
 /*
  * client/acl/lib/acl_info.c — the ACL calls that a host answers by itself:
- * fp16 conversion and element sizes, the version, the thread's last error,
- * the SoC name, and peer access between the session's devices (the server
+ * fp16 conversion and element sizes, versions, the thread's last error
+ * (and aclrtGetErrorVerbose over it), the SoC name, the device resources a
+ * thread sees, and peer access between the session's devices (the server
  * copies between any two of them).
  */
 #include <math.h>
@@ -81,6 +82,32 @@ aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *
   return ACL_SUCCESS;
 }
 
+/* The ACL version stands for every package rdev replaces ("runtime",
+ * "cann", ...); versionNum = major * 1000000 + minor * 1000 + patch (CANN
+ * weights its parts too; its exact weights are not known here). */
+static aclError check_pkg(const char *pkgName) {
+  if (!pkgName || !*pkgName) return acl_fail(ACL_ERROR_INVALID_PARAM, "pkgName is NULL or empty");
+  if (strlen(pkgName) >= ACL_PKG_VERSION_MAX_SIZE || strchr(pkgName, '/'))
+    return acl_fail(ACL_ERROR_INVALID_PARAM, "no package %.64s", pkgName);
+  return ACL_SUCCESS;
+}
+
+aclError aclsysGetVersionStr(char *pkgName, char *versionStr) {
+  aclError rc = check_pkg(pkgName);
+  if (rc) return rc;
+  if (!versionStr) return acl_fail(ACL_ERROR_INVALID_PARAM, "versionStr is NULL");
+  snprintf(versionStr, ACL_PKG_VERSION_MAX_SIZE, "%d.%d.%d", ACL_MAJOR_VERSION, ACL_MINOR_VERSION, ACL_PATCH_VERSION);
+  return ACL_SUCCESS;
+}
+
+aclError aclsysGetVersionNum(char *pkgName, int32_t *versionNum) {
+  aclError rc = check_pkg(pkgName);
+  if (rc) return rc;
+  if (!versionNum) return acl_fail(ACL_ERROR_INVALID_PARAM, "versionNum is NULL");
+  *versionNum = ACL_MAJOR_VERSION * 1000000 + ACL_MINOR_VERSION * 1000 + ACL_PATCH_VERSION;
+  return ACL_SUCCESS;
+}
+
 aclError aclrtPeekAtLastError(aclrtLastErrLevel level) {
   (void)level; /* one level: the thread's */
   return acl_last_error(0);
@@ -96,6 +123,41 @@ aclError aclrtGetLastError(aclrtLastErrLevel level) {
 const char *aclrtGetSocName(void) {
   static _Thread_local char name[64];
   return acl_device_name(name, sizeof name) == ACL_SUCCESS ? name : NULL;
+}
+
+/* What the thread's last error says of device deviceId: a kernel fault is
+ * an AI Core error (a software one: the sim's faults are the program's);
+ * any other error, OTHERS; none, NO_ERROR. Nothing needs repair. */
+aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo) {
+  if (!errorInfo) return acl_fail(ACL_ERROR_INVALID_PARAM, "errorInfo is NULL");
+  aclError last = acl_last_error(0);
+  int n = 0;
+  aclError rc = acl_device_count(&n);
+  if (rc) return rc;
+  if (deviceId < 0 || deviceId >= n)
+    return acl_fail(ACL_ERROR_RT_INVALID_DEVICEID, "device %d: this session has 0..%d", (int)deviceId, n - 1);
+  memset(errorInfo, 0, sizeof *errorInfo);
+  if (last == ACL_ERROR_RT_AICORE_EXCEPTION) {
+    errorInfo->errorType = ACL_RT_ERROR_AICORE;
+    errorInfo->hasDetail = 1;
+    errorInfo->detail.aicoreErrType = ACL_RT_AICORE_ERROR_SW;
+  } else {
+    errorInfo->errorType = last ? ACL_RT_ERROR_OTHERS : ACL_RT_NO_ERROR;
+  }
+  return ACL_SUCCESS;
+}
+
+/* The sim runs each kernel on one worker: one core of either kind, for
+ * every thread and stream (rdev offers no resource limits to set). */
+aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t *value) {
+  if (!value) return acl_fail(ACL_ERROR_INVALID_PARAM, "value is NULL");
+  if (type != ACL_RT_DEV_RES_CUBE_CORE && type != ACL_RT_DEV_RES_VECTOR_CORE)
+    return acl_fail(ACL_ERROR_INVALID_PARAM, "unknown resource type %d", (int)type);
+  char name[64];
+  aclError rc = acl_device_name(name, sizeof name); /* a device must be set */
+  if (rc) return rc;
+  *value = 1;
+  return ACL_SUCCESS;
 }
 
 /* ---- peer access ------------------------------------------------------------------ */

@@ -48,9 +48,14 @@ void acl_streams_forget(void);
 int acl_thread_device(void);
 void acl_thread_device_set(int dev);
 
-/* Lock held: closes the session (aclFinalize), or an error (none, or a
+/* Lock held: takes the session away (aclFinalize) into *closing, for the
+ * caller to close once it let go of the lock; or an error (none, or a
  * parent's; ACL_ERROR_REPEAT_FINALIZE after the first). */
-aclError acl_session_end(void);
+aclError acl_session_end(rdev_session_t **closing);
+
+/* aclFinalize, before the session closes (no lock held): subscriptions
+ * end, and reports never processed let their streams go (acl_callback.c). */
+void acl_callbacks_end(void);
 
 /* The process's device count, or an error (no session). */
 aclError acl_device_count(int *count);

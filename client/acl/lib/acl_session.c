@@ -122,12 +122,10 @@ aclError aclInit(const char *configPath) {
   return rc;
 }
 
-aclError acl_session_end(void) {
+aclError acl_session_end(rdev_session_t **closing) {
   aclError rc = g.forked || g.s ? session_ok() : fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize was called already");
-  if (!rc) {
-    rdev_session_close(g.s); /* its streams, events and memory go with it */
-    g.s = NULL;
-  }
+  *closing = rc ? NULL : g.s;
+  if (!rc) g.s = NULL;
   return rc;
 }
 

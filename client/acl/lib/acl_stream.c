@@ -302,6 +302,19 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
   return rc ? rc : acl_result(rdev_stream_wait_event(st, event), "aclrtStreamWaitEvent");
 }
 
+/* rdev's events need no reset to be used again: a record replaces the one
+ * before, and a wait waits for the latest record when it was queued. So
+ * the reset, checked like CANN's, changes nothing (docs/acl.md). */
+aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
+  if (!event) return acl_fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
+  acl_lock();
+  rdev_stream_t *st = NULL;
+  aclError rc = acl_stream_of(stream, &st);
+  acl_unlock();
+  int done = 0; /* the event must be one of the session's */
+  return rc ? rc : acl_result(rdev_event_query(event, &done), "aclrtResetEvent");
+}
+
 aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout) {
   if (!event) return acl_fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
   aclError rc = live();

@@ -152,6 +152,22 @@ int rdev_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_
 /* aclrtMemsetAsync. */
 int rdev_memset_async(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count, rdev_stream_t *stream);
 
+/* Conditions of rdev_value_wait (aclrtValueWait's flags). */
+typedef enum {
+  RDEV_VALUE_WAIT_GEQ = 0, /* *dptr >= value */
+  RDEV_VALUE_WAIT_EQ = 1,  /* *dptr == value */
+  RDEV_VALUE_WAIT_AND = 2, /* (*dptr & value) != 0 */
+  RDEV_VALUE_WAIT_NOR = 3  /* ~(*dptr | value) != 0 */
+} rdev_value_wait_t;
+
+/* aclrtValueWrite (async): in stream order, stores the 64-bit value at
+ * dptr (8 bytes of device memory, 8-byte aligned). */
+int rdev_value_write(rdev_stream_t *stream, void *dptr, uint64_t value);
+/* aclrtValueWait (async): the stream's later work waits until the 64-bit
+ * value at dptr meets cond against value, as written by any stream, copy
+ * or kernel; the wait holds no execution slot. */
+int rdev_value_wait(rdev_stream_t *stream, void *dptr, uint64_t value, rdev_value_wait_t cond);
+
 /* ---- streams -------------------------------------------------------------- */
 
 /* aclrtCreateStream on the current device. */

@@ -284,6 +284,27 @@ int rdev_rt_stream_idle(rdev_rt_stream_t *s, int *idle);
 /* Device the stream belongs to. */
 int rdev_rt_stream_device(const rdev_rt_stream_t *s);
 
+/* ---- stream memory operations ------------------------------------------- */
+
+/* Conditions of rdev_rt_value_wait (aclrtValueWait's flag values). */
+typedef enum {
+  RDEV_VALUE_GEQ = 0, /* *addr >= value */
+  RDEV_VALUE_EQ = 1,  /* *addr == value */
+  RDEV_VALUE_AND = 2, /* (*addr & value) != 0 */
+  RDEV_VALUE_NOR = 3  /* ~(*addr | value) != 0 */
+} rdev_value_cond_t;
+
+/* aclrtValueWrite: in stream order, stores the 64-bit value at dptr (8
+ * bytes inside one allocation of s's device, 8-byte aligned, else
+ * RDEV_INVALID_PARAM / RDEV_MEMORY_ADDRESS_UNALIGNED). Enqueued. */
+int rdev_rt_value_write(rdev_rt_stream_t *s, void *dptr, uint64_t value);
+
+/* aclrtValueWait: work queued on s after this waits until the 64-bit value
+ * at dptr meets cond against value (checked as rdev_rt_value_write), as
+ * written by any stream, copy or kernel. The wait holds no execution slot;
+ * a force destroy or abort of s ends it. Enqueued. */
+int rdev_rt_value_wait(rdev_rt_stream_t *s, void *dptr, uint64_t value, rdev_value_cond_t cond);
+
 /* ---- host callbacks ----------------------------------------------------- */
 
 /* Runs on a runtime thread, never the submitting one. status is RDEV_OK when
