@@ -273,7 +273,7 @@ static void make_step(in_t *in, sess_t *a, sess_t *b, step_t *st) {
   rdev_v1_Request *q = &st->q;
   *q = (rdev_v1_Request)rdev_v1_Request_init_zero;
   q->seq = a->next_seq++;
-  uint8_t op = (uint8_t)take(in, 1) % 20;
+  uint8_t op = (uint8_t)take(in, 1) % 23;
   uint64_t s_any = pick(in, a->streams, a->nstreams, b_stream);
   uint64_t stream = take(in, 1) & 1 ? s_any : 0;
   uint64_t addr = addr_of(in, a, 0);
@@ -394,6 +394,22 @@ static void make_step(in_t *in, sess_t *a, sess_t *b, step_t *st) {
       q->which_op = rdev_v1_Request_event_elapsed_tag;
       q->op.event_elapsed.start = pick(in, a->events, a->nevents, 0);
       q->op.event_elapsed.end = pick(in, a->events, a->nevents, 0);
+      break;
+    case 19: /* a blocking one holds its stream until the session ends: no HostFuncDone comes */
+      q->which_op = rdev_v1_Request_host_func_tag, q->op.host_func.stream = s_any;
+      q->op.host_func.block = take(in, 1) & 1;
+      st->other = s_any == b_stream;
+      break;
+    case 20:
+      q->which_op = rdev_v1_Request_value_write_tag;
+      q->op.value_write = (rdev_v1_ValueWrite){s_any, addr_of(in, a, take(in, 1) & 1 ? 7 : 0), take(in, 8)};
+      st->other = s_any == b_stream || in_b(q->op.value_write.addr);
+      break;
+    case 21: /* an unmet one holds its stream until the session ends */
+      q->which_op = rdev_v1_Request_value_wait_tag;
+      q->op.value_wait =
+          (rdev_v1_ValueWait){s_any, addr_of(in, a, take(in, 1) & 1 ? 7 : 0), take(in, 1), (uint32_t)take(in, 1) % 5};
+      st->other = s_any == b_stream || in_b(q->op.value_wait.addr);
       break;
     default: q->which_op = rdev_v1_Request_mem_info_tag, q->op.mem_info.device = (int32_t)(take(in, 1) % 3); break;
   }
