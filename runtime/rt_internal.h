@@ -114,6 +114,7 @@ typedef struct rt_backend {
    * = 1 when the running one is a host callback */
   int (*stream_pending)(rdev_rt_stream_t *s, size_t *tasks, int *in_callback);
   int (*stream_take_error)(rdev_rt_stream_t *s);
+  int (*stream_set_failure_mode)(rdev_rt_stream_t *s, int stop);
   int (*stream_set_group)(rdev_rt_stream_t *s, uint32_t group, uint32_t weight, uint32_t max_slots);
   int (*submit)(rdev_rt_stream_t *s, const rt_task_t *t);
   int (*event_create)(void *impl, int dev, rdev_rt_event_t **ev);

@@ -33,6 +33,7 @@ static op_fn op_for(pb_size_t which) {
     case rdev_v1_Request_host_func_tag: return srv_op_host_func;
     case rdev_v1_Request_value_write_tag: return srv_op_value_write;
     case rdev_v1_Request_value_wait_tag: return srv_op_value_wait;
+    case rdev_v1_Request_stream_failure_mode_tag: return srv_op_stream_failure_mode;
   }
   return NULL;
 }

@@ -95,6 +95,14 @@ static void destroy_cb(void *user, int status) {
   sync_cb(c, status);
 }
 
+int srv_op_stream_failure_mode(srv_req_t *x) {
+  srv_handle_t *e;
+  int rc = srv_find_stream(x, x->q->op.stream_failure_mode.stream, &e);
+  if (rc) return rc;
+  rc = rdev_rt_stream_set_failure_mode(e->ptr, x->q->op.stream_failure_mode.stop);
+  return rc ? srv_rt_failed(x, rc) : RDEV_OK;
+}
+
 int srv_op_stream_destroy(srv_req_t *x) {
   srv_handle_t *e;
   int rc = srv_find_stream(x, x->q->op.stream_destroy.stream, &e);

@@ -350,6 +350,10 @@ int srv_op_stream_sync(srv_req_t *x);
 
 int srv_op_stream_query(srv_req_t *x);
 
+/* aclrtSetStreamFailureMode: answered at once (it holds for work queued
+ * after it). */
+int srv_op_stream_failure_mode(srv_req_t *x);
+
 int srv_op_launch(srv_req_t *x);
 
 int srv_op_event_create(srv_req_t *x);

@@ -55,6 +55,8 @@ int rdev_free(rdev_session_t *s, void *dptr) {
   return cl_call(s, &req, NULL);
 }
 
+int rdev_ptr_on_device(rdev_session_t *s, const void *p) { return s && p && cl_addr_known(s, p, 1, NULL); }
+
 int rdev_malloc_host(rdev_session_t *s, void **ptr, size_t size) {
   (void)s;
   if (!ptr) return cl_error(RDEV_INVALID_PARAM, "ptr is NULL");

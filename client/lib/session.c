@@ -70,7 +70,14 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
   if (!out) return cl_error(RDEV_INVALID_PARAM, "out is NULL");
   *out = NULL;
   if (!target || !*target) return cl_error(RDEV_INVALID_PARAM, "no target");
-  int64_t timeout_ms = opts && opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 10000;
+  int64_t timeout_ms = opts && opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 0;
+  const char *env = getenv("RDEV_CONNECT_TIMEOUT_MS");
+  if (!timeout_ms && env && *env) {
+    char *end;
+    long long v = strtoll(env, &end, 10);
+    if (*end == '\0' && v > 0) timeout_ms = v;
+  }
+  if (!timeout_ms) timeout_ms = 10000;
 
   rdev_session_t *s = calloc(1, sizeof *s);
   if (!s) return cl_error(RDEV_BAD_ALLOC, "out of host memory");

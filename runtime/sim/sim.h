@@ -138,6 +138,7 @@ typedef struct sim_stream {
   int in_callback;          /* the task running is a host callback */
   uint64_t wake_at;         /* lowest head a synchronizer waits for; UINT64_MAX = none */
   int err;                  /* first error since the last synchronize */
+  int stop_on_failure;      /* device work is skipped while err is set */
   int stop;                 /* destroy: run what is queued, then exit */
   atomic_int abort;         /* force destroy: discard what is queued */
   sim_group_t *group;       /* scheduling group (under dev->sched_mu) */
@@ -226,6 +227,7 @@ int sim_event_query(rdev_rt_event_t *ev, int *done);
 int sim_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms);
 int sim_stream_destroy(rdev_rt_stream_t *st, int force);
 int sim_stream_take_error(rdev_rt_stream_t *st);
+int sim_stream_set_failure_mode(rdev_rt_stream_t *st, int stop);
 int sim_event_create(void *impl, int dev, rdev_rt_event_t **out);
 int sim_event_elapsed(float *ms, rdev_rt_event_t *a, rdev_rt_event_t *b);
 int sim_event_destroy(rdev_rt_event_t *ev);

@@ -125,6 +125,7 @@ const rt_backend_t rt_sim_backend = {
     .stream_sync = sim_stream_sync,
     .stream_pending = sim_stream_pending,
     .stream_take_error = sim_stream_take_error,
+    .stream_set_failure_mode = sim_stream_set_failure_mode,
     .stream_set_group = sim_stream_set_group,
     .submit = sim_submit,
     .event_create = sim_event_create,

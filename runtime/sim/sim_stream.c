@@ -343,6 +343,23 @@ static int exec_task(sim_stream_t *s, rt_task_t *t) {
   return rt_fail(RDEV_INTERNAL_ERROR, "unknown task op %d", t->op);
 }
 
+/* Whether p is device memory (an arena's) rather than host memory. */
+static int in_arena(const sim_t *sim, const void *p) {
+  for (int i = 0; i < sim->ndev; i++) {
+    const sim_arena_t *a = &sim->devs[i].arena;
+    if ((const char *)p >= a->base && (const char *)p < a->base + a->size) return 1;
+  }
+  return 0;
+}
+
+/* Skips device work of a stream stopped by a failure: a copy to host
+ * memory leaves zeros there, never bytes that were there before (a reused
+ * staging buffer may hold another session's). */
+static void skip_task(const sim_t *sim, rt_task_t *t) {
+  if (t->op == RT_TASK_COPY && !in_arena(sim, t->u.mem.dst)) memset(t->u.mem.dst, 0, t->u.mem.n);
+  if (t->op == RT_TASK_KERNEL && t->u.kernel.print_fn) t->u.kernel.print_fn(t->u.kernel.print_user, "", 0);
+}
+
 /* Discards a task of a force-destroyed stream, releasing what it holds.
  * A discarded record completes its event so no waiter is left hanging. */
 static void discard_task(rt_task_t *t) {
@@ -372,12 +389,15 @@ static void *stream_worker(void *arg) {
     if (s->head == s->tail) break; /* stopped and drained */
     rt_task_t *t = &s->ring[s->head % s->cap];
     int aborted = atomic_load(&s->abort);
+    int skip = s->stop_on_failure && s->err != RDEV_OK && on_device(t); /* stopped by an earlier failure */
     s->in_callback = t->op == RT_TASK_CALLBACK;
     pthread_mutex_unlock(&s->mu);
     int rc = RDEV_OK;
     uint64_t t0 = 0;
-    int held = aborted || !on_device(t) ? 0 : slot_acquire(s); /* an execution slot? */
-    if (aborted || held < 0) {
+    int held = aborted || skip || !on_device(t) ? 0 : slot_acquire(s); /* an execution slot? */
+    if (skip && !aborted) {
+      skip_task(s->sim, t);
+    } else if (aborted || held < 0) {
       slot_forget(s);
       discard_task(t);
       held = 0;
@@ -530,6 +550,14 @@ int sim_stream_pending(rdev_rt_stream_t *st, size_t *tasks, int *in_callback) {
   pthread_mutex_lock(&s->mu);
   *tasks = (size_t)(s->tail - s->head);
   *in_callback = s->in_callback;
+  pthread_mutex_unlock(&s->mu);
+  return RDEV_OK;
+}
+
+int sim_stream_set_failure_mode(rdev_rt_stream_t *st, int stop) {
+  sim_stream_t *s = (sim_stream_t *)st;
+  pthread_mutex_lock(&s->mu);
+  s->stop_on_failure = stop != 0;
   pthread_mutex_unlock(&s->mu);
   return RDEV_OK;
 }

@@ -198,7 +198,7 @@ int main(int argc, char **argv) {
     char want[64];
     snprintf(want, sizeof want, "%d.%d.%d", (int)vmaj, (int)vmin, (int)vpat);
     CHECK(strcmp(ver, want) == 0);
-    CHECK(num == vmaj * 1000000 + vmin * 1000 + vpat);
+    CHECK(num == vmaj * 10000000 + vmin * 100000 + vpat * 1000);
     CHECK_RET(aclsysGetVersionStr(none, ver), ACL_ERROR_INVALID_PARAM);
     CHECK_RET(aclsysGetVersionNum(pkg, NULL), ACL_ERROR_INVALID_PARAM);
     uint32_t cores = 0;

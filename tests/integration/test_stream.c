@@ -857,11 +857,35 @@ START_TEST(test_value_write_releases_value_wait) {
 }
 END_TEST
 
+/* aclrtSetStreamFailureMode over the wire: accepted in both modes (the
+ * runtime's tests prove what stop does: no fault can be raised remotely),
+ * work runs as before, and a stream of another session is refused. */
+START_TEST(test_stream_failure_mode) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  void *d = NULL;
+  FX_OK(rdev_malloc(s, &d, 256, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_stream_set_failure_mode(st, 1));
+  FX_OK(rdev_memset_async(s, d, 256, 0x42, 256, st));
+  FX_OK(rdev_stream_synchronize(st));
+  uint8_t b = 0;
+  FX_OK(rdev_memcpy(s, &b, 1, (uint8_t *)d + 255, 1, RDEV_MEMCPY_DEVICE_TO_HOST));
+  ck_assert_int_eq(b, 0x42);
+  FX_OK(rdev_stream_set_failure_mode(st, 0));
+  FX_EXPECT(rdev_stream_set_failure_mode(NULL, 1), RDEV_INVALID_PARAM);
+  FX_OK(rdev_free(s, d));
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
 Suite *suite_stream(void) {
   Suite *su = suite_create("stream");
   TCase *tc = fx_tcase("stream");
   tcase_add_test(tc, test_stream_create_destroy);
   tcase_add_test(tc, test_value_write_releases_value_wait);
+  tcase_add_test(tc, test_stream_failure_mode);
   tcase_add_test(tc, test_stream_destroy_runs_queued_work);
   tcase_add_test(tc, test_stream_query);
   tcase_add_test(tc, test_stream_query_done_after_synchronize);

@@ -165,6 +165,56 @@ END_TEST
 
 /* ---- suites --------------------------------------------------------------- */
 
+/* Stop on failure: after a kernel fault, the stream's later device work is
+ * skipped (a copy to host leaves zeros, never old bytes) until the
+ * synchronize that reports the fault; callbacks still run in order. In
+ * continue mode (the default) the same work runs. */
+static void ran_cb(void *user, int status) {
+  atomic_int *a = user;
+  atomic_store(a, status == RDEV_OK ? 1 : -1);
+}
+
+START_TEST(test_failure_mode_stop_skips_device_work_until_sync) {
+  rdev_rt_t *rt = open_small();
+  for (int stop = 0; stop <= 1; stop++) {
+    rdev_rt_stream_t *s = mkstream(rt, 0);
+    ck_assert_int_eq(rdev_rt_stream_set_failure_mode(s, stop), RDEV_OK);
+    enum { N = 64 };
+    void *din = dmalloc(rt, 0, N * 4), *dout = dmalloc(rt, 0, N * 4);
+    unsigned char *buf = dmalloc(rt, 0, 256);
+    ck_assert_int_eq(rdev_rt_memset(rt, buf, 256, 0x11, 256), RDEV_OK);
+    ck_assert_int_eq(rdev_rt_memset(rt, din, N * 4, 0, N * 4), RDEV_OK);
+    ck_assert_int_eq(rdev_rt_fault_inject(rt, 0, RDEV_FAULT_KERNEL, 1, 0), RDEV_OK);
+    ck_assert_int_eq(launch_square(s, 2, din, 0, dout, 0, N), RDEV_OK);
+    ck_assert_int_eq(rdev_rt_memset_async(rt, buf, 256, 0x22, 128, s), RDEV_OK);
+    unsigned char host[256];
+    memset(host, 0xaa, sizeof host);
+    ck_assert_int_eq(rdev_rt_memcpy_async(rt, host, 256, buf, 256, RDEV_MEMCPY_DEVICE_TO_HOST, s), RDEV_OK);
+    atomic_int ran = 0;
+    ck_assert_int_eq(rdev_rt_launch_callback(s, ran_cb, &ran), RDEV_OK);
+    ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_RT_AICORE_EXCEPTION);
+    ck_assert_int_eq(atomic_load(&ran), 1);
+    if (stop) {
+      for (int i = 0; i < 256; i++) ck_assert_int_eq(host[i], 0);
+    } else {
+      ck_assert_int_eq(host[0], 0x22);
+      ck_assert_int_eq(host[255], 0x11);
+    }
+    unsigned char back[256];
+    d2h(rt, back, buf, 256);
+    ck_assert_int_eq(back[0], stop ? 0x11 : 0x22);
+    /* reported: the stream runs its work again */
+    ck_assert_int_eq(rdev_rt_memset_async(rt, buf, 256, 0x33, 256, s), RDEV_OK);
+    ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_OK);
+    d2h(rt, back, buf, 256);
+    ck_assert_int_eq(back[255], 0x33);
+    ck_assert_int_eq(rdev_rt_stream_destroy(s), RDEV_OK);
+  }
+  ck_assert_int_eq(rdev_rt_stream_set_failure_mode(NULL, 1), RDEV_INVALID_RESOURCE_HANDLE);
+  rdev_rt_close(rt);
+}
+END_TEST
+
 static Suite *fault_suite(void) {
   Suite *s = suite_create("faults");
   TCase *tc = tcase("faults");
@@ -177,6 +227,7 @@ static Suite *fault_suite(void) {
   tcase_add_test(tc, test_fault_kernel_still_calls_print_fn_once);
   tcase_add_test(tc, test_fault_hang_stalls_next_task);
   tcase_add_test(tc, test_fault_hang_interrupted_by_force_destroy);
+  tcase_add_test(tc, test_failure_mode_stop_skips_device_work_until_sync);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -273,11 +273,16 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, a
 }
 
 /* From host memory aclrtMallocHost did not make, the copy completes before
- * the call returns, as in CANN (the stream's earlier work first). */
+ * the call returns, as in CANN (the stream's earlier work first). Between
+ * two host buffers it is refused when so named (CANN on a host), and done
+ * in stream order when the direction is left to the pointers. */
 aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
                           aclrtStream stream) {
   if (count == 0) return ACL_SUCCESS;
   if ((unsigned)kind > ACL_MEMCPY_DEFAULT) return fail(ACL_ERROR_INVALID_PARAM, "unknown copy kind %d", (int)kind);
+  if (kind == ACL_MEMCPY_HOST_TO_HOST)
+    return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                "aclrtMemcpyAsync: host-to-host copies are synchronous (aclrtMemcpy)");
   acl_lock();
   rdev_stream_t *st = NULL;
   aclError rc = acl_stream_of(stream, &st);
@@ -289,10 +294,49 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
                      (kind == ACL_MEMCPY_DEVICE_TO_HOST && !pinned(dst, count)) ||
                      (kind == ACL_MEMCPY_DEFAULT && !pinned(src, count) && !pinned(dst, count)));
   acl_unlock();
+  if (!rc && kind == ACL_MEMCPY_DEFAULT && !rdev_ptr_on_device(s, dst) && !rdev_ptr_on_device(s, src)) {
+    if (count > destMax) return fail(ACL_ERROR_RT_PARAM_INVALID, "count %zu exceeds destMax %zu", count, destMax);
+    rc = acl_result(rdev_stream_synchronize(st), "aclrtMemcpyAsync");
+    if (!rc) memmove(dst, src, count);
+    return rc;
+  }
   if (!rc)
     rc = acl_result(rdev_memcpy_async(s, dst, destMax, src, count, (rdev_memcpy_kind_t)kind, st), "aclrtMemcpyAsync");
   if (!rc && wait) rc = acl_result(rdev_stream_synchronize(st), "aclrtMemcpyAsync");
   return rc;
+}
+
+/* Host memory aclrtMallocHost made is set here (CANN takes host or device
+ * memory, by its address); the async one after the stream's earlier work. */
+static aclError memset_host(void *p, size_t maxCount, int32_t value, size_t count, rdev_stream_t *st) {
+  if (count > maxCount) return fail(ACL_ERROR_RT_PARAM_INVALID, "count %zu exceeds maxCount %zu", count, maxCount);
+  aclError rc = st ? acl_result(rdev_stream_synchronize(st), "aclrtMemsetAsync") : ACL_SUCCESS;
+  if (!rc) memset(p, value, count);
+  return rc;
+}
+
+aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count) {
+  rdev_session_t *s = NULL;
+  acl_lock();
+  aclError rc = acl_session(&s);
+  int on_host = !rc && devPtr && pinned(devPtr, count < maxCount ? count : maxCount);
+  acl_unlock();
+  if (rc) return rc;
+  if (on_host) return memset_host(devPtr, maxCount, value, count, NULL);
+  return acl_result(rdev_memset(s, devPtr, maxCount, value, count), "aclrtMemset");
+}
+
+aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
+  acl_lock();
+  rdev_stream_t *st = NULL;
+  aclError rc = acl_stream_of(stream, &st);
+  rdev_session_t *s = NULL;
+  if (!rc) rc = acl_session(&s);
+  int on_host = !rc && devPtr && pinned(devPtr, count < maxCount ? count : maxCount);
+  acl_unlock();
+  if (rc) return rc;
+  if (on_host) return memset_host(devPtr, maxCount, value, count, st);
+  return acl_result(rdev_memset_async(s, devPtr, maxCount, value, count, st), "aclrtMemsetAsync");
 }
 
 /* The rows of a 2D copy, each queued on st as an async copy (the caller
@@ -371,24 +415,6 @@ aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag, aclrtStrea
   aclError rc = acl_stream_of(stream, &st);
   acl_unlock();
   return rc ? rc : acl_result(rdev_value_wait(st, devAddr, value, (rdev_value_wait_t)flag), "aclrtValueWait");
-}
-
-aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count) {
-  rdev_session_t *s = NULL;
-  acl_lock();
-  aclError rc = acl_session(&s);
-  acl_unlock();
-  return rc ? rc : acl_result(rdev_memset(s, devPtr, maxCount, value, count), "aclrtMemset");
-}
-
-aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
-  acl_lock();
-  rdev_stream_t *st = NULL;
-  aclError rc = acl_stream_of(stream, &st);
-  rdev_session_t *s = NULL;
-  if (!rc) rc = acl_session(&s);
-  acl_unlock();
-  return rc ? rc : acl_result(rdev_memset_async(s, devPtr, maxCount, value, count, st), "aclrtMemsetAsync");
 }
 
 __attribute__((constructor)) static void acl_contexts_init(void) {

@@ -197,7 +197,8 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBloc
 }
 
 aclError aclrtProcessReport(int32_t timeout) {
-  if (timeout < -1) return acl_fail(ACL_ERROR_INVALID_PARAM, "timeout %d: -1 (forever) or milliseconds", (int)timeout);
+  if (timeout < -1 || timeout == 0)
+    return acl_fail(ACL_ERROR_INVALID_PARAM, "timeout %d: -1 (forever) or milliseconds above 0", (int)timeout);
   uint64_t self = (uint64_t)pthread_self();
   struct timespec end = rdev_clock_deadline_ns(timeout > 0 ? (uint64_t)timeout * 1000000u : 0);
   pthread_mutex_lock(&cb_mu);
@@ -258,6 +259,21 @@ aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args) {
   rc = acl_result(rdev_launch_host_func(st, 1, host_fn_reached, h), "aclrtLaunchHostFunc");
   if (rc) free(h);
   return rc;
+}
+
+void acl_callbacks_stream_gone(rdev_stream_t *st) {
+  report_t *drop = NULL;
+  pthread_mutex_lock(&cb_mu);
+  sub_t **pp = &subs;
+  while (*pp && (*pp)->st != st) pp = &(*pp)->next;
+  if (*pp) {
+    sub_t *s = *pp;
+    *pp = s->next;
+    if (--s->t->nstreams == 0) drop = thread_gone(s->t);
+    free(s);
+  }
+  pthread_mutex_unlock(&cb_mu);
+  drop_reports(drop);
 }
 
 void acl_callbacks_end(void) {

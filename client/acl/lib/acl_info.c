@@ -82,13 +82,13 @@ aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *
   return ACL_SUCCESS;
 }
 
-/* The ACL version stands for every package rdev replaces ("runtime",
- * "cann", ...); versionNum = major * 1000000 + minor * 1000 + patch (CANN
- * weights its parts too; its exact weights are not known here). */
+/* The one package rdev's library stands in for is the runtime, at the ACL
+ * version; its number weighs the parts as CANN's do (major * 10000000 +
+ * minor * 100000 + patch * 1000 for a release). */
 static aclError check_pkg(const char *pkgName) {
-  if (!pkgName || !*pkgName) return acl_fail(ACL_ERROR_INVALID_PARAM, "pkgName is NULL or empty");
-  if (strlen(pkgName) >= ACL_PKG_VERSION_MAX_SIZE || strchr(pkgName, '/'))
-    return acl_fail(ACL_ERROR_INVALID_PARAM, "no package %.64s", pkgName);
+  if (!pkgName) return acl_fail(ACL_ERROR_INVALID_PARAM, "pkgName is NULL");
+  if (strcmp(pkgName, "runtime") != 0)
+    return acl_fail(ACL_ERROR_INVALID_PARAM, "no package \"%.64s\": rdev offers \"runtime\"", pkgName);
   return ACL_SUCCESS;
 }
 
@@ -104,7 +104,7 @@ aclError aclsysGetVersionNum(char *pkgName, int32_t *versionNum) {
   aclError rc = check_pkg(pkgName);
   if (rc) return rc;
   if (!versionNum) return acl_fail(ACL_ERROR_INVALID_PARAM, "versionNum is NULL");
-  *versionNum = ACL_MAJOR_VERSION * 1000000 + ACL_MINOR_VERSION * 1000 + ACL_PATCH_VERSION;
+  *versionNum = ACL_MAJOR_VERSION * 10000000 + ACL_MINOR_VERSION * 100000 + ACL_PATCH_VERSION * 1000;
   return ACL_SUCCESS;
 }
 

@@ -57,6 +57,9 @@ aclError acl_session_end(rdev_session_t **closing);
  * end, and reports never processed let their streams go (acl_callback.c). */
 void acl_callbacks_end(void);
 
+/* A stream was destroyed: its subscription ends (no lock held). */
+void acl_callbacks_stream_gone(rdev_stream_t *st);
+
 /* The process's device count, or an error (no session). */
 aclError acl_device_count(int *count);
 

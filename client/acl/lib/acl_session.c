@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "acl/acl.h"
 #include "acl_lib.h"
@@ -129,7 +130,15 @@ aclError acl_session_end(rdev_session_t **closing) {
   return rc;
 }
 
-const char *aclGetRecentErrMsg(void) { return t_msg[0] ? t_msg : NULL; }
+/* Obtains and clears, as CANN: a second call gives NULL. The text stays
+ * valid until the thread's next call of it. */
+const char *aclGetRecentErrMsg(void) {
+  static _Thread_local char got[sizeof t_msg];
+  if (!t_msg[0]) return NULL;
+  memcpy(got, t_msg, sizeof got);
+  t_msg[0] = '\0';
+  return got;
+}
 
 aclError acl_device_count(int *count) {
   pthread_mutex_lock(&g.mu);

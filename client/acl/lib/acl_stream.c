@@ -5,6 +5,7 @@
  * device synchronization over them, and the event calls.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "acl/acl.h"
@@ -19,13 +20,15 @@ typedef struct rec {
   int dev;
   int32_t id;
   uint32_t priority, flags;
-  int pins;  /* device synchronizes using st: its destroy waits for them */
-  int dying; /* being destroyed: new device synchronizes pass it by */
+  uint64_t failure_mode; /* ACL_CONTINUE_ON_FAILURE or ACL_STOP_ON_FAILURE */
+  int pins;              /* device synchronizes using st: its destroy waits for them */
+  int dying;             /* being destroyed: new device synchronizes pass it by */
   struct rec *next;
 } rec_t;
 static rec_t *recs;
 static rdev_stream_t *defaults[MAX_DEVICES];
-static int32_t next_id = 1; /* 0 is a default stream's */
+static uint64_t default_modes[MAX_DEVICES]; /* the default streams' failure modes */
+static int32_t next_id = 1;                 /* 0 is a default stream's */
 
 static rec_t *find(const void *st) {
   rec_t *r = recs;
@@ -39,7 +42,7 @@ void acl_streams_forget(void) {
     free(recs);
     recs = n;
   }
-  for (int d = 0; d < MAX_DEVICES; d++) defaults[d] = NULL;
+  for (int d = 0; d < MAX_DEVICES; d++) defaults[d] = NULL, default_modes[d] = ACL_CONTINUE_ON_FAILURE;
 }
 
 aclError acl_stream_of(aclrtStream stream, rdev_stream_t **out) {
@@ -81,6 +84,7 @@ aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uin
     r->id = next_id++;
     r->priority = priority;
     r->flags = flag;
+    r->failure_mode = ACL_CONTINUE_ON_FAILURE;
     r->pins = 0;
     r->dying = 0;
     r->next = recs;
@@ -94,6 +98,62 @@ aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uin
 }
 
 aclError aclrtCreateStream(aclrtStream *stream) { return aclrtCreateStreamWithConfig(stream, 0, 0); }
+
+/* A stream configuration: flag and priority as aclrtCreateStreamWithConfig
+ * takes them; a work area is kept and unused (rdev's streams need none). */
+aclrtStreamConfigHandle *aclrtCreateStreamConfigHandle(void) {
+  aclrtStreamConfigHandle *h = calloc(1, sizeof *h);
+  if (!h) acl_fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
+  return h;
+}
+
+aclError aclrtDestroyStreamConfigHandle(aclrtStreamConfigHandle *handle) {
+  if (!handle) return acl_fail(ACL_ERROR_INVALID_PARAM, "handle is NULL");
+  free(handle);
+  return ACL_SUCCESS;
+}
+
+/* An unsigned value of 1, 2, 4 or 8 bytes. */
+static int read_uint(const void *v, size_t n, uint64_t *out) {
+  uint8_t b;
+  uint16_t h;
+  uint32_t w;
+  switch (n) {
+    case 1: memcpy(&b, v, 1), *out = b; return 1;
+    case 2: memcpy(&h, v, 2), *out = h; return 1;
+    case 4: memcpy(&w, v, 4), *out = w; return 1;
+    case 8: memcpy(out, v, 8); return 1;
+  }
+  return 0;
+}
+
+aclError aclrtSetStreamConfigOpt(aclrtStreamConfigHandle *handle, aclrtStreamConfigAttr attr, const void *attrValue,
+                                 size_t valueSize) {
+  if (!handle || !attrValue) return acl_fail(ACL_ERROR_INVALID_PARAM, "handle or attrValue is NULL");
+  uint64_t v = 0;
+  if (attr == ACL_RT_STREAM_WORK_ADDR_PTR) {
+    if (valueSize != sizeof(void *)) return acl_fail(ACL_ERROR_INVALID_PARAM, "work address: %zu bytes", valueSize);
+    memcpy(&handle->workptr, attrValue, sizeof(void *));
+    return ACL_SUCCESS;
+  }
+  if (!read_uint(attrValue, valueSize, &v))
+    return acl_fail(ACL_ERROR_INVALID_PARAM, "stream option %d: a value of %zu bytes", (int)attr, valueSize);
+  switch (attr) {
+    case ACL_RT_STREAM_WORK_SIZE: handle->workSize = (size_t)v; return ACL_SUCCESS;
+    case ACL_RT_STREAM_FLAG: handle->flag = (size_t)v; return ACL_SUCCESS;
+    case ACL_RT_STREAM_PRIORITY:
+      if (v > UINT32_MAX) return acl_fail(ACL_ERROR_INVALID_PARAM, "priority %llu", (unsigned long long)v);
+      handle->priority = (uint32_t)v;
+      return ACL_SUCCESS;
+    default: return acl_fail(ACL_ERROR_INVALID_PARAM, "unknown stream option %d", (int)attr);
+  }
+}
+
+aclError aclrtCreateStreamV2(aclrtStream *stream, const aclrtStreamConfigHandle *handle) {
+  if (!handle) return aclrtCreateStreamWithConfig(stream, 0, 0);
+  if (handle->flag > UINT32_MAX) return acl_fail(ACL_ERROR_INVALID_PARAM, "stream flags 0x%zx", handle->flag);
+  return aclrtCreateStreamWithConfig(stream, handle->priority, (uint32_t)handle->flag);
+}
 
 /* Waits for the stream's work (aclrtDestroyStream), or not (Force: rdev
  * discards nothing then either, the server finishes it). */
@@ -119,7 +179,10 @@ static aclError destroy(aclrtStream stream, const char *what) {
   }
   acl_unlock();
   free(r);
-  return rc ? rc : acl_result(rdev_stream_destroy(stream), what);
+  if (rc) return rc;
+  rc = acl_result(rdev_stream_destroy(stream), what);
+  acl_callbacks_stream_gone(stream); /* drained: every callback of it came */
+  return rc;
 }
 
 aclError aclrtDestroyStream(aclrtStream stream) { return destroy(stream, "aclrtDestroyStream"); }
@@ -165,6 +228,69 @@ aclError aclrtStreamGetPriority(aclrtStream stream, uint32_t *priority) {
   if (!priority) return acl_fail(ACL_ERROR_INVALID_PARAM, "priority is NULL");
   aclError rc = stream_rec(stream, &r);
   if (!rc) *priority = r.priority;
+  return rc;
+}
+
+/* Where a stream's failure mode is kept: its record, or its device's
+ * default slot. Lock held. */
+static uint64_t *mode_of(rdev_stream_t *st) {
+  rec_t *r = find(st);
+  if (r) return &r->failure_mode;
+  for (int d = 0; d < MAX_DEVICES; d++)
+    if (defaults[d] == st) return &default_modes[d];
+  return NULL;
+}
+
+/* rdevd skips the stream's device work after a failure until a synchronize
+ * reports it (CANN refuses new work instead; docs/acl.md). */
+aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode) {
+  if (mode != ACL_CONTINUE_ON_FAILURE && mode != ACL_STOP_ON_FAILURE)
+    return acl_fail(ACL_ERROR_INVALID_PARAM, "unknown failure mode %llu", (unsigned long long)mode);
+  rdev_stream_t *st = NULL;
+  acl_lock();
+  aclError rc = acl_stream_of(stream, &st);
+  acl_unlock();
+  if (!rc) rc = acl_result(rdev_stream_set_failure_mode(st, mode == ACL_STOP_ON_FAILURE), "aclrtSetStreamFailureMode");
+  acl_lock();
+  uint64_t *m = rc ? NULL : mode_of(st);
+  if (m) *m = mode;
+  acl_unlock();
+  return rc;
+}
+
+/* The attributes rdev keeps: the failure mode and the priority. */
+aclError aclrtSetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType, aclrtStreamAttrValue *value) {
+  if (!value) return acl_fail(ACL_ERROR_INVALID_PARAM, "value is NULL");
+  if (stmAttrType == ACL_STREAM_ATTR_FAILURE_MODE) return aclrtSetStreamFailureMode(stream, value->failureMode);
+  if (stmAttrType != ACL_STREAM_ATTR_PRIORITY)
+    return acl_fail(ACL_ERROR_API_NOT_SUPPORT, "stream attribute %d is not offered by rdev", (int)stmAttrType);
+  rdev_stream_t *st = NULL;
+  acl_lock();
+  aclError rc = acl_stream_of(stream, &st);
+  rec_t *r = rc ? NULL : find(st);
+  if (r) r->priority = value->streamPriority;
+  acl_unlock();
+  if (!rc && !r) rc = acl_fail(ACL_ERROR_INVALID_PARAM, "a default stream's priority is fixed");
+  return rc;
+}
+
+aclError aclrtGetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType, aclrtStreamAttrValue *value) {
+  if (!value) return acl_fail(ACL_ERROR_INVALID_PARAM, "value is NULL");
+  if (stmAttrType != ACL_STREAM_ATTR_FAILURE_MODE && stmAttrType != ACL_STREAM_ATTR_PRIORITY)
+    return acl_fail(ACL_ERROR_API_NOT_SUPPORT, "stream attribute %d is not offered by rdev", (int)stmAttrType);
+  rdev_stream_t *st = NULL;
+  acl_lock();
+  aclError rc = acl_stream_of(stream, &st);
+  if (!rc) {
+    memset(value, 0, sizeof *value);
+    rec_t *r = find(st);
+    uint64_t *m = mode_of(st);
+    if (stmAttrType == ACL_STREAM_ATTR_FAILURE_MODE)
+      value->failureMode = m ? *m : ACL_CONTINUE_ON_FAILURE;
+    else
+      value->streamPriority = r ? r->priority : 0;
+  }
+  acl_unlock();
   return rc;
 }
 

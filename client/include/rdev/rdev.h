@@ -52,7 +52,7 @@ typedef struct rdev_event rdev_event_t;     /* a remote device event */
  * variable named beside it, if set. The strings are read during
  * rdev_session_open only. */
 typedef struct {
-  int64_t connect_timeout_ms; /* 0 = 10000 */
+  int64_t connect_timeout_ms; /* 0 = RDEV_CONNECT_TIMEOUT_MS, else 10000 */
   const char *token;          /* RDEV_TOKEN: bearer token of the tenant */
   const char *ca_file;        /* RDEV_CA: PEM CA that signed the server's certificate; set = TLS */
   const char *cert_file;      /* RDEV_CERT: PEM client certificate (mutual TLS)... */
@@ -134,6 +134,10 @@ int rdev_mem_info(rdev_session_t *s, size_t *free_bytes, size_t *total_bytes);
  * server's device address of the allocation, which the server zeroed.
  * size 0 is RDEV_INVALID_PARAM. */
 int rdev_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t policy);
+/* Whether p lies inside a device allocation this session made (1) or not
+ * (0: host memory, or an address this library does not know). Never
+ * blocks. */
+int rdev_ptr_on_device(rdev_session_t *s, const void *p);
 /* aclrtFree: dptr must be what rdev_malloc returned. */
 int rdev_free(rdev_session_t *s, void *dptr);
 /* aclrtMallocHost: local page-aligned host memory for transfers. */
@@ -182,6 +186,12 @@ int rdev_stream_synchronize(rdev_stream_t *stream);
 /* As synchronize, giving up after timeout_ms (-1 = forever) with
  * RDEV_RT_STREAM_SYNC_TIMEOUT; the work stays queued and its errors pending. */
 int rdev_stream_synchronize_timeout(rdev_stream_t *stream, int32_t timeout_ms);
+/* aclrtSetStreamFailureMode: stop nonzero = once a task of the stream
+ * fails, its later device work (copies, memsets, kernels, value writes) is
+ * skipped until the synchronize that reports the error; a skipped
+ * device-to-host copy leaves zeros. Zero (the default): every task runs.
+ * One round trip; it holds for work queued after the call. */
+int rdev_stream_set_failure_mode(rdev_stream_t *stream, int stop);
 /* aclrtStreamQuery: *done = 1 when the stream is idle. One round trip. */
 int rdev_stream_query(rdev_stream_t *stream, int *done);
 

@@ -256,6 +256,14 @@ int rdev_rt_stream_synchronize_timeout(rdev_rt_stream_t *s, int32_t timeout_ms);
  * that must not block (the server) synchronizes a stream. Never blocks. */
 int rdev_rt_stream_take_error(rdev_rt_stream_t *s);
 
+/* aclrtSetStreamFailureMode: stop nonzero = once a task of s fails, the
+ * device work queued on s after it (copies, memsets, kernels, value
+ * writes) is skipped until a synchronize or take reports the error; a
+ * skipped copy to host memory leaves zeros there. Host callbacks, events
+ * and value waits still run, in order. Streams start in continue mode
+ * (stop 0): every task runs whatever failed before it. */
+int rdev_rt_stream_set_failure_mode(rdev_rt_stream_t *s, int stop);
+
 /* Puts s in scheduling group `group` (e.g. a tenant) with the given weight
  * (>= 1) and cap (the execution slots of the device the group may hold at
  * once; 0 = no cap); the group's weight and cap are the last ones set. When
