@@ -34,6 +34,7 @@ int cl_grpc_status(grpc_status_code code) {
     case GRPC_STATUS_UNIMPLEMENTED: return RDEV_API_NOT_SUPPORT;
     case GRPC_STATUS_INVALID_ARGUMENT: return RDEV_INVALID_PARAM;
     case GRPC_STATUS_INTERNAL: return RDEV_INTERNAL_ERROR;
+    case GRPC_STATUS_NOT_FOUND: return RDEV_INVALID_RESOURCE_HANDLE;
     default: return RDEV_UNAVAILABLE;
   }
 }

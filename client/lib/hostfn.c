@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client.h"
 
@@ -61,6 +62,8 @@ int rdev_launch_host_func(rdev_stream_t *stream, int block, rdev_host_fn fn, voi
   uint64_t h;
   int rc = cl_stream_handle(s, stream, &h);
   if (rc) return rc;
+  if (block && !s->host.key[0]) /* an older server: nothing could release the stream */
+    return cl_error(RDEV_API_NOT_SUPPORT, "this rdevd offers no blocking host functions");
   rdev_host_call_t *c = calloc(1, sizeof *c);
   if (!c) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
   *c = (rdev_host_call_t){.s = s, .stream = h, .block = block != 0, .fn = fn, .user = user};
@@ -106,10 +109,17 @@ void rdev_host_call_done(rdev_host_call_t *c) {
     snprintf(q.session, sizeof q.session, "%s", s->host.key);
     q.stream = c->stream;
     q.seq = c->seq;
-    rdev_v1_HostFuncDoneReply r = rdev_v1_HostFuncDoneReply_init_zero;
-    /* NOT_FOUND: the session ended meanwhile, and its stream with it */
-    cl_unary(s, RDEV_WIRE_METHOD_HOST_FUNC_DONE, rdev_v1_HostFuncDoneRequest_fields, &q,
-             rdev_v1_HostFuncDoneReply_fields, &r);
+    /* Until it got through: a stream left waiting would hang every later
+     * synchronize of it. Done, or NOT_FOUND (the session ended meanwhile,
+     * its stream with it), ends the tries; so does the session's end. */
+    for (int tries = 0, ms = 10; tries < 30; tries++, ms = ms < 500 ? ms * 2 : ms) {
+      rdev_v1_HostFuncDoneReply r = rdev_v1_HostFuncDoneReply_init_zero;
+      int rc = cl_unary(s, RDEV_WIRE_METHOD_HOST_FUNC_DONE, rdev_v1_HostFuncDoneRequest_fields, &q,
+                        rdev_v1_HostFuncDoneReply_fields, &r);
+      if (rc != RDEV_UNAVAILABLE || cl_poll_dead(s, NULL, 0)) break;
+      struct timespec t = {0, (long)ms * 1000000L};
+      nanosleep(&t, NULL);
+    }
   }
   pthread_mutex_lock(&s->mu);
   if (c->prev)

@@ -126,6 +126,9 @@ typedef struct {
   pthread_t thread;
 } mark_t;
 
+/* Calls aclFinalize from a host function: refused, it would wait for itself. */
+static void finalize_inside(void *arg) { store((int *)arg, aclFinalize()); }
+
 static void mark(void *arg) {
   mark_t *m = (mark_t *)arg;
   m->thread = pthread_self();
@@ -307,6 +310,10 @@ int main(int argc, char **argv) {
   CHECK_RET(aclrtSynchronizeStream(NULL), ACL_SUCCESS);
   CHECK(on_null.order > marks[4].order);
   CHECK_RET(aclrtLaunchHostFunc(s3, NULL, NULL), ACL_ERROR_INVALID_PARAM);
+  int inside = -1;
+  CHECK_RET(aclrtLaunchHostFunc(s3, finalize_inside, &inside), ACL_SUCCESS);
+  CHECK_RET(aclrtSynchronizeStream(s3), ACL_SUCCESS);
+  CHECK(load(&inside) == ACL_ERROR_INVALID_PARAM);
 
   /* the end, as the samples release */
   CHECK_RET(aclrtDestroyEvent(ev), ACL_SUCCESS);

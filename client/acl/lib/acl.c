@@ -44,6 +44,8 @@ static _Thread_local acl_ctx_t *t_ctx; /* NULL: the device's default */
 /* ---- init, devices ---------------------------------------------------------------- */
 
 aclError aclFinalize(void) {
+  if (acl_in_callback()) /* it would wait for itself */
+    return fail(ACL_ERROR_INVALID_PARAM, "aclFinalize cannot be called from a callback or host function");
   rdev_session_t *closing = NULL;
   acl_lock();
   aclError rc = acl_session_end(&closing);
@@ -357,7 +359,11 @@ static aclError copy_rows(void *dst, size_t dpitch, const void *src, size_t spit
   for (size_t i = 0; i < height && width; i++) {
     int rc = rdev_memcpy_async(s, (char *)dst + i * dpitch, width, (const char *)src + i * spitch, width,
                                (rdev_memcpy_kind_t)kind, st);
-    if (rc) return acl_result(rc, what);
+    if (rc) {
+      aclError e = acl_result(rc, what);
+      if (i) rdev_stream_synchronize(st); /* the rows queued before must not land in memory handed back */
+      return e;
+    }
   }
   return ACL_SUCCESS;
 }

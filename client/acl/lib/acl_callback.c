@@ -8,7 +8,8 @@
  * function returned, holding no device slot.
  *
  * Its own lock (cb_mu), never the library's: rdev's host-call thread takes
- * it while aclFinalize, which holds the library's, closes the session.
+ * it. aclFinalize waits (acl_callbacks_end) until no callback runs before
+ * the session closes, and is refused inside one.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -45,8 +46,28 @@ typedef struct sub {
 } sub_t;
 
 static pthread_mutex_t cb_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cb_idle = PTHREAD_COND_INITIALIZER; /* running reached 0 */
 static sub_t *subs;
 static sub_thread_t *threads;
+static int running;                   /* callbacks and host functions running now */
+static _Thread_local int in_callback; /* this thread runs one */
+
+/* A callback or host function starts / ends running. */
+static void run_begin(void) {
+  pthread_mutex_lock(&cb_mu);
+  running++;
+  pthread_mutex_unlock(&cb_mu);
+  in_callback++;
+}
+
+static void run_end(void) {
+  in_callback--;
+  pthread_mutex_lock(&cb_mu);
+  if (--running == 0) pthread_cond_broadcast(&cb_idle);
+  pthread_mutex_unlock(&cb_mu);
+}
+
+int acl_in_callback(void) { return in_callback > 0; }
 
 static sub_thread_t *thread_find(uint64_t id) {
   sub_thread_t *t = threads;
@@ -218,6 +239,8 @@ aclError aclrtProcessReport(int32_t timeout) {
   if (r) {
     t->head = r->next;
     if (!t->head) t->tail = NULL;
+    running++; /* taken under the same lock: aclFinalize sees it */
+    in_callback++;
   }
   int gone = t->gone;
   t->waiters--;
@@ -230,6 +253,7 @@ aclError aclrtProcessReport(int32_t timeout) {
   r->fn(r->user);
   if (r->call) rdev_host_call_done(r->call); /* the stream goes on */
   free(r);
+  run_end();
   return ACL_SUCCESS;
 }
 
@@ -241,9 +265,11 @@ typedef struct {
 
 static void host_fn_reached(rdev_host_call_t *call, void *user, int status) {
   host_fn_t *h = user;
+  run_begin();
   if (status == RDEV_OK) h->fn(h->args);
   rdev_host_call_done(call);
   free(h);
+  run_end();
 }
 
 aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args) {
@@ -261,17 +287,25 @@ aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args) {
   return rc;
 }
 
-void acl_callbacks_stream_gone(rdev_stream_t *st) {
+void *acl_callbacks_stream_detach(rdev_stream_t *st) {
+  pthread_mutex_lock(&cb_mu);
+  sub_t **pp = &subs, *s = NULL;
+  while (*pp && (*pp)->st != st) pp = &(*pp)->next;
+  if (*pp) { /* out of the list: no launch or subscription finds it; its thread still takes reports */
+    s = *pp;
+    *pp = s->next;
+  }
+  pthread_mutex_unlock(&cb_mu);
+  return s;
+}
+
+void acl_callbacks_stream_gone(void *detached) {
+  sub_t *s = detached;
+  if (!s) return;
   report_t *drop = NULL;
   pthread_mutex_lock(&cb_mu);
-  sub_t **pp = &subs;
-  while (*pp && (*pp)->st != st) pp = &(*pp)->next;
-  if (*pp) {
-    sub_t *s = *pp;
-    *pp = s->next;
-    if (--s->t->nstreams == 0) drop = thread_gone(s->t);
-    free(s);
-  }
+  if (--s->t->nstreams == 0) drop = thread_gone(s->t);
+  free(s);
   pthread_mutex_unlock(&cb_mu);
   drop_reports(drop);
 }
@@ -279,6 +313,7 @@ void acl_callbacks_stream_gone(rdev_stream_t *st) {
 void acl_callbacks_end(void) {
   report_t *drop = NULL;
   pthread_mutex_lock(&cb_mu);
+  while (running) pthread_cond_wait(&cb_idle, &cb_mu); /* their calls must be done before the session closes */
   while (subs) {
     sub_t *n = subs->next;
     free(subs);

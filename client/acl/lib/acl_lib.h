@@ -53,12 +53,20 @@ void acl_thread_device_set(int dev);
  * parent's; ACL_ERROR_REPEAT_FINALIZE after the first). */
 aclError acl_session_end(rdev_session_t **closing);
 
-/* aclFinalize, before the session closes (no lock held): subscriptions
- * end, and reports never processed let their streams go (acl_callback.c). */
+/* aclFinalize, before the session closes (no lock held): waits until no
+ * callback runs, then subscriptions end and reports never processed let
+ * their streams go (acl_callback.c). */
 void acl_callbacks_end(void);
 
-/* A stream was destroyed: its subscription ends (no lock held). */
-void acl_callbacks_stream_gone(rdev_stream_t *st);
+/* A stream is being destroyed: its subscription leaves the list (no new
+ * launch or subscription finds it; callbacks already launched still reach
+ * their thread) and is returned; once the stream is gone,
+ * acl_callbacks_stream_gone ends it. No lock held. */
+void *acl_callbacks_stream_detach(rdev_stream_t *st);
+void acl_callbacks_stream_gone(void *detached);
+
+/* Whether the calling thread runs a callback or host function now. */
+int acl_in_callback(void);
 
 /* The process's device count, or an error (no session). */
 aclError acl_device_count(int *count);

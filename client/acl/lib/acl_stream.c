@@ -180,8 +180,9 @@ static aclError destroy(aclrtStream stream, const char *what) {
   acl_unlock();
   free(r);
   if (rc) return rc;
+  void *sub = acl_callbacks_stream_detach(stream);
   rc = acl_result(rdev_stream_destroy(stream), what);
-  acl_callbacks_stream_gone(stream); /* drained: every callback of it came */
+  acl_callbacks_stream_gone(sub); /* drained: every callback of it came */
   return rc;
 }
 

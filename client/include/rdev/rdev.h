@@ -238,8 +238,10 @@ typedef void (*rdev_host_fn)(rdev_host_call_t *call, void *user, int status);
 int rdev_launch_host_func(rdev_stream_t *stream, int block, rdev_host_fn fn, void *user);
 
 /* Ends a call fn was given, exactly once, from any thread, before
- * rdev_session_close: a blocking call's stream goes on (one unary call to
- * the server, so it blocks for a round trip). call is freed. */
+ * rdev_session_close: a blocking call's stream goes on (a unary call to
+ * the server, so it blocks for a round trip, retried while the server
+ * cannot be reached and the session lives). call is freed. A blocking
+ * launch on a server that cannot release it is RDEV_API_NOT_SUPPORT. */
 void rdev_host_call_done(rdev_host_call_t *call);
 
 /* ---- events --------------------------------------------------------------- */
