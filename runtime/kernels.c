@@ -4,6 +4,7 @@
  * extent (element size times one, the block count, or an integer argument),
  * so the generic layer can bound-check a launch before any backend runs it.
  * The sim backend's C bodies are in sim/sim_kernels.c, in the same order.
+ * Kernel binaries (binary.c) name these kernels.
  */
 #include <string.h>
 
@@ -40,6 +41,13 @@ static const rdev_kernel_sig_t rt_kernels[] = {
      3,
      {PTR_IN("in", 4, RDEV_EXTENT_ARG, 2), PTR_OUT("out", 4, RDEV_EXTENT_ONE, 0), SCALAR("n", RDEV_ARG_U32)}},
     {"delay_us", "occupies the stream for us microseconds", 1, {SCALAR("us", RDEV_ARG_U32)}},
+    /* the CANN runtime samples' kernels (example/kernel_func/) */
+    {"read_i32", "prints 'Destination data: <in[b]>' for each block b", 1, {PTR_IN("in", 4, RDEV_EXTENT_BLOCKS, 0)}},
+    {"inc_u32", "x[b] += 1 for each block b", 1, {PTR_OUT("x", 4, RDEV_EXTENT_BLOCKS, 0)}},
+    {"long_inc_u32", "runs for 500 ms, then x[b] += 1 for each block b", 1, {PTR_OUT("x", 4, RDEV_EXTENT_BLOCKS, 0)}},
+    {"double_u32", "x[b] *= 2 for each block b", 1, {PTR_OUT("x", 4, RDEV_EXTENT_BLOCKS, 0)}},
+    {"trap", "faults: an AI Core exception (507015) at the next synchronize", 0, {{0}}},
+    {"hello", "prints 'Hello World' per block", 0, {{0}}},
 };
 
 const rdev_kernel_sig_t *rdev_rt_kernels(int *count) {

@@ -1,8 +1,8 @@
 /*
- * server/ops_stream.c — the stream, event and kernel requests: streams in
- * the session's scheduling group within the tenant's caps, destroy (a busy
- * stream finishes first), synchronize (a short watch, else a callback),
- * events, and launches with their print output held for the next reply.
+ * server/ops_stream.c — the stream and event requests: streams in the
+ * session's scheduling group within the tenant's caps, their failure mode,
+ * destroy (a busy stream finishes first), synchronize (a short watch, else
+ * a callback), and events.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -173,121 +173,6 @@ int srv_op_stream_query(srv_req_t *x) {
   if ((rc = rdev_rt_stream_query(e->ptr, &done))) return srv_rt_failed(x, rc);
   x->r.value = (uint64_t)done;
   return RDEV_OK;
-}
-
-/* Kernel print output is held for the session's next reply (send_reply);
- * when it would not fit, what is held goes out now as a PRINT reply. */
-static bool hold_text(srv_session_t *s, const char *text, size_t len) {
-  pthread_mutex_lock(&s->mu);
-  bool ok = s->held_len + len <= HOLD_MAX;
-  if (ok && s->held_len + len > s->held_cap) {
-    size_t cap = s->held_cap ? s->held_cap : 256;
-    while (cap < s->held_len + len) cap *= 2;
-    if (cap > HOLD_MAX) cap = HOLD_MAX;
-    char *p = realloc(s->held, cap);
-    if (p)
-      s->held = p, s->held_cap = cap;
-    else
-      ok = false;
-  }
-  if (ok) {
-    memcpy(s->held + s->held_len, text, len);
-    rdev_wire_utf8_fix(s->held + s->held_len, len); /* Reply.print is a string */
-    s->held_len += len;
-  }
-  pthread_mutex_unlock(&s->mu);
-  return ok;
-}
-
-static void print_cb(void *user, const char *text, size_t len) {
-  cb_ctx_t *c = user;
-  if (len && !hold_text(c->s, text, len)) {
-    rdev_v1_Reply r = rdev_v1_Reply_init_zero;
-    r.kind = rdev_v1_ReplyKind_PRINT;
-    srv_send_reply(c->s, &r, NULL); /* flushes what was held */
-    char *copy = hold_text(c->s, text, len) ? NULL : malloc(len);
-    if (copy) { /* over HOLD_MAX alone (else out of memory: dropped) */
-      memcpy(copy, text, len);
-      rdev_wire_utf8_fix(copy, len);
-      text_t t = {copy, len};
-      r.print.funcs.encode = srv_encode_text;
-      r.print.arg = &t;
-      srv_send_reply(c->s, &r, NULL);
-      free(copy);
-    }
-  }
-  srv_cb_done(c);
-}
-
-int srv_op_launch(srv_req_t *x) {
-  const rdev_v1_Launch *l = &x->q->op.launch;
-  const rdev_wire_request_t *w = x->w;
-  rdev_rt_stream_t *st = NULL;
-  int rc = srv_get_stream(x, l->stream, &st);
-  if (rc) return rc;
-  if (w->kernel_len > RDEV_WIRE_MAX_KERNEL_NAME)
-    return srv_fail(x, RDEV_UNKNOWN_KERNEL, "kernel name of %zu bytes exceeds the %d-byte limit", w->kernel_len,
-                    RDEV_WIRE_MAX_KERNEL_NAME);
-  if (w->kernel_nul) return srv_fail(x, RDEV_UNKNOWN_KERNEL, "kernel name holds a NUL byte");
-  if (w->nargs > RDEV_WIRE_MAX_ARGS)
-    return srv_fail(x, RDEV_KERNEL_ARGS, "%s: %d arguments exceed the limit of %d", w->kernel, w->nargs,
-                    RDEV_WIRE_MAX_ARGS);
-  rdev_kernel_arg_t args[RDEV_RT_MAX_KERNEL_ARGS];
-  const rdev_kernel_sig_t *sig = rdev_rt_kernel_find(w->kernel); /* names arguments in errors */
-  _Static_assert(RDEV_WIRE_MAX_ARGS <= RDEV_RT_MAX_KERNEL_ARGS, "the wire allows more arguments than kernels take");
-  for (int i = 0; i < w->nargs; i++) {
-    const rdev_v1_Arg *a = &w->args[i];
-    rdev_kernel_arg_t *k = &args[i];
-    switch (a->which_v) {
-      case rdev_v1_Arg_ptr_tag: {
-        if (!srv_buffer_at(x->s, a->v.ptr)) {
-          if (sig && i < sig->nparams)
-            return srv_fail(x, RDEV_INVALID_PARAM,
-                            "%s: argument '%s' (0x%llx) is not inside an allocation of this session", w->kernel,
-                            sig->params[i].name, (unsigned long long)a->v.ptr);
-          return srv_fail(x, RDEV_INVALID_PARAM, "%s: argument %d (0x%llx) is not inside an allocation of this session",
-                          w->kernel, i, (unsigned long long)a->v.ptr);
-        }
-        k->type = RDEV_ARG_PTR; /* its extent is checked by the runtime, against that allocation */
-        k->v.ptr.base = (void *)(uintptr_t)a->v.ptr;
-        k->v.ptr.offset = 0;
-        break;
-      }
-      case rdev_v1_Arg_i32_tag:
-        k->type = RDEV_ARG_I32;
-        k->v.i32 = a->v.i32;
-        break;
-      case rdev_v1_Arg_u32_tag:
-        k->type = RDEV_ARG_U32;
-        k->v.u32 = a->v.u32;
-        break;
-      case rdev_v1_Arg_i64_tag:
-        k->type = RDEV_ARG_I64;
-        k->v.i64 = a->v.i64;
-        break;
-      case rdev_v1_Arg_u64_tag:
-        k->type = RDEV_ARG_U64;
-        k->v.u64 = a->v.u64;
-        break;
-      case rdev_v1_Arg_f32_tag:
-        k->type = RDEV_ARG_F32;
-        k->v.f32 = a->v.f32;
-        break;
-      case rdev_v1_Arg_f64_tag:
-        k->type = RDEV_ARG_F64;
-        k->v.f64 = a->v.f64;
-        break;
-      default: return srv_fail(x, RDEV_KERNEL_ARGS, "%s: argument %d has no value", w->kernel, i);
-    }
-  }
-  cb_ctx_t *c = srv_cb_new(x->s, x->q->seq, st, NULL, 0);
-  if (!c) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
-  rc = rdev_rt_launch(st, w->kernel, l->blocks, args, w->nargs, print_cb, c);
-  if (rc) {
-    srv_cb_done(c);
-    return srv_rt_failed(x, rc);
-  }
-  return SRV_LATER;
 }
 
 int srv_op_event_create(srv_req_t *x) {

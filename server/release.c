@@ -25,6 +25,7 @@ static void destroy_event_entry(srv_handle_t *e, void *arg) {
 }
 
 static void free_buffer_entry(srv_handle_t *e, void *arg) { srv_release_buffer(arg, e); }
+static void free_kernel_entry(srv_handle_t *e, void *arg) { srv_release_kernel_entry(arg, e); }
 
 void srv_session_release(srv_session_t *s) {
   pthread_mutex_lock(&s->req_mu);
@@ -66,6 +67,8 @@ void srv_session_release(srv_session_t *s) {
       srv_streams_give(s, d);
     }
   srv_handles_each(&h, SRV_H_EVENT, destroy_event_entry, NULL);
+  srv_handles_each(&h, SRV_H_FUNC, free_kernel_entry, s);
+  srv_handles_each(&h, SRV_H_BIN, free_kernel_entry, s);
   srv_handles_each(&bufs, SRV_H_BUF, free_buffer_entry, s);
   srv_handles_free(&h);
   srv_handles_free(&bufs);

@@ -278,6 +278,7 @@ static grpc_server_credentials *server_creds(const srv_config_t *cfg) {
 
 int srv_open(srv_t *srv) {
   pthread_mutex_init(&srv->mu, NULL);
+  pthread_mutex_init(&srv->bins_mu, NULL);
   pthread_cond_init(&srv->cv, NULL);
   atomic_init(&srv->next_session_id, 1);
   if (!(srv->zc = srv_zc_new())) {
@@ -324,6 +325,7 @@ void srv_close(srv_t *srv) {
   srv_tenants_free(srv);
   srv_zc_free(srv->zc);
   pthread_mutex_destroy(&srv->mu);
+  pthread_mutex_destroy(&srv->bins_mu);
   pthread_cond_destroy(&srv->cv);
 }
 

@@ -4,7 +4,7 @@
  * others. From the bottom up: session.c the session object and its
  * references; flow.c the call's send queue, receives and backpressure;
  * request.c the request context (lookups, checks, callbacks that answer
- * later); ops_mem.c, ops_stream.c and ops_host.c the handlers; dispatch.c a message's
+ * later); ops_mem.c, ops_stream.c, ops_kernel.c and ops_host.c the handlers; dispatch.c a message's
  * requests; release.c a session's end; call.c the gRPC call's events and
  * local.c in-process sessions on top. buffers.c and zerocopy.c lie below
  * them all.
@@ -354,8 +354,6 @@ int srv_op_stream_query(srv_req_t *x);
  * after it). */
 int srv_op_stream_failure_mode(srv_req_t *x);
 
-int srv_op_launch(srv_req_t *x);
-
 int srv_op_event_create(srv_req_t *x);
 
 int srv_op_event_destroy(srv_req_t *x);
@@ -371,6 +369,22 @@ int srv_op_event_sync(srv_req_t *x);
 int srv_op_event_query(srv_req_t *x);
 
 int srv_op_event_elapsed(srv_req_t *x);
+
+/* ---- ops_kernel.c ---- */
+
+/* Launch: a built-in kernel by name, its print output held for the next reply. */
+int srv_op_launch(srv_req_t *x);
+
+/* Kernel binaries: load (shared per tenant and content), functions,
+ * unload (its functions with it), and launches of a function from an
+ * argument blob. */
+int srv_op_binary_load(srv_req_t *x);
+int srv_op_binary_function(srv_req_t *x);
+int srv_op_binary_unload(srv_req_t *x);
+int srv_op_launch_function(srv_req_t *x);
+
+/* A binary's or function's handle entry goes: its binary reference with it. */
+void srv_release_kernel_entry(srv_session_t *s, srv_handle_t *e);
 
 /* ---- ops_host.c ---- */
 

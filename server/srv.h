@@ -111,7 +111,7 @@ typedef struct srv_op {
 
 /* ---- handle table ----------------------------------------------------------- */
 
-typedef enum { SRV_H_BUF = 1, SRV_H_STREAM, SRV_H_EVENT } srv_htype_t;
+typedef enum { SRV_H_BUF = 1, SRV_H_STREAM, SRV_H_EVENT, SRV_H_BIN, SRV_H_FUNC } srv_htype_t;
 
 typedef struct {
   uint64_t h; /* 0 = empty slot, 1 = deleted */
@@ -236,7 +236,9 @@ struct srv {
   pthread_mutex_t tenants_mu; /* the tenants list */
   srv_tenant_t *tenants;
   atomic_uint_fast64_t next_session_id;
-  struct srv_zc *zc; /* Read replies that show device memory (zerocopy.h) */
+  struct srv_zc *zc;       /* Read replies that show device memory (zerocopy.h) */
+  pthread_mutex_t bins_mu; /* the kernel binaries (binaries.c) */
+  struct srv_bin *bins;
 };
 
 /* Opens what serving needs besides gRPC: locks, the tenants, the runtime
@@ -251,6 +253,19 @@ int srv_start(srv_t *srv);
 /* Drains: refuses new calls, lets sessions finish for cfg.drain_ms, cancels
  * the rest, stops the threads, destroys the server. */
 void srv_stop(srv_t *srv);
+
+/* ---- kernel binaries (binaries.c) --------------------------------------------- */
+
+typedef struct srv_bin srv_bin_t;
+
+/* The parsed binary of these bytes for tenant t, shared with t's other
+ * sessions that loaded the same bytes, one reference more; or the parse's
+ * error (rdev_rt_last_error says why). */
+int srv_bin_get(srv_t *srv, const srv_tenant_t *t, const void *data, size_t len, srv_bin_t **out);
+/* One reference more (returns b); drops one (the last frees it). */
+srv_bin_t *srv_bin_ref(srv_t *srv, srv_bin_t *b);
+void srv_bin_put(srv_t *srv, srv_bin_t *b);
+const rdev_rt_binary_t *srv_bin_rt(const srv_bin_t *b);
 
 /* ---- sessions --------------------------------------------------------------- */
 

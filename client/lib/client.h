@@ -143,14 +143,15 @@ struct rdev_session {
   cl_auth_t auth;
   grpc_metadata_array init_md; /* session.c: the server's open metadata */
 
-  pthread_mutex_t mu;      /* guards the parts below */
-  cl_send_state_t send;    /* send.c */
-  cl_pending_state_t pend; /* pending.c */
-  cl_poll_state_t poll;    /* poll.c */
-  cl_objects_t obj;        /* stream.c */
-  cl_host_state_t host;    /* hostfn.c */
-  void *addr_map;          /* addr.c: tsearch root of cl_alloc_t */
-  cl_device_state_t dev;   /* info.c (atomics, not under mu) */
+  pthread_mutex_t mu;       /* guards the parts below */
+  cl_send_state_t send;     /* send.c */
+  cl_pending_state_t pend;  /* pending.c */
+  cl_poll_state_t poll;     /* poll.c */
+  cl_objects_t obj;         /* stream.c */
+  cl_host_state_t host;     /* hostfn.c */
+  struct rdev_binary *bins; /* binary.c: loaded, not unloaded */
+  void *addr_map;           /* addr.c: tsearch root of cl_alloc_t */
+  cl_device_state_t dev;    /* info.c (atomics, not under mu) */
 };
 
 /* ==== error.c: the thread's last error ========================================= */
@@ -359,6 +360,10 @@ int cl_call_timeout(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms,
  * has one (clearing it), else the reply's status. After timeout_ms:
  * RDEV_RT_STREAM_SYNC_TIMEOUT, and a late error reply goes sticky. */
 int cl_call_stream_sync(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms);
+/* As cl_call, with a copy of data[0..n) as the request's payload. */
+int cl_call_with(rdev_session_t *s, rdev_v1_Request *req, const void *data, size_t n, cl_result_t *res);
+/* As cl_send_async, with a copy of data[0..n) as the request's payload. */
+int cl_send_async_with(rdev_session_t *s, rdev_v1_Request *req, const void *data, size_t n);
 /* Fire-and-forget on a stream (Launch, EventRecord, StreamWaitEvent,
  * Copy, Memset): returns once queued; the server answers only a refusal,
  * which goes sticky on the stream the reply names. */
@@ -408,6 +413,11 @@ int cl_device_current(rdev_session_t *s);
  * 10 s deadline, the session's credentials): req out, *rep in. Blocks. */
 int cl_unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fields, const void *req,
              const pb_msgdesc_t *rep_fields, void *rep);
+
+/* ==== binary.c: kernel binaries ================================================ */
+
+/* Frees the binary and function objects still loaded (at close). */
+void cl_free_binaries(rdev_session_t *s);
 
 /* ==== hostfn.c: host functions ================================================= */
 

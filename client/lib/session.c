@@ -236,6 +236,7 @@ void rdev_session_close(rdev_session_t *s) {
   grpc_completion_queue_destroy(s->cq);
   s->cq = NULL;
   cl_free_streams_events(s);
+  cl_free_binaries(s);
   cl_addr_map_destroy(s);
   session_free(s);
 }

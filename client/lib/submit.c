@@ -140,12 +140,12 @@ static int no_memory(void) { return cl_error(RDEV_BAD_ALLOC, "out of host memory
 /* Submits req expecting one reply that completes a new waiter, and waits
  * for it. RDEV_OK: *out is the completed waiter (the caller frees it);
  * else the submit's error, or timeout_status with the waiter abandoned. */
-static int call_wait(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms, int timeout_status,
-                     uint64_t sync_stream, cl_waiter_t **out) {
+static int call_wait(rdev_session_t *s, rdev_v1_Request *req, const grpc_slice *payload, int32_t timeout_ms,
+                     int timeout_status, uint64_t sync_stream, cl_waiter_t **out) {
   cl_waiter_t *w = cl_waiter_new(sync_stream);
   if (!w) return no_memory();
   cl_pending_t *e = cl_expect_reply(seq_of(s, req), w, false);
-  int rc = e ? submit(s, req, NULL, e, true) : no_memory();
+  int rc = e ? submit(s, req, payload, e, true) : no_memory();
   if (rc) {
     cl_waiter_free(w);
     return rc;
@@ -164,17 +164,36 @@ int cl_call(rdev_session_t *s, rdev_v1_Request *req, cl_result_t *res) {
 
 int cl_call_timeout(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms, int timeout_status, cl_result_t *res) {
   cl_waiter_t *w;
-  int rc = call_wait(s, req, timeout_ms, timeout_status, 0, &w);
+  int rc = call_wait(s, req, NULL, timeout_ms, timeout_status, 0, &w);
   if (rc) return rc;
   rc = cl_waiter_result(w, res);
   cl_waiter_free(w);
   return rc;
 }
 
+int cl_call_with(rdev_session_t *s, rdev_v1_Request *req, const void *data, size_t n, cl_result_t *res) {
+  grpc_slice payload = grpc_slice_from_copied_buffer(data, n);
+  cl_waiter_t *w;
+  int rc = call_wait(s, req, &payload, -1, RDEV_OK, 0, &w);
+  grpc_slice_unref(payload);
+  if (rc) return rc;
+  rc = cl_waiter_result(w, res);
+  cl_waiter_free(w);
+  return rc;
+}
+
+int cl_send_async_with(rdev_session_t *s, rdev_v1_Request *req, const void *data, size_t n) {
+  seq_of(s, req);
+  grpc_slice payload = grpc_slice_from_copied_buffer(data, n);
+  int rc = submit(s, req, &payload, NULL, false);
+  grpc_slice_unref(payload);
+  return rc;
+}
+
 int cl_call_stream_sync(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms) {
   uint64_t stream = req->op.stream_sync.stream;
   cl_waiter_t *w;
-  int rc = call_wait(s, req, timeout_ms, RDEV_RT_STREAM_SYNC_TIMEOUT, stream, &w);
+  int rc = call_wait(s, req, NULL, timeout_ms, RDEV_RT_STREAM_SYNC_TIMEOUT, stream, &w);
   if (rc) return rc; /* a late error reply goes sticky (pending.c) */
   /* Refused async requests come before the sync's own answer. */
   char msg[CL_MSG_MAX];

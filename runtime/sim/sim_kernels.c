@@ -84,6 +84,44 @@ static int k_delay_us(sim_kctx_t *ctx, const rdev_kernel_arg_t *args) {
   return RDEV_OK;
 }
 
-const sim_kernel_fn sim_kernel_fns[] = {k_write_i32, k_square_f32, k_add_f32, k_axpy_f32, k_reduce_sum_f32, k_delay_us};
-const char *const sim_kernel_names[] = {"write_i32", "square_f32", "add_f32", "axpy_f32", "reduce_sum_f32", "delay_us"};
+static int k_read_i32(sim_kctx_t *ctx, const rdev_kernel_arg_t *args) {
+  const int32_t *in = PTR(0, const int32_t);
+  for (uint32_t b = 0; b < ctx->blocks; b++) rt_print(&ctx->print, "Destination data: %d\n", in[b]);
+  return RDEV_OK;
+}
+
+static int k_inc_u32(sim_kctx_t *ctx, const rdev_kernel_arg_t *args) {
+  uint32_t *x = PTR(0, uint32_t);
+  for (uint32_t b = 0; b < ctx->blocks; b++) x[b] += 1;
+  return RDEV_OK;
+}
+
+static int k_long_inc_u32(sim_kctx_t *ctx, const rdev_kernel_arg_t *args) {
+  if (sim_stream_sleep(ctx->stream, 500000000u)) return RDEV_OK; /* force-destroyed meanwhile */
+  return k_inc_u32(ctx, args);
+}
+
+static int k_double_u32(sim_kctx_t *ctx, const rdev_kernel_arg_t *args) {
+  uint32_t *x = PTR(0, uint32_t);
+  for (uint32_t b = 0; b < ctx->blocks; b++) x[b] *= 2;
+  return RDEV_OK;
+}
+
+static int k_trap(sim_kctx_t *ctx, const rdev_kernel_arg_t *args) {
+  (void)ctx, (void)args;
+  return rt_fail(RDEV_RT_AICORE_EXCEPTION, "kernel trap: the AI Core raised an exception");
+}
+
+static int k_hello(sim_kctx_t *ctx, const rdev_kernel_arg_t *args) {
+  (void)args;
+  for (uint32_t b = 0; b < ctx->blocks; b++) rt_print(&ctx->print, "Hello World\n");
+  return RDEV_OK;
+}
+
+const sim_kernel_fn sim_kernel_fns[] = {k_write_i32,      k_square_f32, k_add_f32,  k_axpy_f32,
+                                        k_reduce_sum_f32, k_delay_us,   k_read_i32, k_inc_u32,
+                                        k_long_inc_u32,   k_double_u32, k_trap,     k_hello};
+const char *const sim_kernel_names[] = {"write_i32",      "square_f32", "add_f32",  "axpy_f32",
+                                        "reduce_sum_f32", "delay_us",   "read_i32", "inc_u32",
+                                        "long_inc_u32",   "double_u32", "trap",     "hello"};
 const int sim_kernel_count = (int)(sizeof sim_kernel_fns / sizeof sim_kernel_fns[0]);

@@ -10,12 +10,13 @@
 #include "rt_helpers.h"
 
 START_TEST(test_kernel_registry_lists_exactly_the_builtin_kernels) {
-  static const char *want[] = {"write_i32", "square_f32", "add_f32", "axpy_f32", "reduce_sum_f32", "delay_us"};
+  static const char *want[] = {"write_i32", "square_f32", "add_f32",      "axpy_f32",   "reduce_sum_f32", "delay_us",
+                               "read_i32",  "inc_u32",    "long_inc_u32", "double_u32", "trap",           "hello"};
   int n = -1;
   const rdev_kernel_sig_t *k = rdev_rt_kernels(&n);
   ck_assert_ptr_nonnull(k);
-  ck_assert_int_eq(n, 6);
-  for (int i = 0; i < 6; i++) {
+  ck_assert_int_eq(n, 12);
+  for (int i = 0; i < 12; i++) {
     ck_assert_str_eq(k[i].name, want[i]);
     ck_assert_ptr_nonnull(k[i].doc);
     ck_assert_ptr_eq(rdev_rt_kernel_find(want[i]), &k[i]);

@@ -218,6 +218,30 @@ typedef struct {
  * synchronize. Kernel print output goes to the session's print function. */
 int rdev_launch(rdev_stream_t *stream, const char *name, uint32_t blocks, const rdev_arg_t *args, int nargs);
 
+/* ---- kernel binaries ------------------------------------------------------ */
+
+typedef struct rdev_binary rdev_binary_t;     /* a kernel binary loaded on the server */
+typedef struct rdev_function rdev_function_t; /* one of its kernels */
+
+/* aclrtBinaryLoadFromData: sends the binary (1 byte to 1 MiB; on the sim,
+ * the rdev sim binary format of docs/sim-binary.md) and waits for the
+ * server's check of it. data is not kept. The binary lives until
+ * rdev_binary_unload or the session's end. */
+int rdev_binary_load(rdev_session_t *s, const void *data, size_t len, rdev_binary_t **out);
+/* aclrtBinaryUnLoad: its function objects are freed with it; launches
+ * already queued still run. One round trip; b is freed whatever the result. */
+int rdev_binary_unload(rdev_binary_t *b);
+/* aclrtBinaryGetFunction / ByEntry: one round trip (RDEV_UNKNOWN_KERNEL
+ * when the binary has no such kernel). The function lives with its binary. */
+int rdev_binary_function(rdev_binary_t *b, const char *name, rdev_function_t **f);
+int rdev_binary_function_by_entry(rdev_binary_t *b, uint64_t entry, rdev_function_t **f);
+/* aclrtLaunchKernelWithHostArgs (async): launches f with `blocks` blocks on
+ * stream; args[0..len) is the argument blob laid out as f's binary
+ * declares, copied before the call returns. The server checks every device
+ * pointer in it against the session's allocations; a refusal surfaces at
+ * the next synchronize. */
+int rdev_launch_function(rdev_stream_t *stream, rdev_function_t *f, uint32_t blocks, const void *args, size_t len);
+
 /* ---- host functions ------------------------------------------------------- */
 
 typedef struct rdev_host_call rdev_host_call_t; /* one host function the stream reached */

@@ -46,6 +46,8 @@ typedef struct rdev_rt_space rdev_rt_space_t;   /* one owner's device address ra
 #define RDEV_RT_MAX_KERNEL_BLOCKS 65535
 #define RDEV_RT_PRINT_LIMIT 65536 /* bytes of kernel print kept per launch */
 #define RDEV_RT_MAX_SPACES 65535  /* address spaces live at once */
+#define RDEV_RT_MAX_KERNEL_NAME 63  /* bytes of a kernel's name */
+#define RDEV_RT_MAX_BINARY (1 << 20) /* bytes of a kernel binary */
 
 /* ---- opening a runtime -------------------------------------------------- */
 
@@ -418,6 +420,43 @@ typedef void (*rdev_rt_print_fn)(void *user, const char *text, size_t len);
  * Unknown names are RDEV_UNKNOWN_KERNEL. args are copied; print_fn may be NULL. */
 int rdev_rt_launch(rdev_rt_stream_t *s, const char *name, uint32_t blocks, const rdev_kernel_arg_t *args, int nargs,
                    rdev_rt_print_fn print_fn, void *print_user);
+
+/* ---- kernel binaries ------------------------------------------------------ */
+
+/* A loaded kernel binary in the rdev sim binary format (docs/sim-binary.md)
+ * and one of its functions (valid while its binary is loaded). */
+typedef struct rdev_rt_binary rdev_rt_binary_t;
+typedef struct rdev_rt_function rdev_rt_function_t;
+
+/* aclrtBinaryLoadFromData: parses len bytes (at most RDEV_RT_MAX_BINARY)
+ * and checks every kernel's declared layout against the registry kernel it
+ * names (RDEV_INVALID_PARAM for what is not the format, RDEV_UNKNOWN_KERNEL
+ * for an unknown kernel, RDEV_KERNEL_ARGS for a layout that differs).
+ * data is not kept. Free with rdev_rt_binary_unload. */
+int rdev_rt_binary_load(rdev_rt_t *rt, const void *data, size_t len, rdev_rt_binary_t **out);
+void rdev_rt_binary_unload(rdev_rt_binary_t *b);
+
+/* aclrtBinaryGetFunction / ByEntry: RDEV_UNKNOWN_KERNEL when absent. */
+int rdev_rt_binary_function(const rdev_rt_binary_t *b, const char *name, const rdev_rt_function_t **f);
+int rdev_rt_binary_function_by_entry(const rdev_rt_binary_t *b, uint64_t entry, const rdev_rt_function_t **f);
+
+/* The function's name in its binary, and the registry kernel it runs. */
+const char *rdev_rt_function_name(const rdev_rt_function_t *f);
+const rdev_kernel_sig_t *rdev_rt_function_sig(const rdev_rt_function_t *f);
+
+/* Decodes an argument blob (the bytes a host stub packed, len at least the
+ * layout's span) into *nargs typed arguments; pointers are the device
+ * addresses the blob holds (base = address, offset 0), not yet checked.
+ * RDEV_KERNEL_ARGS for a function whose binary declares no layout, or a
+ * blob too short for it. */
+int rdev_rt_function_args(const rdev_rt_function_t *f, const void *blob, size_t len, rdev_kernel_arg_t *args,
+                          int *nargs);
+
+/* aclrtLaunchKernelWithHostArgs: decodes the blob and launches as
+ * rdev_rt_launch, whose checks apply (every pointer's reach inside its
+ * allocation). The blob is copied. */
+int rdev_rt_launch_function(rdev_rt_stream_t *s, const rdev_rt_function_t *f, uint32_t blocks, const void *blob,
+                            size_t len, rdev_rt_print_fn print_fn, void *print_user);
 
 /* ---- fault injection (tests) -------------------------------------------- */
 

@@ -1,0 +1,142 @@
+/*
+ * client/lib/binary.c — kernel binaries and their functions as the caller
+ * sees them (rdev_binary_*, rdev_launch_function): objects naming the
+ * server's, a binary's functions freed with it, all of them freed at
+ * close; a launch sends a copy of its argument blob. Owns s->bins and the
+ * binary and function objects; calls submit.c, stream.c (stream handles)
+ * and error.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+
+struct rdev_function {
+  rdev_binary_t *bin;
+  uint64_t handle;
+  struct rdev_function *next;
+};
+
+struct rdev_binary {
+  rdev_session_t *s;
+  uint64_t handle;
+  struct rdev_function *funcs;
+  struct rdev_binary *prev, *next; /* s->bins */
+};
+
+int rdev_binary_load(rdev_session_t *s, const void *data, size_t len, rdev_binary_t **out) {
+  if (!s || !data || !out) return cl_error(RDEV_INVALID_PARAM, "session, data or out is NULL");
+  *out = NULL;
+  if (len == 0 || len > RDEV_WIRE_MAX_CHUNK)
+    return cl_error(RDEV_INVALID_PARAM, "a binary of %zu bytes: 1 to %u", len, RDEV_WIRE_MAX_CHUNK);
+  rdev_binary_t *b = calloc(1, sizeof *b);
+  if (!b) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = rdev_v1_Request_binary_load_tag;
+  cl_result_t res;
+  int rc = cl_call_with(s, &req, data, len, &res);
+  if (rc) {
+    free(b);
+    return rc;
+  }
+  b->s = s;
+  b->handle = res.handle;
+  pthread_mutex_lock(&s->mu);
+  b->next = s->bins;
+  if (b->next) b->next->prev = b;
+  s->bins = b;
+  pthread_mutex_unlock(&s->mu);
+  *out = b;
+  return RDEV_OK;
+}
+
+static void free_functions(rdev_binary_t *b) {
+  while (b->funcs) {
+    struct rdev_function *n = b->funcs->next;
+    free(b->funcs);
+    b->funcs = n;
+  }
+}
+
+int rdev_binary_unload(rdev_binary_t *b) {
+  if (!b) return cl_error(RDEV_INVALID_PARAM, "binary is NULL");
+  rdev_session_t *s = b->s;
+  pthread_mutex_lock(&s->mu);
+  if (b->prev)
+    b->prev->next = b->next;
+  else
+    s->bins = b->next;
+  if (b->next) b->next->prev = b->prev;
+  pthread_mutex_unlock(&s->mu);
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = rdev_v1_Request_binary_unload_tag;
+  req.op.binary_unload.binary = b->handle;
+  free_functions(b);
+  free(b);
+  return cl_call(s, &req, NULL);
+}
+
+static int function(rdev_binary_t *b, const char *name, uint64_t entry, rdev_function_t **out) {
+  if (!b || !out) return cl_error(RDEV_INVALID_PARAM, "binary or out is NULL");
+  *out = NULL;
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = rdev_v1_Request_binary_function_tag;
+  req.op.binary_function.binary = b->handle;
+  if (name) {
+    if (strlen(name) >= sizeof req.op.binary_function.name)
+      return cl_error(RDEV_UNKNOWN_KERNEL, "kernel name of more than %zu bytes",
+                      sizeof req.op.binary_function.name - 1);
+    strcpy(req.op.binary_function.name, name);
+  } else {
+    req.op.binary_function.entry = entry;
+    req.op.binary_function.by_entry = true;
+  }
+  struct rdev_function *f = calloc(1, sizeof *f);
+  if (!f) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+  cl_result_t res;
+  int rc = cl_call(b->s, &req, &res);
+  if (rc) {
+    free(f);
+    return rc;
+  }
+  f->bin = b;
+  f->handle = res.handle;
+  pthread_mutex_lock(&b->s->mu);
+  f->next = b->funcs;
+  b->funcs = f;
+  pthread_mutex_unlock(&b->s->mu);
+  *out = f;
+  return RDEV_OK;
+}
+
+int rdev_binary_function(rdev_binary_t *b, const char *name, rdev_function_t **f) {
+  if (!name) return cl_error(RDEV_INVALID_PARAM, "name is NULL");
+  return function(b, name, 0, f);
+}
+
+int rdev_binary_function_by_entry(rdev_binary_t *b, uint64_t entry, rdev_function_t **f) {
+  return function(b, NULL, entry, f);
+}
+
+int rdev_launch_function(rdev_stream_t *stream, rdev_function_t *f, uint32_t blocks, const void *args, size_t len) {
+  rdev_session_t *s = cl_stream_session(stream);
+  uint64_t h;
+  int rc = cl_stream_handle(s, stream, &h);
+  if (rc) return rc;
+  if (!f || f->bin->s != s) return cl_error(RDEV_INVALID_PARAM, "function is NULL or another session's");
+  if ((!args && len) || len > RDEV_WIRE_MAX_CHUNK)
+    return cl_error(RDEV_INVALID_PARAM, "arguments of %zu bytes: at most %u", len, RDEV_WIRE_MAX_CHUNK);
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = rdev_v1_Request_launch_function_tag;
+  req.op.launch_function = (rdev_v1_LaunchFunction){h, f->handle, blocks};
+  return cl_send_async_with(s, &req, args ? args : "", len);
+}
+
+void cl_free_binaries(rdev_session_t *s) {
+  while (s->bins) {
+    rdev_binary_t *n = s->bins->next;
+    free_functions(s->bins);
+    free(s->bins);
+    s->bins = n;
+  }
+}

@@ -1,0 +1,150 @@
+/*
+ * tests/integration/test_binary.c — kernel binaries on a real rdevd through
+ * the C API (rdev_binary_*, rdev_launch_function): load, functions by name
+ * and entry, launches from argument blobs with their print output, and
+ * every refusal: not the format, unknown kernels, a pointer into another
+ * session's memory or past an allocation, a binary with no layout, a
+ * short blob. Suite "binary".
+ */
+#include <string.h>
+
+#include "fixture.h"
+
+static const char k_bin[] =
+    "rdev-sim-binary 1\n"
+    "kernel DeviceWrite write_i32 entry=7\n"
+    "  arg ptr devPtr reach=blocks*4 writes\n"
+    "  arg i32 value\n"
+    "kernel DeviceRead read_i32\n"
+    "  arg ptr devPtr reach=blocks*4\n"
+    "kernel Bare write_i32\n";
+
+typedef struct {
+  uint64_t ptr;
+  int32_t value;
+} write_args_t; /* the AscendC host stub layout: 8 + 4 */
+
+START_TEST(test_binary_launch_writes_and_prints) {
+  rdev_session_t *s = fx_open();
+  fx_capture_t cap;
+  fx_capture_init(&cap);
+  rdev_session_set_print_fn(s, fx_capture_fn, &cap);
+  rdev_binary_t *b = NULL;
+  FX_OK(rdev_binary_load(s, k_bin, sizeof k_bin - 1, &b));
+  rdev_function_t *wr = NULL, *rd = NULL;
+  FX_OK(rdev_binary_function_by_entry(b, 7, &wr));
+  FX_OK(rdev_binary_function(b, "DeviceRead", &rd));
+  int32_t *d = NULL;
+  FX_OK(rdev_malloc(s, (void **)&d, 8, RDEV_MEM_MALLOC_HUGE_FIRST));
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  write_args_t w = {(uint64_t)(uintptr_t)d, 123};
+  FX_OK(rdev_launch_function(st, wr, 2, &w, 12));
+  w.value = 999; /* the blob was copied at the call */
+  FX_OK(rdev_launch_function(st, rd, 2, &w, 8));
+  FX_OK(rdev_stream_synchronize(st));
+  char text[256];
+  fx_capture_get(&cap, text, sizeof text);
+  ck_assert_str_eq(text, "Source data: 123\nSource data: 123\nDestination data: 123\nDestination data: 123\n");
+  int32_t h[2] = {0, 0};
+  FX_OK(rdev_memcpy(s, h, 8, d, 8, RDEV_MEMCPY_DEVICE_TO_HOST));
+  ck_assert_int_eq(h[0], 123);
+  ck_assert_int_eq(h[1], 123);
+  FX_OK(rdev_stream_destroy(st));
+  FX_OK(rdev_free(s, d));
+  FX_OK(rdev_binary_unload(b));
+  rdev_session_close(s);
+}
+END_TEST
+
+START_TEST(test_binary_refusals) {
+  rdev_session_t *a = fx_open(), *s = fx_open();
+  rdev_binary_t *b = NULL;
+  FX_EXPECT(rdev_binary_load(s,
+                             "\x7f"
+                             "ELF",
+                             4, &b),
+            RDEV_INVALID_PARAM);
+  ck_assert_ptr_null(b);
+  const char *unknown = "rdev-sim-binary 1\nkernel K nope\nnoargs\n";
+  const char *wrong = "rdev-sim-binary 1\nkernel K write_i32\narg i32 v\narg i32 w\n";
+  FX_EXPECT(rdev_binary_load(s, unknown, strlen(unknown), &b), RDEV_UNKNOWN_KERNEL);
+  FX_EXPECT(rdev_binary_load(s, wrong, strlen(wrong), &b), RDEV_KERNEL_ARGS);
+  FX_EXPECT(rdev_binary_load(s, k_bin, 0, &b), RDEV_INVALID_PARAM);
+  FX_OK(rdev_binary_load(s, k_bin, sizeof k_bin - 1, &b));
+  rdev_function_t *wr = NULL, *bare = NULL, *none = NULL;
+  FX_OK(rdev_binary_function(b, "DeviceWrite", &wr));
+  FX_OK(rdev_binary_function(b, "Bare", &bare));
+  FX_EXPECT(rdev_binary_function(b, "Nope", &none), RDEV_UNKNOWN_KERNEL);
+  FX_EXPECT(rdev_binary_function_by_entry(b, 99, &none), RDEV_UNKNOWN_KERNEL);
+  /* session a's memory, with a secret */
+  int32_t *theirs = NULL, *mine = NULL;
+  FX_OK(rdev_malloc(a, (void **)&theirs, 64, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_memset(a, theirs, 64, 0x5a, 64));
+  FX_OK(rdev_malloc(s, (void **)&mine, 8, RDEV_MEM_MALLOC_HUGE_FIRST));
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  write_args_t w = {(uint64_t)(uintptr_t)theirs, 1};
+  FX_OK(rdev_launch_function(st, wr, 1, &w, sizeof w));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_INVALID_PARAM); /* another session's */
+  w.ptr = (uint64_t)(uintptr_t)mine;
+  FX_OK(rdev_launch_function(st, wr, 3, &w, sizeof w)); /* 3 blocks reach 12 bytes of an 8-byte allocation */
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_INVALID_PARAM);
+  w.ptr = (uint64_t)(uintptr_t)mine + 8; /* just past it */
+  FX_OK(rdev_launch_function(st, wr, 1, &w, sizeof w));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_INVALID_PARAM);
+  w.ptr = (uint64_t)(uintptr_t)mine;
+  FX_OK(rdev_launch_function(st, bare, 1, &w, sizeof w)); /* no layout declared */
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_KERNEL_ARGS);
+  ck_assert_ptr_nonnull(strstr(rdev_session_last_error(), "no argument layout"));
+  FX_OK(rdev_launch_function(st, wr, 1, &w, 11)); /* shorter than the layout */
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_KERNEL_ARGS);
+  FX_EXPECT(rdev_launch_function(st, NULL, 1, &w, sizeof w), RDEV_INVALID_PARAM);
+  /* a's bytes stayed */
+  uint8_t back[64];
+  FX_OK(rdev_memcpy(a, back, 64, theirs, 64, RDEV_MEMCPY_DEVICE_TO_HOST));
+  for (int i = 0; i < 64; i++) ck_assert_int_eq(back[i], 0x5a);
+  FX_OK(rdev_launch_function(st, wr, 2, &w, sizeof w)); /* and the stream works */
+  FX_OK(rdev_stream_synchronize(st));
+  FX_OK(rdev_stream_destroy(st));
+  FX_OK(rdev_binary_unload(b));
+  rdev_session_close(s);
+  rdev_session_close(a);
+}
+END_TEST
+
+/* Loaded by many sessions of one tenant, the binary is parsed once; each
+ * session still gets its own handles, and unload in one leaves the others. */
+START_TEST(test_binary_shared_by_sessions) {
+  rdev_session_t *s1 = fx_open(), *s2 = fx_open();
+  rdev_binary_t *b1 = NULL, *b2 = NULL;
+  FX_OK(rdev_binary_load(s1, k_bin, sizeof k_bin - 1, &b1));
+  FX_OK(rdev_binary_load(s2, k_bin, sizeof k_bin - 1, &b2));
+  rdev_function_t *f2 = NULL;
+  FX_OK(rdev_binary_function(b2, "DeviceWrite", &f2));
+  FX_OK(rdev_binary_unload(b1));
+  int32_t *d = NULL;
+  FX_OK(rdev_malloc(s2, (void **)&d, 4, RDEV_MEM_MALLOC_HUGE_FIRST));
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s2, &st));
+  write_args_t w = {(uint64_t)(uintptr_t)d, 42};
+  FX_OK(rdev_launch_function(st, f2, 1, &w, sizeof w));
+  FX_OK(rdev_stream_synchronize(st));
+  int32_t v = 0;
+  FX_OK(rdev_memcpy(s2, &v, 4, d, 4, RDEV_MEMCPY_DEVICE_TO_HOST));
+  ck_assert_int_eq(v, 42);
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s1);
+  rdev_session_close(s2); /* b2 still loaded: the session's end frees it */
+}
+END_TEST
+
+Suite *suite_binary(void) {
+  Suite *su = suite_create("binary");
+  TCase *tc = fx_tcase("binary");
+  tcase_add_test(tc, test_binary_launch_writes_and_prints);
+  tcase_add_test(tc, test_binary_refusals);
+  tcase_add_test(tc, test_binary_shared_by_sessions);
+  suite_add_tcase(su, tc);
+  return su;
+}
