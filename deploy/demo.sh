@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # deploy/demo.sh — README's first command: installs what is missing, builds,
 # starts rdevd on the embedded sim backend on a free loopback port, runs the
-# CANN D2H async sample against it remotely, and stops the server.
+# CANN runtime's D2H async sample against it remotely (its main.cpp compiled
+# unmodified against rdev's acl headers and linked with libascendcl.so and
+# the sim kernel library), and stops the server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,4 +19,14 @@ for _ in $(seq 100); do grep -q "listening on" "$log" && break; sleep 0.1; done
 addr=$(awk '/listening on/ {print $NF}' "$log")
 [ -n "$addr" ] || { echo "rdevd did not start"; exit 1; }
 echo "rdevd (sim) listening on $addr"
-build/client/d2h_async "$addr"
+out=$(RDEV_TARGET="$addr" LD_LIBRARY_PATH=build/client/acl build/tests/acl/sample_d2h_async 2>&1)
+echo "$out"
+# as the sample's run.sh checks: the kernel's print and what the host read back agree
+src=$(echo "$out" | sed -n 's/.*Source data: \(-\{0,1\}[0-9]*\).*/\1/p' | tail -1)
+dst=$(echo "$out" | sed -n 's/.*Destination data: \(-\{0,1\}[0-9]*\).*/\1/p' | tail -1)
+if [ -n "$src" ] && [ "$src" = "$dst" ]; then
+  echo "[SUCCESS] Memory copy successfully."
+else
+  echo "[FAILURE] Source data '$src', Destination data '$dst'"
+  exit 1
+fi

@@ -28,7 +28,7 @@ run_suite() { # dir sanitizer [ctest args...]
   (cd "$dir" && ctest --output-on-failure "$@")
 }
 # The suites that serve sessions, again without the host view.
-served='^(integration_.*|python_.*|acl_programs|bench_fair_quick|rdev_bench_quick)$'
+served='^(integration_.*|python_.*|acl_programs|acl_samples|bench_fair_quick|rdev_bench_quick)$'
 run_unmapped() { # dir [ctest -R pattern]
   echo "=== test $1, sim host view off ==="
   (cd "$1" && RDEV_SIM_HOST_VIEW=off ctest --output-on-failure -R "${2:-$served}")

@@ -51,6 +51,7 @@ aclError aclFinalize(void) {
   aclError rc = acl_session_end(&closing);
   if (!rc) {
     acl_streams_forget();
+    acl_kernels_forget();
     while (host) { /* what the program did not free */
       struct host_block *n = host->next;
       rdev_free_host(NULL, host->p);

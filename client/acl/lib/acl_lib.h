@@ -25,6 +25,13 @@ aclError acl_last_error(int clear);
 void acl_lock(void);
 void acl_unlock(void);
 
+/* Lock held: the process's session, or NULL (none: no error recorded). */
+rdev_session_t *acl_session_if_open(void);
+
+/* Lock held: the kernel records forget what the session's end freed
+ * (aclFinalize; acl_kernel.c). */
+void acl_kernels_forget(void);
+
 /* Lock held: the process's session in *s, or an error (no aclInit, or a
  * child after fork). */
 aclError acl_session(rdev_session_t **s);

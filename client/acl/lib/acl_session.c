@@ -87,6 +87,8 @@ aclError acl_session(rdev_session_t **s) {
   return rc;
 }
 
+rdev_session_t *acl_session_if_open(void) { return g.forked ? NULL : g.s; }
+
 aclError acl_on_device(rdev_session_t **s, int *dev) {
   aclError rc = on_device();
   *s = g.s;

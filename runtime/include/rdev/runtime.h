@@ -44,9 +44,9 @@ typedef struct rdev_rt_space rdev_rt_space_t;   /* one owner's device address ra
 #define RDEV_RT_MEM_ALIGN 64 /* every device address is 64-byte aligned */
 #define RDEV_RT_MAX_KERNEL_ARGS 8
 #define RDEV_RT_MAX_KERNEL_BLOCKS 65535
-#define RDEV_RT_PRINT_LIMIT 65536 /* bytes of kernel print kept per launch */
-#define RDEV_RT_MAX_SPACES 65535  /* address spaces live at once */
-#define RDEV_RT_MAX_KERNEL_NAME 63  /* bytes of a kernel's name */
+#define RDEV_RT_PRINT_LIMIT 65536    /* bytes of kernel print kept per launch */
+#define RDEV_RT_MAX_SPACES 65535     /* address spaces live at once */
+#define RDEV_RT_MAX_KERNEL_NAME 63   /* bytes of a kernel's name */
 #define RDEV_RT_MAX_BINARY (1 << 20) /* bytes of a kernel binary */
 
 /* ---- opening a runtime -------------------------------------------------- */
