@@ -78,7 +78,8 @@ typedef struct {
     struct {
       void *addr; /* 8-byte aligned, inside one allocation */
       uint64_t value;
-      uint32_t cond; /* RT_TASK_VALUE_WAIT: rdev_value_cond_t */
+      uint32_t cond;       /* RT_TASK_VALUE_WAIT: rdev_value_cond_t */
+      uint32_t timeout_ms; /* RT_TASK_VALUE_WAIT: 0 = none */
     } value;
   } u;
 } rt_task_t;
@@ -122,6 +123,7 @@ typedef struct rt_backend {
   int (*event_sync)(rdev_rt_event_t *ev, int32_t timeout_ms);
   int (*event_query)(rdev_rt_event_t *ev, int *done);
   int (*event_elapsed)(float *ms, rdev_rt_event_t *a, rdev_rt_event_t *b);
+  int (*event_timestamp)(rdev_rt_event_t *ev, uint64_t *ns);
   int (*fault_inject)(void *impl, int dev, rdev_fault_kind_t kind, uint32_t nth, uint32_t hang_ms);
 } rt_backend_t;
 

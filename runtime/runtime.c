@@ -342,7 +342,8 @@ int rdev_rt_memset_async(rdev_rt_t *rt, void *dptr, size_t dest_max, int value, 
 
 /* ---- stream memory operations -------------------------------------------- */
 
-static int value_task(rdev_rt_stream_t *s, void *dptr, uint64_t value, uint32_t cond, rt_task_op_t op) {
+static int value_task(rdev_rt_stream_t *s, void *dptr, uint64_t value, uint32_t cond, uint32_t timeout_ms,
+                      rt_task_op_t op) {
   rt_clear_error();
   int rc = check_stream(NULL, s);
   if (rc) return rc;
@@ -356,19 +357,20 @@ static int value_task(rdev_rt_stream_t *s, void *dptr, uint64_t value, uint32_t 
   t.u.value.addr = dptr;
   t.u.value.value = value;
   t.u.value.cond = cond;
+  t.u.value.timeout_ms = timeout_ms;
   return s->rt->be->submit(s, &t);
 }
 
 int rdev_rt_value_write(rdev_rt_stream_t *s, void *dptr, uint64_t value) {
-  return value_task(s, dptr, value, 0, RT_TASK_VALUE_WRITE);
+  return value_task(s, dptr, value, 0, 0, RT_TASK_VALUE_WRITE);
 }
 
-int rdev_rt_value_wait(rdev_rt_stream_t *s, void *dptr, uint64_t value, rdev_value_cond_t cond) {
+int rdev_rt_value_wait(rdev_rt_stream_t *s, void *dptr, uint64_t value, rdev_value_cond_t cond, uint32_t timeout_ms) {
   if ((unsigned)cond > RDEV_VALUE_NOR) {
     rt_clear_error();
     return rt_fail(RDEV_INVALID_PARAM, "unknown value condition %d", (int)cond);
   }
-  return value_task(s, dptr, value, (uint32_t)cond, RT_TASK_VALUE_WAIT);
+  return value_task(s, dptr, value, (uint32_t)cond, timeout_ms, RT_TASK_VALUE_WAIT);
 }
 
 /* ---- streams ------------------------------------------------------------- */
@@ -521,6 +523,14 @@ int rdev_rt_event_synchronize(rdev_rt_event_t *ev, int32_t timeout_ms) {
   if (rc) return rc;
   if (timeout_ms < -1) return rt_fail(RDEV_INVALID_PARAM, "timeout %d ms", (int)timeout_ms);
   return ev->rt->be->event_sync(ev, timeout_ms);
+}
+
+int rdev_rt_event_timestamp(rdev_rt_event_t *ev, uint64_t *ns) {
+  rt_clear_error();
+  int rc = check_event(ev);
+  if (rc) return rc;
+  if (!ns) return rt_fail(RDEV_INVALID_PARAM, "ns is NULL");
+  return ev->rt->be->event_timestamp(ev, ns);
 }
 
 int rdev_rt_event_query(rdev_rt_event_t *ev, int *done) {

@@ -312,7 +312,8 @@ int srv_op_value_wait(srv_req_t *x) {
   char *dst;
   int rc = srv_get_stream(x, v->stream, &st);
   if (rc || (rc = srv_buf_range(x, "value wait", v->addr, sizeof(uint64_t), &dst, NULL))) return rc;
-  if ((rc = rdev_rt_value_wait(st, dst, v->value, (rdev_value_cond_t)v->cond))) return srv_rt_failed(x, rc);
+  if ((rc = rdev_rt_value_wait(st, dst, v->value, (rdev_value_cond_t)v->cond, v->timeout_ms)))
+    return srv_rt_failed(x, rc);
   return SRV_LATER;
 }
 

@@ -242,6 +242,8 @@ int srv_op_event_query(srv_req_t *x) {
   if (rc) return rc;
   if ((rc = rdev_rt_event_query(e->ptr, &done))) return srv_rt_failed(x, rc);
   x->r.value = (uint64_t)done;
+  uint64_t ns = 0;
+  if (done && rdev_rt_event_timestamp(e->ptr, &ns) == RDEV_OK) x->r.value2 = ns; /* 0: never recorded */
   return RDEV_OK;
 }
 

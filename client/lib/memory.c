@@ -221,7 +221,7 @@ int rdev_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_
 
 /* ValueWrite and ValueWait: fire-and-forget on the stream; the server
  * checks the address. */
-static int value_op(rdev_stream_t *stream, void *dptr, uint64_t value, int cond) {
+static int value_op(rdev_stream_t *stream, void *dptr, uint64_t value, int cond, uint32_t timeout_ms) {
   rdev_session_t *s = cl_stream_session(stream);
   uint64_t h;
   int rc = cl_stream_handle(s, stream, &h);
@@ -233,16 +233,16 @@ static int value_op(rdev_stream_t *stream, void *dptr, uint64_t value, int cond)
     req.op.value_write = (rdev_v1_ValueWrite){h, (uint64_t)(uintptr_t)dptr, value};
   } else {
     req.which_op = rdev_v1_Request_value_wait_tag;
-    req.op.value_wait = (rdev_v1_ValueWait){h, (uint64_t)(uintptr_t)dptr, value, (uint32_t)cond};
+    req.op.value_wait = (rdev_v1_ValueWait){h, (uint64_t)(uintptr_t)dptr, value, (uint32_t)cond, timeout_ms};
   }
   return cl_send_async(s, &req);
 }
 
-int rdev_value_write(rdev_stream_t *stream, void *dptr, uint64_t value) { return value_op(stream, dptr, value, -1); }
+int rdev_value_write(rdev_stream_t *stream, void *dptr, uint64_t value) { return value_op(stream, dptr, value, -1, 0); }
 
-int rdev_value_wait(rdev_stream_t *stream, void *dptr, uint64_t value, rdev_value_wait_t cond) {
+int rdev_value_wait(rdev_stream_t *stream, void *dptr, uint64_t value, rdev_value_wait_t cond, uint32_t timeout_ms) {
   if ((unsigned)cond > RDEV_VALUE_WAIT_NOR) return cl_error(RDEV_INVALID_PARAM, "unknown condition %d", (int)cond);
-  return value_op(stream, dptr, value, (int)cond);
+  return value_op(stream, dptr, value, (int)cond, timeout_ms);
 }
 
 int rdev_memset_async(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count, rdev_stream_t *stream) {

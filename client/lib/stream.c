@@ -256,6 +256,20 @@ int rdev_event_query(rdev_event_t *ev, int *done) {
   return rc;
 }
 
+int rdev_event_timestamp(rdev_event_t *ev, uint64_t *ns) {
+  if (!ev || !ns) return cl_error(RDEV_INVALID_PARAM, "ev or ns is NULL");
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = rdev_v1_Request_event_query_tag;
+  req.op.event_query.event = ev->handle;
+  cl_result_t res;
+  int rc = cl_call(ev->s, &req, &res);
+  if (rc) return rc;
+  if (res.value != 1 || !res.value2)
+    return cl_error(RDEV_INVALID_PARAM, "the event is not recorded or not yet complete");
+  *ns = res.value2;
+  return RDEV_OK;
+}
+
 int rdev_event_elapsed_ms(float *ms, rdev_event_t *start, rdev_event_t *end) {
   if (!ms || !start || !end) return cl_error(RDEV_INVALID_PARAM, "ms, start or end is NULL");
   if (start->s != end->s) return cl_error(RDEV_INVALID_PARAM, "events of different sessions");

@@ -230,6 +230,7 @@ int sim_stream_take_error(rdev_rt_stream_t *st);
 int sim_stream_set_failure_mode(rdev_rt_stream_t *st, int stop);
 int sim_event_create(void *impl, int dev, rdev_rt_event_t **out);
 int sim_event_elapsed(float *ms, rdev_rt_event_t *a, rdev_rt_event_t *b);
+int sim_event_timestamp(rdev_rt_event_t *ev, uint64_t *ns);
 int sim_event_destroy(rdev_rt_event_t *ev);
 
 #endif

@@ -133,5 +133,6 @@ const rt_backend_t rt_sim_backend = {
     .event_sync = sim_event_sync,
     .event_query = sim_event_query,
     .event_elapsed = sim_event_elapsed,
+    .event_timestamp = sim_event_timestamp,
     .fault_inject = sim_fault_inject,
 };

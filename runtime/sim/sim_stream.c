@@ -108,6 +108,17 @@ int sim_event_query(rdev_rt_event_t *ev, int *done) {
   return RDEV_OK;
 }
 
+int sim_event_timestamp(rdev_rt_event_t *ev, uint64_t *ns) {
+  sim_event_t *e = (sim_event_t *)ev;
+  pthread_mutex_lock(&e->dev->ev_mu);
+  int ok = e->recorded > 0 && e->completed >= e->recorded;
+  struct timespec t = e->when;
+  pthread_mutex_unlock(&e->dev->ev_mu);
+  if (!ok) return rt_fail(RDEV_INVALID_PARAM, "the event must be recorded and complete");
+  *ns = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+  return RDEV_OK;
+}
+
 int sim_event_elapsed(float *ms, rdev_rt_event_t *a, rdev_rt_event_t *b) {
   sim_event_t *x = (sim_event_t *)a, *y = (sim_event_t *)b;
   int ok = 1;
@@ -336,9 +347,15 @@ static int exec_task(sim_stream_t *s, rt_task_t *t) {
     case RT_TASK_VALUE_WRITE:
       __atomic_store_n((uint64_t *)t->u.value.addr, t->u.value.value, __ATOMIC_RELEASE);
       return RDEV_OK;
-    case RT_TASK_VALUE_WAIT: /* polls, backing off to 1 ms, as a device's wait would */
-      for (uint64_t ns = 2000; !value_met(t) && !sim_stream_sleep(s, ns);) ns = ns < 1000000 ? ns * 2 : ns;
+    case RT_TASK_VALUE_WAIT: { /* polls, backing off to 1 ms, as a device's wait would */
+      uint64_t end = t->u.value.timeout_ms ? rdev_clock_now_ns() + (uint64_t)t->u.value.timeout_ms * 1000000u : 0;
+      for (uint64_t ns = 2000; !value_met(t) && !sim_stream_sleep(s, ns);) {
+        if (end && rdev_clock_now_ns() >= end)
+          return rt_fail(RDEV_RT_WAIT_TIMEOUT, "value wait: not met within %u ms", t->u.value.timeout_ms);
+        ns = ns < 1000000 ? ns * 2 : ns;
+      }
       return RDEV_OK;
+    }
   }
   return rt_fail(RDEV_INTERNAL_ERROR, "unknown task op %d", t->op);
 }

@@ -4,7 +4,8 @@
  * itself (fp16 conversion, element sizes, versions, the thread's last
  * error and its detail, the SoC name, thread resources, peer access) and the variants of the device calls
  * (aclrtMallocAlign32, events with flags, aclrtQueryEvent,
- * aclrtResetDeviceForce, aclrtResetEvent), contexts, streams with a configuration and the
+ * aclrtResetDeviceForce, aclrtResetEvent), notifies, device status,
+ * attributes and resource limits, stream state callbacks, contexts, streams with a configuration and the
  * device synchronize (also against streams destroyed on another thread),
  * and a child forked before aclInit. Compiled as C and as C++ (test_acl_basics.cpp);
  * run by run_acl.py against a real rdevd with two devices.
@@ -32,6 +33,13 @@ static void *sync_loop(void *arg) {
   int bad = aclrtSetDevice(1) != ACL_SUCCESS;
   while (__atomic_load_n(&syncing, __ATOMIC_ACQUIRE)) bad += aclrtSynchronizeDevice() != ACL_SUCCESS;
   return (void *)(intptr_t)bad;
+}
+
+/* Counts stream creations and destructions (aclrtRegStreamStateCallback). */
+static void on_stream_state(aclrtStream stm, aclrtStreamState state, void *args) {
+  (void)stm;
+  int *counts = (int *)args;
+  counts[state == ACL_RT_STREAM_STATE_CREATE_POST ? 0 : 1]++;
 }
 
 static int unreachable(void) {
@@ -226,6 +234,69 @@ int main(int argc, char **argv) {
     CHECK_RET(aclrtResetEvent(rev, (aclrtStream)&info), ACL_ERROR_INVALID_RESOURCE_HANDLE);
     CHECK_RET(aclrtDestroyEvent(rev), ACL_SUCCESS);
     CHECK_RET(aclrtDestroyStream(rs), ACL_SUCCESS);
+  }
+
+  /* notifies between two streams; device status, attributes, priorities,
+   * resource limits, memory use; stream state callbacks */
+  {
+    aclrtStream sa = NULL, sb = NULL;
+    aclrtNotify nt = NULL;
+    CHECK_RET(aclrtCreateStream(&sa), ACL_SUCCESS);
+    CHECK_RET(aclrtCreateStream(&sb), ACL_SUCCESS);
+    CHECK_RET(aclrtCreateNotify(&nt, ACL_NOTIFY_DEFAULT), ACL_SUCCESS);
+    CHECK_RET(aclrtWaitAndResetNotify(nt, sb, 0), ACL_SUCCESS);
+    CHECK_RET(aclrtMemsetAsync(d1, sizeof host, 0x5e, sizeof host, sb), ACL_SUCCESS);
+    usleep(50000);
+    aclrtStreamStatus ss = ACL_STREAM_STATUS_COMPLETE;
+    CHECK_RET(aclrtStreamQuery(sb, &ss), ACL_SUCCESS);
+    CHECK(ss == ACL_STREAM_STATUS_NOT_READY); /* held until the record */
+    CHECK_RET(aclrtRecordNotify(nt, sa), ACL_SUCCESS);
+    CHECK_RET(aclrtSynchronizeStream(sb), ACL_SUCCESS);
+    unsigned char c0 = 0;
+    CHECK_RET(aclrtMemcpy(&c0, 1, d1, 1, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    CHECK(c0 == 0x5e);
+    CHECK_RET(aclrtWaitAndResetNotify(nt, sb, 1), ACL_SUCCESS); /* reset: waits again, gives up after 1 s */
+    CHECK_RET(aclrtSynchronizeStream(sb), ACL_ERROR_RT_WAIT_TIMEOUT);
+    CHECK_RET(aclrtRecordNotify((aclrtNotify)&c0, sa), ACL_ERROR_INVALID_PARAM);
+    CHECK_RET(aclrtDestroyNotify(nt), ACL_SUCCESS);
+    CHECK_RET(aclrtDestroyNotify(nt), ACL_ERROR_INVALID_PARAM);
+    aclrtDeviceStatus dst = ACL_RT_DEVICE_STATUS_ABNORMAL;
+    CHECK_RET(aclrtQueryDeviceStatus(1, &dst), ACL_SUCCESS);
+    CHECK(dst == ACL_RT_DEVICE_STATUS_NORMAL);
+    CHECK_RET(aclrtQueryDeviceStatus(9, &dst), ACL_ERROR_RT_INVALID_DEVICEID);
+    int64_t mem = 0, cores = 0;
+    CHECK_RET(aclrtGetDeviceInfo(1, ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE, &mem), ACL_SUCCESS);
+    CHECK_RET(aclrtGetDeviceInfo(1, ACL_DEV_ATTR_AICORE_CORE_NUM, &cores), ACL_SUCCESS);
+    size_t fr = 0, tot = 0;
+    CHECK_RET(aclrtGetMemInfo(ACL_HBM_MEM, &fr, &tot), ACL_SUCCESS);
+    CHECK(mem == (int64_t)tot && cores >= 1);
+    CHECK_RET(aclrtGetDeviceInfo(1, ACL_DEV_ATTR_L2_CACHE_SIZE, &mem), ACL_ERROR_API_NOT_SUPPORT);
+    aclrtUtilizationInfo ui;
+    memset(&ui, 0, sizeof ui);
+    CHECK_RET(aclrtGetDeviceUtilizationRate(1, &ui), ACL_SUCCESS);
+    CHECK(ui.memoryUtilization >= 0 && ui.memoryUtilization <= 100);
+    int32_t least = -1, greatest = -1;
+    CHECK_RET(aclrtDeviceGetStreamPriorityRange(&least, &greatest), ACL_SUCCESS);
+    CHECK(least > greatest);
+    uint32_t lim = 0;
+    CHECK_RET(aclrtGetDeviceResLimit(1, ACL_RT_DEV_RES_CUBE_CORE, &lim), ACL_SUCCESS);
+    CHECK(lim >= 1);
+    CHECK_RET(aclrtSetDeviceResLimit(1, ACL_RT_DEV_RES_CUBE_CORE, lim), ACL_SUCCESS);
+    CHECK_RET(aclrtSetDeviceResLimit(1, ACL_RT_DEV_RES_CUBE_CORE, lim + 1), ACL_ERROR_INVALID_PARAM);
+    CHECK_RET(aclrtSetDeviceResLimit(1, ACL_RT_DEV_RES_CUBE_CORE, 0), ACL_ERROR_INVALID_PARAM);
+    CHECK_RET(aclrtResetDeviceResLimit(1), ACL_SUCCESS);
+    CHECK_RET(aclrtDestroyStream(sa), ACL_SUCCESS);
+    CHECK_RET(aclrtDestroyStream(sb), ACL_SUCCESS);
+    int states[2] = {0, 0};
+    CHECK_RET(aclrtRegStreamStateCallback("test", on_stream_state, states), ACL_SUCCESS);
+    aclrtStream sc = NULL;
+    CHECK_RET(aclrtCreateStream(&sc), ACL_SUCCESS);
+    CHECK_RET(aclrtDestroyStream(sc), ACL_SUCCESS);
+    CHECK(states[0] == 1 && states[1] == 1);
+    CHECK_RET(aclrtRegStreamStateCallback("test", NULL, NULL), ACL_SUCCESS);
+    CHECK_RET(aclrtCreateStream(&sc), ACL_SUCCESS);
+    CHECK_RET(aclrtDestroyStream(sc), ACL_SUCCESS);
+    CHECK(states[0] == 1 && states[1] == 1); /* unregistered */
   }
 
   pthread_t th;

@@ -823,7 +823,7 @@ START_TEST(test_value_write_releases_value_wait) {
   rdev_stream_t *a = NULL, *b = NULL;
   FX_OK(rdev_stream_create(s, &a));
   FX_OK(rdev_stream_create(s, &b));
-  FX_OK(rdev_value_wait(a, flag, 3, RDEV_VALUE_WAIT_GEQ));
+  FX_OK(rdev_value_wait(a, flag, 3, RDEV_VALUE_WAIT_GEQ, 0));
   FX_OK(rdev_memset_async(s, buf, 4096, 0x5a, 4096, a));
   FX_EXPECT(rdev_stream_synchronize_timeout(a, 100), RDEV_RT_STREAM_SYNC_TIMEOUT);
   uint8_t b0 = 1;
@@ -845,9 +845,15 @@ START_TEST(test_value_write_releases_value_wait) {
   FX_OK(rdev_value_write(b, (uint8_t *)flag + 64, 1));
   FX_EXPECT(rdev_stream_synchronize(b), RDEV_INVALID_PARAM);
   uint64_t host = 0;
-  FX_OK(rdev_value_wait(b, &host, 1, RDEV_VALUE_WAIT_EQ));
+  FX_OK(rdev_value_wait(b, &host, 1, RDEV_VALUE_WAIT_EQ, 0));
   FX_EXPECT(rdev_stream_synchronize(b), RDEV_INVALID_PARAM);
-  FX_EXPECT(rdev_value_wait(b, flag, 1, (rdev_value_wait_t)9), RDEV_INVALID_PARAM);
+  FX_EXPECT(rdev_value_wait(b, flag, 1, (rdev_value_wait_t)9, 0), RDEV_INVALID_PARAM);
+  /* a wait with a timeout gives up, and the work behind it runs */
+  FX_OK(rdev_value_wait(b, flag, 99, RDEV_VALUE_WAIT_EQ, 50));
+  FX_OK(rdev_memset_async(s, buf, 4096, 0x6b, 1, b));
+  FX_EXPECT(rdev_stream_synchronize(b), RDEV_RT_WAIT_TIMEOUT);
+  FX_OK(rdev_memcpy(s, &b0, 1, buf, 1, RDEV_MEMCPY_DEVICE_TO_HOST));
+  ck_assert_int_eq(b0, 0x6b);
   FX_EXPECT(rdev_value_write(NULL, flag, 1), RDEV_INVALID_PARAM);
   FX_OK(rdev_stream_destroy(a));
   FX_OK(rdev_stream_destroy(b));

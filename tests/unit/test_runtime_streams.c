@@ -570,7 +570,7 @@ START_TEST(test_value_wait_holds_its_stream_until_another_writes) {
   ck_assert_int_eq(rdev_rt_memset(rt, flag, 64, 0, 64), RDEV_OK);
   ck_assert_int_eq(rdev_rt_memset(rt, buf, 256, 0, 256), RDEV_OK);
   rdev_rt_stream_t *a = mkstream(rt, 0), *b = mkstream(rt, 0);
-  ck_assert_int_eq(rdev_rt_value_wait(a, flag, 5, RDEV_VALUE_EQ), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_value_wait(a, flag, 5, RDEV_VALUE_EQ, 0), RDEV_OK);
   ck_assert_int_eq(rdev_rt_memset_async(rt, buf, 256, 0x11, 256, a), RDEV_OK);
   /* the wait holds no slot: b's work runs on the one-slot device meanwhile */
   ck_assert_int_eq(rdev_rt_memset_async(rt, buf + 128, 128, 0x22, 128, b), RDEV_OK);
@@ -606,11 +606,11 @@ START_TEST(test_value_wait_conditions) {
   uint64_t v = 0x0f0;
   ck_assert_int_eq(rdev_rt_memcpy(rt, flag, 8, &v, 8, RDEV_MEMCPY_HOST_TO_DEVICE), RDEV_OK);
   /* each met at once: the stream drains */
-  ck_assert_int_eq(rdev_rt_value_wait(s, flag, 0x0f0, RDEV_VALUE_GEQ), RDEV_OK);
-  ck_assert_int_eq(rdev_rt_value_wait(s, flag, 0x001, RDEV_VALUE_GEQ), RDEV_OK);
-  ck_assert_int_eq(rdev_rt_value_wait(s, flag, 0x0f0, RDEV_VALUE_EQ), RDEV_OK);
-  ck_assert_int_eq(rdev_rt_value_wait(s, flag, 0x010, RDEV_VALUE_AND), RDEV_OK);
-  ck_assert_int_eq(rdev_rt_value_wait(s, flag, 0x00f, RDEV_VALUE_NOR), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_value_wait(s, flag, 0x0f0, RDEV_VALUE_GEQ, 0), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_value_wait(s, flag, 0x001, RDEV_VALUE_GEQ, 0), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_value_wait(s, flag, 0x0f0, RDEV_VALUE_EQ, 0), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_value_wait(s, flag, 0x010, RDEV_VALUE_AND, 0), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_value_wait(s, flag, 0x00f, RDEV_VALUE_NOR, 0), RDEV_OK);
   ck_assert_int_eq(rdev_rt_stream_synchronize_timeout(s, 5000), RDEV_OK);
   /* each unmet: the stream waits until a force destroy ends it */
   static const struct {
@@ -620,7 +620,7 @@ START_TEST(test_value_wait_conditions) {
       {0x0f1, RDEV_VALUE_GEQ}, {0x0f1, RDEV_VALUE_EQ}, {0x00f, RDEV_VALUE_AND}, {~(uint64_t)0, RDEV_VALUE_NOR}};
   for (size_t i = 0; i < sizeof unmet / sizeof unmet[0]; i++) {
     rdev_rt_stream_t *w = mkstream(rt, 0);
-    ck_assert_int_eq(rdev_rt_value_wait(w, flag, unmet[i].value, unmet[i].cond), RDEV_OK);
+    ck_assert_int_eq(rdev_rt_value_wait(w, flag, unmet[i].value, unmet[i].cond, 0), RDEV_OK);
     ck_assert_int_eq(rdev_rt_stream_synchronize_timeout(w, 30), RDEV_RT_STREAM_SYNC_TIMEOUT);
     double t0 = now_ms();
     ck_assert_int_eq(rdev_rt_stream_destroy_force(w), RDEV_OK);
@@ -639,8 +639,8 @@ START_TEST(test_value_ops_check_their_arguments) {
   ck_assert_int_eq(rdev_rt_value_write(s, buf + 4, 1), RDEV_MEMORY_ADDRESS_UNALIGNED);
   ck_assert_int_eq(rdev_rt_value_write(s, buf + 64, 1), RDEV_INVALID_PARAM);
   ck_assert_int_eq(rdev_rt_value_write(s, buf + 60, 1), RDEV_INVALID_PARAM);
-  ck_assert_int_eq(rdev_rt_value_wait(s, other, 1, RDEV_VALUE_EQ), RDEV_INVALID_PARAM);
-  ck_assert_int_eq(rdev_rt_value_wait(s, buf, 1, (rdev_value_cond_t)4), RDEV_INVALID_PARAM);
+  ck_assert_int_eq(rdev_rt_value_wait(s, other, 1, RDEV_VALUE_EQ, 0), RDEV_INVALID_PARAM);
+  ck_assert_int_eq(rdev_rt_value_wait(s, buf, 1, (rdev_value_cond_t)4, 0), RDEV_INVALID_PARAM);
   uint64_t host = 0;
   ck_assert_int_eq(rdev_rt_value_write(s, &host, 1), RDEV_INVALID_PARAM);
   ck_assert_int_eq(rdev_rt_value_write(NULL, buf, 1), RDEV_INVALID_RESOURCE_HANDLE);

@@ -52,6 +52,7 @@ aclError aclFinalize(void) {
   if (!rc) {
     acl_streams_forget();
     acl_kernels_forget();
+    acl_notifies_forget();
     while (host) { /* what the program did not free */
       struct host_block *n = host->next;
       rdev_free_host(NULL, host->p);
@@ -421,7 +422,7 @@ aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag, aclrtStrea
   rdev_stream_t *st = NULL;
   aclError rc = acl_stream_of(stream, &st);
   acl_unlock();
-  return rc ? rc : acl_result(rdev_value_wait(st, devAddr, value, (rdev_value_wait_t)flag), "aclrtValueWait");
+  return rc ? rc : acl_result(rdev_value_wait(st, devAddr, value, (rdev_value_wait_t)flag, 0), "aclrtValueWait");
 }
 
 __attribute__((constructor)) static void acl_contexts_init(void) {

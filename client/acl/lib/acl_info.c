@@ -147,8 +147,64 @@ aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo) {
   return ACL_SUCCESS;
 }
 
-/* The sim runs each kernel on one worker: one core of either kind, for
- * every thread and stream (rdev offers no resource limits to set). */
+/* ---- device resources and attributes ---------------------------------------------- */
+
+/* The sim runs each kernel on one worker: one core of either kind. A
+ * process may limit what it uses (aclrtSetDeviceResLimit) within that. */
+#define SIM_CORES 1
+static uint32_t res_limit[64][2]; /* per device and type; 0 = the device's own (under the lock) */
+
+static aclError check_device(int32_t deviceId) {
+  int n = 0;
+  aclError rc = acl_device_count(&n);
+  if (rc) return rc;
+  if (deviceId < 0 || deviceId >= n || deviceId >= 64)
+    return acl_fail(ACL_ERROR_RT_INVALID_DEVICEID, "device %d: this session has 0..%d", (int)deviceId, n - 1);
+  return ACL_SUCCESS;
+}
+
+static aclError check_res(int32_t deviceId, aclrtDevResLimitType type) {
+  if (type != ACL_RT_DEV_RES_CUBE_CORE && type != ACL_RT_DEV_RES_VECTOR_CORE)
+    return acl_fail(ACL_ERROR_INVALID_PARAM, "unknown resource type %d", (int)type);
+  return check_device(deviceId);
+}
+
+static uint32_t limit_of(int dev, aclrtDevResLimitType type) {
+  acl_lock();
+  uint32_t v = res_limit[dev][type];
+  acl_unlock();
+  return v ? v : SIM_CORES;
+}
+
+aclError aclrtGetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t *value) {
+  if (!value) return acl_fail(ACL_ERROR_INVALID_PARAM, "value is NULL");
+  aclError rc = check_res(deviceId, type);
+  if (!rc) *value = limit_of(deviceId, type);
+  return rc;
+}
+
+aclError aclrtSetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t value) {
+  aclError rc = check_res(deviceId, type);
+  if (rc) return rc;
+  if (value < 1 || value > SIM_CORES)
+    return acl_fail(ACL_ERROR_INVALID_PARAM, "%u cores: the device has %d", value, SIM_CORES);
+  acl_lock();
+  res_limit[deviceId][type] = value;
+  acl_unlock();
+  return ACL_SUCCESS;
+}
+
+aclError aclrtResetDeviceResLimit(int32_t deviceId) {
+  aclError rc = check_device(deviceId);
+  if (rc) return rc;
+  acl_lock();
+  res_limit[deviceId][0] = res_limit[deviceId][1] = 0;
+  acl_unlock();
+  return ACL_SUCCESS;
+}
+
+/* For every thread and stream, the device's limit (rdev sets none per
+ * stream). */
 aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t *value) {
   if (!value) return acl_fail(ACL_ERROR_INVALID_PARAM, "value is NULL");
   if (type != ACL_RT_DEV_RES_CUBE_CORE && type != ACL_RT_DEV_RES_VECTOR_CORE)
@@ -156,7 +212,54 @@ aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t *value) 
   char name[64];
   aclError rc = acl_device_name(name, sizeof name); /* a device must be set */
   if (rc) return rc;
-  *value = 1;
+  int dev = acl_thread_device();
+  *value = dev >= 0 && dev < 64 ? limit_of(dev, type) : SIM_CORES;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtQueryDeviceStatus(int32_t deviceId, aclrtDeviceStatus *deviceStatus) {
+  if (!deviceStatus) return acl_fail(ACL_ERROR_INVALID_PARAM, "deviceStatus is NULL");
+  aclError rc = check_device(deviceId);
+  if (!rc) *deviceStatus = ACL_RT_DEVICE_STATUS_NORMAL; /* rdevd serves it */
+  return rc;
+}
+
+/* Memory is measured (the share of the device's memory in use); rdevd does
+ * not measure its cores' busy time, so those read 0. */
+aclError aclrtGetDeviceUtilizationRate(int32_t deviceId, aclrtUtilizationInfo *utilizationInfo) {
+  if (!utilizationInfo || utilizationInfo->utilizationExtend)
+    return acl_fail(ACL_ERROR_INVALID_PARAM, "utilizationInfo is NULL or its utilizationExtend is not");
+  size_t total = 0, free_bytes = 0;
+  aclError rc = acl_device_memory(deviceId, &total, &free_bytes);
+  if (rc) return rc;
+  utilizationInfo->cubeUtilization = 0;
+  utilizationInfo->vectorUtilization = 0;
+  utilizationInfo->aicpuUtilization = 0;
+  utilizationInfo->memoryUtilization = total ? (int32_t)((total - free_bytes) * 100 / total) : 0;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t *value) {
+  if (!value) return acl_fail(ACL_ERROR_INVALID_PARAM, "value is NULL");
+  if (deviceId > 63) return acl_fail(ACL_ERROR_RT_INVALID_DEVICEID, "device %u", deviceId);
+  size_t total = 0, free_bytes = 0;
+  aclError rc = acl_device_memory((int32_t)deviceId, &total, &free_bytes);
+  if (rc) return rc;
+  switch (attr) {
+    case ACL_DEV_ATTR_AICPU_CORE_NUM: *value = 0; return ACL_SUCCESS; /* the sim runs no AI CPU work */
+    case ACL_DEV_ATTR_AICORE_CORE_NUM:
+    case ACL_DEV_ATTR_CUBE_CORE_NUM:
+    case ACL_DEV_ATTR_VECTOR_CORE_NUM: *value = SIM_CORES; return ACL_SUCCESS;
+    case ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE: *value = (int64_t)total; return ACL_SUCCESS;
+    default: return acl_fail(ACL_ERROR_API_NOT_SUPPORT, "device attribute %d is not offered by rdev", (int)attr);
+  }
+}
+
+/* Priorities 0 (the highest) to 7, as CANN's streams take them. */
+aclError aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority, int32_t *greatestPriority) {
+  if (!leastPriority || !greatestPriority) return acl_fail(ACL_ERROR_INVALID_PARAM, "NULL argument");
+  *leastPriority = 7;
+  *greatestPriority = 0;
   return ACL_SUCCESS;
 }
 

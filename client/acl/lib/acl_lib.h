@@ -31,6 +31,13 @@ rdev_session_t *acl_session_if_open(void);
 /* Lock held: the kernel records forget what the session's end freed
  * (aclFinalize; acl_kernel.c). */
 void acl_kernels_forget(void);
+/* Lock held: the notify records go (aclFinalize; acl_notify.c). */
+void acl_notifies_forget(void);
+
+/* A synchronize of stream st (stream id `id`, device dev) returned code:
+ * the registered exception callbacks run for a failure of its work
+ * (acl_stream.c). No lock held. */
+void acl_exception_report(aclError code, int32_t id, int dev);
 
 /* Lock held: the process's session in *s, or an error (no aclInit, or a
  * child after fork). */
@@ -77,6 +84,9 @@ int acl_in_callback(void);
 
 /* The process's device count, or an error (no session). */
 aclError acl_device_count(int *count);
+
+/* Device dev's memory, total and free; or an error (no session, no such device). */
+aclError acl_device_memory(int dev, size_t *total, size_t *free_bytes);
 
 /* The name of the calling thread's device, copied into name; or an error. */
 aclError acl_device_name(char *name, size_t len);

@@ -150,6 +150,16 @@ aclError acl_device_count(int *count) {
   return rc;
 }
 
+aclError acl_device_memory(int dev, size_t *total, size_t *free_bytes) {
+  rdev_device_info_t info;
+  pthread_mutex_lock(&g.mu);
+  aclError rc = session_ok();
+  if (!rc) rc = acl_result(rdev_device_info(g.s, dev, &info), "device info");
+  pthread_mutex_unlock(&g.mu);
+  if (!rc) *total = info.total_bytes, *free_bytes = info.free_bytes;
+  return rc;
+}
+
 aclError acl_device_name(char *name, size_t len) {
   rdev_device_info_t info;
   pthread_mutex_lock(&g.mu);

@@ -4,8 +4,10 @@
  * each device's default stream (the NULL stream, made on first use),
  * device synchronization over them, and the event calls.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "acl/acl.h"
@@ -29,6 +31,99 @@ static rec_t *recs;
 static rdev_stream_t *defaults[MAX_DEVICES];
 static uint64_t default_modes[MAX_DEVICES]; /* the default streams' failure modes */
 static int32_t next_id = 1;                 /* 0 is a default stream's */
+
+/* ---- stream state and exception callbacks ---------------------------------------- */
+
+#define MAX_CALLBACKS 16
+static struct {
+  char name[64];
+  aclrtStreamStateCallback fn;
+  void *args;
+} state_cbs[MAX_CALLBACKS]; /* under the lock */
+static aclrtExceptionInfoCallback exception_cbs[MAX_CALLBACKS];
+
+/* Runs the stream state callbacks (no lock held: they may call in). */
+static void stream_state(aclrtStream st, aclrtStreamState state) {
+  aclrtStreamStateCallback fns[MAX_CALLBACKS];
+  void *args[MAX_CALLBACKS];
+  int n = 0;
+  acl_lock();
+  for (int i = 0; i < MAX_CALLBACKS; i++)
+    if (state_cbs[i].fn) fns[n] = state_cbs[i].fn, args[n++] = state_cbs[i].args;
+  acl_unlock();
+  for (int i = 0; i < n; i++) fns[i](st, state, args[i]);
+}
+
+/* Registers (or, with a NULL callback, removes) the callback named regName;
+ * it runs after each stream is created and before each is destroyed. */
+aclError aclrtRegStreamStateCallback(const char *regName, aclrtStreamStateCallback callback, void *args) {
+  if (!regName || !*regName || strlen(regName) >= sizeof state_cbs[0].name)
+    return acl_fail(ACL_ERROR_INVALID_PARAM, "regName is NULL, empty or longer than 63 bytes");
+  aclError rc = ACL_SUCCESS;
+  acl_lock();
+  int at = -1, free_at = -1;
+  for (int i = 0; i < MAX_CALLBACKS; i++) {
+    if (state_cbs[i].fn && !strcmp(state_cbs[i].name, regName)) at = i;
+    if (!state_cbs[i].fn && free_at < 0) free_at = i;
+  }
+  if (!callback) {
+    if (at >= 0) state_cbs[at].fn = NULL;
+  } else if (at < 0 && free_at < 0) {
+    rc = acl_fail(ACL_ERROR_INVALID_PARAM, "at most %d stream state callbacks", MAX_CALLBACKS);
+  } else {
+    if (at < 0) at = free_at;
+    snprintf(state_cbs[at].name, sizeof state_cbs[at].name, "%s", regName);
+    state_cbs[at].fn = callback;
+    state_cbs[at].args = args;
+  }
+  acl_unlock();
+  return rc;
+}
+
+/* What the exception callbacks are given: the failed work's stream, device
+ * and code (rdev reports a failure at the synchronize, without a task id). */
+struct rtExceptionInfo {
+  uint32_t taskid, streamid, tid, deviceid, retcode;
+};
+
+static aclError exception_cb(aclrtExceptionInfoCallback callback, int add) {
+  if (!callback) return acl_fail(ACL_ERROR_INVALID_PARAM, "callback is NULL");
+  aclError rc = ACL_SUCCESS;
+  acl_lock();
+  int at = -1;
+  for (int i = 0; i < MAX_CALLBACKS && at < 0; i++)
+    if (add ? !exception_cbs[i] || exception_cbs[i] == callback : exception_cbs[i] == callback) at = i;
+  if (at < 0)
+    rc = acl_fail(ACL_ERROR_INVALID_PARAM, add ? "at most %d exception callbacks" : "callback is not registered",
+                  MAX_CALLBACKS);
+  else
+    exception_cbs[at] = add ? callback : NULL;
+  acl_unlock();
+  return rc;
+}
+
+aclError aclrtExceptionInfoCallbackRegister(aclrtExceptionInfoCallback callback) { return exception_cb(callback, 1); }
+aclError aclrtExceptionInfoCallbackUnregister(aclrtExceptionInfoCallback callback) { return exception_cb(callback, 0); }
+aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback) { return exception_cb(callback, 1); }
+
+uint32_t aclrtGetTaskIdFromExceptionInfo(const aclrtExceptionInfo *info) { return info ? info->taskid : 0; }
+uint32_t aclrtGetStreamIdFromExceptionInfo(const aclrtExceptionInfo *info) { return info ? info->streamid : 0; }
+uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo *info) { return info ? info->tid : 0; }
+uint32_t aclrtGetDeviceIdFromExceptionInfo(const aclrtExceptionInfo *info) { return info ? info->deviceid : 0; }
+uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo *info) { return info ? info->retcode : 0; }
+
+void acl_exception_report(aclError code, int32_t id, int dev) {
+  /* failures of the stream's work: the runtime's 507xxx, not a synchronize that timed out */
+  if (code < 507000 || code >= 508000 || code == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT) return;
+  aclrtExceptionInfoCallback fns[MAX_CALLBACKS];
+  int n = 0;
+  acl_lock();
+  for (int i = 0; i < MAX_CALLBACKS; i++)
+    if (exception_cbs[i]) fns[n++] = exception_cbs[i];
+  acl_unlock();
+  aclrtExceptionInfo info = {0, (uint32_t)id, (uint32_t)syscall(SYS_gettid), (uint32_t)dev, (uint32_t)code};
+  for (int i = 0; i < n; i++) fns[i](&info);
+}
 
 static rec_t *find(const void *st) {
   rec_t *r = recs;
@@ -94,6 +189,7 @@ aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uin
   }
   acl_unlock();
   free(r);
+  if (!rc) stream_state(*stream, ACL_RT_STREAM_STATE_CREATE_POST);
   return rc;
 }
 
@@ -159,6 +255,10 @@ aclError aclrtCreateStreamV2(aclrtStream *stream, const aclrtStreamConfigHandle 
  * discards nothing then either, the server finishes it). */
 static aclError destroy(aclrtStream stream, const char *what) {
   if (!stream) return acl_fail(ACL_ERROR_INVALID_PARAM, "stream is NULL");
+  acl_lock();
+  int known = find(stream) != NULL;
+  acl_unlock();
+  if (known) stream_state(stream, ACL_RT_STREAM_STATE_DESTROY_PRE);
   rdev_session_t *s;
   acl_lock();
   aclError rc = acl_session(&s);
@@ -337,6 +437,7 @@ aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) {
     rdev_stream_t *st = all[i]->st;
     aclError e = acl_result(left < 0 ? rdev_stream_synchronize(st) : rdev_stream_synchronize_timeout(st, left),
                             "aclrtSynchronizeDevice");
+    acl_exception_report(e, all[i]->id, dev);
     if (!rc) rc = e;
   }
   acl_lock();
@@ -354,10 +455,29 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) 
   acl_lock();
   rdev_stream_t *st = NULL;
   aclError rc = acl_stream_of(stream, &st);
+  rec_t *r = rc ? NULL : find(st);
+  int32_t id = r ? r->id : 0;
+  int dev = r ? r->dev : acl_thread_device();
   acl_unlock();
   if (rc) return rc;
-  return acl_result(timeout < 0 ? rdev_stream_synchronize(st) : rdev_stream_synchronize_timeout(st, timeout),
-                    "aclrtSynchronizeStream");
+  rc = acl_result(timeout < 0 ? rdev_stream_synchronize(st) : rdev_stream_synchronize_timeout(st, timeout),
+                  "aclrtSynchronizeStream");
+  acl_exception_report(rc, id, dev);
+  return rc;
+}
+
+/* When the event's latest record completed, in microseconds of the
+ * device's clock (monotonic time on the sim). */
+aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp) {
+  if (!event || !timestamp) return acl_fail(ACL_ERROR_INVALID_PARAM, "event or timestamp is NULL");
+  uint64_t ns = 0;
+  acl_lock();
+  rdev_session_t *s;
+  aclError rc = acl_session(&s);
+  acl_unlock();
+  if (!rc) rc = acl_result(rdev_event_timestamp(event, &ns), "aclrtEventGetTimestamp");
+  if (!rc) *timestamp = ns / 1000;
+  return rc;
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream) { return aclrtSynchronizeStreamWithTimeout(stream, -1); }

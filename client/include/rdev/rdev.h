@@ -169,8 +169,10 @@ typedef enum {
 int rdev_value_write(rdev_stream_t *stream, void *dptr, uint64_t value);
 /* aclrtValueWait (async): the stream's later work waits until the 64-bit
  * value at dptr meets cond against value, as written by any stream, copy
- * or kernel; the wait holds no execution slot. */
-int rdev_value_wait(rdev_stream_t *stream, void *dptr, uint64_t value, rdev_value_wait_t cond);
+ * or kernel; the wait holds no execution slot. timeout_ms > 0: it gives up
+ * after that long, RDEV_RT_WAIT_TIMEOUT at the next synchronize; 0: for
+ * ever. */
+int rdev_value_wait(rdev_stream_t *stream, void *dptr, uint64_t value, rdev_value_wait_t cond, uint32_t timeout_ms);
 
 /* ---- streams -------------------------------------------------------------- */
 
@@ -283,6 +285,10 @@ int rdev_stream_wait_event(rdev_stream_t *stream, rdev_event_t *ev);
 int rdev_event_synchronize(rdev_event_t *ev, int32_t timeout_ms);
 /* aclrtQueryEventStatus: *done = 1 when complete. */
 int rdev_event_query(rdev_event_t *ev, int *done);
+/* aclrtEventGetTimestamp: when the event's latest record completed, in ns
+ * of the device's clock. One round trip; RDEV_INVALID_PARAM when it is
+ * not recorded or not yet complete. */
+int rdev_event_timestamp(rdev_event_t *ev, uint64_t *ns);
 /* aclrtEventElapsedTime in milliseconds. */
 int rdev_event_elapsed_ms(float *ms, rdev_event_t *start, rdev_event_t *end);
 

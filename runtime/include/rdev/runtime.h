@@ -312,8 +312,10 @@ int rdev_rt_value_write(rdev_rt_stream_t *s, void *dptr, uint64_t value);
 /* aclrtValueWait: work queued on s after this waits until the 64-bit value
  * at dptr meets cond against value (checked as rdev_rt_value_write), as
  * written by any stream, copy or kernel. The wait holds no execution slot;
- * a force destroy or abort of s ends it. Enqueued. */
-int rdev_rt_value_wait(rdev_rt_stream_t *s, void *dptr, uint64_t value, rdev_value_cond_t cond);
+ * a force destroy or abort of s ends it. timeout_ms > 0: after that long
+ * the wait gives up and fails with RDEV_RT_WAIT_TIMEOUT (reported by the
+ * next synchronize; the work after it runs); 0 waits for ever. Enqueued. */
+int rdev_rt_value_wait(rdev_rt_stream_t *s, void *dptr, uint64_t value, rdev_value_cond_t cond, uint32_t timeout_ms);
 
 /* ---- host callbacks ----------------------------------------------------- */
 
@@ -356,6 +358,11 @@ int rdev_rt_event_query(rdev_rt_event_t *ev, int *done);
 /* aclrtEventElapsedTime: milliseconds between two completed records.
  * RDEV_INVALID_PARAM when either is not recorded or not yet complete. */
 int rdev_rt_event_elapsed_ms(float *ms, rdev_rt_event_t *start, rdev_rt_event_t *end);
+
+/* aclrtEventGetTimestamp: when the latest record completed, in ns of the
+ * device's clock (CLOCK_MONOTONIC on the sim). RDEV_INVALID_PARAM when it
+ * is not recorded or not yet complete. */
+int rdev_rt_event_timestamp(rdev_rt_event_t *ev, uint64_t *ns);
 
 /* ---- kernels ------------------------------------------------------------ */
 
