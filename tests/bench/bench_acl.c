@@ -13,6 +13,13 @@
  * per-rep ratios. Every copy is checked byte for byte at the end of its
  * size. Exit 1 when a call fails or data differ; a missed target is
  * reported, not an error.
+ *
+ * Then kernel launches: a launch of inc_u32 (no print output) from a sim
+ * kernel binary plus
+ * a synchronize of its stream, through aclrtLaunchKernelWithHostArgs and
+ * aclrtSynchronizeStream against rdev_launch_function and
+ * rdev_stream_synchronize, in rounds that alternate the two (target: at
+ * most 1.1x the C API's time per launch and synchronize).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +41,16 @@ static double median(double *v, int n) {
   qsort(v, (size_t)n, sizeof *v, cmp_d);
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
+
+static const char k_binary[] =
+    "rdev-sim-binary 1\n"
+    "kernel Inc inc_u32 entry=1\n"
+    "  arg ptr x reach=blocks*4 writes\n";
+
+/* inc_u32's arguments as the AscendC layout packs them. */
+typedef struct {
+  uint64_t x;
+} inc_args_t;
 
 static void die(const char *what, int rc) {
   const char *m = aclGetRecentErrMsg();
@@ -102,6 +119,48 @@ int main(int argc, char **argv) {
     }
   }
   if (!quick) printf("target: acl >= 0.95 x rdev at 64 MiB and more: %s\n", met ? "met" : "MISSED");
+
+  /* kernel launch + synchronize */
+  rdev_binary_t *rb = NULL;
+  rdev_function_t *rf = NULL;
+  rdev_stream_t *rs = NULL;
+  aclrtBinHandle ab = NULL;
+  aclrtFuncHandle af = NULL;
+  aclrtStream as = NULL;
+  if ((rc = rdev_binary_load(s, k_binary, sizeof k_binary - 1, &rb))) die("rdev_binary_load", rc);
+  if ((rc = rdev_binary_function(rb, "Inc", &rf))) die("rdev_binary_function", rc);
+  if ((rc = rdev_stream_create(s, &rs))) die("rdev_stream_create", rc);
+  if ((rc = aclrtBinaryLoadFromData(k_binary, sizeof k_binary - 1, NULL, &ab))) die("aclrtBinaryLoadFromData", rc);
+  if ((rc = aclrtBinaryGetFunction(ab, "Inc", &af))) die("aclrtBinaryGetFunction", rc);
+  if ((rc = aclrtCreateStream(&as))) die("aclrtCreateStream", rc);
+  inc_args_t ra = {(uint64_t)(uintptr_t)rdev_dev}, aa = {(uint64_t)(uintptr_t)acl_dev};
+  int rounds = quick ? 3 : 15, per = quick ? 50 : 300;
+  double us[2][15], lr[15];
+  for (int round = 0; round < rounds; round++) {
+    for (int k = 0; k < 2; k++) {
+      int m = (round + k) % 2;
+      uint64_t t0 = rdev_clock_now_ns();
+      for (int i = 0; i < per; i++) {
+        if (m) {
+          if ((rc = aclrtLaunchKernelWithHostArgs(af, 1, as, NULL, &aa, sizeof aa, NULL, 0))) die("launch", rc);
+          if ((rc = aclrtSynchronizeStream(as))) die("aclrtSynchronizeStream", rc);
+        } else {
+          if ((rc = rdev_launch_function(rs, rf, 1, &ra, sizeof ra))) die("rdev_launch_function", rc);
+          if ((rc = rdev_stream_synchronize(rs))) die("rdev_stream_synchronize", rc);
+        }
+      }
+      us[m][round] = (double)(rdev_clock_now_ns() - t0) / 1e3 / per;
+    }
+    lr[round] = us[1][round] / us[0][round];
+  }
+  double lratio = median(lr, rounds);
+  printf("launch + synchronize, us, medians of %d rounds of %d; ratio = median of paired acl/rdev\n", rounds, per);
+  printf("  rdev %7.1f   acl %7.1f   ratio %6.3f\n", median(us[0], rounds), median(us[1], rounds), lratio);
+  if (!quick) printf("target: acl <= 1.1 x rdev per launch and synchronize: %s\n", lratio <= 1.1 ? "met" : "MISSED");
+  aclrtDestroyStream(as);
+  aclrtBinaryUnLoad(ab);
+  rdev_stream_destroy(rs);
+  rdev_binary_unload(rb);
   aclrtFree(acl_dev);
   aclFinalize();
   rdev_free(s, rdev_dev);

@@ -62,9 +62,9 @@ typedef struct {
   pthread_mutex_t mu; /* replies below */
   grpc_byte_buffer *got[256];
   int ngot;
-  uint64_t bufs[MAX_H], streams[MAX_H], events[MAX_H];
+  uint64_t bufs[MAX_H], streams[MAX_H], events[MAX_H], bins[MAX_H], funcs[MAX_H];
   size_t buf_size[MAX_H];
-  int nbufs, nstreams, nevents;
+  int nbufs, nstreams, nevents, nbins, nfuncs;
   grpc_byte_buffer *held[MAX_HELD];
   int nheld;
   /* what each seq asked for, to learn handles from replies */
@@ -164,6 +164,12 @@ static void inspect(sess_t *c, grpc_byte_buffer *bb, int is_a, int hold) {
       case rdev_v1_Request_event_create_tag:
         if (c->nevents < MAX_H) c->events[c->nevents++] = r.handle;
         break;
+      case rdev_v1_Request_binary_load_tag:
+        if (c->nbins < MAX_H) c->bins[c->nbins++] = r.handle;
+        break;
+      case rdev_v1_Request_binary_function_tag:
+        if (c->nfuncs < MAX_H) c->funcs[c->nfuncs++] = r.handle;
+        break;
     }
   }
   free(data.data);
@@ -254,6 +260,16 @@ static uint64_t addr_of(in_t *in, const sess_t *a, uint64_t mask) {
   return base + (size_of(in) & ~mask);
 }
 
+/* A kernel binary (docs/sim-binary.md) the program loads, or bytes of it changed. */
+static const char k_binary[] =
+    "rdev-sim-binary 1\n"
+    "kernel Write write_i32\n"
+    "  arg ptr out reach=blocks*4 writes\n"
+    "  arg i32 value\n"
+    "kernel Read read_i32\n"
+    "  arg ptr in reach=blocks*4\n"
+    "kernel Bare write_i32\n";
+
 static const char *const kernels[] = {"write_i32",      "square_f32", "add_f32",        "axpy_f32",
                                       "reduce_sum_f32", "delay_us",   "no_such_kernel", ""};
 
@@ -273,7 +289,7 @@ static void make_step(in_t *in, sess_t *a, sess_t *b, step_t *st) {
   rdev_v1_Request *q = &st->q;
   *q = (rdev_v1_Request)rdev_v1_Request_init_zero;
   q->seq = a->next_seq++;
-  uint8_t op = (uint8_t)take(in, 1) % 23;
+  uint8_t op = (uint8_t)take(in, 1) % 27;
   uint64_t s_any = pick(in, a->streams, a->nstreams, b_stream);
   uint64_t stream = take(in, 1) & 1 ? s_any : 0;
   uint64_t addr = addr_of(in, a, 0);
@@ -405,11 +421,45 @@ static void make_step(in_t *in, sess_t *a, sess_t *b, step_t *st) {
       q->op.value_write = (rdev_v1_ValueWrite){s_any, addr_of(in, a, take(in, 1) & 1 ? 7 : 0), take(in, 8)};
       st->other = s_any == b_stream || in_b(q->op.value_write.addr);
       break;
-    case 21: /* an unmet one holds its stream until the session ends */
+    case 21: /* an unmet one holds its stream until the session ends, or its timeout */
       q->which_op = rdev_v1_Request_value_wait_tag;
-      q->op.value_wait =
-          (rdev_v1_ValueWait){s_any, addr_of(in, a, take(in, 1) & 1 ? 7 : 0), take(in, 1), (uint32_t)take(in, 1) % 5};
+      q->op.value_wait = (rdev_v1_ValueWait){s_any, addr_of(in, a, take(in, 1) & 1 ? 7 : 0), take(in, 1),
+                                             (uint32_t)take(in, 1) % 5, (uint32_t)(take(in, 1) % 3)};
       st->other = s_any == b_stream || in_b(q->op.value_wait.addr);
+      break;
+    case 22: { /* a kernel binary: the valid one, or bytes of it changed */
+      q->which_op = rdev_v1_Request_binary_load_tag;
+      st->len = sizeof k_binary - 1;
+      st->payload = malloc(st->len);
+      memcpy(st->payload, k_binary, st->len);
+      for (int flips = (int)(take(in, 1) % 4); flips > 0; flips--)
+        st->payload[take(in, 2) % st->len] = (uint8_t)take(in, 1);
+      break;
+    }
+    case 23:
+      q->which_op = rdev_v1_Request_binary_function_tag;
+      q->op.binary_function.binary = pick(in, a->bins, a->nbins, 0);
+      q->op.binary_function.by_entry = take(in, 1) & 1;
+      q->op.binary_function.entry = take(in, 1) % 4;
+      snprintf(q->op.binary_function.name, sizeof q->op.binary_function.name, "%s",
+               (const char *[]){"Write", "Read", "Bare", "Nope"}[take(in, 1) % 4]);
+      break;
+    case 24: { /* a launch from a blob of A's addresses and values */
+      q->which_op = rdev_v1_Request_launch_function_tag;
+      rdev_v1_LaunchFunction *l = &q->op.launch_function;
+      l->stream = s_any, l->function = pick(in, a->funcs, a->nfuncs, 0);
+      l->blocks = (uint32_t)(take(in, 1) % 5);
+      st->len = (size_t)(take(in, 1) % 25);
+      st->payload = malloc(st->len ? st->len : 1);
+      uint64_t p0 = addr_of(in, a, 3);
+      memset(st->payload, 0, st->len);
+      memcpy(st->payload, &p0, st->len < 8 ? st->len : 8);
+      if (st->len >= 12) st->payload[8] = (uint8_t)take(in, 1);
+      st->other = s_any == b_stream || in_b(p0);
+      break;
+    }
+    case 25:
+      q->which_op = rdev_v1_Request_binary_unload_tag, q->op.binary_unload.binary = pick(in, a->bins, a->nbins, 0);
       break;
     default: q->which_op = rdev_v1_Request_mem_info_tag, q->op.mem_info.device = (int32_t)(take(in, 1) % 3); break;
   }

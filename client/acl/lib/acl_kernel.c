@@ -231,3 +231,182 @@ aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numB
   free(blob);
   return rc;
 }
+
+/* aclrtLaunchKernel / V2: the argument blob is in device memory. It is read
+ * once the stream's earlier work (which may write it) has run: the call
+ * synchronizes the stream first, then launches from a host copy. */
+static aclError launch_device_args(aclrtFuncHandle funcHandle, uint32_t numBlocks, const void *argsData,
+                                   size_t argsSize, aclrtStream stream, const char *what) {
+  if (argsSize > (1u << 20)) return acl_fail(ACL_ERROR_INVALID_PARAM, "%s: %zu bytes of arguments", what, argsSize);
+  if (!argsData && argsSize) return acl_fail(ACL_ERROR_INVALID_PARAM, "%s: argsData is NULL", what);
+  rdev_session_t *s;
+  rdev_stream_t *st = NULL;
+  acl_lock();
+  aclError rc = acl_stream_of(stream, &st);
+  if (!rc) rc = acl_session(&s);
+  acl_unlock();
+  if (rc) return rc;
+  unsigned char *blob = malloc(argsSize ? argsSize : 1);
+  if (!blob) return acl_fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
+  rc = acl_result(rdev_stream_synchronize(st), what);
+  if (!rc && argsSize)
+    rc = acl_result(rdev_memcpy(s, blob, argsSize, argsData, argsSize, RDEV_MEMCPY_DEVICE_TO_HOST), what);
+  if (!rc) rc = aclrtLaunchKernelWithHostArgs(funcHandle, numBlocks, stream, NULL, blob, argsSize, NULL, 0);
+  free(blob);
+  return rc;
+}
+
+aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t numBlocks, const void *argsData, size_t argsSize,
+                           aclrtStream stream) {
+  return launch_device_args(funcHandle, numBlocks, argsData, argsSize, stream, "aclrtLaunchKernel");
+}
+
+aclError aclrtLaunchKernelV2(aclrtFuncHandle funcHandle, uint32_t numBlocks, const void *argsData, size_t argsSize,
+                             aclrtLaunchKernelCfg *cfg, aclrtStream stream) {
+  (void)cfg;
+  return launch_device_args(funcHandle, numBlocks, argsData, argsSize, stream, "aclrtLaunchKernelV2");
+}
+
+/* ---- argument blocks (aclrtKernelArgs*, aclrtLaunchKernelWithConfig) ---- */
+
+#define ARGS_MAX 4096 /* bytes of arguments, place holders' pointers included */
+#define PARAMS_MAX 64
+
+/* One appended parameter: its bytes at offset of the block, or a place
+ * holder (8 bytes) whose data the program writes into data. */
+typedef struct {
+  uint32_t offset, size;
+  int holder;
+  void *data;
+  size_t data_size;
+} param_t;
+
+typedef struct {
+  aclrtFuncHandle func;
+  unsigned char bytes[ARGS_MAX];
+  size_t size;
+  int nparams, final;
+  param_t params[PARAMS_MAX];
+} args_t;
+
+static args_t *args_find(aclrtArgsHandle h) { return (args_t *)h; }
+
+aclError aclrtKernelArgsInit(aclrtFuncHandle funcHandle, aclrtArgsHandle *argsHandle) {
+  if (!argsHandle) return acl_fail(ACL_ERROR_INVALID_PARAM, "argsHandle is NULL");
+  acl_lock();
+  int known = func_find(funcHandle) != NULL;
+  acl_unlock();
+  if (!known) return acl_fail(ACL_ERROR_INVALID_PARAM, "%p is not a kernel function", funcHandle);
+  args_t *a = calloc(1, sizeof *a);
+  if (!a) return acl_fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
+  a->func = funcHandle;
+  *argsHandle = a;
+  return ACL_SUCCESS;
+}
+
+/* Appends n bytes aligned as AscendC lays out fields: to their size (8 at
+ * most), at least 4. */
+static aclError append(args_t *a, const void *param, size_t n, int holder, aclrtParamHandle *paramHandle) {
+  if (!a || !paramHandle) return acl_fail(ACL_ERROR_INVALID_PARAM, "argsHandle or paramHandle is NULL");
+  if (a->final) return acl_fail(ACL_ERROR_INVALID_PARAM, "the argument block is finalized");
+  if (n == 0) return acl_fail(ACL_ERROR_INVALID_PARAM, "paramSize is 0");
+  size_t align = n >= 8 ? 8 : 4, off = (a->size + align - 1) / align * align;
+  if (a->nparams == PARAMS_MAX || off + n > ARGS_MAX)
+    return acl_fail(ACL_ERROR_INVALID_PARAM, "an argument block holds at most %d parameters and %d bytes", PARAMS_MAX,
+                    ARGS_MAX);
+  param_t *p = &a->params[a->nparams];
+  *p = (param_t){(uint32_t)off, (uint32_t)n, holder, NULL, 0};
+  memset(a->bytes + a->size, 0, off - a->size);
+  if (param) memcpy(a->bytes + off, param, n);
+  a->size = off + n;
+  *paramHandle = (aclrtParamHandle)(uintptr_t)(a->nparams + 1);
+  a->nparams++;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtKernelArgsAppend(aclrtArgsHandle argsHandle, void *param, size_t paramSize,
+                               aclrtParamHandle *paramHandle) {
+  if (!param) return acl_fail(ACL_ERROR_INVALID_PARAM, "param is NULL");
+  return append(args_find(argsHandle), param, paramSize, 0, paramHandle);
+}
+
+aclError aclrtKernelArgsAppendPlaceHolder(aclrtArgsHandle argsHandle, aclrtParamHandle *paramHandle) {
+  return append(args_find(argsHandle), NULL, 8, 1, paramHandle);
+}
+
+static param_t *param_of(args_t *a, aclrtParamHandle h) {
+  uintptr_t i = (uintptr_t)h;
+  return a && i >= 1 && i <= (uintptr_t)a->nparams ? &a->params[i - 1] : NULL;
+}
+
+aclError aclrtKernelArgsGetPlaceHolderBuffer(aclrtArgsHandle argsHandle, aclrtParamHandle paramHandle, size_t dataSize,
+                                             void **bufferAddr) {
+  args_t *a = args_find(argsHandle);
+  param_t *p = param_of(a, paramHandle);
+  if (!p || !p->holder || !bufferAddr || dataSize == 0 || dataSize > (1u << 20))
+    return acl_fail(ACL_ERROR_INVALID_PARAM, "not a place holder of this block, or a size of %zu bytes", dataSize);
+  void *d = realloc(p->data, dataSize);
+  if (!d) return acl_fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
+  p->data = d;
+  p->data_size = dataSize;
+  *bufferAddr = d;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtKernelArgsParaUpdate(aclrtArgsHandle argsHandle, aclrtParamHandle paramHandle, void *param,
+                                   size_t paramSize) {
+  args_t *a = args_find(argsHandle);
+  param_t *p = param_of(a, paramHandle);
+  if (!p || p->holder || !param || paramSize != p->size)
+    return acl_fail(ACL_ERROR_INVALID_PARAM, "not a parameter of this block, or not its size");
+  memcpy(a->bytes + p->offset, param, paramSize);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtKernelArgsFinalize(aclrtArgsHandle argsHandle) {
+  args_t *a = args_find(argsHandle);
+  if (!a) return acl_fail(ACL_ERROR_INVALID_PARAM, "argsHandle is NULL");
+  a->final = 1;
+  return ACL_SUCCESS;
+}
+
+/* The block, with each place holder's data after it, launches as
+ * aclrtLaunchKernelWithHostArgs with place holders. The block stays the
+ * program's (CANN frees it with the function; rdev when the process ends). */
+aclError aclrtLaunchKernelWithConfig(aclrtFuncHandle funcHandle, uint32_t numBlocks, aclrtStream stream,
+                                     aclrtLaunchKernelCfg *cfg, aclrtArgsHandle argsHandle, void *reserve) {
+  (void)reserve;
+  args_t *a = args_find(argsHandle);
+  if (!a || !a->final) return acl_fail(ACL_ERROR_INVALID_PARAM, "the argument block is NULL or not finalized");
+  size_t total = a->size;
+  int nh = 0;
+  for (int i = 0; i < a->nparams; i++)
+    if (a->params[i].holder) {
+      if (!a->params[i].data) return acl_fail(ACL_ERROR_INVALID_PARAM, "place holder %d has no data", i);
+      total = (total + 7) / 8 * 8 + a->params[i].data_size;
+      nh++;
+    }
+  unsigned char *blob = malloc(total ? total : 1);
+  aclrtPlaceHolderInfo *ph = calloc((size_t)nh + 1, sizeof *ph);
+  if (!blob || !ph) {
+    free(blob);
+    free(ph);
+    return acl_fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
+  }
+  memcpy(blob, a->bytes, a->size);
+  size_t at = a->size;
+  nh = 0;
+  for (int i = 0; i < a->nparams; i++)
+    if (a->params[i].holder) {
+      size_t off = (at + 7) / 8 * 8;
+      memset(blob + at, 0, off - at);
+      memcpy(blob + off, a->params[i].data, a->params[i].data_size);
+      ph[nh++] = (aclrtPlaceHolderInfo){a->params[i].offset, (uint32_t)off};
+      at = off + a->params[i].data_size;
+    }
+  aclError rc =
+      aclrtLaunchKernelWithHostArgs(funcHandle, numBlocks, stream, cfg, blob, total, nh ? ph : NULL, (size_t)nh);
+  free(blob);
+  free(ph);
+  return rc;
+}

@@ -466,6 +466,19 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) 
   return rc;
 }
 
+/* CANN stops only streams created ACL_STREAM_DEVICE_USE_ONLY (on A2/A3),
+ * which rdev does not offer: every stream of the library is refused. */
+aclError aclrtStreamStop(aclrtStream stream) {
+  if (!stream) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamStop takes no default stream");
+  acl_lock();
+  rdev_stream_t *st = NULL;
+  aclError rc = acl_stream_of(stream, &st);
+  acl_unlock();
+  return rc ? rc
+            : acl_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                       "aclrtStreamStop takes only ACL_STREAM_DEVICE_USE_ONLY streams, which rdev does not offer");
+}
+
 /* When the event's latest record completed, in microseconds of the
  * device's clock (monotonic time on the sim). */
 aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp) {
