@@ -109,7 +109,8 @@ typedef struct rt_backend {
   int (*memset)(void *impl, void *dst, int value, size_t n);
   int (*stream_create)(void *impl, int dev, rdev_rt_stream_t **s);
   int (*stream_destroy)(rdev_rt_stream_t *s, int force);
-  int (*stream_abort)(rdev_rt_stream_t *s); /* see rdev_rt_stream_abort */
+  int (*stream_abort)(rdev_rt_stream_t *s);   /* see rdev_rt_stream_abort */
+  int (*stream_discard)(rdev_rt_stream_t *s); /* see rdev_rt_stream_discard */
   int (*stream_sync)(rdev_rt_stream_t *s, int32_t timeout_ms);
   /* tasks queued and not finished, the running one included; *in_callback
    * = 1 when the running one is a host callback */

@@ -453,6 +453,12 @@ int rdev_rt_stream_set_group(rdev_rt_stream_t *s, uint32_t group, uint32_t weigh
   return s->rt->be->stream_set_group(s, group, weight, max_slots);
 }
 
+int rdev_rt_stream_discard(rdev_rt_stream_t *s) {
+  rt_clear_error();
+  int rc = check_stream(NULL, s);
+  return rc ? rc : s->rt->be->stream_discard(s);
+}
+
 int rdev_rt_stream_set_failure_mode(rdev_rt_stream_t *s, int stop) {
   rt_clear_error();
   int rc = check_stream(NULL, s);

@@ -34,6 +34,7 @@ static op_fn op_for(pb_size_t which) {
     case rdev_v1_Request_value_write_tag: return srv_op_value_write;
     case rdev_v1_Request_value_wait_tag: return srv_op_value_wait;
     case rdev_v1_Request_stream_failure_mode_tag: return srv_op_stream_failure_mode;
+    case rdev_v1_Request_stream_abort_tag: return srv_op_stream_abort;
     case rdev_v1_Request_binary_load_tag: return srv_op_binary_load;
     case rdev_v1_Request_binary_unload_tag: return srv_op_binary_unload;
     case rdev_v1_Request_binary_function_tag: return srv_op_binary_function;

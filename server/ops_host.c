@@ -38,7 +38,8 @@ static void unlink_locked(srv_gate_t *g) {
 static void gate_cb(void *user, int status) {
   srv_gate_t *g = user;
   srv_session_t *s = g->s;
-  if (status == RDEV_OK) srv_send_status(s, g->seq, 0, RDEV_OK, "");
+  srv_send_status(s, g->seq, 0, status == RDEV_OK ? RDEV_OK : RDEV_RT_STREAM_ABORT,
+                  status == RDEV_OK ? "" : "the stream was aborted before this host function");
   pthread_mutex_lock(&s->mu);
   while (status == RDEV_OK && g->block && !g->open && !s->released) pthread_cond_wait(&s->gate_cv, &s->mu);
   unlink_locked(g);

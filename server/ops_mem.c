@@ -71,10 +71,12 @@ static grpc_slice staging_slice(void *p, size_t n) {
 /* Sends an async Read's data once the device copied it to staging. */
 static void read_cb(void *user, int status) {
   cb_ctx_t *c = user;
-  if (status == RDEV_OK)
+  if (status == RDEV_OK) {
     srv_send_data(c->s, c->seq, staging_slice(c->buf, c->len));
-  else
+  } else { /* discarded (an abort, or the session's end) */
     rdev_rt_staging_put(c->buf);
+    srv_send_status(c->s, c->seq, 0, RDEV_RT_STREAM_ABORT, "the stream was aborted before this read");
+  }
   srv_inflight_sub(c->s, c->len);
   srv_cb_done(c);
 }
@@ -82,10 +84,12 @@ static void read_cb(void *user, int status) {
 /* Sends an async shown Read's data once its stream reached it. */
 static void read_shown_cb(void *user, int status) {
   cb_ctx_t *c = user;
-  if (status == RDEV_OK)
+  if (status == RDEV_OK) {
     srv_send_data(c->s, c->seq, srv_zc_read_slice(c->buf));
-  else
+  } else {
     srv_zc_read_drop(c->buf);
+    srv_send_status(c->s, c->seq, 0, RDEV_RT_STREAM_ABORT, "the stream was aborted before this read");
+  }
   srv_cb_done(c);
 }
 

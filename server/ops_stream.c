@@ -35,14 +35,25 @@ static int streams_take(srv_req_t *x, int dev) {
   return RDEV_OK;
 }
 
-/* StreamSync, StreamDestroy and EventSync answer here, in stream order. */
+/* StreamSync, StreamDestroy and EventSync answer here, in stream order;
+ * discarded by an abort (StreamAbort), they answer that. */
 static void sync_cb(void *user, int status) {
   cb_ctx_t *c = user;
   if (status == RDEV_OK) {
     int err = c->st ? rdev_rt_stream_take_error(c->st) : RDEV_OK;
     srv_send_status(c->s, c->seq, 0, err, err ? STREAM_FAILED : "");
+  } else {
+    srv_send_status(c->s, c->seq, 0, RDEV_RT_STREAM_ABORT, "the stream was aborted before it got here");
   }
   srv_cb_done(c);
+}
+
+int srv_op_stream_abort(srv_req_t *x) {
+  srv_handle_t *e;
+  int rc = srv_find_stream(x, x->q->op.stream_abort.stream, &e);
+  if (rc) return rc;
+  rc = rdev_rt_stream_discard(e->ptr);
+  return rc ? srv_rt_failed(x, rc) : RDEV_OK;
 }
 
 int srv_op_stream_create(srv_req_t *x) {

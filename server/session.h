@@ -354,6 +354,9 @@ int srv_op_stream_query(srv_req_t *x);
  * after it). */
 int srv_op_stream_failure_mode(srv_req_t *x);
 
+/* aclrtStreamAbort: the stream's queued work is discarded; answered at once. */
+int srv_op_stream_abort(srv_req_t *x);
+
 int srv_op_event_create(srv_req_t *x);
 
 int srv_op_event_destroy(srv_req_t *x);

@@ -105,6 +105,14 @@ int rdev_stream_synchronize_timeout(rdev_stream_t *stream, int32_t timeout_ms) {
 
 int rdev_stream_synchronize(rdev_stream_t *stream) { return rdev_stream_synchronize_timeout(stream, -1); }
 
+int rdev_stream_abort(rdev_stream_t *stream) {
+  if (!stream) return cl_error(RDEV_INVALID_PARAM, "stream is NULL");
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = rdev_v1_Request_stream_abort_tag;
+  req.op.stream_abort.stream = stream->handle;
+  return cl_call(stream->s, &req, NULL);
+}
+
 int rdev_stream_set_failure_mode(rdev_stream_t *stream, int stop) {
   if (!stream) return cl_error(RDEV_INVALID_PARAM, "stream is NULL");
   rdev_v1_Request req = rdev_v1_Request_init_zero;

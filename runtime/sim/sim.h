@@ -135,15 +135,16 @@ typedef struct sim_stream {
   unsigned cap;
   uint64_t head, tail; /* tasks [head, tail) are queued; ring[head % cap] runs */
   int worker_idle, space_waiters;
-  int in_callback;          /* the task running is a host callback */
-  uint64_t wake_at;         /* lowest head a synchronizer waits for; UINT64_MAX = none */
-  int err;                  /* first error since the last synchronize */
-  int stop_on_failure;      /* device work is skipped while err is set */
-  int stop;                 /* destroy: run what is queued, then exit */
-  atomic_int abort;         /* force destroy: discard what is queued */
-  sim_group_t *group;       /* scheduling group (under dev->sched_mu) */
-  sim_group_t *held;        /* the group charged for the slot it holds, or NULL */
-  struct sim_stream *wnext; /* dev->waitq link (under dev->sched_mu) */
+  int in_callback;                 /* the task running is a host callback */
+  uint64_t wake_at;                /* lowest head a synchronizer waits for; UINT64_MAX = none */
+  int err;                         /* first error since the last synchronize */
+  int stop_on_failure;             /* device work is skipped while err is set */
+  int stop;                        /* destroy: run what is queued, then exit */
+  atomic_int abort;                /* force destroy: discard what is queued */
+  atomic_uint_fast64_t discard_to; /* tasks below this index are discarded (rdev_rt_stream_discard) */
+  sim_group_t *group;              /* scheduling group (under dev->sched_mu) */
+  sim_group_t *held;               /* the group charged for the slot it holds, or NULL */
+  struct sim_stream *wnext;        /* dev->waitq link (under dev->sched_mu) */
   struct sim_stream *prev, *next;
 } sim_stream_t;
 
@@ -219,6 +220,7 @@ void sim_host_free_all(sim_t *sim);
  * entries of the same names (rt_internal.h) */
 int sim_event_sync(rdev_rt_event_t *ev, int32_t timeout_ms);
 int sim_stream_abort(rdev_rt_stream_t *st);
+int sim_stream_discard(rdev_rt_stream_t *st);
 int sim_stream_pending(rdev_rt_stream_t *st, size_t *tasks, int *in_callback);
 int sim_submit(rdev_rt_stream_t *st, const rt_task_t *t);
 int sim_stream_set_group(rdev_rt_stream_t *st, uint32_t group, uint32_t weight, uint32_t max_slots);

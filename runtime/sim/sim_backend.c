@@ -122,6 +122,7 @@ const rt_backend_t rt_sim_backend = {
     .stream_create = sim_stream_create,
     .stream_destroy = sim_stream_destroy,
     .stream_abort = sim_stream_abort,
+    .stream_discard = sim_stream_discard,
     .stream_sync = sim_stream_sync,
     .stream_pending = sim_stream_pending,
     .stream_take_error = sim_stream_take_error,

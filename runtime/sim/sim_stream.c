@@ -137,6 +137,11 @@ int sim_event_elapsed(float *ms, rdev_rt_event_t *a, rdev_rt_event_t *b) {
   return RDEV_OK;
 }
 
+/* Whether the task s's worker runs now is discarded: the stream is
+ * force-destroyed or aborted, or the task was queued before a discard
+ * (rdev_rt_stream_discard). On the worker only (it alone moves head). */
+static int cut_off(sim_stream_t *s) { return atomic_load(&s->abort) || s->head < atomic_load(&s->discard_to); }
+
 /* ---- execution slots -------------------------------------------------------- */
 
 /* The group `id` of device d, made on first use. sched_mu held. */
@@ -242,9 +247,9 @@ static int slot_acquire(sim_stream_t *s) {
     return 0;
   }
   wait_enqueue(d, s);
-  while (!atomic_load(&s->abort) && !(d->busy < d->slots && is_next(s))) pthread_cond_wait(&d->sched_cv, &d->sched_mu);
+  while (!cut_off(s) && !(d->busy < d->slots && is_next(s))) pthread_cond_wait(&d->sched_cv, &d->sched_mu);
   wait_remove(d, s);
-  int got = atomic_load(&s->abort) ? -1 : 1;
+  int got = cut_off(s) ? -1 : 1;
   if (got > 0) {
     d->busy++;
     s->held = s->group;
@@ -288,8 +293,8 @@ int sim_stream_sleep(void *stream, uint64_t ns) {
   sim_stream_t *s = stream;
   struct timespec dl = rdev_clock_deadline_ns(ns);
   pthread_mutex_lock(&s->mu);
-  while (!atomic_load(&s->abort) && pthread_cond_timedwait(&s->cv_work, &s->mu, &dl) != ETIMEDOUT) {}
-  int aborted = atomic_load(&s->abort);
+  while (!cut_off(s) && pthread_cond_timedwait(&s->cv_work, &s->mu, &dl) != ETIMEDOUT) {}
+  int aborted = cut_off(s);
   pthread_mutex_unlock(&s->mu);
   return aborted;
 }
@@ -339,7 +344,7 @@ static int exec_task(sim_stream_t *s, rt_task_t *t) {
     case RT_TASK_EVENT_WAIT: {
       sim_event_t *e = (sim_event_t *)t->u.event.ev;
       pthread_mutex_lock(&d->ev_mu);
-      while (e->completed < t->u.event.gen && !atomic_load(&s->abort)) pthread_cond_wait(&d->ev_cv, &d->ev_mu);
+      while (e->completed < t->u.event.gen && !cut_off(s)) pthread_cond_wait(&d->ev_cv, &d->ev_mu);
       pthread_mutex_unlock(&d->ev_mu);
       event_unref(e);
       return RDEV_OK;
@@ -405,7 +410,7 @@ static void *stream_worker(void *arg) {
     }
     if (s->head == s->tail) break; /* stopped and drained */
     rt_task_t *t = &s->ring[s->head % s->cap];
-    int aborted = atomic_load(&s->abort);
+    int aborted = cut_off(s);
     int skip = s->stop_on_failure && s->err != RDEV_OK && on_device(t); /* stopped by an earlier failure */
     s->in_callback = t->op == RT_TASK_CALLBACK;
     pthread_mutex_unlock(&s->mu);
@@ -413,6 +418,7 @@ static void *stream_worker(void *arg) {
     uint64_t t0 = 0;
     int held = aborted || skip || !on_device(t) ? 0 : slot_acquire(s); /* an execution slot? */
     if (skip && !aborted) {
+      slot_forget(s); /* it may have queued for this task when it released its last slot */
       skip_task(s->sim, t);
     } else if (aborted || held < 0) {
       slot_forget(s);
@@ -492,20 +498,33 @@ int sim_stream_create(void *impl, int dev, rdev_rt_stream_t **out) {
   return RDEV_OK;
 }
 
-int sim_stream_abort(rdev_rt_stream_t *st) {
-  sim_stream_t *s = (sim_stream_t *)st;
-  pthread_mutex_lock(&s->mu);
-  atomic_store(&s->abort, 1);
+/* Wakes whatever the worker may wait in: work, space, an event, a slot. */
+static void wake_worker(sim_stream_t *s) {
   pthread_cond_broadcast(&s->cv_work);
   pthread_cond_broadcast(&s->cv_space);
   pthread_mutex_unlock(&s->mu);
-  /* wake a worker blocked in an event wait or waiting for a slot */
   pthread_mutex_lock(&s->dev->ev_mu);
   pthread_cond_broadcast(&s->dev->ev_cv);
   pthread_mutex_unlock(&s->dev->ev_mu);
   pthread_mutex_lock(&s->dev->sched_mu);
   pthread_cond_broadcast(&s->dev->sched_cv);
   pthread_mutex_unlock(&s->dev->sched_mu);
+}
+
+int sim_stream_discard(rdev_rt_stream_t *st) {
+  sim_stream_t *s = (sim_stream_t *)st;
+  pthread_mutex_lock(&s->mu);
+  atomic_store(&s->discard_to, s->tail);
+  if (s->head < s->tail && s->err == RDEV_OK) s->err = RDEV_RT_STREAM_ABORT;
+  wake_worker(s); /* unlocks s->mu */
+  return RDEV_OK;
+}
+
+int sim_stream_abort(rdev_rt_stream_t *st) {
+  sim_stream_t *s = (sim_stream_t *)st;
+  pthread_mutex_lock(&s->mu);
+  atomic_store(&s->abort, 1);
+  wake_worker(s); /* unlocks s->mu */
   return RDEV_OK;
 }
 
@@ -520,6 +539,7 @@ int sim_stream_destroy(rdev_rt_stream_t *st, int force) {
   pthread_mutex_unlock(&s->mu);
   pthread_join(s->thread, NULL);
   pthread_mutex_lock(&s->dev->sched_mu);
+  wait_remove(s->dev, s); /* never left queued for a slot it will not take */
   group_leave(s);
   pthread_mutex_unlock(&s->dev->sched_mu);
   int rc = s->err;

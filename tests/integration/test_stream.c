@@ -886,12 +886,52 @@ START_TEST(test_stream_failure_mode) {
 }
 END_TEST
 
+/* rdev_stream_abort: queued work is dropped, what waited for it hears so
+ * (the async read's synchronize, a host function), and the stream goes on. */
+static void abort_host_fn(rdev_host_call_t *call, void *user, int status) {
+  __atomic_store_n((int *)user, status == RDEV_OK ? 1 : status, __ATOMIC_RELEASE);
+  rdev_host_call_done(call);
+}
+
+START_TEST(test_stream_abort) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  void *d = NULL;
+  FX_OK(rdev_malloc(s, &d, 4096, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_memset(s, d, 4096, 0x3c, 4096));
+  rdev_arg_t delay = fx_u32(5000000);
+  double t0 = fx_now();
+  FX_OK(rdev_launch(st, "delay_us", 1, &delay, 1));
+  uint8_t back[4096];
+  memset(back, 0, sizeof back);
+  FX_OK(rdev_memcpy_async(s, back, sizeof back, d, sizeof back, RDEV_MEMCPY_DEVICE_TO_HOST, st));
+  int hf = 0;
+  FX_OK(rdev_launch_host_func(st, 1, abort_host_fn, &hf));
+  fx_sleep_ms(50);
+  FX_OK(rdev_stream_abort(st));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_RT_STREAM_ABORT);
+  ck_assert(fx_now() - t0 < 3.0); /* the delay was cut short */
+  ck_assert_int_eq(back[0], 0);   /* the read never ran */
+  for (int i = 0; i < 200 && !__atomic_load_n(&hf, __ATOMIC_ACQUIRE); i++) fx_sleep_ms(5);
+  ck_assert_int_eq(hf, RDEV_RT_STREAM_ABORT);
+  FX_OK(rdev_memcpy_async(s, back, sizeof back, d, sizeof back, RDEV_MEMCPY_DEVICE_TO_HOST, st));
+  FX_OK(rdev_stream_synchronize(st));
+  ck_assert_int_eq(back[4095], 0x3c);
+  FX_EXPECT(rdev_stream_abort(NULL), RDEV_INVALID_PARAM);
+  FX_OK(rdev_free(s, d));
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
 Suite *suite_stream(void) {
   Suite *su = suite_create("stream");
   TCase *tc = fx_tcase("stream");
   tcase_add_test(tc, test_stream_create_destroy);
   tcase_add_test(tc, test_value_write_releases_value_wait);
   tcase_add_test(tc, test_stream_failure_mode);
+  tcase_add_test(tc, test_stream_abort);
   tcase_add_test(tc, test_stream_destroy_runs_queued_work);
   tcase_add_test(tc, test_stream_query);
   tcase_add_test(tc, test_stream_query_done_after_synchronize);

@@ -215,6 +215,34 @@ START_TEST(test_failure_mode_stop_skips_device_work_until_sync) {
 }
 END_TEST
 
+/* A stream stopped by a failure on a device with execution slots, then
+ * destroyed: it must not stay queued for a slot (a use after free once
+ * another stream schedules). */
+START_TEST(test_failure_mode_stop_with_slots_then_destroy) {
+  rdev_rt_config_t cfg = {.sim_devices = 1, .sim_mem_bytes = 16 * MIB, .sim_slots = 1};
+  rdev_rt_t *rt = NULL;
+  ck_assert_int_eq(rdev_rt_open(&cfg, &rt), RDEV_OK);
+  uint32_t *x = dmalloc(rt, 0, 64);
+  ck_assert_int_eq(rdev_rt_memset(rt, x, 64, 0, 64), RDEV_OK);
+  rdev_rt_stream_t *a = mkstream(rt, 0);
+  ck_assert_int_eq(rdev_rt_stream_set_failure_mode(a, 1), RDEV_OK);
+  rdev_kernel_arg_t arg = a_ptr(x, 0);
+  ck_assert_int_eq(rdev_rt_launch(a, "inc_u32", 1, &arg, 1, NULL, NULL), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_launch(a, "trap", 1, NULL, 0, NULL, NULL), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_launch(a, "inc_u32", 1, &arg, 1, NULL, NULL), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_synchronize(a), RDEV_RT_AICORE_EXCEPTION);
+  rdev_rt_stream_t *b = mkstream(rt, 0);
+  ck_assert_int_eq(rdev_rt_stream_destroy_force(a), RDEV_OK);
+  for (int i = 0; i < 20; i++) ck_assert_int_eq(rdev_rt_launch(b, "inc_u32", 1, &arg, 1, NULL, NULL), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_synchronize(b), RDEV_OK);
+  uint32_t v = 0;
+  d2h(rt, &v, x, 4);
+  ck_assert_uint_eq(v, 21); /* 1 before the trap, none after it, 20 on b */
+  ck_assert_int_eq(rdev_rt_stream_destroy(b), RDEV_OK);
+  rdev_rt_close(rt);
+}
+END_TEST
+
 static Suite *fault_suite(void) {
   Suite *s = suite_create("faults");
   TCase *tc = tcase("faults");
@@ -228,6 +256,7 @@ static Suite *fault_suite(void) {
   tcase_add_test(tc, test_fault_hang_stalls_next_task);
   tcase_add_test(tc, test_fault_hang_interrupted_by_force_destroy);
   tcase_add_test(tc, test_failure_mode_stop_skips_device_work_until_sync);
+  tcase_add_test(tc, test_failure_mode_stop_with_slots_then_destroy);
   suite_add_tcase(s, tc);
   return s;
 }

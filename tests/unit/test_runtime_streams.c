@@ -654,6 +654,47 @@ START_TEST(test_value_ops_check_their_arguments) {
 }
 END_TEST
 
+/* Abort (rdev_rt_stream_discard): what was queued and not started is
+ * discarded (callbacks cancelled), a running delay is cut short, the next
+ * synchronize says so once, and the stream runs what comes after. */
+static void count_cb(void *user, int status) {
+  atomic_int *a = user;
+  atomic_fetch_add(a, status == RDEV_OK ? 1 : 100);
+}
+
+START_TEST(test_stream_discard_then_go_on) {
+  rdev_rt_t *rt = open_small();
+  rdev_rt_stream_t *s = mkstream(rt, 0);
+  uint32_t *x = dmalloc(rt, 0, 64);
+  ck_assert_int_eq(rdev_rt_memset(rt, x, 64, 0, 64), RDEV_OK);
+  rdev_kernel_arg_t arg = a_ptr(x, 0);
+  double t0 = now_ms();
+  ck_assert_int_eq(launch_delay(s, 5000000), RDEV_OK); /* 5 s, cut short */
+  ck_assert_int_eq(rdev_rt_launch(s, "inc_u32", 1, &arg, 1, NULL, NULL), RDEV_OK);
+  atomic_int calls = 0;
+  ck_assert_int_eq(rdev_rt_launch_callback(s, count_cb, &calls), RDEV_OK);
+  sleep_ms(20);
+  ck_assert_int_eq(rdev_rt_stream_discard(s), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_RT_STREAM_ABORT);
+  ck_assert(now_ms() - t0 < 2000);
+  ck_assert_int_eq(atomic_load(&calls), 100); /* ran, cancelled */
+  uint32_t v = 9;
+  d2h(rt, &v, x, 4);
+  ck_assert_uint_eq(v, 0);
+  ck_assert_int_eq(rdev_rt_launch(s, "inc_u32", 1, &arg, 1, NULL, NULL), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_launch_callback(s, count_cb, &calls), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_OK); /* said once */
+  ck_assert_int_eq(atomic_load(&calls), 101);
+  d2h(rt, &v, x, 4);
+  ck_assert_uint_eq(v, 1);
+  ck_assert_int_eq(rdev_rt_stream_discard(s), RDEV_OK); /* nothing queued: nothing to say */
+  ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_discard(NULL), RDEV_INVALID_RESOURCE_HANDLE);
+  ck_assert_int_eq(rdev_rt_stream_destroy(s), RDEV_OK);
+  rdev_rt_close(rt);
+}
+END_TEST
+
 static Suite *stream_suite(void) {
   Suite *s = suite_create("streams");
   TCase *tc = tcase("streams");
@@ -684,6 +725,7 @@ static Suite *stream_suite(void) {
   tcase_add_test(tc, test_value_wait_holds_its_stream_until_another_writes);
   tcase_add_test(tc, test_value_wait_conditions);
   tcase_add_test(tc, test_value_ops_check_their_arguments);
+  tcase_add_test(tc, test_stream_discard_then_go_on);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -281,15 +281,25 @@ typedef struct {
   size_t data_size;
 } param_t;
 
-typedef struct {
+typedef struct args {
   aclrtFuncHandle func;
   unsigned char bytes[ARGS_MAX];
   size_t size;
   int nparams, final;
   param_t params[PARAMS_MAX];
+  struct args *next; /* blocks, under the lock */
 } args_t;
 
-static args_t *args_find(aclrtArgsHandle h) { return (args_t *)h; }
+static args_t *blocks;
+
+/* A block the library made, or NULL. (One thread fills a block at a time.) */
+static args_t *args_find(aclrtArgsHandle h) {
+  acl_lock();
+  args_t *a = blocks;
+  while (a && a != h) a = a->next;
+  acl_unlock();
+  return a;
+}
 
 aclError aclrtKernelArgsInit(aclrtFuncHandle funcHandle, aclrtArgsHandle *argsHandle) {
   if (!argsHandle) return acl_fail(ACL_ERROR_INVALID_PARAM, "argsHandle is NULL");
@@ -300,6 +310,10 @@ aclError aclrtKernelArgsInit(aclrtFuncHandle funcHandle, aclrtArgsHandle *argsHa
   args_t *a = calloc(1, sizeof *a);
   if (!a) return acl_fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
   a->func = funcHandle;
+  acl_lock();
+  a->next = blocks;
+  blocks = a;
+  acl_unlock();
   *argsHandle = a;
   return ACL_SUCCESS;
 }

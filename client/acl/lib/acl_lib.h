@@ -16,6 +16,15 @@ aclError acl_unsupported(const char *name);
  * and returns code (acl_session.c). */
 aclError acl_fail(aclError code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The calling thread's last error code and message, saved and put back
+ * (around callbacks that run inside a call). */
+typedef struct {
+  aclError code;
+  char msg[512];
+} acl_error_state_t;
+void acl_error_save(acl_error_state_t *st);
+void acl_error_restore(const acl_error_state_t *st);
+
 /* The calling thread's last error code (aclrtPeekAtLastError); clear = 1
  * resets it to ACL_SUCCESS (aclrtGetLastError). */
 aclError acl_last_error(int clear);

@@ -38,6 +38,16 @@ aclError acl_fail(aclError code, const char *fmt, ...) {
 }
 #define fail acl_fail
 
+void acl_error_save(acl_error_state_t *st) {
+  st->code = t_err;
+  memcpy(st->msg, t_msg, sizeof st->msg);
+}
+
+void acl_error_restore(const acl_error_state_t *st) {
+  t_err = st->code;
+  memcpy(t_msg, st->msg, sizeof t_msg);
+}
+
 aclError acl_last_error(int clear) {
   aclError e = t_err;
   if (clear) t_err = ACL_SUCCESS;

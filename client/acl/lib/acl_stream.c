@@ -39,8 +39,9 @@ static struct {
   char name[64];
   aclrtStreamStateCallback fn;
   void *args;
-} state_cbs[MAX_CALLBACKS]; /* under the lock */
-static aclrtExceptionInfoCallback exception_cbs[MAX_CALLBACKS];
+} state_cbs[MAX_CALLBACKS];                                     /* under the lock */
+static aclrtExceptionInfoCallback exception_cbs[MAX_CALLBACKS]; /* registered */
+static aclrtExceptionInfoCallback exception_set;                /* aclrtSetExceptionInfoCallback's */
 
 /* Runs the stream state callbacks (no lock held: they may call in). */
 static void stream_state(aclrtStream st, aclrtStreamState state) {
@@ -104,7 +105,13 @@ static aclError exception_cb(aclrtExceptionInfoCallback callback, int add) {
 
 aclError aclrtExceptionInfoCallbackRegister(aclrtExceptionInfoCallback callback) { return exception_cb(callback, 1); }
 aclError aclrtExceptionInfoCallbackUnregister(aclrtExceptionInfoCallback callback) { return exception_cb(callback, 0); }
-aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback) { return exception_cb(callback, 1); }
+/* The latest one set applies; NULL clears it. */
+aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback) {
+  acl_lock();
+  exception_set = callback;
+  acl_unlock();
+  return ACL_SUCCESS;
+}
 
 uint32_t aclrtGetTaskIdFromExceptionInfo(const aclrtExceptionInfo *info) { return info ? info->taskid : 0; }
 uint32_t aclrtGetStreamIdFromExceptionInfo(const aclrtExceptionInfo *info) { return info ? info->streamid : 0; }
@@ -115,14 +122,19 @@ uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo *info) { re
 void acl_exception_report(aclError code, int32_t id, int dev) {
   /* failures of the stream's work: the runtime's 507xxx, not a synchronize that timed out */
   if (code < 507000 || code >= 508000 || code == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT) return;
-  aclrtExceptionInfoCallback fns[MAX_CALLBACKS];
+  aclrtExceptionInfoCallback fns[MAX_CALLBACKS + 1];
   int n = 0;
   acl_lock();
+  if (exception_set) fns[n++] = exception_set;
   for (int i = 0; i < MAX_CALLBACKS; i++)
     if (exception_cbs[i]) fns[n++] = exception_cbs[i];
   acl_unlock();
+  if (!n) return;
   aclrtExceptionInfo info = {0, (uint32_t)id, (uint32_t)syscall(SYS_gettid), (uint32_t)dev, (uint32_t)code};
+  acl_error_state_t saved; /* what the callbacks call must not replace the synchronize's error */
+  acl_error_save(&saved);
   for (int i = 0; i < n; i++) fns[i](&info);
+  acl_error_restore(&saved);
 }
 
 static rec_t *find(const void *st) {
@@ -466,6 +478,14 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) 
   return rc;
 }
 
+aclError aclrtStreamAbort(aclrtStream stream) {
+  acl_lock();
+  rdev_stream_t *st = NULL;
+  aclError rc = acl_stream_of(stream, &st);
+  acl_unlock();
+  return rc ? rc : acl_result(rdev_stream_abort(st), "aclrtStreamAbort");
+}
+
 /* CANN stops only streams created ACL_STREAM_DEVICE_USE_ONLY (on A2/A3),
  * which rdev does not offer: every stream of the library is refused. */
 aclError aclrtStreamStop(aclrtStream stream) {
@@ -578,7 +598,22 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
 aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout) {
   if (!event) return acl_fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
   aclError rc = live();
-  return rc ? rc : acl_result(rdev_event_synchronize(event, timeout), "aclrtSynchronizeEvent");
+  if (rc) return rc;
+  int r = rdev_event_synchronize(event, timeout);
+  if (r == RDEV_RT_WAIT_TIMEOUT) /* CANN's number for an event's */
+    return acl_fail(ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, "aclrtSynchronizeEventWithTimeout: not complete within %d ms",
+                    (int)timeout);
+  return acl_result(r, "aclrtSynchronizeEvent");
+}
+
+/* Whether the event's latest record completed; an event never recorded is
+ * not ready, as CANN reports it (rdev's query says it waits for nothing). */
+static aclError recorded_done(aclrtEvent event, int *done, const char *what) {
+  aclError rc = live();
+  if (!rc) rc = acl_result(rdev_event_query(event, done), what);
+  uint64_t ns;
+  if (!rc && *done && rdev_event_timestamp(event, &ns) != RDEV_OK) *done = 0;
+  return rc;
 }
 
 aclError aclrtSynchronizeEvent(aclrtEvent event) { return aclrtSynchronizeEventWithTimeout(event, -1); }
@@ -586,8 +621,7 @@ aclError aclrtSynchronizeEvent(aclrtEvent event) { return aclrtSynchronizeEventW
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status) {
   if (!event || !status) return acl_fail(ACL_ERROR_INVALID_PARAM, "event or status is NULL");
   int done = 0;
-  aclError rc = live();
-  if (!rc) rc = acl_result(rdev_event_query(event, &done), "aclrtQueryEventStatus");
+  aclError rc = recorded_done(event, &done, "aclrtQueryEventStatus");
   if (!rc) *status = done ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
   return rc;
 }
@@ -595,8 +629,7 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
 aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status) {
   if (!event || !status) return acl_fail(ACL_ERROR_INVALID_PARAM, "event or status is NULL");
   int done = 0;
-  aclError rc = live();
-  if (!rc) rc = acl_result(rdev_event_query(event, &done), "aclrtQueryEvent");
+  aclError rc = recorded_done(event, &done, "aclrtQueryEvent");
   if (!rc) *status = done ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
   return rc;
 }

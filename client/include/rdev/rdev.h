@@ -194,6 +194,12 @@ int rdev_stream_synchronize_timeout(rdev_stream_t *stream, int32_t timeout_ms);
  * device-to-host copy leaves zeros. Zero (the default): every task runs.
  * One round trip; it holds for work queued after the call. */
 int rdev_stream_set_failure_mode(rdev_stream_t *stream, int stop);
+/* aclrtStreamAbort: discards the work queued on the stream that has not
+ * started (a running delay is cut short); what waited for it (a
+ * synchronize, async D2H copies, host functions) gets
+ * RDEV_RT_STREAM_ABORT, as does the next synchronize. The stream stays
+ * usable. One round trip. */
+int rdev_stream_abort(rdev_stream_t *stream);
 /* aclrtStreamQuery: *done = 1 when the stream is idle. One round trip. */
 int rdev_stream_query(rdev_stream_t *stream, int *done);
 

@@ -20,6 +20,7 @@ extern "C" {
   XX(RT_PARAM_INVALID,          107000, "invalid parameter (count exceeds destMax)") \
   XX(RT_INVALID_DEVICEID,       107001, "invalid device id")                         \
   XX(RT_WAIT_TIMEOUT,           107019, "wait timed out")                            \
+  XX(RT_STREAM_ABORT,           107023, "stream aborted: its queued work discarded") \
   XX(BAD_ALLOC,                 200000, "memory allocation failed")                  \
   XX(API_NOT_SUPPORT,           200001, "operation not supported")                   \
   XX(INVALID_DEVICE,            200002, "invalid device")                            \

@@ -242,6 +242,13 @@ int rdev_rt_stream_destroy_force(rdev_rt_stream_t *s);
  * then destroy each. */
 int rdev_rt_stream_abort(rdev_rt_stream_t *s);
 
+/* aclrtStreamAbort: the work queued on s so far that has not started is
+ * discarded (host callbacks of it run with RDEV_CANCELLED), a running delay
+ * or hang is interrupted, and the next synchronize reports
+ * RDEV_RT_STREAM_ABORT when anything was discarded. Returns at once; the
+ * stream stays usable and runs the work queued after the call. */
+int rdev_rt_stream_discard(rdev_rt_stream_t *s);
+
 /* aclrtSynchronizeStream: blocks until all work queued on s before the call
  * has run; returns the first error that work raised since the previous
  * synchronize (and clears it), else RDEV_OK. */

@@ -1,0 +1,123 @@
+/*
+ * tests/acl/test_acl_k_h2d_async.cpp — the flow of the CANN runtime sample
+ * example/1_basic_features/memory/2_h2d_async_memory_copy, with its kernel:
+ * the host writes 123 at the start of 1 MiB of aclrtMallocHost memory (the
+ * "Source data"), aclrtMemcpyAsync queues the copy to device memory on the
+ * stream, the stream is synchronized, and the samples' ReadDo kernel prints
+ * what the device holds ("Destination data: N", kernel print output,
+ * captured from stdout around the stream's synchronize). Checked as the
+ * memory samples' run.sh checks: the first Source value equals the first
+ * Destination value; here also that both are 123, that one block printed one
+ * line, and that the queued copy had not read the host buffer's later
+ * contents (the host changes it after the synchronize). Run by run_acl.py
+ * against a real rdevd.
+ */
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "acl_check.h"
+#include "kernel_func/kernel_ops.h"
+
+namespace {
+
+/* Kernel print output reaches stdout at the stream's synchronize: what fd 1
+ * receives between Begin and End is returned (and then shown on the real
+ * stdout, for the log). */
+class StdoutCapture {
+ public:
+  bool Begin() {
+    std::fflush(stdout);
+    file_ = std::tmpfile();
+    saved_ = file_ ? dup(1) : -1;
+    return saved_ >= 0 && dup2(fileno(file_), 1) >= 0;
+  }
+  std::string End() {
+    std::fflush(stdout);
+    std::string text;
+    if (saved_ >= 0) {
+      dup2(saved_, 1);
+      close(saved_);
+      saved_ = -1;
+    }
+    if (file_) {
+      std::rewind(file_);
+      char buf[4096];
+      size_t n;
+      while ((n = std::fread(buf, 1, sizeof buf, file_)) > 0) text.append(buf, n);
+      std::fclose(file_);
+      file_ = nullptr;
+    }
+    std::fputs(text.c_str(), stdout);
+    std::fflush(stdout);
+    return text;
+  }
+
+ private:
+  std::FILE *file_ = nullptr;
+  int saved_ = -1;
+};
+
+/* The values of the lines "<key> N" in text, in order (as run.sh's grep). */
+std::vector<long> Values(const std::string &text, const char *key) {
+  std::vector<long> out;
+  for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
+    long v = 0;
+    if (std::sscanf(text.c_str() + at + std::strlen(key), " %ld", &v) == 1) out.push_back(v);
+  }
+  return out;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  (void)argc;
+  const int32_t deviceId = 0;
+  const uint64_t size = 1 * 1024 * 1024;
+  const int writeValue = 123;
+  CHECK_RET(aclInit(nullptr), ACL_SUCCESS);
+  CHECK_RET(aclrtSetDevice(deviceId), ACL_SUCCESS);
+  aclrtStream stream = nullptr;
+  CHECK_RET(aclrtCreateStream(&stream), ACL_SUCCESS);
+  int *hostPtrA = nullptr;
+  int *devPtrB = nullptr;
+  CHECK_RET(aclrtMallocHost(reinterpret_cast<void **>(&hostPtrA), size), ACL_SUCCESS);
+  CHECK_RET(aclrtMalloc(reinterpret_cast<void **>(&devPtrB), size, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  if (!stream || !hostPtrA || !devPtrB) {
+    std::fprintf(stderr, "set-up failed\n");
+    return 1;
+  }
+
+  /* the host writes the source value; the copy is queued, then waited for */
+  std::memset(hostPtrA, 0, size);
+  *hostPtrA = writeValue;
+  std::printf("[INFO]  Source data: %d\n", writeValue);
+  CHECK_RET(aclrtMemcpyAsync(devPtrB, size, hostPtrA, size, ACL_MEMCPY_HOST_TO_DEVICE, stream), ACL_SUCCESS);
+  CHECK_RET(aclrtSynchronizeStream(stream), ACL_SUCCESS);
+  *hostPtrA = -1; /* the copy is done: this stays on the host */
+
+  /* the kernel reads the device copy and prints it */
+  StdoutCapture cap;
+  CHECK(cap.Begin());
+  ReadDo(1, stream, devPtrB);
+  CHECK_RET(aclrtSynchronizeStream(stream), ACL_SUCCESS);
+  const std::string printed = cap.End();
+
+  const std::vector<long> dst = Values(printed, "Destination data:");
+  CHECK(dst.size() == 1);                      /* one block, one line */
+  CHECK(!dst.empty() && dst[0] == writeValue); /* run.sh: Source data == Destination data */
+  CHECK(Values(printed, "Source data:").empty());
+
+  CHECK_RET(aclrtDestroyStreamForce(stream), ACL_SUCCESS);
+  CHECK_RET(aclrtFreeHost(hostPtrA), ACL_SUCCESS);
+  CHECK_RET(aclrtFree(devPtrB), ACL_SUCCESS);
+  CHECK_RET(aclrtResetDeviceForce(deviceId), ACL_SUCCESS);
+  CHECK_RET(aclFinalize(), ACL_SUCCESS);
+  std::printf("%s: %s\n", argv[0], failures ? "FAILED" : "OK");
+  return failures ? 1 : 0;
+}
