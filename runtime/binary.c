@@ -128,11 +128,18 @@ static int parse_kernel(rdev_rt_binary_t *b, char **w, int n, int lineno) {
   if (!(f->sig = rdev_rt_kernel_find(w[2])))
     return rt_fail(RDEV_UNKNOWN_KERNEL, "line %d: no sim kernel '%.64s'", lineno, w[2]);
   f->entry = (uint64_t)b->nfuncs;
-  if (n == 4) {
+  if (n == 4) { /* decimal, or hex after 0x; no sign */
+    const char *v = w[3] + 6;
+    int hex = !strncmp(v, "0x", 2) || !strncmp(v, "0X", 2);
     char *end;
     errno = 0;
-    if (strncmp(w[3], "entry=", 6) || ((f->entry = strtoull(w[3] + 6, &end, 0)), errno || *end || end == w[3] + 6))
-      return rt_fail(RDEV_INVALID_PARAM, "line %d: '%.32s' is not entry=N", lineno, w[3]);
+    if (strncmp(w[3], "entry=", 6) || !isxdigit((unsigned char)v[hex ? 2 : 0]) ||
+        ((f->entry = strtoull(hex ? v + 2 : v, &end, hex ? 16 : 10)), errno || *end))
+      return rt_fail(RDEV_INVALID_PARAM, "line %d: '%.32s' is not entry=N (decimal, or 0x hex)", lineno, w[3]);
+    if (!hex)
+      for (const char *c = v; *c; c++)
+        if (!isdigit((unsigned char)*c))
+          return rt_fail(RDEV_INVALID_PARAM, "line %d: '%.32s' is not entry=N", lineno, w[3]);
   }
   for (int i = 0; i < b->nfuncs; i++)
     if (!strcmp(b->funcs[i].name, f->name) || b->funcs[i].entry == f->entry)
@@ -202,6 +209,10 @@ int rdev_rt_binary_load(rdev_rt_t *rt, const void *data, size_t len, rdev_rt_bin
     free(b);
     return rc;
   }
+  /* what it holds, no more: a small binary must cost the server little */
+  rdev_rt_binary_t *fit = realloc(b, sizeof *b + (size_t)b->nfuncs * sizeof b->funcs[0]);
+  if (fit) b = fit;
+  for (int i = 0; i < b->nfuncs; i++) b->funcs[i].bin = b;
   *out = b;
   return RDEV_OK;
 }

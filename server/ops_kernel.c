@@ -148,7 +148,20 @@ static void *payload_copy(const rdev_wire_payload_t *p) {
   return b;
 }
 
+/* What one session may hold: binaries cost the server memory no quota
+ * counts. */
+#define SESSION_BINS_MAX 64
+#define SESSION_FUNCS_MAX 4096
+
+static int count_entries(srv_session_t *s, int type) {
+  int n = 0;
+  for (size_t i = 0; i < s->handles.cap; i++) n += s->handles.slots[i].h > 1 && s->handles.slots[i].type == type;
+  return n;
+}
+
 int srv_op_binary_load(srv_req_t *x) {
+  if (count_entries(x->s, SRV_H_BIN) >= SESSION_BINS_MAX)
+    return srv_fail(x, RDEV_QUOTA_EXCEEDED, "a session holds at most %d binaries", SESSION_BINS_MAX);
   void *data = payload_copy(x->data);
   if (!data) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
   srv_bin_t *b = NULL;
@@ -174,8 +187,11 @@ int srv_op_binary_function(srv_req_t *x) {
   int rc = q->by_entry ? rdev_rt_binary_function_by_entry(srv_bin_rt(e->ptr), q->entry, &f)
                        : rdev_rt_binary_function(srv_bin_rt(e->ptr), q->name, &f);
   if (rc) return srv_rt_failed(x, rc);
+  if (count_entries(x->s, SRV_H_FUNC) >= SESSION_FUNCS_MAX)
+    return srv_fail(x, RDEV_QUOTA_EXCEEDED, "a session holds at most %d kernel functions", SESSION_FUNCS_MAX);
   srv_bin_t *b = srv_bin_ref(x->s->srv, e->ptr); /* the function keeps its binary */
-  uint64_t h = srv_handles_add(&x->s->handles, SRV_H_FUNC, 0, (void *)f, 0, b);
+  /* size: the binary handle it was found through (its unload takes it) */
+  uint64_t h = srv_handles_add(&x->s->handles, SRV_H_FUNC, 0, (void *)f, (size_t)q->binary, b);
   if (!h) {
     srv_bin_put(x->s->srv, b);
     return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
@@ -190,12 +206,12 @@ void srv_release_kernel_entry(srv_session_t *s, srv_handle_t *e) {
 
 typedef struct {
   srv_session_t *s;
-  srv_bin_t *bin;
+  uint64_t bin; /* the handle unloaded */
 } unload_t;
 
 static void drop_function_of(srv_handle_t *e, void *arg) {
   unload_t *u = arg;
-  if (e->ext != u->bin) return;
+  if ((uint64_t)e->size != u->bin) return; /* another handle's, maybe of the same bytes */
   srv_release_kernel_entry(u->s, e);
   srv_handles_del(&u->s->handles, e->h);
 }
@@ -207,7 +223,7 @@ int srv_op_binary_unload(srv_req_t *x) {
   srv_handle_t *e = srv_get_handle(x, h, SRV_H_BIN);
   if (!e)
     return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "0x%llx is not a binary of this session", (unsigned long long)h);
-  unload_t u = {x->s, e->ptr};
+  unload_t u = {x->s, h};
   srv_handles_each(&x->s->handles, SRV_H_FUNC, drop_function_of, &u);
   srv_release_kernel_entry(x->s, e);
   srv_handles_del(&x->s->handles, h);

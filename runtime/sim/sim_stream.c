@@ -411,7 +411,8 @@ static void *stream_worker(void *arg) {
     if (s->head == s->tail) break; /* stopped and drained */
     rt_task_t *t = &s->ring[s->head % s->cap];
     int aborted = cut_off(s);
-    int skip = s->stop_on_failure && s->err != RDEV_OK && on_device(t); /* stopped by an earlier failure */
+    /* stopped by an earlier failure (an abort is none: the stream goes on) */
+    int skip = s->stop_on_failure && s->err != RDEV_OK && s->err != RDEV_RT_STREAM_ABORT && on_device(t);
     s->in_callback = t->op == RT_TASK_CALLBACK;
     pthread_mutex_unlock(&s->mu);
     int rc = RDEV_OK;

@@ -154,6 +154,12 @@ int main(int argc, char **argv) {
   CHECK_RET(aclrtLaunchKernelWithHostArgs(bare, 1, st, nullptr, &w, sizeof w, nullptr, 0), ACL_SUCCESS);
   CHECK(aclrtSynchronizeStream(st) != ACL_SUCCESS);
   CHECK_RET(aclrtLaunchKernelWithHostArgs(wr, 0, st, nullptr, &w, sizeof w, nullptr, 0), ACL_ERROR_INVALID_PARAM);
+  aclrtPlaceHolderInfo far{4096, 0}; /* outside 4 bytes of arguments */
+  CHECK_RET(aclrtLaunchKernelWithHostArgs(rd, 1, st, nullptr, &w, 4, &far, 1), ACL_ERROR_INVALID_PARAM);
+  aclrtArgsHandle big = nullptr;
+  aclrtParamHandle bp = nullptr;
+  CHECK_RET(aclrtKernelArgsInit(wr, &big), ACL_SUCCESS);
+  CHECK_RET(aclrtKernelArgsAppend(big, &w, static_cast<size_t>(-1), &bp), ACL_ERROR_INVALID_PARAM);
   CHECK_RET(aclrtLaunchKernelWithHostArgs(reinterpret_cast<aclrtFuncHandle>(&w), 1, st, nullptr, &w, sizeof w,
                                           nullptr, 0),
             ACL_ERROR_INVALID_PARAM);

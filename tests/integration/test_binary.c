@@ -133,9 +133,31 @@ START_TEST(test_binary_shared_by_sessions) {
   int32_t v = 0;
   FX_OK(rdev_memcpy(s2, &v, 4, d, 4, RDEV_MEMCPY_DEVICE_TO_HOST));
   ck_assert_int_eq(v, 42);
+  /* the same bytes twice in one session: unloading one handle leaves the
+   * other's functions */
+  rdev_binary_t *c1 = NULL, *c2 = NULL;
+  rdev_function_t *g1 = NULL;
+  FX_OK(rdev_binary_load(s2, k_bin, sizeof k_bin - 1, &c1));
+  FX_OK(rdev_binary_load(s2, k_bin, sizeof k_bin - 1, &c2));
+  FX_OK(rdev_binary_function(c1, "DeviceWrite", &g1));
+  FX_OK(rdev_binary_unload(c2));
+  w.value = 43;
+  FX_OK(rdev_launch_function(st, g1, 1, &w, sizeof w));
+  FX_OK(rdev_stream_synchronize(st));
+  FX_OK(rdev_memcpy(s2, &v, 4, d, 4, RDEV_MEMCPY_DEVICE_TO_HOST));
+  ck_assert_int_eq(v, 43);
+  /* a session holds at most 64 binaries (each costs the server memory) */
+  rdev_binary_t *many[64];
+  int loaded = 0, rc = RDEV_OK;
+  while (loaded < 64 && (rc = rdev_binary_load(s1, k_bin, sizeof k_bin - 1, &many[loaded])) == RDEV_OK) loaded++;
+  ck_assert_int_eq(loaded, 64); /* s1 unloaded its first */
+  rdev_binary_t *one_more = NULL;
+  FX_EXPECT(rdev_binary_load(s1, k_bin, sizeof k_bin - 1, &one_more), RDEV_QUOTA_EXCEEDED);
+  FX_OK(rdev_binary_unload(many[0]));
+  FX_OK(rdev_binary_load(s1, k_bin, sizeof k_bin - 1, &many[0]));
   FX_OK(rdev_stream_destroy(st));
   rdev_session_close(s1);
-  rdev_session_close(s2); /* b2 still loaded: the session's end frees it */
+  rdev_session_close(s2); /* b2 and c1 still loaded: the session's end frees them */
 }
 END_TEST
 

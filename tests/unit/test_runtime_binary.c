@@ -93,6 +93,19 @@ START_TEST(test_binary_refusals) {
   ck_assert_int_eq(load_rc(rt, "rdev-sim-binary 1\nkernel A hello entry=5\nnoargs\nkernel B hello entry=5\nnoargs\n"),
                    RDEV_INVALID_PARAM); /* an entry twice */
   ck_assert_int_eq(load_rc(rt, "rdev-sim-binary 1\nkernel A hello entry=x\nnoargs\n"), RDEV_INVALID_PARAM);
+  ck_assert_int_eq(load_rc(rt, "rdev-sim-binary 1\nkernel A hello entry=-1\nnoargs\n"), RDEV_INVALID_PARAM);
+  ck_assert_int_eq(load_rc(rt, "rdev-sim-binary 1\nkernel A hello entry=+1\nnoargs\n"), RDEV_INVALID_PARAM);
+  ck_assert_int_eq(load_rc(rt, "rdev-sim-binary 1\nkernel A hello entry=0x\nnoargs\n"), RDEV_INVALID_PARAM);
+  {
+    rdev_rt_binary_t *e =
+        load(rt, "rdev-sim-binary 1\nkernel A hello entry=010\nnoargs\nkernel B hello entry=0x1f\nnoargs\n");
+    const rdev_rt_function_t *fa = NULL, *fb = NULL;
+    ck_assert_int_eq(rdev_rt_binary_function_by_entry(e, 10, &fa), RDEV_OK); /* decimal, not octal */
+    ck_assert_int_eq(rdev_rt_binary_function_by_entry(e, 31, &fb), RDEV_OK);
+    ck_assert_str_eq(rdev_rt_function_name(fa), "A");
+    ck_assert_str_eq(rdev_rt_function_name(fb), "B");
+    rdev_rt_binary_unload(e);
+  }
   ck_assert_int_eq(load_rc(rt, "rdev-sim-binary 1\nkernel A hello\nnoargs\nbogus\n"), RDEV_INVALID_PARAM);
   char nul[] = "rdev-sim-binary 1\nkernel A hello\nno\0args\n";
   rdev_rt_binary_t *b = NULL;

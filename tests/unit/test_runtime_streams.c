@@ -690,6 +690,15 @@ START_TEST(test_stream_discard_then_go_on) {
   ck_assert_int_eq(rdev_rt_stream_discard(s), RDEV_OK); /* nothing queued: nothing to say */
   ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_OK);
   ck_assert_int_eq(rdev_rt_stream_discard(NULL), RDEV_INVALID_RESOURCE_HANDLE);
+  /* an abort is no failure: a stream in stop-on-failure mode runs what comes after it */
+  ck_assert_int_eq(rdev_rt_stream_set_failure_mode(s, 1), RDEV_OK);
+  ck_assert_int_eq(launch_delay(s, 5000000), RDEV_OK);
+  sleep_ms(20);
+  ck_assert_int_eq(rdev_rt_stream_discard(s), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_launch(s, "inc_u32", 1, &arg, 1, NULL, NULL), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_RT_STREAM_ABORT);
+  d2h(rt, &v, x, 4);
+  ck_assert_uint_eq(v, 2);
   ck_assert_int_eq(rdev_rt_stream_destroy(s), RDEV_OK);
   rdev_rt_close(rt);
 }

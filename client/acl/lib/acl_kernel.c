@@ -121,15 +121,21 @@ aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *op
   return rc;
 }
 
+static void free_blocks_of(const acl_bin_t *b);
+
+/* Its functions and their argument blocks go with it, as in CANN. */
 aclError aclrtBinaryUnLoad(aclrtBinHandle binHandle) {
   acl_lock();
   acl_bin_t **pp = &bins;
   while (*pp && *pp != binHandle) pp = &(*pp)->next;
   acl_bin_t *b = *pp;
   if (b) *pp = b->next;
+  /* on the server only in this process's live session (not a parent's) */
+  rdev_binary_t *loaded = b && acl_session_if_open() ? b->loaded : NULL;
+  if (b) free_blocks_of(b);
   acl_unlock();
   if (!b) return acl_fail(ACL_ERROR_INVALID_PARAM, "%p is not a loaded binary", binHandle);
-  aclError rc = b->loaded ? acl_result(rdev_binary_unload(b->loaded), "aclrtBinaryUnLoad") : ACL_SUCCESS;
+  aclError rc = loaded ? acl_result(rdev_binary_unload(loaded), "aclrtBinaryUnLoad") : ACL_SUCCESS;
   while (b->funcs) {
     acl_func_t *n = b->funcs->next;
     free(b->funcs);
@@ -184,7 +190,7 @@ static aclError place_holders(rdev_session_t *s, rdev_stream_t *st, unsigned cha
                               const aclrtPlaceHolderInfo *ph, size_t n, void **dev) {
   size_t lo = size;
   for (size_t i = 0; i < n; i++) {
-    if (ph[i].dataOffset >= size || ph[i].addrOffset > size - 8)
+    if (ph[i].dataOffset >= size || size < 8 || ph[i].addrOffset > size - 8)
       return acl_fail(ACL_ERROR_INVALID_PARAM, "place holder %zu: offsets %u and %u outside %zu bytes of arguments", i,
                       ph[i].addrOffset, ph[i].dataOffset, size);
     if (ph[i].dataOffset < lo) lo = ph[i].dataOffset;
@@ -301,6 +307,26 @@ static args_t *args_find(aclrtArgsHandle h) {
   return a;
 }
 
+static void free_block(args_t *a) {
+  for (int i = 0; i < a->nparams; i++) free(a->params[i].data);
+  free(a);
+}
+
+/* Lock held: the blocks made for b's functions go. */
+static void free_blocks_of(const acl_bin_t *b) {
+  for (args_t **pp = &blocks; *pp;) {
+    const acl_func_t *f = b->funcs;
+    while (f && f != (*pp)->func) f = f->next;
+    if (!f) {
+      pp = &(*pp)->next;
+      continue;
+    }
+    args_t *a = *pp;
+    *pp = a->next;
+    free_block(a);
+  }
+}
+
 aclError aclrtKernelArgsInit(aclrtFuncHandle funcHandle, aclrtArgsHandle *argsHandle) {
   if (!argsHandle) return acl_fail(ACL_ERROR_INVALID_PARAM, "argsHandle is NULL");
   acl_lock();
@@ -325,7 +351,7 @@ static aclError append(args_t *a, const void *param, size_t n, int holder, aclrt
   if (a->final) return acl_fail(ACL_ERROR_INVALID_PARAM, "the argument block is finalized");
   if (n == 0) return acl_fail(ACL_ERROR_INVALID_PARAM, "paramSize is 0");
   size_t align = n >= 8 ? 8 : 4, off = (a->size + align - 1) / align * align;
-  if (a->nparams == PARAMS_MAX || off + n > ARGS_MAX)
+  if (a->nparams == PARAMS_MAX || n > ARGS_MAX || off > ARGS_MAX - n)
     return acl_fail(ACL_ERROR_INVALID_PARAM, "an argument block holds at most %d parameters and %d bytes", PARAMS_MAX,
                     ARGS_MAX);
   param_t *p = &a->params[a->nparams];
@@ -386,7 +412,7 @@ aclError aclrtKernelArgsFinalize(aclrtArgsHandle argsHandle) {
 
 /* The block, with each place holder's data after it, launches as
  * aclrtLaunchKernelWithHostArgs with place holders. The block stays the
- * program's (CANN frees it with the function; rdev when the process ends). */
+ * program's until its function's binary is unloaded, as in CANN. */
 aclError aclrtLaunchKernelWithConfig(aclrtFuncHandle funcHandle, uint32_t numBlocks, aclrtStream stream,
                                      aclrtLaunchKernelCfg *cfg, aclrtArgsHandle argsHandle, void *reserve) {
   (void)reserve;
