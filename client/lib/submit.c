@@ -156,6 +156,17 @@ static int call_wait(rdev_session_t *s, rdev_v1_Request *req, const grpc_slice *
   return RDEV_OK;
 }
 
+/* call_wait, then the waiter's result into res. */
+static int call_result(rdev_session_t *s, rdev_v1_Request *req, const grpc_slice *payload, int32_t timeout_ms,
+                       int timeout_status, cl_result_t *res) {
+  cl_waiter_t *w;
+  int rc = call_wait(s, req, payload, timeout_ms, timeout_status, 0, &w);
+  if (rc) return rc;
+  rc = cl_waiter_result(w, res);
+  cl_waiter_free(w);
+  return rc;
+}
+
 /* ---- the modes -------------------------------------------------------------------- */
 
 int cl_call(rdev_session_t *s, rdev_v1_Request *req, cl_result_t *res) {
@@ -163,22 +174,13 @@ int cl_call(rdev_session_t *s, rdev_v1_Request *req, cl_result_t *res) {
 }
 
 int cl_call_timeout(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms, int timeout_status, cl_result_t *res) {
-  cl_waiter_t *w;
-  int rc = call_wait(s, req, NULL, timeout_ms, timeout_status, 0, &w);
-  if (rc) return rc;
-  rc = cl_waiter_result(w, res);
-  cl_waiter_free(w);
-  return rc;
+  return call_result(s, req, NULL, timeout_ms, timeout_status, res);
 }
 
 int cl_call_with(rdev_session_t *s, rdev_v1_Request *req, const void *data, size_t n, cl_result_t *res) {
   grpc_slice payload = grpc_slice_from_copied_buffer(data, n);
-  cl_waiter_t *w;
-  int rc = call_wait(s, req, &payload, -1, RDEV_OK, 0, &w);
+  int rc = call_result(s, req, &payload, -1, RDEV_OK, res);
   grpc_slice_unref(payload);
-  if (rc) return rc;
-  rc = cl_waiter_result(w, res);
-  cl_waiter_free(w);
   return rc;
 }
 
