@@ -3,7 +3,7 @@
  * libascendcl.so) over one rdev session per process: finalization, devices,
  * contexts, memory and copies (NULL = the current device's default
  * stream). acl_session.c holds the session, the lock and the thread's
- * state; streams and events are acl_stream.c's, host-side answers
+ * state; streams are acl_stream.c's, events acl_event.c's, host-side answers
  * acl_info.c's; every other declared call is generated
  * (gen_unsupported.py) and answers ACL_ERROR_API_NOT_SUPPORT. docs/acl.md
  * lists what the library offers.
@@ -202,9 +202,7 @@ aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy pol
 aclError aclrtFree(void *devPtr) {
   if (!devPtr) return fail(ACL_ERROR_INVALID_PARAM, "devPtr is NULL");
   rdev_session_t *s = NULL;
-  acl_lock();
-  aclError rc = acl_session(&s);
-  acl_unlock();
+  aclError rc = acl_session_get(&s);
   return rc ? rc : acl_result(rdev_free(s, devPtr), "aclrtFree");
 }
 
@@ -270,9 +268,7 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, a
   (void)kind; /* reserved: the direction comes from the pointers */
   if (count == 0) return ACL_SUCCESS;
   rdev_session_t *s = NULL;
-  acl_lock();
-  aclError rc = acl_session(&s);
-  acl_unlock(); /* copies name their memory by address: no device to set, and other threads go on */
+  aclError rc = acl_session_get(&s); /* copies name their memory by address: no device to set */
   return rc ? rc : acl_result(rdev_memcpy(s, dst, destMax, src, count, RDEV_MEMCPY_DEFAULT), "aclrtMemcpy");
 }
 
@@ -375,9 +371,7 @@ static aclError copy_rows(void *dst, size_t dpitch, const void *src, size_t spit
 aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                        aclrtMemcpyKind kind) {
   rdev_session_t *s = NULL;
-  acl_lock();
-  aclError rc = acl_session(&s);
-  acl_unlock();
+  aclError rc = acl_session_get(&s);
   rdev_stream_t *st = NULL;
   if (!rc) rc = acl_result(rdev_stream_create(s, &st), "aclrtMemcpy2d");
   if (!rc) rc = copy_rows(dst, dpitch, src, spitch, width, height, kind, s, st, "aclrtMemcpy2d");

@@ -52,6 +52,11 @@ void acl_exception_report(aclError code, int32_t id, int dev);
  * child after fork). */
 aclError acl_session(rdev_session_t **s);
 
+/* As acl_session, taking and dropping the lock itself: for the calls that
+ * name their memory by address and need no device, so that other threads
+ * go on while they run. */
+aclError acl_session_get(rdev_session_t **s);
+
 /* Lock held: the session in *s, set to the calling thread's device (*dev),
  * or an error (as acl_session, or no device set on this thread). */
 aclError acl_on_device(rdev_session_t **s, int *dev);

@@ -97,6 +97,13 @@ aclError acl_session(rdev_session_t **s) {
   return rc;
 }
 
+aclError acl_session_get(rdev_session_t **s) {
+  acl_lock();
+  aclError rc = acl_session(s);
+  acl_unlock();
+  return rc;
+}
+
 rdev_session_t *acl_session_if_open(void) { return g.forked ? NULL : g.s; }
 
 aclError acl_on_device(rdev_session_t **s, int *dev) {
