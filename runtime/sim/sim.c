@@ -2,8 +2,8 @@
  * runtime/sim/sim.c — the sim backend: a CPU device that behaves like an
  * Ascend NPU seen through the CANN runtime. This file: devices and their
  * memory, host memory, fault injection; sim_backend.c: the backend table,
- * opening and closing; sim_stream.c: streams, their workers, execution
- * slots and events. Each device has its own arena
+ * opening and closing; sim_stream.c: streams, their workers and execution
+ * slots; sim_event.c: events. Each device has its own arena
  * (sim_arena.c); each stream has its own worker thread draining a bounded
  * ring of validated tasks in order, so async calls really return before
  * their work runs and separate streams really run concurrently. Events are

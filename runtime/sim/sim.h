@@ -2,7 +2,8 @@
  * runtime/sim/sim.h — what the sim backend's files share: the device arena
  * allocator (sim_arena.c), the kernel bodies (sim_kernels.c) that the
  * stream workers (sim_stream.c) run, and the backend's state (devices,
- * streams, events, scheduling groups) that sim.c and sim_stream.c share.
+ * streams, events, scheduling groups) that sim.c, sim_stream.c and
+ * sim_event.c share.
  */
 #ifndef RDEV_SIM_H
 #define RDEV_SIM_H
@@ -216,8 +217,19 @@ int sim_memset(void *impl, void *dst, int value, size_t n);
 /* Frees every host block malloc_host made (at close). */
 void sim_host_free_all(sim_t *sim);
 
-/* The backend's streams and events (sim_stream.c), as rt_backend_t's
- * entries of the same names (rt_internal.h) */
+/* Waits on cv until woken or the deadline (NULL = none); ETIMEDOUT at the deadline. */
+static inline int sim_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, const struct timespec *dl) {
+  return dl ? pthread_cond_timedwait(cv, mu, dl) : pthread_cond_wait(cv, mu);
+}
+
+/* Drops one reference to e: the last frees it (sim_event.c). */
+void sim_event_unref(sim_event_t *e);
+/* Marks e's record of generation gen complete and wakes its waiters
+ * (sim_event.c); the stream worker calls it when it reaches the record. */
+void sim_event_complete(sim_event_t *e, uint64_t gen);
+
+/* The backend's streams (sim_stream.c) and events (sim_event.c), as
+ * rt_backend_t's entries of the same names (rt_internal.h) */
 int sim_event_sync(rdev_rt_event_t *ev, int32_t timeout_ms);
 int sim_stream_abort(rdev_rt_stream_t *st);
 int sim_stream_discard(rdev_rt_stream_t *st);

@@ -2,8 +2,8 @@
  * runtime/sim/sim_backend.c — the sim backend's table (rt_backend_t),
  * and opening and closing the sim: its devices, their arenas and
  * scheduling state, and at close every stream, event and host block left.
- * sim.c has the devices' memory and faults, sim_stream.c streams and
- * events.
+ * sim.c has the devices' memory and faults, sim_stream.c streams,
+ * sim_event.c events.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,10 +1,9 @@
 /*
- * runtime/sim/sim_stream.c — the sim's streams and events: each stream's
- * worker thread draining its bounded ring of tasks in order, the
- * execution slots a device shares among scheduling groups (weighted fair
- * queuing, with a cap per group), events as generation counters under one
- * lock per device, synchronize, abort and destroy. See sim.c for the
- * backend as a whole.
+ * runtime/sim/sim_stream.c — the sim's streams: each stream's worker
+ * thread draining its bounded ring of tasks in order, the execution slots
+ * a device shares among scheduling groups (weighted fair queuing, with a
+ * cap per group), synchronize, abort and destroy. Events are sim_event.c's;
+ * see sim.c for the backend as a whole.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,126 +15,6 @@
 
 #include "rdev/clock.h"
 #include "sim.h"
-
-/* ---- time ---------------------------------------------------------------- */
-
-/* Waits on cv until woken or the deadline (NULL = none); ETIMEDOUT at the deadline. */
-static int cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, const struct timespec *dl) {
-  return dl ? pthread_cond_timedwait(cv, mu, dl) : pthread_cond_wait(cv, mu);
-}
-
-/* ---- events -------------------------------------------------------------- */
-
-static void event_unref(sim_event_t *e) {
-  if (atomic_fetch_sub(&e->refs, 1) != 1) return;
-  sim_t *sim = (sim_t *)e->base.rt->impl;
-  pthread_mutex_lock(&sim->mu);
-  if (e->prev)
-    e->prev->next = e->next;
-  else
-    sim->events = e->next;
-  if (e->next) e->next->prev = e->prev;
-  pthread_mutex_unlock(&sim->mu);
-  free(e);
-}
-
-int sim_event_create(void *impl, int dev, rdev_rt_event_t **out) {
-  sim_t *sim = impl;
-  sim_dev_t *d = &sim->devs[dev];
-  if (atomic_fetch_add(&d->nevents, 1) >= RDEV_RT_MAX_EVENTS_PER_DEVICE) {
-    atomic_fetch_sub(&d->nevents, 1);
-    return rt_fail(RDEV_STORAGE_OVER_LIMIT, "device %d has its maximum of %d events", dev,
-                   RDEV_RT_MAX_EVENTS_PER_DEVICE);
-  }
-  sim_event_t *e = calloc(1, sizeof *e);
-  if (!e) {
-    atomic_fetch_sub(&d->nevents, 1);
-    return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
-  }
-  e->base.rt = sim->rt;
-  e->base.dev = dev;
-  e->dev = d;
-  atomic_init(&e->refs, 1);
-  pthread_mutex_lock(&sim->mu);
-  e->next = sim->events;
-  if (e->next) e->next->prev = e;
-  sim->events = e;
-  pthread_mutex_unlock(&sim->mu);
-  *out = &e->base;
-  return RDEV_OK;
-}
-
-int sim_event_destroy(rdev_rt_event_t *ev) {
-  sim_event_t *e = (sim_event_t *)ev;
-  atomic_fetch_sub(&e->dev->nevents, 1);
-  event_unref(e);
-  return RDEV_OK;
-}
-
-/* Marks record `gen` of e complete (never moves backwards). */
-static void event_complete(sim_event_t *e, uint64_t gen) {
-  pthread_mutex_lock(&e->dev->ev_mu);
-  if (gen > e->completed) {
-    e->completed = gen;
-    clock_gettime(CLOCK_MONOTONIC, &e->when);
-  }
-  pthread_cond_broadcast(&e->dev->ev_cv);
-  pthread_mutex_unlock(&e->dev->ev_mu);
-}
-
-int sim_event_sync(rdev_rt_event_t *ev, int32_t timeout_ms) {
-  sim_event_t *e = (sim_event_t *)ev;
-  struct timespec dl;
-  if (timeout_ms >= 0) dl = rdev_clock_deadline_ns((uint64_t)timeout_ms * 1000000u);
-  int rc = RDEV_OK;
-  pthread_mutex_lock(&e->dev->ev_mu);
-  uint64_t target = e->recorded;
-  while (e->completed < target) {
-    if (cond_wait_until(&e->dev->ev_cv, &e->dev->ev_mu, timeout_ms >= 0 ? &dl : NULL) == ETIMEDOUT) {
-      if (e->completed < target) rc = rt_fail(RDEV_RT_WAIT_TIMEOUT, "event not complete after %d ms", (int)timeout_ms);
-      break;
-    }
-  }
-  pthread_mutex_unlock(&e->dev->ev_mu);
-  return rc;
-}
-
-int sim_event_query(rdev_rt_event_t *ev, int *done) {
-  sim_event_t *e = (sim_event_t *)ev;
-  pthread_mutex_lock(&e->dev->ev_mu);
-  *done = e->completed >= e->recorded;
-  pthread_mutex_unlock(&e->dev->ev_mu);
-  return RDEV_OK;
-}
-
-int sim_event_timestamp(rdev_rt_event_t *ev, uint64_t *ns) {
-  sim_event_t *e = (sim_event_t *)ev;
-  pthread_mutex_lock(&e->dev->ev_mu);
-  int ok = e->recorded > 0 && e->completed >= e->recorded;
-  struct timespec t = e->when;
-  pthread_mutex_unlock(&e->dev->ev_mu);
-  if (!ok) return rt_fail(RDEV_INVALID_PARAM, "the event must be recorded and complete");
-  *ns = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-  return RDEV_OK;
-}
-
-int sim_event_elapsed(float *ms, rdev_rt_event_t *a, rdev_rt_event_t *b) {
-  sim_event_t *x = (sim_event_t *)a, *y = (sim_event_t *)b;
-  int ok = 1;
-  struct timespec tx, ty;
-  /* events of one runtime may sit on different devices: take each lock alone */
-  pthread_mutex_lock(&x->dev->ev_mu);
-  ok &= x->recorded > 0 && x->completed >= x->recorded;
-  tx = x->when;
-  pthread_mutex_unlock(&x->dev->ev_mu);
-  pthread_mutex_lock(&y->dev->ev_mu);
-  ok &= y->recorded > 0 && y->completed >= y->recorded;
-  ty = y->when;
-  pthread_mutex_unlock(&y->dev->ev_mu);
-  if (!ok) return rt_fail(RDEV_INVALID_PARAM, "both events must be recorded and complete");
-  *ms = (float)((double)(ty.tv_sec - tx.tv_sec) * 1e3 + (double)(ty.tv_nsec - tx.tv_nsec) / 1e6);
-  return RDEV_OK;
-}
 
 /* Whether the task s's worker runs now is discarded: the stream is
  * force-destroyed or aborted, or the task was queued before a discard
@@ -338,15 +217,15 @@ static int exec_task(sim_stream_t *s, rt_task_t *t) {
     }
     case RT_TASK_CALLBACK: t->u.cb.fn(t->u.cb.user, RDEV_OK); return RDEV_OK;
     case RT_TASK_EVENT_RECORD:
-      event_complete((sim_event_t *)t->u.event.ev, t->u.event.gen);
-      event_unref((sim_event_t *)t->u.event.ev);
+      sim_event_complete((sim_event_t *)t->u.event.ev, t->u.event.gen);
+      sim_event_unref((sim_event_t *)t->u.event.ev);
       return RDEV_OK;
     case RT_TASK_EVENT_WAIT: {
       sim_event_t *e = (sim_event_t *)t->u.event.ev;
       pthread_mutex_lock(&d->ev_mu);
       while (e->completed < t->u.event.gen && !cut_off(s)) pthread_cond_wait(&d->ev_cv, &d->ev_mu);
       pthread_mutex_unlock(&d->ev_mu);
-      event_unref(e);
+      sim_event_unref(e);
       return RDEV_OK;
     }
     case RT_TASK_VALUE_WRITE:
@@ -391,10 +270,10 @@ static void discard_task(rt_task_t *t) {
       if (t->u.kernel.print_fn) t->u.kernel.print_fn(t->u.kernel.print_user, "", 0);
       break;
     case RT_TASK_EVENT_RECORD:
-      event_complete((sim_event_t *)t->u.event.ev, t->u.event.gen);
-      event_unref((sim_event_t *)t->u.event.ev);
+      sim_event_complete((sim_event_t *)t->u.event.ev, t->u.event.gen);
+      sim_event_unref((sim_event_t *)t->u.event.ev);
       break;
-    case RT_TASK_EVENT_WAIT: event_unref((sim_event_t *)t->u.event.ev); break;
+    case RT_TASK_EVENT_WAIT: sim_event_unref((sim_event_t *)t->u.event.ev); break;
     default: break;
   }
 }
@@ -570,7 +449,7 @@ int sim_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms) {
   int timed_out = 0;
   while (s->head < target && !timed_out) {
     if (target < s->wake_at) s->wake_at = target;
-    timed_out = cond_wait_until(&s->cv_done, &s->mu, timeout_ms >= 0 ? &dl : NULL) == ETIMEDOUT && s->head < target;
+    timed_out = sim_cond_wait_until(&s->cv_done, &s->mu, timeout_ms >= 0 ? &dl : NULL) == ETIMEDOUT && s->head < target;
   }
   int rc = RDEV_OK;
   if (timed_out) {
