@@ -2,7 +2,8 @@
  * runtime/kernels.c — the registry of built-in kernels: names and typed
  * signatures, shared by every backend. Each pointer parameter declares its
  * extent (element size times one, the block count, or an integer argument),
- * so the generic layer can bound-check a launch before any backend runs it.
+ * so a launch is bound-checked (rdev_rt_launch, here) before any backend
+ * runs it.
  * The sim backend's C bodies are in sim/sim_kernels.c, in the same order.
  * Kernel binaries (binary.c) name these kernels.
  */
@@ -60,4 +61,91 @@ const rdev_kernel_sig_t *rdev_rt_kernel_find(const char *name) {
   for (size_t i = 0; i < sizeof rt_kernels / sizeof rt_kernels[0]; i++)
     if (strcmp(rt_kernels[i].name, name) == 0) return &rt_kernels[i];
   return NULL;
+}
+
+/* ---- launches ------------------------------------------------------------- */
+
+/* The element count an integer argument stands for; -1 if negative. */
+static int64_t arg_count(const rdev_kernel_arg_t *a) {
+  switch (a->type) {
+    case RDEV_ARG_I32: return a->v.i32 < 0 ? -1 : a->v.i32;
+    case RDEV_ARG_U32: return a->v.u32;
+    case RDEV_ARG_I64: return a->v.i64 < 0 ? -1 : a->v.i64;
+    case RDEV_ARG_U64: return a->v.u64 > INT64_MAX ? INT64_MAX : (int64_t)a->v.u64;
+    default: return -1;
+  }
+}
+
+/* Resolves pointer argument i of kernel sig against the allocation its base
+ * is in; on success *out holds the address the kernel may use. */
+static int check_ptr_arg(rdev_rt_stream_t *s, const rdev_kernel_sig_t *sig, int i, uint32_t blocks,
+                         const rdev_kernel_arg_t *args, rdev_kernel_arg_t *out) {
+  const rdev_kernel_param_t *p = &sig->params[i];
+  uint64_t count = 1;
+  if (p->extent == RDEV_EXTENT_BLOCKS) count = blocks;
+  if (p->extent == RDEV_EXTENT_ARG) {
+    int64_t c = arg_count(&args[p->count_arg]);
+    if (c < 0)
+      return rt_fail(RDEV_KERNEL_ARGS, "%s: argument '%s' must not be negative", sig->name,
+                     sig->params[p->count_arg].name);
+    count = (uint64_t)c;
+  }
+  uint64_t bytes;
+  if (__builtin_mul_overflow(count, (uint64_t)p->elem_size, &bytes))
+    return rt_fail(RDEV_INVALID_PARAM, "%s: argument '%s' extent overflows", sig->name, p->name);
+  void *base;
+  size_t size;
+  int dev;
+  const void *b = args[i].v.ptr.base;
+  if (s->rt->be->lookup(s->rt->impl, b, &base, &size, &dev) != RDEV_OK)
+    return rt_fail(RDEV_INVALID_PARAM, "%s: argument '%s' (%p) is not device memory", sig->name, p->name, b);
+  if (dev != s->dev)
+    return rt_fail(RDEV_INVALID_PARAM, "%s: argument '%s' is memory of device %d, stream is on device %d", sig->name,
+                   p->name, dev, s->dev);
+  uint64_t at = (uint64_t)((const char *)b - (const char *)base), off, end;
+  if (__builtin_add_overflow(at, args[i].v.ptr.offset, &off) || off > size ||
+      __builtin_add_overflow(off, bytes, &end) || end > size)
+    return rt_fail(RDEV_INVALID_PARAM, "%s: argument '%s' needs %llu bytes at offset %llu%s of a %zu-byte buffer",
+                   sig->name, p->name, (unsigned long long)bytes, (unsigned long long)at,
+                   args[i].v.ptr.offset ? " (plus its offset)" : "", size);
+  char *addr = (char *)base + off;
+  if ((uintptr_t)addr % p->elem_size)
+    return rt_fail(RDEV_MEMORY_ADDRESS_UNALIGNED, "%s: argument '%s' is not %u-byte aligned", sig->name, p->name,
+                   p->elem_size);
+  out->type = RDEV_ARG_PTR;
+  out->v.ptr.base = addr;
+  out->v.ptr.offset = 0;
+  return RDEV_OK;
+}
+
+int rdev_rt_launch(rdev_rt_stream_t *s, const char *name, uint32_t blocks, const rdev_kernel_arg_t *args, int nargs,
+                   rdev_rt_print_fn print_fn, void *print_user) {
+  rt_clear_error();
+  int rc = rt_check_stream(NULL, s);
+  if (rc) return rc;
+  if (!name) return rt_fail(RDEV_INVALID_PARAM, "kernel name is NULL");
+  int nk;
+  const rdev_kernel_sig_t *all = rdev_rt_kernels(&nk);
+  const rdev_kernel_sig_t *sig = rdev_rt_kernel_find(name);
+  if (!sig) return rt_fail(RDEV_UNKNOWN_KERNEL, "unknown kernel '%.64s'", name);
+  if (blocks < 1 || blocks > RDEV_RT_MAX_KERNEL_BLOCKS)
+    return rt_fail(RDEV_INVALID_PARAM, "%s: blocks must be 1..%d, got %u", sig->name, RDEV_RT_MAX_KERNEL_BLOCKS,
+                   blocks);
+  if (nargs != sig->nparams)
+    return rt_fail(RDEV_KERNEL_ARGS, "%s takes %d arguments, got %d", sig->name, sig->nparams, nargs);
+  if (nargs > 0 && !args) return rt_fail(RDEV_INVALID_PARAM, "args is NULL");
+  for (int i = 0; i < nargs; i++)
+    if (args[i].type != sig->params[i].type)
+      return rt_fail(RDEV_KERNEL_ARGS, "%s: argument %d '%s' must be %s, got %s", sig->name, i, sig->params[i].name,
+                     rdev_arg_type_name(sig->params[i].type), rdev_arg_type_name(args[i].type));
+  rt_task_t t = {.op = RT_TASK_KERNEL};
+  t.u.kernel.index = (int)(sig - all);
+  t.u.kernel.blocks = blocks;
+  t.u.kernel.print_fn = print_fn;
+  t.u.kernel.print_user = print_user;
+  for (int i = 0; i < nargs; i++) {
+    t.u.kernel.args[i] = args[i];
+    if (args[i].type == RDEV_ARG_PTR && (rc = check_ptr_arg(s, sig, i, blocks, args, &t.u.kernel.args[i]))) return rc;
+  }
+  return s->rt->be->submit(s, &t);
 }

@@ -149,6 +149,10 @@ void rt_staging_close(rdev_rt_t *rt);
 
 extern const rt_backend_t rt_sim_backend;
 
+/* RDEV_OK if s is a stream (of rt, unless rt is NULL); else fails as a
+ * bad handle (runtime.c). */
+int rt_check_stream(rdev_rt_t *rt, rdev_rt_stream_t *s);
+
 /* Records a detail for rdev_rt_last_error() and returns code. */
 int rt_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -1,7 +1,7 @@
 /*
  * runtime/runtime.c — the runtime's generic layer: opens a backend by name,
  * validates every call the way the CANN runtime does (null and range checks,
- * count/destMax, copy directions, kernel signatures and pointer extents), and
+ * count/destMax, copy directions; kernel launches in kernels.c), and
  * hands validated work to the backend table. Backends never see unchecked
  * input, so a check written here holds for every backend.
  */
@@ -247,7 +247,7 @@ const void *rdev_rt_host_view(rdev_rt_t *rt, const void *dptr, size_t n) {
   return rt->be->host_view(rt->impl, dptr, n);
 }
 
-static int check_stream(rdev_rt_t *rt, rdev_rt_stream_t *s) {
+int rt_check_stream(rdev_rt_t *rt, rdev_rt_stream_t *s) {
   if (!s) return rt_fail(RDEV_INVALID_RESOURCE_HANDLE, "stream is NULL");
   if (rt && s->rt != rt) return rt_fail(RDEV_INVALID_RESOURCE_HANDLE, "stream of another runtime");
   return RDEV_OK;
@@ -256,7 +256,7 @@ static int check_stream(rdev_rt_t *rt, rdev_rt_stream_t *s) {
 int rdev_rt_memcpy_async(rdev_rt_t *rt, void *dst, size_t dest_max, const void *src, size_t count,
                          rdev_memcpy_kind_t kind, rdev_rt_stream_t *s) {
   rt_clear_error();
-  int noop, rc = check_stream(rt, s);
+  int noop, rc = rt_check_stream(rt, s);
   if (rc) return rc;
   if ((rc = check_copy(rt, dst, dest_max, src, count, &kind, &noop)) || noop) return rc;
   rt_task_t t = {.op = RT_TASK_COPY};
@@ -300,7 +300,7 @@ int rdev_rt_memcpy_gather_async(rdev_rt_t *rt, void *dst, size_t dest_max, const
                                 rdev_rt_stream_t *s) {
   rt_clear_error();
   size_t count;
-  int rc = check_stream(rt, s);
+  int rc = rt_check_stream(rt, s);
   if (rc || (rc = check_gather(rt, dst, dest_max, iov, n, &count)) || !count) return rc;
   rt_task_t t = {.op = RT_TASK_GATHER};
   t.u.gather.dst = dst;
@@ -330,7 +330,7 @@ int rdev_rt_memset(rdev_rt_t *rt, void *dptr, size_t dest_max, int value, size_t
 
 int rdev_rt_memset_async(rdev_rt_t *rt, void *dptr, size_t dest_max, int value, size_t count, rdev_rt_stream_t *s) {
   rt_clear_error();
-  int noop, rc = check_stream(rt, s);
+  int noop, rc = rt_check_stream(rt, s);
   if (rc) return rc;
   if ((rc = check_memset(rt, dptr, dest_max, count, &noop)) || noop) return rc;
   rt_task_t t = {.op = RT_TASK_MEMSET};
@@ -345,7 +345,7 @@ int rdev_rt_memset_async(rdev_rt_t *rt, void *dptr, size_t dest_max, int value, 
 static int value_task(rdev_rt_stream_t *s, void *dptr, uint64_t value, uint32_t cond, uint32_t timeout_ms,
                       rt_task_op_t op) {
   rt_clear_error();
-  int rc = check_stream(NULL, s);
+  int rc = rt_check_stream(NULL, s);
   if (rc) return rc;
   rt_alloc_t a = find_alloc(s->rt, dptr);
   if ((rc = check_range(&a, dptr, sizeof(uint64_t), "value address"))) return rc;
@@ -386,19 +386,19 @@ int rdev_rt_stream_create(rdev_rt_t *rt, int dev, rdev_rt_stream_t **s) {
 
 int rdev_rt_stream_destroy(rdev_rt_stream_t *s) {
   rt_clear_error();
-  int rc = check_stream(NULL, s);
+  int rc = rt_check_stream(NULL, s);
   return rc ? rc : s->rt->be->stream_destroy(s, 0);
 }
 
 int rdev_rt_stream_destroy_force(rdev_rt_stream_t *s) {
   rt_clear_error();
-  int rc = check_stream(NULL, s);
+  int rc = rt_check_stream(NULL, s);
   return rc ? rc : s->rt->be->stream_destroy(s, 1);
 }
 
 int rdev_rt_stream_abort(rdev_rt_stream_t *s) {
   rt_clear_error();
-  int rc = check_stream(NULL, s);
+  int rc = rt_check_stream(NULL, s);
   return rc ? rc : s->rt->be->stream_abort(s);
 }
 
@@ -406,7 +406,7 @@ int rdev_rt_stream_synchronize(rdev_rt_stream_t *s) { return rdev_rt_stream_sync
 
 int rdev_rt_stream_synchronize_timeout(rdev_rt_stream_t *s, int32_t timeout_ms) {
   rt_clear_error();
-  int rc = check_stream(NULL, s);
+  int rc = rt_check_stream(NULL, s);
   if (rc) return rc;
   if (timeout_ms < -1) return rt_fail(RDEV_INVALID_PARAM, "timeout %d ms", (int)timeout_ms);
   return s->rt->be->stream_sync(s, timeout_ms);
@@ -416,7 +416,7 @@ int rdev_rt_stream_synchronize_timeout(rdev_rt_stream_t *s, int32_t timeout_ms) 
  * pending and idle; out is the caller's result pointer, checked here. */
 static int stream_tasks(rdev_rt_stream_t *s, const void *out, size_t *tasks, int *in_callback) {
   rt_clear_error();
-  int rc = check_stream(NULL, s);
+  int rc = rt_check_stream(NULL, s);
   if (rc) return rc;
   if (!out) return rt_fail(RDEV_INVALID_PARAM, "result pointer is NULL");
   *tasks = 0;
@@ -447,7 +447,7 @@ int rdev_rt_stream_idle(rdev_rt_stream_t *s, int *idle) {
 
 int rdev_rt_stream_set_group(rdev_rt_stream_t *s, uint32_t group, uint32_t weight, uint32_t max_slots) {
   rt_clear_error();
-  int rc = check_stream(NULL, s);
+  int rc = rt_check_stream(NULL, s);
   if (rc) return rc;
   if (weight < 1) return rt_fail(RDEV_INVALID_PARAM, "weight must be at least 1");
   return s->rt->be->stream_set_group(s, group, weight, max_slots);
@@ -455,19 +455,19 @@ int rdev_rt_stream_set_group(rdev_rt_stream_t *s, uint32_t group, uint32_t weigh
 
 int rdev_rt_stream_discard(rdev_rt_stream_t *s) {
   rt_clear_error();
-  int rc = check_stream(NULL, s);
+  int rc = rt_check_stream(NULL, s);
   return rc ? rc : s->rt->be->stream_discard(s);
 }
 
 int rdev_rt_stream_set_failure_mode(rdev_rt_stream_t *s, int stop) {
   rt_clear_error();
-  int rc = check_stream(NULL, s);
+  int rc = rt_check_stream(NULL, s);
   return rc ? rc : s->rt->be->stream_set_failure_mode(s, stop);
 }
 
 int rdev_rt_stream_take_error(rdev_rt_stream_t *s) {
   rt_clear_error();
-  int rc = check_stream(NULL, s);
+  int rc = rt_check_stream(NULL, s);
   return rc ? rc : s->rt->be->stream_take_error(s);
 }
 
@@ -475,7 +475,7 @@ int rdev_rt_stream_device(const rdev_rt_stream_t *s) { return s ? s->dev : -1; }
 
 int rdev_rt_launch_callback(rdev_rt_stream_t *s, rdev_rt_host_fn fn, void *user) {
   rt_clear_error();
-  int rc = check_stream(NULL, s);
+  int rc = rt_check_stream(NULL, s);
   if (rc) return rc;
   if (!fn) return rt_fail(RDEV_INVALID_PARAM, "fn is NULL");
   rt_task_t t = {.op = RT_TASK_CALLBACK};
@@ -509,7 +509,7 @@ int rdev_rt_event_destroy(rdev_rt_event_t *ev) {
 static int event_task(rdev_rt_event_t *ev, rdev_rt_stream_t *s, rt_task_op_t op) {
   rt_clear_error();
   int rc = check_event(ev);
-  if (rc || (rc = check_stream(ev->rt, s))) return rc;
+  if (rc || (rc = rt_check_stream(ev->rt, s))) return rc;
   if (ev->dev != s->dev)
     return rt_fail(RDEV_INVALID_PARAM, "event of device %d used on a stream of device %d", ev->dev, s->dev);
   rt_task_t t = {.op = (uint8_t)op};
@@ -554,93 +554,6 @@ int rdev_rt_event_elapsed_ms(float *ms, rdev_rt_event_t *start, rdev_rt_event_t 
   if (!ms) return rt_fail(RDEV_INVALID_PARAM, "ms is NULL");
   if (start->rt != end->rt) return rt_fail(RDEV_INVALID_PARAM, "events of different runtimes");
   return start->rt->be->event_elapsed(ms, start, end);
-}
-
-/* ---- kernels ------------------------------------------------------------- */
-
-/* The element count an integer argument stands for; -1 if negative. */
-static int64_t arg_count(const rdev_kernel_arg_t *a) {
-  switch (a->type) {
-    case RDEV_ARG_I32: return a->v.i32 < 0 ? -1 : a->v.i32;
-    case RDEV_ARG_U32: return a->v.u32;
-    case RDEV_ARG_I64: return a->v.i64 < 0 ? -1 : a->v.i64;
-    case RDEV_ARG_U64: return a->v.u64 > INT64_MAX ? INT64_MAX : (int64_t)a->v.u64;
-    default: return -1;
-  }
-}
-
-/* Resolves pointer argument i of kernel sig against the allocation its base
- * is in; on success *out holds the address the kernel may use. */
-static int check_ptr_arg(rdev_rt_stream_t *s, const rdev_kernel_sig_t *sig, int i, uint32_t blocks,
-                         const rdev_kernel_arg_t *args, rdev_kernel_arg_t *out) {
-  const rdev_kernel_param_t *p = &sig->params[i];
-  uint64_t count = 1;
-  if (p->extent == RDEV_EXTENT_BLOCKS) count = blocks;
-  if (p->extent == RDEV_EXTENT_ARG) {
-    int64_t c = arg_count(&args[p->count_arg]);
-    if (c < 0)
-      return rt_fail(RDEV_KERNEL_ARGS, "%s: argument '%s' must not be negative", sig->name,
-                     sig->params[p->count_arg].name);
-    count = (uint64_t)c;
-  }
-  uint64_t bytes;
-  if (__builtin_mul_overflow(count, (uint64_t)p->elem_size, &bytes))
-    return rt_fail(RDEV_INVALID_PARAM, "%s: argument '%s' extent overflows", sig->name, p->name);
-  void *base;
-  size_t size;
-  int dev;
-  const void *b = args[i].v.ptr.base;
-  if (s->rt->be->lookup(s->rt->impl, b, &base, &size, &dev) != RDEV_OK)
-    return rt_fail(RDEV_INVALID_PARAM, "%s: argument '%s' (%p) is not device memory", sig->name, p->name, b);
-  if (dev != s->dev)
-    return rt_fail(RDEV_INVALID_PARAM, "%s: argument '%s' is memory of device %d, stream is on device %d", sig->name,
-                   p->name, dev, s->dev);
-  uint64_t at = (uint64_t)((const char *)b - (const char *)base), off, end;
-  if (__builtin_add_overflow(at, args[i].v.ptr.offset, &off) || off > size ||
-      __builtin_add_overflow(off, bytes, &end) || end > size)
-    return rt_fail(RDEV_INVALID_PARAM, "%s: argument '%s' needs %llu bytes at offset %llu%s of a %zu-byte buffer",
-                   sig->name, p->name, (unsigned long long)bytes, (unsigned long long)at,
-                   args[i].v.ptr.offset ? " (plus its offset)" : "", size);
-  char *addr = (char *)base + off;
-  if ((uintptr_t)addr % p->elem_size)
-    return rt_fail(RDEV_MEMORY_ADDRESS_UNALIGNED, "%s: argument '%s' is not %u-byte aligned", sig->name, p->name,
-                   p->elem_size);
-  out->type = RDEV_ARG_PTR;
-  out->v.ptr.base = addr;
-  out->v.ptr.offset = 0;
-  return RDEV_OK;
-}
-
-int rdev_rt_launch(rdev_rt_stream_t *s, const char *name, uint32_t blocks, const rdev_kernel_arg_t *args, int nargs,
-                   rdev_rt_print_fn print_fn, void *print_user) {
-  rt_clear_error();
-  int rc = check_stream(NULL, s);
-  if (rc) return rc;
-  if (!name) return rt_fail(RDEV_INVALID_PARAM, "kernel name is NULL");
-  int nk;
-  const rdev_kernel_sig_t *all = rdev_rt_kernels(&nk);
-  const rdev_kernel_sig_t *sig = rdev_rt_kernel_find(name);
-  if (!sig) return rt_fail(RDEV_UNKNOWN_KERNEL, "unknown kernel '%.64s'", name);
-  if (blocks < 1 || blocks > RDEV_RT_MAX_KERNEL_BLOCKS)
-    return rt_fail(RDEV_INVALID_PARAM, "%s: blocks must be 1..%d, got %u", sig->name, RDEV_RT_MAX_KERNEL_BLOCKS,
-                   blocks);
-  if (nargs != sig->nparams)
-    return rt_fail(RDEV_KERNEL_ARGS, "%s takes %d arguments, got %d", sig->name, sig->nparams, nargs);
-  if (nargs > 0 && !args) return rt_fail(RDEV_INVALID_PARAM, "args is NULL");
-  for (int i = 0; i < nargs; i++)
-    if (args[i].type != sig->params[i].type)
-      return rt_fail(RDEV_KERNEL_ARGS, "%s: argument %d '%s' must be %s, got %s", sig->name, i, sig->params[i].name,
-                     rdev_arg_type_name(sig->params[i].type), rdev_arg_type_name(args[i].type));
-  rt_task_t t = {.op = RT_TASK_KERNEL};
-  t.u.kernel.index = (int)(sig - all);
-  t.u.kernel.blocks = blocks;
-  t.u.kernel.print_fn = print_fn;
-  t.u.kernel.print_user = print_user;
-  for (int i = 0; i < nargs; i++) {
-    t.u.kernel.args[i] = args[i];
-    if (args[i].type == RDEV_ARG_PTR && (rc = check_ptr_arg(s, sig, i, blocks, args, &t.u.kernel.args[i]))) return rc;
-  }
-  return s->rt->be->submit(s, &t);
 }
 
 /* ---- faults -------------------------------------------------------------- */
