@@ -56,6 +56,18 @@ static void *host_thread(void *arg) {
   return NULL;
 }
 
+/* Takes c out of the session's calls and frees it. */
+static void call_free(rdev_session_t *s, rdev_host_call_t *c) {
+  pthread_mutex_lock(&s->mu);
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    s->host.calls = c->next;
+  if (c->next) c->next->prev = c->prev;
+  pthread_mutex_unlock(&s->mu);
+  free(c);
+}
+
 int rdev_launch_host_func(rdev_stream_t *stream, int block, rdev_host_fn fn, void *user) {
   rdev_session_t *s = cl_stream_session(stream);
   if (!s || !fn) return cl_error(RDEV_INVALID_PARAM, "stream or fn is NULL");
@@ -89,14 +101,7 @@ int rdev_launch_host_func(rdev_stream_t *stream, int block, rdev_host_fn fn, voi
   cl_pending_t *e = cl_expect_final(c->seq, h, reached_locked, c);
   rc = e ? cl_send_expect(s, &req, e) : cl_error(RDEV_BAD_ALLOC, "out of host memory");
   if (rc) { /* not queued: no reply will come, and fn never runs */
-    pthread_mutex_lock(&s->mu);
-    if (c->prev)
-      c->prev->next = c->next;
-    else
-      s->host.calls = c->next;
-    if (c->next) c->next->prev = c->prev;
-    pthread_mutex_unlock(&s->mu);
-    free(c);
+    call_free(s, c);
   }
   return rc;
 }
@@ -121,14 +126,7 @@ void rdev_host_call_done(rdev_host_call_t *c) {
       nanosleep(&t, NULL);
     }
   }
-  pthread_mutex_lock(&s->mu);
-  if (c->prev)
-    c->prev->next = c->next;
-  else
-    s->host.calls = c->next;
-  if (c->next) c->next->prev = c->prev;
-  pthread_mutex_unlock(&s->mu);
-  free(c);
+  call_free(s, c);
 }
 
 void cl_host_init(rdev_session_t *s) { pthread_cond_init(&s->host.cv, NULL); }
