@@ -403,19 +403,15 @@ aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src, size_t sp
  * the condition (ACL_STREAM_WAIT_VALUE_*) for the wait. */
 aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream) {
   if (flag) return fail(ACL_ERROR_INVALID_PARAM, "aclrtValueWrite: flag %u is reserved: 0", (unsigned)flag);
-  acl_lock();
   rdev_stream_t *st = NULL;
-  aclError rc = acl_stream_of(stream, &st);
-  acl_unlock();
+  aclError rc = acl_stream_get(stream, &st);
   return rc ? rc : acl_result(rdev_value_write(st, devAddr, value), "aclrtValueWrite");
 }
 
 aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream) {
   if (flag > ACL_STREAM_WAIT_VALUE_NOR) return fail(ACL_ERROR_INVALID_PARAM, "aclrtValueWait: unknown flag %u", flag);
-  acl_lock();
   rdev_stream_t *st = NULL;
-  aclError rc = acl_stream_of(stream, &st);
-  acl_unlock();
+  aclError rc = acl_stream_get(stream, &st);
   return rc ? rc : acl_result(rdev_value_wait(st, devAddr, value, (rdev_value_wait_t)flag, 0), "aclrtValueWait");
 }
 

@@ -106,9 +106,7 @@ static report_t *thread_gone(sub_thread_t *t) {
 
 aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream) {
   rdev_stream_t *st;
-  acl_lock();
-  aclError rc = acl_stream_of(stream, &st);
-  acl_unlock();
+  aclError rc = acl_stream_get(stream, &st);
   if (rc) return rc;
   pthread_mutex_lock(&cb_mu);
   sub_t *s = subs;
@@ -138,9 +136,7 @@ aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream) {
 
 aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream) {
   rdev_stream_t *st;
-  acl_lock();
-  aclError rc = acl_stream_of(stream, &st);
-  acl_unlock();
+  aclError rc = acl_stream_get(stream, &st);
   if (rc) return rc;
   report_t *drop = NULL;
   pthread_mutex_lock(&cb_mu);
@@ -193,9 +189,7 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBloc
   if (blockType != ACL_CALLBACK_NO_BLOCK && blockType != ACL_CALLBACK_BLOCK)
     return acl_fail(ACL_ERROR_INVALID_PARAM, "unknown callback block type %d", (int)blockType);
   rdev_stream_t *st;
-  acl_lock();
-  aclError rc = acl_stream_of(stream, &st);
-  acl_unlock();
+  aclError rc = acl_stream_get(stream, &st);
   if (rc) return rc;
   report_t *r = calloc(1, sizeof *r);
   if (!r) return acl_fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
@@ -275,9 +269,7 @@ static void host_fn_reached(rdev_host_call_t *call, void *user, int status) {
 aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args) {
   if (!fn) return acl_fail(ACL_ERROR_INVALID_PARAM, "fn is NULL");
   rdev_stream_t *st;
-  acl_lock();
-  aclError rc = acl_stream_of(stream, &st);
-  acl_unlock();
+  aclError rc = acl_stream_get(stream, &st);
   if (rc) return rc;
   host_fn_t *h = malloc(sizeof *h);
   if (!h) return acl_fail(ACL_ERROR_BAD_ALLOC, "out of host memory");

@@ -53,19 +53,15 @@ aclError aclrtDestroyEvent(aclrtEvent event) {
 
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
   if (!event) return acl_fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
-  acl_lock();
   rdev_stream_t *st = NULL;
-  aclError rc = acl_stream_of(stream, &st);
-  acl_unlock();
+  aclError rc = acl_stream_get(stream, &st);
   return rc ? rc : acl_result(rdev_event_record(event, st), "aclrtRecordEvent");
 }
 
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
   if (!event) return acl_fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
-  acl_lock();
   rdev_stream_t *st = NULL;
-  aclError rc = acl_stream_of(stream, &st);
-  acl_unlock();
+  aclError rc = acl_stream_get(stream, &st);
   return rc ? rc : acl_result(rdev_stream_wait_event(st, event), "aclrtStreamWaitEvent");
 }
 
@@ -74,10 +70,8 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
  * the reset, checked like CANN's, changes nothing (docs/acl.md). */
 aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
   if (!event) return acl_fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
-  acl_lock();
   rdev_stream_t *st = NULL;
-  aclError rc = acl_stream_of(stream, &st);
-  acl_unlock();
+  aclError rc = acl_stream_get(stream, &st);
   int done = 0; /* the event must be one of the session's */
   return rc ? rc : acl_result(rdev_event_query(event, &done), "aclrtResetEvent");
 }

@@ -69,6 +69,9 @@ aclError acl_result(int rc, const char *what);
  * device's default stream, made on first use (acl_stream.c). */
 aclError acl_stream_of(aclrtStream stream, rdev_stream_t **out);
 
+/* As acl_stream_of, taking and dropping the lock itself. */
+aclError acl_stream_get(aclrtStream stream, rdev_stream_t **out);
+
 /* Lock held: forgets every stream record (aclFinalize closed them all). */
 void acl_streams_forget(void);
 

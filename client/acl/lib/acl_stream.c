@@ -152,6 +152,13 @@ void acl_streams_forget(void) {
   for (int d = 0; d < MAX_DEVICES; d++) defaults[d] = NULL, default_modes[d] = ACL_CONTINUE_ON_FAILURE;
 }
 
+aclError acl_stream_get(aclrtStream stream, rdev_stream_t **out) {
+  acl_lock();
+  aclError rc = acl_stream_of(stream, out);
+  acl_unlock();
+  return rc;
+}
+
 aclError acl_stream_of(aclrtStream stream, rdev_stream_t **out) {
   rdev_session_t *s;
   int dev;
@@ -305,9 +312,7 @@ aclError aclrtDestroyStreamForce(aclrtStream stream) { return destroy(stream, "a
 aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream) {
   if (!stream) return acl_fail(ACL_ERROR_INVALID_PARAM, "stream is NULL");
   rdev_stream_t *st = NULL;
-  acl_lock();
-  aclError rc = acl_stream_of(NULL, &st);
-  acl_unlock();
+  aclError rc = acl_stream_get(NULL, &st);
   if (!rc) *stream = st;
   return rc;
 }
@@ -360,9 +365,7 @@ aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode) {
   if (mode != ACL_CONTINUE_ON_FAILURE && mode != ACL_STOP_ON_FAILURE)
     return acl_fail(ACL_ERROR_INVALID_PARAM, "unknown failure mode %llu", (unsigned long long)mode);
   rdev_stream_t *st = NULL;
-  acl_lock();
-  aclError rc = acl_stream_of(stream, &st);
-  acl_unlock();
+  aclError rc = acl_stream_get(stream, &st);
   if (!rc) rc = acl_result(rdev_stream_set_failure_mode(st, mode == ACL_STOP_ON_FAILURE), "aclrtSetStreamFailureMode");
   acl_lock();
   uint64_t *m = rc ? NULL : mode_of(st);
@@ -479,10 +482,8 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) 
 }
 
 aclError aclrtStreamAbort(aclrtStream stream) {
-  acl_lock();
   rdev_stream_t *st = NULL;
-  aclError rc = acl_stream_of(stream, &st);
-  acl_unlock();
+  aclError rc = acl_stream_get(stream, &st);
   return rc ? rc : acl_result(rdev_stream_abort(st), "aclrtStreamAbort");
 }
 
@@ -490,10 +491,8 @@ aclError aclrtStreamAbort(aclrtStream stream) {
  * which rdev does not offer: every stream of the library is refused. */
 aclError aclrtStreamStop(aclrtStream stream) {
   if (!stream) return acl_fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamStop takes no default stream");
-  acl_lock();
   rdev_stream_t *st = NULL;
-  aclError rc = acl_stream_of(stream, &st);
-  acl_unlock();
+  aclError rc = acl_stream_get(stream, &st);
   return rc ? rc
             : acl_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                        "aclrtStreamStop takes only ACL_STREAM_DEVICE_USE_ONLY streams, which rdev does not offer");
@@ -503,10 +502,8 @@ aclError aclrtSynchronizeStream(aclrtStream stream) { return aclrtSynchronizeStr
 
 aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status) {
   if (!status) return acl_fail(ACL_ERROR_INVALID_PARAM, "status is NULL");
-  acl_lock();
   rdev_stream_t *st = NULL;
-  aclError rc = acl_stream_of(stream, &st);
-  acl_unlock();
+  aclError rc = acl_stream_get(stream, &st);
   int done = 0;
   if (!rc) rc = acl_result(rdev_stream_query(st, &done), "aclrtStreamQuery");
   if (!rc) *status = done ? ACL_STREAM_STATUS_COMPLETE : ACL_STREAM_STATUS_NOT_READY;
