@@ -2,7 +2,8 @@
  * runtime/binary.c — kernel binaries in the rdev sim binary format
  * (docs/sim-binary.md): parsing and checking a binary against the kernel
  * registry, its functions by name or entry, the argument blob of a launch
- * decoded by the function's declared layout, and launches from a blob.
+ * decoded by the function's declared layout, and their lifetime: a
+ * binary lives while its loader or a queued launch of it holds it.
  *
  * A binary is text: a "rdev-sim-binary 1" line, then per kernel a
  * "kernel NAME SIM_KERNEL [entry=N]" line followed by its layout, one
@@ -23,23 +24,6 @@
 
 #define MAX_FUNCS 256
 #define MAX_LINE 256
-
-struct rdev_rt_function {
-  const rdev_rt_binary_t *bin;
-  char name[RDEV_RT_MAX_KERNEL_NAME + 1];
-  uint64_t entry;
-  const rdev_kernel_sig_t *sig;
-  int has_layout;
-  int nargs;
-  uint32_t offset[RDEV_RT_MAX_KERNEL_ARGS];
-  size_t blob_size; /* bytes the layout spans */
-};
-
-struct rdev_rt_binary {
-  rdev_rt_t *rt;
-  int nfuncs;
-  rdev_rt_function_t funcs[];
-};
 
 static const struct {
   const char *name;
@@ -213,11 +197,28 @@ int rdev_rt_binary_load(rdev_rt_t *rt, const void *data, size_t len, rdev_rt_bin
   rdev_rt_binary_t *fit = realloc(b, sizeof *b + (size_t)b->nfuncs * sizeof b->funcs[0]);
   if (fit) b = fit;
   for (int i = 0; i < b->nfuncs; i++) b->funcs[i].bin = b;
+  atomic_init(&b->refs, 1);
+  if (rt->be->binary_load && (rc = rt->be->binary_load(rt->impl, b, data, len)) != RDEV_OK) {
+    free(b);
+    return rc;
+  }
   *out = b;
   return RDEV_OK;
 }
 
-void rdev_rt_binary_unload(rdev_rt_binary_t *b) { free(b); }
+static void binary_unref(rdev_rt_binary_t *b) {
+  if (atomic_fetch_sub(&b->refs, 1) != 1) return;
+  if (b->rt->be->binary_unload) b->rt->be->binary_unload(b->rt->impl, b);
+  free(b);
+}
+
+void rdev_rt_binary_unload(rdev_rt_binary_t *b) {
+  if (b) binary_unref(b);
+}
+
+void rt_function_hold(const rdev_rt_function_t *f) { atomic_fetch_add(&((rdev_rt_binary_t *)f->bin)->refs, 1); }
+
+void rt_function_release(const rdev_rt_function_t *f) { binary_unref((rdev_rt_binary_t *)f->bin); }
 
 int rdev_rt_binary_function(const rdev_rt_binary_t *b, const char *name, const rdev_rt_function_t **f) {
   rt_clear_error();
@@ -278,12 +279,4 @@ int rdev_rt_function_args(const rdev_rt_function_t *f, const void *blob, size_t 
   }
   *nargs = f->nargs;
   return RDEV_OK;
-}
-
-int rdev_rt_launch_function(rdev_rt_stream_t *s, const rdev_rt_function_t *f, uint32_t blocks, const void *blob,
-                            size_t len, rdev_rt_print_fn print_fn, void *print_user) {
-  rdev_kernel_arg_t args[RDEV_RT_MAX_KERNEL_ARGS];
-  int n = 0;
-  int rc = rdev_rt_function_args(f, blob, len, args, &n);
-  return rc ? rc : rdev_rt_launch(s, f->sig->name, blocks, args, n, print_fn, print_user);
 }

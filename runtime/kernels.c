@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "rt_internal.h"
+#include "engine.h"
 
 #define PTR_IN(nm, esz, ext, carg) \
   { nm, RDEV_ARG_PTR, 0, esz, ext, carg }
@@ -118,16 +118,16 @@ static int check_ptr_arg(rdev_rt_stream_t *s, const rdev_kernel_sig_t *sig, int 
   return RDEV_OK;
 }
 
-int rdev_rt_launch(rdev_rt_stream_t *s, const char *name, uint32_t blocks, const rdev_kernel_arg_t *args, int nargs,
-                   rdev_rt_print_fn print_fn, void *print_user) {
-  rt_clear_error();
-  int rc = rt_check_stream(NULL, s);
-  if (rc) return rc;
-  if (!name) return rt_fail(RDEV_INVALID_PARAM, "kernel name is NULL");
-  int nk;
+/* The launch both entry points make: checks against sig, resolves the
+ * pointers and queues the task; fn (a binary's function, or NULL for the
+ * built-in kernel) is held until the task is done. */
+static int launch(rdev_rt_stream_t *s, const rdev_kernel_sig_t *sig, const rdev_rt_function_t *fn, uint32_t blocks,
+                  const rdev_kernel_arg_t *args, int nargs, rdev_rt_print_fn print_fn, void *print_user) {
+  int nk, rc;
   const rdev_kernel_sig_t *all = rdev_rt_kernels(&nk);
-  const rdev_kernel_sig_t *sig = rdev_rt_kernel_find(name);
-  if (!sig) return rt_fail(RDEV_UNKNOWN_KERNEL, "unknown kernel '%.64s'", name);
+  int index = (int)(sig - all);
+  if (!fn && s->rt->be->kernel_offered && !s->rt->be->kernel_offered(s->rt->impl, index))
+    return rt_fail(RDEV_UNKNOWN_KERNEL, "kernel '%s' is not offered by the %s backend", sig->name, s->rt->be->name);
   if (blocks < 1 || blocks > RDEV_RT_MAX_KERNEL_BLOCKS)
     return rt_fail(RDEV_INVALID_PARAM, "%s: blocks must be 1..%d, got %u", sig->name, RDEV_RT_MAX_KERNEL_BLOCKS,
                    blocks);
@@ -139,7 +139,8 @@ int rdev_rt_launch(rdev_rt_stream_t *s, const char *name, uint32_t blocks, const
       return rt_fail(RDEV_KERNEL_ARGS, "%s: argument %d '%s' must be %s, got %s", sig->name, i, sig->params[i].name,
                      rdev_arg_type_name(sig->params[i].type), rdev_arg_type_name(args[i].type));
   rt_task_t t = {.op = RT_TASK_KERNEL};
-  t.u.kernel.index = (int)(sig - all);
+  t.u.kernel.index = index;
+  t.u.kernel.fn = fn;
   t.u.kernel.blocks = blocks;
   t.u.kernel.print_fn = print_fn;
   t.u.kernel.print_user = print_user;
@@ -147,5 +148,59 @@ int rdev_rt_launch(rdev_rt_stream_t *s, const char *name, uint32_t blocks, const
     t.u.kernel.args[i] = args[i];
     if (args[i].type == RDEV_ARG_PTR && (rc = check_ptr_arg(s, sig, i, blocks, args, &t.u.kernel.args[i]))) return rc;
   }
-  return s->rt->be->submit(s, &t);
+  if (fn) rt_function_hold(fn);
+  rc = rt_engine_submit(s, &t);
+  if (rc != RDEV_OK && fn) rt_function_release(fn);
+  return rc;
+}
+
+int rdev_rt_launch(rdev_rt_stream_t *s, const char *name, uint32_t blocks, const rdev_kernel_arg_t *args, int nargs,
+                   rdev_rt_print_fn print_fn, void *print_user) {
+  rt_clear_error();
+  int rc = rt_check_stream(NULL, s);
+  if (rc) return rc;
+  if (!name) return rt_fail(RDEV_INVALID_PARAM, "kernel name is NULL");
+  const rdev_kernel_sig_t *sig = rdev_rt_kernel_find(name);
+  if (!sig) return rt_fail(RDEV_UNKNOWN_KERNEL, "unknown kernel '%.64s'", name);
+  return launch(s, sig, NULL, blocks, args, nargs, print_fn, print_user);
+}
+
+int rdev_rt_launch_function(rdev_rt_stream_t *s, const rdev_rt_function_t *f, uint32_t blocks, const void *blob,
+                            size_t len, rdev_rt_print_fn print_fn, void *print_user) {
+  rdev_kernel_arg_t args[RDEV_RT_MAX_KERNEL_ARGS];
+  int n = 0;
+  int rc = rdev_rt_function_args(f, blob, len, args, &n); /* clears the error detail */
+  if (!rc) rc = rt_check_stream(NULL, s);
+  return rc ? rc : launch(s, f->sig, f, blocks, args, n, print_fn, print_user);
+}
+
+int rdev_rt_kernel_offered(rdev_rt_t *rt, const char *name) {
+  int nk;
+  const rdev_kernel_sig_t *all = rdev_rt_kernels(&nk), *sig = rdev_rt_kernel_find(name);
+  if (!rt || !sig) return 0;
+  return !rt->be->kernel_offered || rt->be->kernel_offered(rt->impl, (int)(sig - all));
+}
+
+size_t rt_blob_pack(const rdev_kernel_arg_t *args, int nargs, unsigned char *blob) {
+  size_t len = 0;
+  for (int i = 0; i < nargs; i++) {
+    const rdev_kernel_arg_t *a = &args[i];
+    size_t size = a->type == RDEV_ARG_I32 || a->type == RDEV_ARG_U32 || a->type == RDEV_ARG_F32 ? 4 : 8;
+    len = (len + size - 1) / size * size;
+    switch (a->type) {
+      case RDEV_ARG_PTR: {
+        uint64_t v = (uint64_t)(uintptr_t)a->v.ptr.base + a->v.ptr.offset;
+        memcpy(blob + len, &v, 8);
+        break;
+      }
+      case RDEV_ARG_I32: memcpy(blob + len, &a->v.i32, 4); break;
+      case RDEV_ARG_U32: memcpy(blob + len, &a->v.u32, 4); break;
+      case RDEV_ARG_I64: memcpy(blob + len, &a->v.i64, 8); break;
+      case RDEV_ARG_U64: memcpy(blob + len, &a->v.u64, 8); break;
+      case RDEV_ARG_F32: memcpy(blob + len, &a->v.f32, 4); break;
+      case RDEV_ARG_F64: memcpy(blob + len, &a->v.f64, 8); break;
+    }
+    len += size;
+  }
+  return len;
 }

@@ -5,21 +5,27 @@
  * server or client.
  *
  * The generic layer validates every call (arguments, ranges, kernel
- * signatures) and turns async work into rt_task records; a backend only
- * executes validated work. A new backend (acl, cuda) fills rt_backend_t.
+ * signatures) and turns async work into rt_task records, which the stream
+ * engine (engine.h) queues and runs in order; a backend owns devices and
+ * their memory and executes validated device tasks. A new backend (cuda)
+ * fills rt_backend_t.
  */
 #ifndef RDEV_RT_INTERNAL_H
 #define RDEV_RT_INTERNAL_H
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 
 #include "rdev/runtime.h"
 
-/* Common head of every backend's stream and event objects. */
+typedef struct rt_engine rt_engine_t;
+
+/* Common head of the engine's stream and event objects. */
 struct rdev_rt_stream {
   rdev_rt_t *rt;
   int dev;
+  void *dev_stream; /* the backend's per-stream state (acl: its aclrtStream) */
 };
 
 struct rdev_rt_event {
@@ -53,10 +59,12 @@ typedef struct {
       void *dst;
       const void *src;
       size_t n;
-      int value; /* memset */
+      int value;               /* memset */
+      rdev_memcpy_kind_t kind; /* copy */
     } mem;
     struct {
-      int index; /* into rdev_rt_kernels() */
+      int index;                    /* into rdev_rt_kernels() */
+      const rdev_rt_function_t *fn; /* launched from a binary (held until the task is done), or NULL */
       uint32_t blocks;
       rdev_kernel_arg_t args[RDEV_RT_MAX_KERNEL_ARGS]; /* PTR args resolved: base = address, offset = 0 */
       rdev_rt_print_fn print_fn;
@@ -87,9 +95,7 @@ typedef struct {
 typedef struct rt_backend {
   const char *name;
   int (*open)(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl);
-  /* close, part one: force-destroys every stream left (callbacks run with
-   * RDEV_CANCELLED), so that nothing puts staging buffers back after */
-  void (*stop)(void *impl);
+  /* after the engine closed every stream and event */
   void (*close)(void *impl);
   int (*device_count)(void *impl);
   int (*device_info)(void *impl, int dev, rdev_rt_device_info_t *info);
@@ -107,24 +113,34 @@ typedef struct rt_backend {
    * rdev_rt_host_view (may be NULL: never host-mapped) */
   const void *(*host_view)(void *impl, const void *dptr, size_t n);
   int (*memset)(void *impl, void *dst, int value, size_t n);
-  int (*stream_create)(void *impl, int dev, rdev_rt_stream_t **s);
-  int (*stream_destroy)(rdev_rt_stream_t *s, int force);
-  int (*stream_abort)(rdev_rt_stream_t *s);   /* see rdev_rt_stream_abort */
-  int (*stream_discard)(rdev_rt_stream_t *s); /* see rdev_rt_stream_discard */
-  int (*stream_sync)(rdev_rt_stream_t *s, int32_t timeout_ms);
-  /* tasks queued and not finished, the running one included; *in_callback
-   * = 1 when the running one is a host callback */
-  int (*stream_pending)(rdev_rt_stream_t *s, size_t *tasks, int *in_callback);
-  int (*stream_take_error)(rdev_rt_stream_t *s);
-  int (*stream_set_failure_mode)(rdev_rt_stream_t *s, int stop);
-  int (*stream_set_group)(rdev_rt_stream_t *s, uint32_t group, uint32_t weight, uint32_t max_slots);
-  int (*submit)(rdev_rt_stream_t *s, const rt_task_t *t);
-  int (*event_create)(void *impl, int dev, rdev_rt_event_t **ev);
-  int (*event_destroy)(rdev_rt_event_t *ev);
-  int (*event_sync)(rdev_rt_event_t *ev, int32_t timeout_ms);
-  int (*event_query)(rdev_rt_event_t *ev, int *done);
-  int (*event_elapsed)(float *ms, rdev_rt_event_t *a, rdev_rt_event_t *b);
-  int (*event_timestamp)(rdev_rt_event_t *ev, uint64_t *ns);
+  /* ---- the device side of the engine's streams (engine.h) ----
+   * Makes a new stream's device state in s->dev_stream, on the creating
+   * thread; NULL = none. */
+  int (*stream_open)(rdev_rt_stream_t *s);
+  /* Releases it after the stream's worker exited; NULL = none. */
+  void (*stream_close)(rdev_rt_stream_t *s);
+  /* On a stream's worker thread before its first task (acl: makes the
+   * device's context current); NULL = none. */
+  void (*thread_enter)(rdev_rt_stream_t *s);
+  /* Rewrites a task as exec wants it, at submit (sim: device addresses
+   * become arena addresses); NULL = as it is. */
+  void (*prepare)(void *impl, rt_task_t *t);
+  /* Runs one device task (COPY, GATHER, MEMSET, KERNEL, VALUE_WRITE) on
+   * s's worker and returns its error; calls a kernel's print_fn exactly
+   * once. Waits inside it sleep with rt_engine_sleep. */
+  int (*exec)(rdev_rt_stream_t *s, rt_task_t *t);
+  /* Reads the 64-bit value at a (prepared) device address: value waits. */
+  int (*load_value)(rdev_rt_stream_t *s, const void *addr, uint64_t *v);
+  /* Interrupts the device task s's worker runs, where the device can
+   * (acl: aclrtStreamAbort); NULL = none. Any thread. */
+  void (*interrupt)(rdev_rt_stream_t *s);
+  /* Whether built-in kernel `index` (rdev_rt_kernels) can run; NULL = all. */
+  int (*kernel_offered)(void *impl, int index);
+  /* Loads binary data for binary b's functions (acl: aclrtBinaryLoadFromData
+   * and a function handle per function, kept in the function's dev_fn);
+   * NULL = the runtime's parse is all. */
+  int (*binary_load)(void *impl, rdev_rt_binary_t *b, const void *data, size_t len);
+  void (*binary_unload)(void *impl, rdev_rt_binary_t *b);
   int (*fault_inject)(void *impl, int dev, rdev_fault_kind_t kind, uint32_t nth, uint32_t hang_ms);
 } rt_backend_t;
 
@@ -139,6 +155,7 @@ typedef struct {
 struct rdev_rt {
   const rt_backend_t *be;
   void *impl;
+  rt_engine_t *eng; /* streams and events */
   rt_staging_t staging;
 };
 
@@ -148,6 +165,41 @@ void rt_staging_init(rdev_rt_t *rt);
 void rt_staging_close(rdev_rt_t *rt);
 
 extern const rt_backend_t rt_sim_backend;
+
+/* Sleeps up to ns on s's worker; returns early (non-zero) when s's work is
+ * discarded (engine.c). */
+int rt_engine_sleep(rdev_rt_stream_t *s, uint64_t ns);
+
+/* A loaded kernel binary (binary.c) and its functions. */
+struct rdev_rt_function {
+  const rdev_rt_binary_t *bin;
+  char name[RDEV_RT_MAX_KERNEL_NAME + 1];
+  uint64_t entry;
+  const rdev_kernel_sig_t *sig;
+  int has_layout;
+  int nargs;
+  uint32_t offset[RDEV_RT_MAX_KERNEL_ARGS];
+  size_t blob_size; /* bytes the layout spans */
+  void *dev_fn;     /* the backend's handle (binary_load), or NULL */
+};
+
+struct rdev_rt_binary {
+  rdev_rt_t *rt;
+  atomic_int refs; /* the loader's, plus one per queued launch */
+  void *dev_bin;   /* the backend's handle (binary_load), or NULL */
+  int nfuncs;
+  rdev_rt_function_t funcs[];
+};
+
+/* A queued launch holds its function's binary until the launch is done. */
+void rt_function_hold(const rdev_rt_function_t *f);
+void rt_function_release(const rdev_rt_function_t *f);
+
+/* Packs launch arguments into the blob a kernel binary's host stub would
+ * (docs/sim-binary.md "Blobs": each at the next offset aligned to its size,
+ * at least 4; pointers 8 bytes, base + offset). blob holds
+ * RDEV_RT_MAX_KERNEL_ARGS * 8 bytes; returns the length. */
+size_t rt_blob_pack(const rdev_kernel_arg_t *args, int nargs, unsigned char *blob);
 
 /* RDEV_OK if s is a stream (of rt, unless rt is NULL); else fails as a
  * bad handle (runtime.c). */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "engine.h"
 
 /* ---- open / close -------------------------------------------------------- */
 
@@ -36,6 +36,12 @@ int rdev_rt_open(const rdev_rt_config_t *cfg, rdev_rt_t **out) {
     free(rt);
     return rc;
   }
+  rc = rt_engine_open(rt, be->device_count(rt->impl), cfg->stream_depth, cfg->slots, &rt->eng);
+  if (rc != RDEV_OK) {
+    be->close(rt->impl);
+    free(rt);
+    return rc;
+  }
   rt_staging_init(rt);
   *out = rt;
   return RDEV_OK;
@@ -43,8 +49,9 @@ int rdev_rt_open(const rdev_rt_config_t *cfg, rdev_rt_t **out) {
 
 void rdev_rt_close(rdev_rt_t *rt) {
   if (!rt) return;
-  rt->be->stop(rt->impl); /* cancelled callbacks may still put staging back */
+  rt_engine_stop(rt->eng); /* cancelled callbacks may still put staging back */
   rt_staging_close(rt);
+  rt_engine_close(rt->eng);
   rt->be->close(rt->impl);
   free(rt);
 }
@@ -136,6 +143,8 @@ int rdev_rt_space_range(const rdev_rt_space_t *sp, int dev, uint64_t *base, uint
   if (!sp || !base || !size) return rt_fail(RDEV_INVALID_PARAM, "NULL argument");
   int rc = check_dev(sp->rt, dev);
   if (rc) return rc;
+  if (!sp->rt->be->space_range)
+    return rt_fail(RDEV_API_NOT_SUPPORT, "the %s backend's address spaces are not address ranges", sp->rt->be->name);
   sp->rt->be->space_range(sp, dev, base, size);
   return RDEV_OK;
 }
@@ -263,7 +272,8 @@ int rdev_rt_memcpy_async(rdev_rt_t *rt, void *dst, size_t dest_max, const void *
   t.u.mem.dst = dst;
   t.u.mem.src = src;
   t.u.mem.n = count;
-  return rt->be->submit(s, &t);
+  t.u.mem.kind = kind;
+  return rt_engine_submit(s, &t);
 }
 
 /* Validates a gather: pieces of host memory, count bytes in all, to dst.
@@ -306,7 +316,7 @@ int rdev_rt_memcpy_gather_async(rdev_rt_t *rt, void *dst, size_t dest_max, const
   t.u.gather.dst = dst;
   t.u.gather.iov = iov;
   t.u.gather.n = n;
-  return rt->be->submit(s, &t);
+  return rt_engine_submit(s, &t);
 }
 
 static int check_memset(rdev_rt_t *rt, void *dptr, size_t dest_max, size_t count, int *noop) {
@@ -337,7 +347,7 @@ int rdev_rt_memset_async(rdev_rt_t *rt, void *dptr, size_t dest_max, int value, 
   t.u.mem.dst = dptr;
   t.u.mem.value = value;
   t.u.mem.n = count;
-  return rt->be->submit(s, &t);
+  return rt_engine_submit(s, &t);
 }
 
 /* ---- stream memory operations -------------------------------------------- */
@@ -358,7 +368,7 @@ static int value_task(rdev_rt_stream_t *s, void *dptr, uint64_t value, uint32_t 
   t.u.value.value = value;
   t.u.value.cond = cond;
   t.u.value.timeout_ms = timeout_ms;
-  return s->rt->be->submit(s, &t);
+  return rt_engine_submit(s, &t);
 }
 
 int rdev_rt_value_write(rdev_rt_stream_t *s, void *dptr, uint64_t value) {
@@ -381,25 +391,25 @@ int rdev_rt_stream_create(rdev_rt_t *rt, int dev, rdev_rt_stream_t **s) {
   if (rc) return rc;
   if (!s) return rt_fail(RDEV_INVALID_PARAM, "s is NULL");
   *s = NULL;
-  return rt->be->stream_create(rt->impl, dev, s);
+  return rt_engine_stream_create(rt->eng, dev, s);
 }
 
 int rdev_rt_stream_destroy(rdev_rt_stream_t *s) {
   rt_clear_error();
   int rc = rt_check_stream(NULL, s);
-  return rc ? rc : s->rt->be->stream_destroy(s, 0);
+  return rc ? rc : rt_engine_stream_destroy(s, 0);
 }
 
 int rdev_rt_stream_destroy_force(rdev_rt_stream_t *s) {
   rt_clear_error();
   int rc = rt_check_stream(NULL, s);
-  return rc ? rc : s->rt->be->stream_destroy(s, 1);
+  return rc ? rc : rt_engine_stream_destroy(s, 1);
 }
 
 int rdev_rt_stream_abort(rdev_rt_stream_t *s) {
   rt_clear_error();
   int rc = rt_check_stream(NULL, s);
-  return rc ? rc : s->rt->be->stream_abort(s);
+  return rc ? rc : rt_engine_stream_abort(s);
 }
 
 int rdev_rt_stream_synchronize(rdev_rt_stream_t *s) { return rdev_rt_stream_synchronize_timeout(s, -1); }
@@ -409,7 +419,7 @@ int rdev_rt_stream_synchronize_timeout(rdev_rt_stream_t *s, int32_t timeout_ms) 
   int rc = rt_check_stream(NULL, s);
   if (rc) return rc;
   if (timeout_ms < -1) return rt_fail(RDEV_INVALID_PARAM, "timeout %d ms", (int)timeout_ms);
-  return s->rt->be->stream_sync(s, timeout_ms);
+  return rt_engine_stream_sync(s, timeout_ms);
 }
 
 /* The stream's unfinished tasks, the running one included, for query,
@@ -421,7 +431,7 @@ static int stream_tasks(rdev_rt_stream_t *s, const void *out, size_t *tasks, int
   if (!out) return rt_fail(RDEV_INVALID_PARAM, "result pointer is NULL");
   *tasks = 0;
   *in_callback = 0;
-  return s->rt->be->stream_pending(s, tasks, in_callback);
+  return rt_engine_stream_pending(s, tasks, in_callback);
 }
 
 int rdev_rt_stream_query(rdev_rt_stream_t *s, int *done) {
@@ -450,25 +460,25 @@ int rdev_rt_stream_set_group(rdev_rt_stream_t *s, uint32_t group, uint32_t weigh
   int rc = rt_check_stream(NULL, s);
   if (rc) return rc;
   if (weight < 1) return rt_fail(RDEV_INVALID_PARAM, "weight must be at least 1");
-  return s->rt->be->stream_set_group(s, group, weight, max_slots);
+  return rt_engine_stream_set_group(s, group, weight, max_slots);
 }
 
 int rdev_rt_stream_discard(rdev_rt_stream_t *s) {
   rt_clear_error();
   int rc = rt_check_stream(NULL, s);
-  return rc ? rc : s->rt->be->stream_discard(s);
+  return rc ? rc : rt_engine_stream_discard(s);
 }
 
 int rdev_rt_stream_set_failure_mode(rdev_rt_stream_t *s, int stop) {
   rt_clear_error();
   int rc = rt_check_stream(NULL, s);
-  return rc ? rc : s->rt->be->stream_set_failure_mode(s, stop);
+  return rc ? rc : rt_engine_stream_set_failure_mode(s, stop);
 }
 
 int rdev_rt_stream_take_error(rdev_rt_stream_t *s) {
   rt_clear_error();
   int rc = rt_check_stream(NULL, s);
-  return rc ? rc : s->rt->be->stream_take_error(s);
+  return rc ? rc : rt_engine_stream_take_error(s);
 }
 
 int rdev_rt_stream_device(const rdev_rt_stream_t *s) { return s ? s->dev : -1; }
@@ -481,7 +491,7 @@ int rdev_rt_launch_callback(rdev_rt_stream_t *s, rdev_rt_host_fn fn, void *user)
   rt_task_t t = {.op = RT_TASK_CALLBACK};
   t.u.cb.fn = fn;
   t.u.cb.user = user;
-  return s->rt->be->submit(s, &t);
+  return rt_engine_submit(s, &t);
 }
 
 /* ---- events -------------------------------------------------------------- */
@@ -496,13 +506,13 @@ int rdev_rt_event_create(rdev_rt_t *rt, int dev, rdev_rt_event_t **ev) {
   if (rc) return rc;
   if (!ev) return rt_fail(RDEV_INVALID_PARAM, "ev is NULL");
   *ev = NULL;
-  return rt->be->event_create(rt->impl, dev, ev);
+  return rt_engine_event_create(rt->eng, dev, ev);
 }
 
 int rdev_rt_event_destroy(rdev_rt_event_t *ev) {
   rt_clear_error();
   int rc = check_event(ev);
-  return rc ? rc : ev->rt->be->event_destroy(ev);
+  return rc ? rc : rt_engine_event_destroy(ev);
 }
 
 /* Event work crosses streams only within one device (as CANN without IPC). */
@@ -514,7 +524,7 @@ static int event_task(rdev_rt_event_t *ev, rdev_rt_stream_t *s, rt_task_op_t op)
     return rt_fail(RDEV_INVALID_PARAM, "event of device %d used on a stream of device %d", ev->dev, s->dev);
   rt_task_t t = {.op = (uint8_t)op};
   t.u.event.ev = ev;
-  return s->rt->be->submit(s, &t);
+  return rt_engine_submit(s, &t);
 }
 
 int rdev_rt_event_record(rdev_rt_event_t *ev, rdev_rt_stream_t *s) { return event_task(ev, s, RT_TASK_EVENT_RECORD); }
@@ -528,7 +538,7 @@ int rdev_rt_event_synchronize(rdev_rt_event_t *ev, int32_t timeout_ms) {
   int rc = check_event(ev);
   if (rc) return rc;
   if (timeout_ms < -1) return rt_fail(RDEV_INVALID_PARAM, "timeout %d ms", (int)timeout_ms);
-  return ev->rt->be->event_sync(ev, timeout_ms);
+  return rt_engine_event_sync(ev, timeout_ms);
 }
 
 int rdev_rt_event_timestamp(rdev_rt_event_t *ev, uint64_t *ns) {
@@ -536,7 +546,7 @@ int rdev_rt_event_timestamp(rdev_rt_event_t *ev, uint64_t *ns) {
   int rc = check_event(ev);
   if (rc) return rc;
   if (!ns) return rt_fail(RDEV_INVALID_PARAM, "ns is NULL");
-  return ev->rt->be->event_timestamp(ev, ns);
+  return rt_engine_event_timestamp(ev, ns);
 }
 
 int rdev_rt_event_query(rdev_rt_event_t *ev, int *done) {
@@ -544,7 +554,7 @@ int rdev_rt_event_query(rdev_rt_event_t *ev, int *done) {
   int rc = check_event(ev);
   if (rc) return rc;
   if (!done) return rt_fail(RDEV_INVALID_PARAM, "done is NULL");
-  return ev->rt->be->event_query(ev, done);
+  return rt_engine_event_query(ev, done);
 }
 
 int rdev_rt_event_elapsed_ms(float *ms, rdev_rt_event_t *start, rdev_rt_event_t *end) {
@@ -553,7 +563,7 @@ int rdev_rt_event_elapsed_ms(float *ms, rdev_rt_event_t *start, rdev_rt_event_t 
   if (rc || (rc = check_event(end))) return rc;
   if (!ms) return rt_fail(RDEV_INVALID_PARAM, "ms is NULL");
   if (start->rt != end->rt) return rt_fail(RDEV_INVALID_PARAM, "events of different runtimes");
-  return start->rt->be->event_elapsed(ms, start, end);
+  return rt_engine_event_elapsed(ms, start, end);
 }
 
 /* ---- faults -------------------------------------------------------------- */

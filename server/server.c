@@ -293,7 +293,7 @@ int srv_open(srv_t *srv) {
                          .sim_devices = srv->cfg.sim_devices,
                          .sim_mem_bytes = srv->cfg.sim_mem_bytes,
                          .stream_depth = SRV_STREAM_DEPTH,
-                         .sim_slots = (unsigned)srv->cfg.sim_slots,
+                         .slots = (unsigned)srv->cfg.sim_slots,
                          .sim_unmapped = !srv->cfg.sim_host_view};
   int err = rdev_rt_open(&rc, &srv->rt);
   if (err) {

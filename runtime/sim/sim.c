@@ -1,29 +1,11 @@
 /*
  * runtime/sim/sim.c — the sim backend: a CPU device that behaves like an
  * Ascend NPU seen through the CANN runtime. This file: devices and their
- * memory, host memory, fault injection; sim_backend.c: the backend table,
- * opening and closing; sim_stream.c: streams, their workers and execution
- * slots; sim_event.c: events. Each device has its own arena
- * (sim_arena.c); each stream has its own worker thread draining a bounded
- * ring of validated tasks in order, so async calls really return before
- * their work runs and separate streams really run concurrently. Events are
- * generation counters guarded by one mutex and condition variable per
- * device; stream waits, event synchronize and abort wake-ups all use it.
- *
- * Errors of async work are kept on the stream (first one wins) and handed to
- * the next synchronize, which clears them.
- *
- * Execution slots (config sim_slots > 0): a device then runs at most that
- * many copies, memsets and kernels at once, and when streams wait for a slot
- * it goes to the scheduling group (tenant) with the least weighted device
- * time used: start-time fair queuing, where a group's virtual time advances
- * by task time / weight, and a group that was idle rejoins at the device's
- * current virtual time instead of cashing in its idle time. A group may
- * have a cap on the slots it holds at once: at its cap, its streams wait
- * for its own slots and are passed over in the choice, so that one tenant
- * cannot take a device's every slot with long kernels. Host callbacks and
- * event waits never take a slot. With sim_slots 0 every stream runs
- * whenever its worker thread does.
+ * memory, host memory, fault injection, and the device tasks the stream
+ * engine (runtime/engine.c) hands over; sim_backend.c: the backend table,
+ * opening and closing. Each device has its own arena (sim_arena.c); device
+ * addresses become arena addresses when a task is queued (sim_prepare), so
+ * a task runs as plain memory work on its stream's worker.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -227,6 +209,63 @@ const void *sim_host_view(void *impl, const void *dptr, size_t n) {
 
 int sim_memset(void *impl, void *dst, int value, size_t n) {
   memset(sim_host_addr(impl, dst), value, n);
+  return RDEV_OK;
+}
+
+/* ---- device tasks -------------------------------------------------------- */
+
+void sim_prepare(void *impl, rt_task_t *t) {
+  sim_t *sim = impl;
+  switch (t->op) { /* device addresses become the arena's host addresses */
+    case RT_TASK_COPY:
+      t->u.mem.dst = sim_host_addr(sim, t->u.mem.dst);
+      t->u.mem.src = sim_host_addr(sim, t->u.mem.src);
+      break;
+    case RT_TASK_MEMSET: t->u.mem.dst = sim_host_addr(sim, t->u.mem.dst); break;
+    case RT_TASK_GATHER: t->u.gather.dst = sim_host_addr(sim, t->u.gather.dst); break;
+    case RT_TASK_VALUE_WRITE:
+    case RT_TASK_VALUE_WAIT: t->u.value.addr = sim_host_addr(sim, t->u.value.addr); break;
+    case RT_TASK_KERNEL:
+      for (int i = 0; i < RDEV_RT_MAX_KERNEL_ARGS; i++)
+        if (t->u.kernel.args[i].type == RDEV_ARG_PTR)
+          t->u.kernel.args[i].v.ptr.base = sim_host_addr(sim, t->u.kernel.args[i].v.ptr.base);
+      break;
+    default: break;
+  }
+}
+
+int sim_exec(rdev_rt_stream_t *s, rt_task_t *t) {
+  sim_dev_t *d = &((sim_t *)s->rt->impl)->devs[s->dev];
+  if (sim_fault_fires(&d->fault_hang)) rt_engine_sleep(s, (uint64_t)atomic_load(&d->hang_ms) * 1000000u);
+  switch (t->op) {
+    case RT_TASK_COPY: memmove(t->u.mem.dst, t->u.mem.src, t->u.mem.n); return RDEV_OK;
+    case RT_TASK_GATHER: {
+      char *dst = t->u.gather.dst;
+      for (int i = 0; i < t->u.gather.n; dst += t->u.gather.iov[i].len, i++)
+        memcpy(dst, t->u.gather.iov[i].base, t->u.gather.iov[i].len);
+      return RDEV_OK;
+    }
+    case RT_TASK_MEMSET: memset(t->u.mem.dst, t->u.mem.value, t->u.mem.n); return RDEV_OK;
+    case RT_TASK_KERNEL: {
+      sim_kctx_t ctx = {.blocks = t->u.kernel.blocks, .stream = s};
+      int rc = sim_fault_fires(&d->fault_kernel)
+                   ? rt_fail(RDEV_RT_AICORE_EXCEPTION, "injected kernel fault on device %d", d->index)
+                   : sim_kernel_fns[t->u.kernel.index](&ctx, t->u.kernel.args);
+      if (t->u.kernel.print_fn)
+        t->u.kernel.print_fn(t->u.kernel.print_user, ctx.print.data ? ctx.print.data : "", ctx.print.len);
+      rt_print_release(&ctx.print);
+      return rc;
+    }
+    case RT_TASK_VALUE_WRITE:
+      __atomic_store_n((uint64_t *)t->u.value.addr, t->u.value.value, __ATOMIC_RELEASE);
+      return RDEV_OK;
+    default: return rt_fail(RDEV_INTERNAL_ERROR, "the sim runs no task of op %d", t->op);
+  }
+}
+
+int sim_load_value(rdev_rt_stream_t *s, const void *addr, uint64_t *v) {
+  (void)s;
+  *v = __atomic_load_n((const uint64_t *)addr, __ATOMIC_ACQUIRE);
   return RDEV_OK;
 }
 

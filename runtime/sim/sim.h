@@ -1,9 +1,9 @@
 /*
  * runtime/sim/sim.h — what the sim backend's files share: the device arena
- * allocator (sim_arena.c), the kernel bodies (sim_kernels.c) that the
- * stream workers (sim_stream.c) run, and the backend's state (devices,
- * streams, events, scheduling groups) that sim.c, sim_stream.c and
- * sim_event.c share.
+ * allocator (sim_arena.c), the kernel bodies (sim_kernels.c), and the
+ * backend's state (devices, memory, faults) that sim.c and sim_backend.c
+ * share. Streams and events are the engine's (runtime/engine.h); the sim
+ * runs the device tasks it hands over (sim_exec).
  */
 #ifndef RDEV_SIM_H
 #define RDEV_SIM_H
@@ -79,7 +79,7 @@ static inline int sim_va_split(const void *p, uint32_t *slot, int *dev, size_t *
 typedef struct {
   uint32_t blocks;
   rt_print_buf_t print;
-  void *stream; /* for sim_stream_sleep */
+  rdev_rt_stream_t *stream; /* for rt_engine_sleep */
 } sim_kctx_t;
 
 /* A kernel body: args are validated, PTR args resolved to host-addressable
@@ -91,73 +91,16 @@ extern const sim_kernel_fn sim_kernel_fns[];
 extern const char *const sim_kernel_names[];
 extern const int sim_kernel_count;
 
-/* Sleeps up to ns on a stream's worker; returns early (non-zero) when the
- * stream is force-destroyed. */
-int sim_stream_sleep(void *stream, uint64_t ns);
-
-/* ---- the backend's state (sim.c, sim_stream.c) ---- */
+/* ---- the backend's state (sim.c, sim_backend.c) ---- */
 
 typedef struct sim sim_t;
-
-typedef struct sim_group { /* a scheduling group on one device */
-  uint32_t id, weight;
-  uint32_t cap, busy; /* slots it may hold at once (0 = no cap), and holds */
-  int streams;        /* streams in it: the group goes with its last one */
-  uint64_t vtime;     /* ns of device time used / weight */
-  struct sim_group *next;
-} sim_group_t;
 
 typedef struct {
   int index;
   sim_arena_t arena;
-  unsigned slots, busy;     /* execution slots (0 = unscheduled) and those in use */
-  struct sim_stream *waitq; /* streams waiting for a slot */
-  uint64_t vclock;          /* virtual time of the latest grant */
-  sim_group_t *groups;
-  pthread_mutex_t sched_mu;
-  pthread_cond_t sched_cv;
-  atomic_int nstreams, nevents;
   atomic_uint fault_alloc, fault_kernel, fault_hang; /* countdowns; 0 = unarmed */
   atomic_uint hang_ms;
-  pthread_mutex_t ev_mu; /* guards every event of this device */
-  pthread_cond_t ev_cv;  /* an event completed, or a stream is aborting */
 } sim_dev_t;
-
-typedef struct sim_stream {
-  rdev_rt_stream_t base;
-  sim_t *sim;
-  sim_dev_t *dev;
-  pthread_t thread;
-  pthread_mutex_t mu;
-  pthread_cond_t cv_work;  /* worker: tasks arrived, or stop/abort */
-  pthread_cond_t cv_space; /* submitters: a slot freed */
-  pthread_cond_t cv_done;  /* synchronizers: a task finished */
-  rt_task_t *ring;
-  unsigned cap;
-  uint64_t head, tail; /* tasks [head, tail) are queued; ring[head % cap] runs */
-  int worker_idle, space_waiters;
-  int in_callback;                 /* the task running is a host callback */
-  uint64_t wake_at;                /* lowest head a synchronizer waits for; UINT64_MAX = none */
-  int err;                         /* first error since the last synchronize */
-  int stop_on_failure;             /* device work is skipped while err is set */
-  int stop;                        /* destroy: run what is queued, then exit */
-  atomic_int abort;                /* force destroy: discard what is queued */
-  atomic_uint_fast64_t discard_to; /* tasks below this index are discarded (rdev_rt_stream_discard) */
-  sim_group_t *group;              /* scheduling group (under dev->sched_mu) */
-  sim_group_t *held;               /* the group charged for the slot it holds, or NULL */
-  struct sim_stream *wnext;        /* dev->waitq link (under dev->sched_mu) */
-  struct sim_stream *prev, *next;
-} sim_stream_t;
-
-typedef struct sim_event {
-  rdev_rt_event_t base;
-  sim_dev_t *dev;
-  atomic_int refs;      /* the creator's, plus one per queued task naming it */
-  uint64_t recorded;    /* generation of the latest record call */
-  uint64_t completed;   /* highest generation that has run */
-  struct timespec when; /* when `completed` ran */
-  struct sim_event *prev, *next;
-} sim_event_t;
 
 /* An address space: slot `slot` of sim->spaces, kept while its owner or
  * any allocation in it holds a reference. */
@@ -172,11 +115,8 @@ struct sim {
   rdev_rt_t *rt;
   int ndev;
   sim_dev_t *devs;
-  unsigned depth;
-  int unmapped;       /* no host view (rdev_rt_config_t.sim_unmapped) */
-  pthread_mutex_t mu; /* streams and events lists, host allocations */
-  sim_stream_t *streams;
-  sim_event_t *events;
+  int unmapped;         /* no host view (rdev_rt_config_t.sim_unmapped) */
+  pthread_mutex_t mu;   /* host allocations, spaces */
   void *host;           /* tsearch set of malloc_host pointers */
   sim_space_t **spaces; /* SIM_SLOTS entries, under mu; [0] the runtime's own */
   uint32_t space_next;  /* where the search for a free slot starts */
@@ -217,34 +157,9 @@ int sim_memset(void *impl, void *dst, int value, size_t n);
 /* Frees every host block malloc_host made (at close). */
 void sim_host_free_all(sim_t *sim);
 
-/* Waits on cv until woken or the deadline (NULL = none); ETIMEDOUT at the deadline. */
-static inline int sim_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, const struct timespec *dl) {
-  return dl ? pthread_cond_timedwait(cv, mu, dl) : pthread_cond_wait(cv, mu);
-}
-
-/* Drops one reference to e: the last frees it (sim_event.c). */
-void sim_event_unref(sim_event_t *e);
-/* Marks e's record of generation gen complete and wakes its waiters
- * (sim_event.c); the stream worker calls it when it reaches the record. */
-void sim_event_complete(sim_event_t *e, uint64_t gen);
-
-/* The backend's streams (sim_stream.c) and events (sim_event.c), as
- * rt_backend_t's entries of the same names (rt_internal.h) */
-int sim_event_sync(rdev_rt_event_t *ev, int32_t timeout_ms);
-int sim_stream_abort(rdev_rt_stream_t *st);
-int sim_stream_discard(rdev_rt_stream_t *st);
-int sim_stream_pending(rdev_rt_stream_t *st, size_t *tasks, int *in_callback);
-int sim_submit(rdev_rt_stream_t *st, const rt_task_t *t);
-int sim_stream_set_group(rdev_rt_stream_t *st, uint32_t group, uint32_t weight, uint32_t max_slots);
-int sim_stream_create(void *impl, int dev, rdev_rt_stream_t **out);
-int sim_event_query(rdev_rt_event_t *ev, int *done);
-int sim_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms);
-int sim_stream_destroy(rdev_rt_stream_t *st, int force);
-int sim_stream_take_error(rdev_rt_stream_t *st);
-int sim_stream_set_failure_mode(rdev_rt_stream_t *st, int stop);
-int sim_event_create(void *impl, int dev, rdev_rt_event_t **out);
-int sim_event_elapsed(float *ms, rdev_rt_event_t *a, rdev_rt_event_t *b);
-int sim_event_timestamp(rdev_rt_event_t *ev, uint64_t *ns);
-int sim_event_destroy(rdev_rt_event_t *ev);
+/* The device tasks the engine hands the sim (rt_backend_t's entries). */
+void sim_prepare(void *impl, rt_task_t *t);
+int sim_exec(rdev_rt_stream_t *s, rt_task_t *t);
+int sim_load_value(rdev_rt_stream_t *s, const void *addr, uint64_t *v);
 
 #endif

@@ -1,9 +1,8 @@
 /*
  * runtime/sim/sim_backend.c — the sim backend's table (rt_backend_t),
  * and opening and closing the sim: its devices, their arenas and
- * scheduling state, and at close every stream, event and host block left.
- * sim.c has the devices' memory and faults, sim_stream.c streams,
- * sim_event.c events.
+ * faults, and at close every space and host block left. sim.c has the
+ * devices' memory, faults and device tasks.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +29,6 @@ static int sim_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
   sim_t *sim = calloc(1, sizeof *sim);
   if (!sim) return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
   sim->rt = rt;
-  sim->depth = cfg->stream_depth ? cfg->stream_depth : 1024;
   sim->unmapped = cfg->sim_unmapped != 0;
   pthread_mutex_init(&sim->mu, NULL);
   sim->devs = calloc((size_t)ndev, sizeof *sim->devs);
@@ -43,11 +41,6 @@ static int sim_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
   for (int i = 0; i < ndev; i++) {
     sim_dev_t *d = &sim->devs[i];
     d->index = i;
-    d->slots = cfg->sim_slots;
-    pthread_mutex_init(&d->ev_mu, NULL);
-    rdev_clock_cond_init(&d->ev_cv);
-    pthread_mutex_init(&d->sched_mu, NULL);
-    pthread_cond_init(&d->sched_cv, NULL);
     sim->ndev = i + 1;
     int rc = sim_arena_init(&d->arena, mem);
     if (rc) {
@@ -63,39 +56,11 @@ static int sim_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
   return RDEV_OK;
 }
 
-/* Force-destroys every stream left: their callbacks run, cancelled. */
-static void sim_stop(void *impl) {
-  sim_t *sim = impl;
-  for (;;) { /* each destroy unlinks its stream */
-    pthread_mutex_lock(&sim->mu);
-    sim_stream_t *s = sim->streams;
-    pthread_mutex_unlock(&sim->mu);
-    if (!s) break;
-    sim_stream_destroy(&s->base, 1);
-  }
-}
-
 static void sim_close(void *impl) {
   sim_t *sim = impl;
-  sim_stop(sim);
-  for (sim_event_t *e = sim->events, *n; e; e = n) { /* no stream holds refs any more */
-    n = e->next;
-    free(e);
-  }
   sim_host_free_all(sim);
   sim_spaces_free_all(sim);
-  for (int i = 0; i < sim->ndev; i++) {
-    sim_arena_destroy(&sim->devs[i].arena);
-    pthread_mutex_destroy(&sim->devs[i].ev_mu);
-    pthread_cond_destroy(&sim->devs[i].ev_cv);
-    pthread_mutex_destroy(&sim->devs[i].sched_mu);
-    pthread_cond_destroy(&sim->devs[i].sched_cv);
-    while (sim->devs[i].groups) {
-      sim_group_t *n = sim->devs[i].groups->next;
-      free(sim->devs[i].groups);
-      sim->devs[i].groups = n;
-    }
-  }
+  for (int i = 0; i < sim->ndev; i++) sim_arena_destroy(&sim->devs[i].arena);
   free(sim->devs);
   pthread_mutex_destroy(&sim->mu);
   free(sim);
@@ -104,7 +69,6 @@ static void sim_close(void *impl) {
 const rt_backend_t rt_sim_backend = {
     .name = "sim",
     .open = sim_open,
-    .stop = sim_stop,
     .close = sim_close,
     .device_count = sim_device_count,
     .device_info = sim_device_info,
@@ -119,21 +83,8 @@ const rt_backend_t rt_sim_backend = {
     .copy = sim_copy,
     .host_view = sim_host_view,
     .memset = sim_memset,
-    .stream_create = sim_stream_create,
-    .stream_destroy = sim_stream_destroy,
-    .stream_abort = sim_stream_abort,
-    .stream_discard = sim_stream_discard,
-    .stream_sync = sim_stream_sync,
-    .stream_pending = sim_stream_pending,
-    .stream_take_error = sim_stream_take_error,
-    .stream_set_failure_mode = sim_stream_set_failure_mode,
-    .stream_set_group = sim_stream_set_group,
-    .submit = sim_submit,
-    .event_create = sim_event_create,
-    .event_destroy = sim_event_destroy,
-    .event_sync = sim_event_sync,
-    .event_query = sim_event_query,
-    .event_elapsed = sim_event_elapsed,
-    .event_timestamp = sim_event_timestamp,
+    .prepare = sim_prepare,
+    .exec = sim_exec,
+    .load_value = sim_load_value,
     .fault_inject = sim_fault_inject,
 };

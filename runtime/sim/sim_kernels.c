@@ -80,7 +80,7 @@ static int k_reduce_sum_f32(sim_kctx_t *ctx, const rdev_kernel_arg_t *args) {
 }
 
 static int k_delay_us(sim_kctx_t *ctx, const rdev_kernel_arg_t *args) {
-  sim_stream_sleep(ctx->stream, (uint64_t)args[0].v.u32 * 1000u);
+  rt_engine_sleep(ctx->stream, (uint64_t)args[0].v.u32 * 1000u);
   return RDEV_OK;
 }
 
@@ -97,7 +97,7 @@ static int k_inc_u32(sim_kctx_t *ctx, const rdev_kernel_arg_t *args) {
 }
 
 static int k_long_inc_u32(sim_kctx_t *ctx, const rdev_kernel_arg_t *args) {
-  if (sim_stream_sleep(ctx->stream, 500000000u)) return RDEV_OK; /* force-destroyed meanwhile */
+  if (rt_engine_sleep(ctx->stream, 500000000u)) return RDEV_OK; /* force-destroyed meanwhile */
   return k_inc_u32(ctx, args);
 }
 

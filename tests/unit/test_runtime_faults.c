@@ -219,7 +219,7 @@ END_TEST
  * destroyed: it must not stay queued for a slot (a use after free once
  * another stream schedules). */
 START_TEST(test_failure_mode_stop_with_slots_then_destroy) {
-  rdev_rt_config_t cfg = {.sim_devices = 1, .sim_mem_bytes = 16 * MIB, .sim_slots = 1};
+  rdev_rt_config_t cfg = {.sim_devices = 1, .sim_mem_bytes = 16 * MIB, .slots = 1};
   rdev_rt_t *rt = NULL;
   ck_assert_int_eq(rdev_rt_open(&cfg, &rt), RDEV_OK);
   uint32_t *x = dmalloc(rt, 0, 64);

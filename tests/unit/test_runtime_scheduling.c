@@ -13,7 +13,7 @@
  * execution slot, each queueing 1 ms delay kernels, for ~400 ms; returns the
  * kernels each group completed. */
 static void run_groups(int ngroups, const int *nstreams, const uint32_t *w, size_t *done) {
-  rdev_rt_config_t cfg = {.sim_devices = 1, .sim_mem_bytes = 1 * MIB, .sim_slots = 1};
+  rdev_rt_config_t cfg = {.sim_devices = 1, .sim_mem_bytes = 1 * MIB, .slots = 1};
   rdev_rt_t *rt;
   ck_assert_int_eq(rdev_rt_open(&cfg, &rt), RDEV_OK);
   rdev_rt_stream_t *st[16];
@@ -64,7 +64,7 @@ START_TEST(test_slots_share_device_time_by_weight) {
 END_TEST
 
 START_TEST(test_group_at_its_slot_cap_waits_for_its_own_slots) {
-  rdev_rt_config_t cfg = {.sim_devices = 1, .sim_mem_bytes = 1 * MIB, .sim_slots = 2};
+  rdev_rt_config_t cfg = {.sim_devices = 1, .sim_mem_bytes = 1 * MIB, .slots = 2};
   rdev_rt_t *rt;
   ck_assert_int_eq(rdev_rt_open(&cfg, &rt), RDEV_OK);
   rdev_rt_stream_t *a[3], *b;
@@ -95,7 +95,7 @@ START_TEST(test_group_at_its_slot_cap_waits_for_its_own_slots) {
 END_TEST
 
 START_TEST(test_slots_limit_concurrent_kernels) {
-  rdev_rt_config_t cfg = {.sim_devices = 1, .sim_mem_bytes = 1 * MIB, .sim_slots = 1};
+  rdev_rt_config_t cfg = {.sim_devices = 1, .sim_mem_bytes = 1 * MIB, .slots = 1};
   rdev_rt_t *rt;
   ck_assert_int_eq(rdev_rt_open(&cfg, &rt), RDEV_OK);
   rdev_rt_stream_t *a, *b;

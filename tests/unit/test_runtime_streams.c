@@ -562,7 +562,7 @@ END_TEST
 /* ---- value write and wait ---- */
 
 START_TEST(test_value_wait_holds_its_stream_until_another_writes) {
-  rdev_rt_config_t cfg = {.sim_devices = 2, .sim_mem_bytes = 16 * MIB, .sim_slots = 1};
+  rdev_rt_config_t cfg = {.sim_devices = 2, .sim_mem_bytes = 16 * MIB, .slots = 1};
   rdev_rt_t *rt = NULL;
   ck_assert_int_eq(rdev_rt_open(&cfg, &rt), RDEV_OK);
   uint64_t *flag = dmalloc(rt, 0, 64);

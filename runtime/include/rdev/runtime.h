@@ -52,20 +52,29 @@ typedef struct rdev_rt_space rdev_rt_space_t;   /* one owner's device address ra
 /* ---- opening a runtime -------------------------------------------------- */
 
 typedef struct {
-  const char *backend;   /* "sim" (default when NULL) */
-  int sim_devices;       /* sim: number of devices (default 2 when 0) */
-  size_t sim_mem_bytes;  /* sim: arena size per device (default 1 GiB when 0, at most 1 TiB) */
-  unsigned stream_depth; /* tasks a stream queues before submitters block (default 1024) */
-  unsigned sim_slots;    /* sim: copies/memsets/kernels a device runs at once, shared by
+  const char *backend;     /* "sim" (default when NULL) or "acl" */
+  int sim_devices;         /* sim: number of devices (default 2 when 0); acl: passed to a
+                                test double that takes it, else the hardware's */
+  size_t sim_mem_bytes;    /* sim: arena size per device (default 1 GiB when 0, at most 1 TiB);
+                                acl: as sim_devices */
+  unsigned stream_depth;   /* tasks a stream queues before submitters block (default 1024) */
+  unsigned slots;          /* copies/memsets/kernels a device runs at once, shared by
                                 scheduling group weight (see rdev_rt_stream_set_group);
                                 0 = no limit, every stream runs when its thread does */
-  int sim_unmapped;      /* sim: nonzero = device memory is not host-mapped, as on a real
+  int sim_unmapped;        /* sim: nonzero = device memory is not host-mapped, as on a real
                                 NPU: rdev_rt_host_view returns NULL, so callers take the
                                 staged path every such backend needs */
+  const char *acl_lib;     /* acl: the CANN runtime library to load (NULL: libascendcl.so
+                                from $ASCEND_HOME_PATH/lib64, else the loader's path) */
+  const char *acl_kernels; /* acl: a directory of kernel binaries that hold the built-in
+                                kernels (NULL: no built-in kernels) */
 } rdev_rt_config_t;
 
 /* Opens the backend named in cfg (NULL cfg = all defaults) and its devices.
- * On success *out owns everything created through it until rdev_rt_close(). */
+ * On success *out owns everything created through it until rdev_rt_close().
+ * The acl backend (runtime/acl/) loads the CANN runtime library at run
+ * time; a library that cannot be loaded or lacks a function it uses is
+ * RDEV_API_NOT_SUPPORT naming it (rdev_rt_last_error). */
 int rdev_rt_open(const rdev_rt_config_t *cfg, rdev_rt_t **out);
 
 /* Closes the runtime: force-destroys remaining streams (their queued work is
@@ -74,7 +83,7 @@ int rdev_rt_open(const rdev_rt_config_t *cfg, rdev_rt_t **out);
  * Every staging buffer must have been put back (rdev_rt_staging_lent). */
 void rdev_rt_close(rdev_rt_t *rt);
 
-/* Name of the backend the runtime was opened with ("sim"). Never NULL. */
+/* Name of the backend the runtime was opened with ("sim", "acl"). Never NULL. */
 const char *rdev_rt_backend_name(const rdev_rt_t *rt);
 
 /* Detail of the calling thread's most recent failure (like aclGetRecentErrMsg);
@@ -130,7 +139,9 @@ int rdev_rt_space_create(rdev_rt_t *rt, rdev_rt_space_t **sp);
 void rdev_rt_space_destroy(rdev_rt_space_t *sp);
 
 /* The range [*base, *base + *size) that sp's allocations on device dev
- * lie in. RDEV_RT_INVALID_DEVICEID when dev is out of range. */
+ * lie in. RDEV_RT_INVALID_DEVICEID when dev is out of range;
+ * RDEV_API_NOT_SUPPORT on acl, whose device addresses are the CANN
+ * runtime's (a space there is the set of its allocations). */
 int rdev_rt_space_range(const rdev_rt_space_t *sp, int dev, uint64_t *base, uint64_t *size);
 
 /* aclrtFree: releases an allocation made by rdev_rt_malloc (dptr must be its
@@ -419,6 +430,11 @@ const rdev_kernel_sig_t *rdev_rt_kernels(int *count);
 /* The signature of the kernel called name, or NULL. */
 const rdev_kernel_sig_t *rdev_rt_kernel_find(const char *name);
 
+/* 1 when rt can run the built-in kernel called name: every one on the sim;
+ * on acl those the kernel binaries of rdev_rt_config_t.acl_kernels hold. A
+ * launch of one it cannot run is RDEV_UNKNOWN_KERNEL. */
+int rdev_rt_kernel_offered(rdev_rt_t *rt, const char *name);
+
 /* Receives what one launch printed (at most RDEV_RT_PRINT_LIMIT bytes, then a
  * truncation note): called exactly once per accepted launch, after it ran, or
  * with len 0 when it printed nothing or was discarded by a force-destroy, so
@@ -446,7 +462,11 @@ typedef struct rdev_rt_function rdev_rt_function_t;
  * and checks every kernel's declared layout against the registry kernel it
  * names (RDEV_INVALID_PARAM for what is not the format, RDEV_UNKNOWN_KERNEL
  * for an unknown kernel, RDEV_KERNEL_ARGS for a layout that differs).
- * data is not kept. Free with rdev_rt_binary_unload. */
+ * data is not kept. On acl the data is also loaded on the device
+ * (aclrtBinaryLoadFromData): a CANN kernel binary for NPUs, or the sim
+ * format for a test double that reads it. Free with rdev_rt_binary_unload,
+ * which may come while launches of it are queued: the binary goes once the
+ * last of them is done. */
 int rdev_rt_binary_load(rdev_rt_t *rt, const void *data, size_t len, rdev_rt_binary_t **out);
 void rdev_rt_binary_unload(rdev_rt_binary_t *b);
 

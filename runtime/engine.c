@@ -1,9 +1,26 @@
 /*
- * runtime/sim/sim_stream.c — the sim's streams: each stream's worker
- * thread draining its bounded ring of tasks in order, the execution slots
- * a device shares among scheduling groups (weighted fair queuing, with a
- * cap per group), synchronize, abort and destroy. Events are sim_event.c's;
- * see sim.c for the backend as a whole.
+ * runtime/engine.c — the stream engine (engine.h), the same on every
+ * backend: each stream's worker thread draining its bounded ring of tasks
+ * in order, the execution slots a device shares among scheduling groups
+ * (weighted fair queuing, with a cap per group), synchronize, abort,
+ * discard and destroy. Host callbacks, event records and waits and value
+ * waits run here; device tasks go to the backend's exec. Events are
+ * engine_event.c's.
+ *
+ * Execution slots (config slots > 0): a device then runs at most that
+ * many copies, memsets and kernels at once, and when streams wait for a slot
+ * it goes to the scheduling group (tenant) with the least weighted device
+ * time used: start-time fair queuing, where a group's virtual time advances
+ * by task time / weight, and a group that was idle rejoins at the device's
+ * current virtual time instead of cashing in its idle time. A group may
+ * have a cap on the slots it holds at once: at its cap, its streams wait
+ * for its own slots and are passed over in the choice, so that one tenant
+ * cannot take a device's every slot with long kernels. Host callbacks and
+ * event waits never take a slot. With slots 0 every stream runs whenever
+ * its worker thread does.
+ *
+ * Errors of async work are kept on the stream (first one wins) and handed
+ * to the next synchronize, which clears them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,18 +31,18 @@
 #include <time.h>
 
 #include "rdev/clock.h"
-#include "sim.h"
+#include "engine.h"
 
 /* Whether the task s's worker runs now is discarded: the stream is
  * force-destroyed or aborted, or the task was queued before a discard
  * (rdev_rt_stream_discard). On the worker only (it alone moves head). */
-static int cut_off(sim_stream_t *s) { return atomic_load(&s->abort) || s->head < atomic_load(&s->discard_to); }
+static int cut_off(eng_stream_t *s) { return atomic_load(&s->abort) || s->head < atomic_load(&s->discard_to); }
 
 /* ---- execution slots -------------------------------------------------------- */
 
 /* The group `id` of device d, made on first use. sched_mu held. */
-static sim_group_t *group_get(sim_dev_t *d, uint32_t id) {
-  sim_group_t *g;
+static eng_group_t *group_get(eng_dev_t *d, uint32_t id) {
+  eng_group_t *g;
   for (g = d->groups; g && g->id != id; g = g->next) {}
   if (!g && (g = calloc(1, sizeof *g))) {
     g->id = id;
@@ -40,9 +57,9 @@ static sim_group_t *group_get(sim_dev_t *d, uint32_t id) {
 /* Frees g once no stream is in it and it holds no slot (a group that
  * comes back rejoins at the device's virtual time, as an idle one does),
  * so that groups made per session do not pile up. sched_mu held. */
-static void group_drop_if_unused(sim_dev_t *d, sim_group_t *g) {
+static void group_drop_if_unused(eng_dev_t *d, eng_group_t *g) {
   if (g->streams > 0 || g->busy > 0) return;
-  for (sim_group_t **pp = &d->groups; *pp; pp = &(*pp)->next)
+  for (eng_group_t **pp = &d->groups; *pp; pp = &(*pp)->next)
     if (*pp == g) {
       *pp = g->next;
       free(g);
@@ -51,8 +68,8 @@ static void group_drop_if_unused(sim_dev_t *d, sim_group_t *g) {
 }
 
 /* s leaves its group. sched_mu held. */
-static void group_leave(sim_stream_t *s) {
-  sim_group_t *g = s->group;
+static void group_leave(eng_stream_t *s) {
+  eng_group_t *g = s->group;
   s->group = NULL;
   if (g) {
     g->streams--;
@@ -60,10 +77,10 @@ static void group_leave(sim_stream_t *s) {
   }
 }
 
-int sim_stream_set_group(rdev_rt_stream_t *st, uint32_t group, uint32_t weight, uint32_t max_slots) {
-  sim_stream_t *s = (sim_stream_t *)st;
+int rt_engine_stream_set_group(rdev_rt_stream_t *st, uint32_t group, uint32_t weight, uint32_t max_slots) {
+  eng_stream_t *s = (eng_stream_t *)st;
   pthread_mutex_lock(&s->dev->sched_mu);
-  sim_group_t *g = group_get(s->dev, group);
+  eng_group_t *g = group_get(s->dev, group);
   if (g && g != s->group) {
     g->streams++;
     group_leave(s);
@@ -79,21 +96,21 @@ int sim_stream_set_group(rdev_rt_stream_t *st, uint32_t group, uint32_t weight, 
 }
 
 /* Whether g may take one more slot. sched_mu held. */
-static int under_cap(const sim_group_t *g) { return !g->cap || g->busy < g->cap; }
+static int under_cap(const eng_group_t *g) { return !g->cap || g->busy < g->cap; }
 
 /* Whether waiting stream s is next: its group is under its cap and no
  * other waiter's group that is has used less weighted time (ties go to the
  * earlier waiter). sched_mu held. */
-static int is_next(sim_stream_t *s) {
+static int is_next(eng_stream_t *s) {
   if (!under_cap(s->group)) return 0;
-  for (sim_stream_t *o = s->dev->waitq; o; o = o->wnext)
+  for (eng_stream_t *o = s->dev->waitq; o; o = o->wnext)
     if (o != s && under_cap(o->group) && o->group->vtime < s->group->vtime) return 0;
   return 1;
 }
 
 /* Appends s to the device's wait queue unless it is in it. sched_mu held. */
-static void wait_enqueue(sim_dev_t *d, sim_stream_t *s) {
-  sim_stream_t **tail = &d->waitq;
+static void wait_enqueue(eng_dev_t *d, eng_stream_t *s) {
+  eng_stream_t **tail = &d->waitq;
   while (*tail && *tail != s) tail = &(*tail)->wnext;
   if (*tail) return;
   if (s->group->vtime < d->vclock) s->group->vtime = d->vclock; /* no credit for idle time */
@@ -106,8 +123,8 @@ static int on_device(const rt_task_t *t) {
          t->op == RT_TASK_VALUE_WRITE;
 }
 
-static void wait_remove(sim_dev_t *d, sim_stream_t *s) {
-  for (sim_stream_t **pp = &d->waitq; *pp; pp = &(*pp)->wnext)
+static void wait_remove(eng_dev_t *d, eng_stream_t *s) {
+  for (eng_stream_t **pp = &d->waitq; *pp; pp = &(*pp)->wnext)
     if (*pp == s) {
       *pp = s->wnext;
       return;
@@ -116,8 +133,8 @@ static void wait_remove(sim_dev_t *d, sim_stream_t *s) {
 
 /* Takes an execution slot for s's next task: 1 when held (give it back with
  * slot_release), 0 when the device is unscheduled, -1 when s was aborted. */
-static int slot_acquire(sim_stream_t *s) {
-  sim_dev_t *d = s->dev;
+static int slot_acquire(eng_stream_t *s) {
+  eng_dev_t *d = s->dev;
   if (!d->slots) return 0;
   pthread_mutex_lock(&d->sched_mu);
   if (!s->group && (s->group = group_get(d, 0))) s->group->streams++;
@@ -141,8 +158,8 @@ static int slot_acquire(sim_stream_t *s) {
 }
 
 /* s will not ask for a slot after all (its work was discarded). */
-static void slot_forget(sim_stream_t *s) {
-  sim_dev_t *d = s->dev;
+static void slot_forget(eng_stream_t *s) {
+  eng_dev_t *d = s->dev;
   if (!d->slots) return;
   pthread_mutex_lock(&d->sched_mu);
   wait_remove(d, s);
@@ -153,8 +170,8 @@ static void slot_forget(sim_stream_t *s) {
 /* Gives the slot back, charging ns of device time to s's group. With more,
  * s queues for its next task at once, so that a backlogged stream competes
  * by its group's time instead of losing the slot to whoever woke first. */
-static void slot_release(sim_stream_t *s, uint64_t ns, int more) {
-  sim_dev_t *d = s->dev;
+static void slot_release(eng_stream_t *s, uint64_t ns, int more) {
+  eng_dev_t *d = s->dev;
   pthread_mutex_lock(&d->sched_mu);
   d->busy--;
   s->held->busy--;
@@ -168,8 +185,8 @@ static void slot_release(sim_stream_t *s, uint64_t ns, int more) {
 
 /* ---- stream worker ------------------------------------------------------- */
 
-int sim_stream_sleep(void *stream, uint64_t ns) {
-  sim_stream_t *s = stream;
+int rt_engine_sleep(rdev_rt_stream_t *st, uint64_t ns) {
+  eng_stream_t *s = (eng_stream_t *)st;
   struct timespec dl = rdev_clock_deadline_ns(ns);
   pthread_mutex_lock(&s->mu);
   while (!cut_off(s) && pthread_cond_timedwait(&s->cv_work, &s->mu, &dl) != ETIMEDOUT) {}
@@ -178,14 +195,9 @@ int sim_stream_sleep(void *stream, uint64_t ns) {
   return aborted;
 }
 
-static void run_print(const rt_task_t *t, rt_print_buf_t *pb) {
-  if (t->u.kernel.print_fn) t->u.kernel.print_fn(t->u.kernel.print_user, pb->data ? pb->data : "", pb->len);
-  rt_print_release(pb);
-}
-
-/* Whether the value a RT_TASK_VALUE_WAIT watches meets its condition. */
-static int value_met(const rt_task_t *t) {
-  uint64_t v = __atomic_load_n((const uint64_t *)t->u.value.addr, __ATOMIC_ACQUIRE), w = t->u.value.value;
+/* Whether value v meets the condition of RT_TASK_VALUE_WAIT t. */
+static int value_met(const rt_task_t *t, uint64_t v) {
+  uint64_t w = t->u.value.value;
   switch (t->u.value.cond) {
     case RDEV_VALUE_GEQ: return v >= w;
     case RDEV_VALUE_EQ: return v == w;
@@ -195,69 +207,44 @@ static int value_met(const rt_task_t *t) {
 }
 
 /* Runs one task on the worker; returns its error (RDEV_OK normally). */
-static int exec_task(sim_stream_t *s, rt_task_t *t) {
-  sim_dev_t *d = s->dev;
-  if (sim_fault_fires(&d->fault_hang)) sim_stream_sleep(s, (uint64_t)atomic_load(&d->hang_ms) * 1000000u);
+static int exec_task(eng_stream_t *s, rt_task_t *t) {
+  const rt_backend_t *be = s->base.rt->be;
   switch (t->op) {
-    case RT_TASK_COPY: memmove(t->u.mem.dst, t->u.mem.src, t->u.mem.n); return RDEV_OK;
-    case RT_TASK_GATHER: {
-      char *dst = t->u.gather.dst;
-      for (int i = 0; i < t->u.gather.n; dst += t->u.gather.iov[i].len, i++)
-        memcpy(dst, t->u.gather.iov[i].base, t->u.gather.iov[i].len);
-      return RDEV_OK;
-    }
-    case RT_TASK_MEMSET: memset(t->u.mem.dst, t->u.mem.value, t->u.mem.n); return RDEV_OK;
-    case RT_TASK_KERNEL: {
-      sim_kctx_t ctx = {.blocks = t->u.kernel.blocks, .stream = s};
-      int rc = sim_fault_fires(&d->fault_kernel)
-                   ? rt_fail(RDEV_RT_AICORE_EXCEPTION, "injected kernel fault on device %d", d->index)
-                   : sim_kernel_fns[t->u.kernel.index](&ctx, t->u.kernel.args);
-      run_print(t, &ctx.print);
-      return rc;
-    }
     case RT_TASK_CALLBACK: t->u.cb.fn(t->u.cb.user, RDEV_OK); return RDEV_OK;
     case RT_TASK_EVENT_RECORD:
-      sim_event_complete((sim_event_t *)t->u.event.ev, t->u.event.gen);
-      sim_event_unref((sim_event_t *)t->u.event.ev);
+      eng_event_complete((eng_event_t *)t->u.event.ev, t->u.event.gen);
+      eng_event_unref((eng_event_t *)t->u.event.ev);
       return RDEV_OK;
     case RT_TASK_EVENT_WAIT: {
-      sim_event_t *e = (sim_event_t *)t->u.event.ev;
-      pthread_mutex_lock(&d->ev_mu);
-      while (e->completed < t->u.event.gen && !cut_off(s)) pthread_cond_wait(&d->ev_cv, &d->ev_mu);
-      pthread_mutex_unlock(&d->ev_mu);
-      sim_event_unref(e);
+      eng_event_t *e = (eng_event_t *)t->u.event.ev;
+      pthread_mutex_lock(&s->dev->ev_mu);
+      while (e->completed < t->u.event.gen && !cut_off(s)) pthread_cond_wait(&s->dev->ev_cv, &s->dev->ev_mu);
+      pthread_mutex_unlock(&s->dev->ev_mu);
+      eng_event_unref(e);
       return RDEV_OK;
     }
-    case RT_TASK_VALUE_WRITE:
-      __atomic_store_n((uint64_t *)t->u.value.addr, t->u.value.value, __ATOMIC_RELEASE);
-      return RDEV_OK;
     case RT_TASK_VALUE_WAIT: { /* polls, backing off to 1 ms, as a device's wait would */
       uint64_t end = t->u.value.timeout_ms ? rdev_clock_now_ns() + (uint64_t)t->u.value.timeout_ms * 1000000u : 0;
-      for (uint64_t ns = 2000; !value_met(t) && !sim_stream_sleep(s, ns);) {
+      for (uint64_t ns = 2000;; ns = ns < 1000000 ? ns * 2 : ns) {
+        uint64_t v = 0;
+        int rc = be->load_value(&s->base, t->u.value.addr, &v);
+        if (rc != RDEV_OK) return rc;
+        if (value_met(t, v) || rt_engine_sleep(&s->base, ns)) return RDEV_OK;
         if (end && rdev_clock_now_ns() >= end)
           return rt_fail(RDEV_RT_WAIT_TIMEOUT, "value wait: not met within %u ms", t->u.value.timeout_ms);
-        ns = ns < 1000000 ? ns * 2 : ns;
       }
-      return RDEV_OK;
     }
+    default: return be->exec(&s->base, t);
   }
-  return rt_fail(RDEV_INTERNAL_ERROR, "unknown task op %d", t->op);
-}
-
-/* Whether p is device memory (an arena's) rather than host memory. */
-static int in_arena(const sim_t *sim, const void *p) {
-  for (int i = 0; i < sim->ndev; i++) {
-    const sim_arena_t *a = &sim->devs[i].arena;
-    if ((const char *)p >= a->base && (const char *)p < a->base + a->size) return 1;
-  }
-  return 0;
 }
 
 /* Skips device work of a stream stopped by a failure: a copy to host
  * memory leaves zeros there, never bytes that were there before (a reused
  * staging buffer may hold another session's). */
-static void skip_task(const sim_t *sim, rt_task_t *t) {
-  if (t->op == RT_TASK_COPY && !in_arena(sim, t->u.mem.dst)) memset(t->u.mem.dst, 0, t->u.mem.n);
+static void skip_task(rt_task_t *t) {
+  if (t->op == RT_TASK_COPY &&
+      (t->u.mem.kind == RDEV_MEMCPY_DEVICE_TO_HOST || t->u.mem.kind == RDEV_MEMCPY_HOST_TO_HOST))
+    memset(t->u.mem.dst, 0, t->u.mem.n);
   if (t->op == RT_TASK_KERNEL && t->u.kernel.print_fn) t->u.kernel.print_fn(t->u.kernel.print_user, "", 0);
 }
 
@@ -270,16 +257,23 @@ static void discard_task(rt_task_t *t) {
       if (t->u.kernel.print_fn) t->u.kernel.print_fn(t->u.kernel.print_user, "", 0);
       break;
     case RT_TASK_EVENT_RECORD:
-      sim_event_complete((sim_event_t *)t->u.event.ev, t->u.event.gen);
-      sim_event_unref((sim_event_t *)t->u.event.ev);
+      eng_event_complete((eng_event_t *)t->u.event.ev, t->u.event.gen);
+      eng_event_unref((eng_event_t *)t->u.event.ev);
       break;
-    case RT_TASK_EVENT_WAIT: sim_event_unref((sim_event_t *)t->u.event.ev); break;
+    case RT_TASK_EVENT_WAIT: eng_event_unref((eng_event_t *)t->u.event.ev); break;
     default: break;
   }
 }
 
+/* Releases what a task held once it ran, was skipped or was discarded. */
+static void task_done(rt_task_t *t) {
+  if (t->op == RT_TASK_KERNEL && t->u.kernel.fn) rt_function_release(t->u.kernel.fn);
+}
+
 static void *stream_worker(void *arg) {
-  sim_stream_t *s = arg;
+  eng_stream_t *s = arg;
+  const rt_backend_t *be = s->base.rt->be;
+  if (be->thread_enter) be->thread_enter(&s->base);
   pthread_mutex_lock(&s->mu);
   for (;;) {
     while (s->head == s->tail && !s->stop) {
@@ -299,7 +293,7 @@ static void *stream_worker(void *arg) {
     int held = aborted || skip || !on_device(t) ? 0 : slot_acquire(s); /* an execution slot? */
     if (skip && !aborted) {
       slot_forget(s); /* it may have queued for this task when it released its last slot */
-      skip_task(s->sim, t);
+      skip_task(t);
     } else if (aborted || held < 0) {
       slot_forget(s);
       discard_task(t);
@@ -308,6 +302,7 @@ static void *stream_worker(void *arg) {
       if (held) t0 = rdev_clock_now_ns();
       rc = exec_task(s, t);
     }
+    task_done(t);
     pthread_mutex_lock(&s->mu);
     if (held) /* if the next task needs the device too, stay in line for it */
       slot_release(s, rdev_clock_now_ns() - t0, s->tail - s->head > 1 && on_device(&s->ring[(s->head + 1) % s->cap]));
@@ -328,38 +323,45 @@ static void *stream_worker(void *arg) {
 
 /* ---- streams ------------------------------------------------------------- */
 
-int sim_stream_create(void *impl, int dev, rdev_rt_stream_t **out) {
-  sim_t *sim = impl;
-  sim_dev_t *d = &sim->devs[dev];
+int rt_engine_stream_create(rt_engine_t *eng, int dev, rdev_rt_stream_t **out) {
+  eng_dev_t *d = &eng->devs[dev];
+  const rt_backend_t *be = eng->rt->be;
   if (atomic_fetch_add(&d->nstreams, 1) >= RDEV_RT_MAX_STREAMS_PER_DEVICE) {
     atomic_fetch_sub(&d->nstreams, 1);
     return rt_fail(RDEV_STORAGE_OVER_LIMIT, "device %d has its maximum of %d streams", dev,
                    RDEV_RT_MAX_STREAMS_PER_DEVICE);
   }
-  sim_stream_t *s = calloc(1, sizeof *s);
-  rt_task_t *ring = s ? calloc(sim->depth, sizeof *ring) : NULL;
+  eng_stream_t *s = calloc(1, sizeof *s);
+  rt_task_t *ring = s ? calloc(eng->depth, sizeof *ring) : NULL;
   if (!ring) {
     free(s);
     atomic_fetch_sub(&d->nstreams, 1);
     return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
   }
-  s->base.rt = sim->rt;
+  s->base.rt = eng->rt;
   s->base.dev = dev;
-  s->sim = sim;
+  s->eng = eng;
   s->dev = d;
   s->ring = ring;
-  s->cap = sim->depth;
+  s->cap = eng->depth;
   s->wake_at = UINT64_MAX;
   pthread_mutex_init(&s->mu, NULL);
   rdev_clock_cond_init(&s->cv_work);
   rdev_clock_cond_init(&s->cv_space);
   rdev_clock_cond_init(&s->cv_done);
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 256 * 1024);
-  int err = pthread_create(&s->thread, &attr, stream_worker, s);
-  pthread_attr_destroy(&attr);
-  if (err) {
+  int rc = be->stream_open ? be->stream_open(&s->base) : RDEV_OK;
+  if (rc == RDEV_OK) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    int err = pthread_create(&s->thread, &attr, stream_worker, s);
+    pthread_attr_destroy(&attr);
+    if (err) {
+      rc = rt_fail(RDEV_STORAGE_OVER_LIMIT, "cannot start a stream worker (errno %d)", err);
+      if (be->stream_close) be->stream_close(&s->base);
+    }
+  }
+  if (rc != RDEV_OK) {
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv_work);
     pthread_cond_destroy(&s->cv_space);
@@ -367,19 +369,20 @@ int sim_stream_create(void *impl, int dev, rdev_rt_stream_t **out) {
     free(ring);
     free(s);
     atomic_fetch_sub(&d->nstreams, 1);
-    return rt_fail(RDEV_STORAGE_OVER_LIMIT, "cannot start a stream worker (errno %d)", err);
+    return rc;
   }
-  pthread_mutex_lock(&sim->mu);
-  s->next = sim->streams;
+  pthread_mutex_lock(&eng->mu);
+  s->next = eng->streams;
   if (s->next) s->next->prev = s;
-  sim->streams = s;
-  pthread_mutex_unlock(&sim->mu);
+  eng->streams = s;
+  pthread_mutex_unlock(&eng->mu);
   *out = &s->base;
   return RDEV_OK;
 }
 
-/* Wakes whatever the worker may wait in: work, space, an event, a slot. */
-static void wake_worker(sim_stream_t *s) {
+/* Wakes whatever the worker may wait in: work, space, an event, a slot,
+ * and interrupts the device task it runs where the backend can. */
+static void wake_worker(eng_stream_t *s) {
   pthread_cond_broadcast(&s->cv_work);
   pthread_cond_broadcast(&s->cv_space);
   pthread_mutex_unlock(&s->mu);
@@ -389,10 +392,11 @@ static void wake_worker(sim_stream_t *s) {
   pthread_mutex_lock(&s->dev->sched_mu);
   pthread_cond_broadcast(&s->dev->sched_cv);
   pthread_mutex_unlock(&s->dev->sched_mu);
+  if (s->base.rt->be->interrupt) s->base.rt->be->interrupt(&s->base);
 }
 
-int sim_stream_discard(rdev_rt_stream_t *st) {
-  sim_stream_t *s = (sim_stream_t *)st;
+int rt_engine_stream_discard(rdev_rt_stream_t *st) {
+  eng_stream_t *s = (eng_stream_t *)st;
   pthread_mutex_lock(&s->mu);
   atomic_store(&s->discard_to, s->tail);
   if (s->head < s->tail && s->err == RDEV_OK) s->err = RDEV_RT_STREAM_ABORT;
@@ -400,18 +404,18 @@ int sim_stream_discard(rdev_rt_stream_t *st) {
   return RDEV_OK;
 }
 
-int sim_stream_abort(rdev_rt_stream_t *st) {
-  sim_stream_t *s = (sim_stream_t *)st;
+int rt_engine_stream_abort(rdev_rt_stream_t *st) {
+  eng_stream_t *s = (eng_stream_t *)st;
   pthread_mutex_lock(&s->mu);
   atomic_store(&s->abort, 1);
   wake_worker(s); /* unlocks s->mu */
   return RDEV_OK;
 }
 
-int sim_stream_destroy(rdev_rt_stream_t *st, int force) {
-  sim_stream_t *s = (sim_stream_t *)st;
-  sim_t *sim = s->sim;
-  if (force) sim_stream_abort(st);
+int rt_engine_stream_destroy(rdev_rt_stream_t *st, int force) {
+  eng_stream_t *s = (eng_stream_t *)st;
+  rt_engine_t *eng = s->eng;
+  if (force) rt_engine_stream_abort(st);
   pthread_mutex_lock(&s->mu);
   s->stop = 1;
   pthread_cond_broadcast(&s->cv_work);
@@ -423,13 +427,14 @@ int sim_stream_destroy(rdev_rt_stream_t *st, int force) {
   group_leave(s);
   pthread_mutex_unlock(&s->dev->sched_mu);
   int rc = s->err;
-  pthread_mutex_lock(&sim->mu);
+  pthread_mutex_lock(&eng->mu);
   if (s->prev)
     s->prev->next = s->next;
   else
-    sim->streams = s->next;
+    eng->streams = s->next;
   if (s->next) s->next->prev = s->prev;
-  pthread_mutex_unlock(&sim->mu);
+  pthread_mutex_unlock(&eng->mu);
+  if (eng->rt->be->stream_close) eng->rt->be->stream_close(&s->base);
   atomic_fetch_sub(&s->dev->nstreams, 1);
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->cv_work);
@@ -440,8 +445,8 @@ int sim_stream_destroy(rdev_rt_stream_t *st, int force) {
   return rc == RDEV_OK ? RDEV_OK : rt_fail(rc, "asynchronous work on the stream failed: %s", rdev_strerror(rc));
 }
 
-int sim_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms) {
-  sim_stream_t *s = (sim_stream_t *)st;
+int rt_engine_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms) {
+  eng_stream_t *s = (eng_stream_t *)st;
   struct timespec dl;
   if (timeout_ms >= 0) dl = rdev_clock_deadline_ns((uint64_t)timeout_ms * 1000000u);
   pthread_mutex_lock(&s->mu);
@@ -449,7 +454,7 @@ int sim_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms) {
   int timed_out = 0;
   while (s->head < target && !timed_out) {
     if (target < s->wake_at) s->wake_at = target;
-    timed_out = sim_cond_wait_until(&s->cv_done, &s->mu, timeout_ms >= 0 ? &dl : NULL) == ETIMEDOUT && s->head < target;
+    timed_out = eng_cond_wait_until(&s->cv_done, &s->mu, timeout_ms >= 0 ? &dl : NULL) == ETIMEDOUT && s->head < target;
   }
   int rc = RDEV_OK;
   if (timed_out) {
@@ -462,8 +467,8 @@ int sim_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms) {
   return rc;
 }
 
-int sim_stream_pending(rdev_rt_stream_t *st, size_t *tasks, int *in_callback) {
-  sim_stream_t *s = (sim_stream_t *)st;
+int rt_engine_stream_pending(rdev_rt_stream_t *st, size_t *tasks, int *in_callback) {
+  eng_stream_t *s = (eng_stream_t *)st;
   pthread_mutex_lock(&s->mu);
   *tasks = (size_t)(s->tail - s->head);
   *in_callback = s->in_callback;
@@ -471,16 +476,16 @@ int sim_stream_pending(rdev_rt_stream_t *st, size_t *tasks, int *in_callback) {
   return RDEV_OK;
 }
 
-int sim_stream_set_failure_mode(rdev_rt_stream_t *st, int stop) {
-  sim_stream_t *s = (sim_stream_t *)st;
+int rt_engine_stream_set_failure_mode(rdev_rt_stream_t *st, int stop) {
+  eng_stream_t *s = (eng_stream_t *)st;
   pthread_mutex_lock(&s->mu);
   s->stop_on_failure = stop != 0;
   pthread_mutex_unlock(&s->mu);
   return RDEV_OK;
 }
 
-int sim_stream_take_error(rdev_rt_stream_t *st) {
-  sim_stream_t *s = (sim_stream_t *)st;
+int rt_engine_stream_take_error(rdev_rt_stream_t *st) {
+  eng_stream_t *s = (eng_stream_t *)st;
   pthread_mutex_lock(&s->mu);
   int rc = s->err;
   s->err = RDEV_OK;
@@ -488,8 +493,8 @@ int sim_stream_take_error(rdev_rt_stream_t *st) {
   return rc;
 }
 
-int sim_submit(rdev_rt_stream_t *st, const rt_task_t *t) {
-  sim_stream_t *s = (sim_stream_t *)st;
+int rt_engine_submit(rdev_rt_stream_t *st, const rt_task_t *t) {
+  eng_stream_t *s = (eng_stream_t *)st;
   pthread_mutex_lock(&s->mu);
   while (s->tail - s->head == s->cap && !s->stop) {
     s->space_waiters++;
@@ -502,24 +507,9 @@ int sim_submit(rdev_rt_stream_t *st, const rt_task_t *t) {
   }
   rt_task_t *slot = &s->ring[s->tail % s->cap];
   *slot = *t;
-  switch (t->op) { /* device addresses become the arena's host addresses */
-    case RT_TASK_COPY:
-      slot->u.mem.dst = sim_host_addr(s->sim, t->u.mem.dst);
-      slot->u.mem.src = sim_host_addr(s->sim, t->u.mem.src);
-      break;
-    case RT_TASK_MEMSET: slot->u.mem.dst = sim_host_addr(s->sim, t->u.mem.dst); break;
-    case RT_TASK_GATHER: slot->u.gather.dst = sim_host_addr(s->sim, t->u.gather.dst); break;
-    case RT_TASK_VALUE_WRITE:
-    case RT_TASK_VALUE_WAIT: slot->u.value.addr = sim_host_addr(s->sim, t->u.value.addr); break;
-    case RT_TASK_KERNEL:
-      for (int i = 0; i < RDEV_RT_MAX_KERNEL_ARGS; i++)
-        if (t->u.kernel.args[i].type == RDEV_ARG_PTR)
-          slot->u.kernel.args[i].v.ptr.base = sim_host_addr(s->sim, t->u.kernel.args[i].v.ptr.base);
-      break;
-    default: break;
-  }
+  if (s->base.rt->be->prepare) s->base.rt->be->prepare(s->base.rt->impl, slot);
   if (t->op == RT_TASK_EVENT_RECORD || t->op == RT_TASK_EVENT_WAIT) {
-    sim_event_t *e = (sim_event_t *)t->u.event.ev;
+    eng_event_t *e = (eng_event_t *)t->u.event.ev;
     atomic_fetch_add(&e->refs, 1);
     pthread_mutex_lock(&s->dev->ev_mu);
     slot->u.event.gen = t->op == RT_TASK_EVENT_RECORD ? ++e->recorded : e->recorded;
@@ -532,4 +522,64 @@ int sim_submit(rdev_rt_stream_t *st, const rt_task_t *t) {
    * only block on it again (a second futex round trip, seen in strace) */
   if (wake) pthread_cond_signal(&s->cv_work);
   return RDEV_OK;
+}
+
+/* ---- the engine ---------------------------------------------------------- */
+
+int rt_engine_open(rdev_rt_t *rt, int ndev, unsigned depth, unsigned slots, rt_engine_t **out) {
+  rt_engine_t *e = calloc(1, sizeof *e);
+  eng_dev_t *devs = e ? calloc((size_t)ndev, sizeof *devs) : NULL;
+  if (!devs) {
+    free(e);
+    return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
+  }
+  e->rt = rt;
+  e->ndev = ndev;
+  e->devs = devs;
+  e->depth = depth ? depth : 1024;
+  pthread_mutex_init(&e->mu, NULL);
+  for (int i = 0; i < ndev; i++) {
+    eng_dev_t *d = &devs[i];
+    d->index = i;
+    d->slots = slots;
+    pthread_mutex_init(&d->ev_mu, NULL);
+    rdev_clock_cond_init(&d->ev_cv);
+    pthread_mutex_init(&d->sched_mu, NULL);
+    pthread_cond_init(&d->sched_cv, NULL);
+  }
+  *out = e;
+  return RDEV_OK;
+}
+
+void rt_engine_stop(rt_engine_t *e) {
+  for (;;) { /* each destroy unlinks its stream */
+    pthread_mutex_lock(&e->mu);
+    eng_stream_t *s = e->streams;
+    pthread_mutex_unlock(&e->mu);
+    if (!s) break;
+    rt_engine_stream_destroy(&s->base, 1);
+  }
+}
+
+void rt_engine_close(rt_engine_t *e) {
+  rt_engine_stop(e);
+  for (eng_event_t *ev = e->events, *n; ev; ev = n) { /* no stream holds refs any more */
+    n = ev->next;
+    free(ev);
+  }
+  for (int i = 0; i < e->ndev; i++) {
+    eng_dev_t *d = &e->devs[i];
+    pthread_mutex_destroy(&d->ev_mu);
+    pthread_cond_destroy(&d->ev_cv);
+    pthread_mutex_destroy(&d->sched_mu);
+    pthread_cond_destroy(&d->sched_cv);
+    while (d->groups) {
+      eng_group_t *n = d->groups->next;
+      free(d->groups);
+      d->groups = n;
+    }
+  }
+  free(e->devs);
+  pthread_mutex_destroy(&e->mu);
+  free(e);
 }

@@ -1,8 +1,9 @@
 /*
- * runtime/sim/sim_event.c — the sim's events: generation counters under
- * one lock per device. A record is a task on a stream (sim_stream.c's
- * worker completes it with sim_event_complete); synchronize, query,
- * timestamps and elapsed time read the counters here.
+ * runtime/engine_event.c — the engine's events, the same on every backend:
+ * generation counters under one lock per device. A record is a task on a
+ * stream (engine.c's worker completes it with eng_event_complete);
+ * synchronize, query, timestamps and elapsed time read the counters here.
+ * Times are the host's CLOCK_MONOTONIC when the worker reached the record.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,56 +13,55 @@
 #include <time.h>
 
 #include "rdev/clock.h"
-#include "sim.h"
+#include "engine.h"
 
-void sim_event_unref(sim_event_t *e) {
+void eng_event_unref(eng_event_t *e) {
   if (atomic_fetch_sub(&e->refs, 1) != 1) return;
-  sim_t *sim = (sim_t *)e->base.rt->impl;
-  pthread_mutex_lock(&sim->mu);
+  rt_engine_t *eng = e->base.rt->eng;
+  pthread_mutex_lock(&eng->mu);
   if (e->prev)
     e->prev->next = e->next;
   else
-    sim->events = e->next;
+    eng->events = e->next;
   if (e->next) e->next->prev = e->prev;
-  pthread_mutex_unlock(&sim->mu);
+  pthread_mutex_unlock(&eng->mu);
   free(e);
 }
 
-int sim_event_create(void *impl, int dev, rdev_rt_event_t **out) {
-  sim_t *sim = impl;
-  sim_dev_t *d = &sim->devs[dev];
+int rt_engine_event_create(rt_engine_t *eng, int dev, rdev_rt_event_t **out) {
+  eng_dev_t *d = &eng->devs[dev];
   if (atomic_fetch_add(&d->nevents, 1) >= RDEV_RT_MAX_EVENTS_PER_DEVICE) {
     atomic_fetch_sub(&d->nevents, 1);
     return rt_fail(RDEV_STORAGE_OVER_LIMIT, "device %d has its maximum of %d events", dev,
                    RDEV_RT_MAX_EVENTS_PER_DEVICE);
   }
-  sim_event_t *e = calloc(1, sizeof *e);
+  eng_event_t *e = calloc(1, sizeof *e);
   if (!e) {
     atomic_fetch_sub(&d->nevents, 1);
     return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
   }
-  e->base.rt = sim->rt;
+  e->base.rt = eng->rt;
   e->base.dev = dev;
   e->dev = d;
   atomic_init(&e->refs, 1);
-  pthread_mutex_lock(&sim->mu);
-  e->next = sim->events;
+  pthread_mutex_lock(&eng->mu);
+  e->next = eng->events;
   if (e->next) e->next->prev = e;
-  sim->events = e;
-  pthread_mutex_unlock(&sim->mu);
+  eng->events = e;
+  pthread_mutex_unlock(&eng->mu);
   *out = &e->base;
   return RDEV_OK;
 }
 
-int sim_event_destroy(rdev_rt_event_t *ev) {
-  sim_event_t *e = (sim_event_t *)ev;
+int rt_engine_event_destroy(rdev_rt_event_t *ev) {
+  eng_event_t *e = (eng_event_t *)ev;
   atomic_fetch_sub(&e->dev->nevents, 1);
-  sim_event_unref(e);
+  eng_event_unref(e);
   return RDEV_OK;
 }
 
 /* Marks record `gen` of e complete (never moves backwards). */
-void sim_event_complete(sim_event_t *e, uint64_t gen) {
+void eng_event_complete(eng_event_t *e, uint64_t gen) {
   pthread_mutex_lock(&e->dev->ev_mu);
   if (gen > e->completed) {
     e->completed = gen;
@@ -71,15 +71,15 @@ void sim_event_complete(sim_event_t *e, uint64_t gen) {
   pthread_mutex_unlock(&e->dev->ev_mu);
 }
 
-int sim_event_sync(rdev_rt_event_t *ev, int32_t timeout_ms) {
-  sim_event_t *e = (sim_event_t *)ev;
+int rt_engine_event_sync(rdev_rt_event_t *ev, int32_t timeout_ms) {
+  eng_event_t *e = (eng_event_t *)ev;
   struct timespec dl;
   if (timeout_ms >= 0) dl = rdev_clock_deadline_ns((uint64_t)timeout_ms * 1000000u);
   int rc = RDEV_OK;
   pthread_mutex_lock(&e->dev->ev_mu);
   uint64_t target = e->recorded;
   while (e->completed < target) {
-    if (sim_cond_wait_until(&e->dev->ev_cv, &e->dev->ev_mu, timeout_ms >= 0 ? &dl : NULL) == ETIMEDOUT) {
+    if (eng_cond_wait_until(&e->dev->ev_cv, &e->dev->ev_mu, timeout_ms >= 0 ? &dl : NULL) == ETIMEDOUT) {
       if (e->completed < target) rc = rt_fail(RDEV_RT_WAIT_TIMEOUT, "event not complete after %d ms", (int)timeout_ms);
       break;
     }
@@ -88,16 +88,16 @@ int sim_event_sync(rdev_rt_event_t *ev, int32_t timeout_ms) {
   return rc;
 }
 
-int sim_event_query(rdev_rt_event_t *ev, int *done) {
-  sim_event_t *e = (sim_event_t *)ev;
+int rt_engine_event_query(rdev_rt_event_t *ev, int *done) {
+  eng_event_t *e = (eng_event_t *)ev;
   pthread_mutex_lock(&e->dev->ev_mu);
   *done = e->completed >= e->recorded;
   pthread_mutex_unlock(&e->dev->ev_mu);
   return RDEV_OK;
 }
 
-int sim_event_timestamp(rdev_rt_event_t *ev, uint64_t *ns) {
-  sim_event_t *e = (sim_event_t *)ev;
+int rt_engine_event_timestamp(rdev_rt_event_t *ev, uint64_t *ns) {
+  eng_event_t *e = (eng_event_t *)ev;
   pthread_mutex_lock(&e->dev->ev_mu);
   int ok = e->recorded > 0 && e->completed >= e->recorded;
   struct timespec t = e->when;
@@ -107,8 +107,8 @@ int sim_event_timestamp(rdev_rt_event_t *ev, uint64_t *ns) {
   return RDEV_OK;
 }
 
-int sim_event_elapsed(float *ms, rdev_rt_event_t *a, rdev_rt_event_t *b) {
-  sim_event_t *x = (sim_event_t *)a, *y = (sim_event_t *)b;
+int rt_engine_event_elapsed(float *ms, rdev_rt_event_t *a, rdev_rt_event_t *b) {
+  eng_event_t *x = (eng_event_t *)a, *y = (eng_event_t *)b;
   int ok = 1;
   struct timespec tx, ty;
   /* events of one runtime may sit on different devices: take each lock alone */

@@ -1,0 +1,124 @@
+/*
+ * runtime/engine.h — the stream engine every backend shares: streams as
+ * worker threads draining bounded rings of validated tasks in order,
+ * execution slots shared fairly among scheduling groups, events as
+ * generation counters, synchronize, abort, discard and destroy. The engine
+ * runs the host side of the work (callbacks, event records and waits,
+ * value waits) itself and hands each device task to the backend's exec
+ * (rt_backend_t, rt_internal.h), so that stream semantics are the same on
+ * every backend. engine.c has streams and slots, engine_event.c events.
+ */
+#ifndef RDEV_ENGINE_H
+#define RDEV_ENGINE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#include "rt_internal.h"
+
+typedef struct eng_group { /* a scheduling group on one device */
+  uint32_t id, weight;
+  uint32_t cap, busy; /* slots it may hold at once (0 = no cap), and holds */
+  int streams;        /* streams in it: the group goes with its last one */
+  uint64_t vtime;     /* ns of device time used / weight */
+  struct eng_group *next;
+} eng_group_t;
+
+typedef struct { /* one device's scheduling and event state */
+  int index;
+  unsigned slots, busy;     /* execution slots (0 = unscheduled) and those in use */
+  struct eng_stream *waitq; /* streams waiting for a slot */
+  uint64_t vclock;          /* virtual time of the latest grant */
+  eng_group_t *groups;
+  pthread_mutex_t sched_mu;
+  pthread_cond_t sched_cv;
+  atomic_int nstreams, nevents;
+  pthread_mutex_t ev_mu; /* guards every event of this device */
+  pthread_cond_t ev_cv;  /* an event completed, or a stream is aborting */
+} eng_dev_t;
+
+typedef struct eng_stream {
+  rdev_rt_stream_t base;
+  rt_engine_t *eng;
+  eng_dev_t *dev;
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv_work;  /* worker: tasks arrived, or stop/abort */
+  pthread_cond_t cv_space; /* submitters: a slot freed */
+  pthread_cond_t cv_done;  /* synchronizers: a task finished */
+  rt_task_t *ring;
+  unsigned cap;
+  uint64_t head, tail; /* tasks [head, tail) are queued; ring[head % cap] runs */
+  int worker_idle, space_waiters;
+  int in_callback;                 /* the task running is a host callback */
+  uint64_t wake_at;                /* lowest head a synchronizer waits for; UINT64_MAX = none */
+  int err;                         /* first error since the last synchronize */
+  int stop_on_failure;             /* device work is skipped while err is set */
+  int stop;                        /* destroy: run what is queued, then exit */
+  atomic_int abort;                /* force destroy: discard what is queued */
+  atomic_uint_fast64_t discard_to; /* tasks below this index are discarded (rdev_rt_stream_discard) */
+  eng_group_t *group;              /* scheduling group (under dev->sched_mu) */
+  eng_group_t *held;               /* the group charged for the slot it holds, or NULL */
+  struct eng_stream *wnext;        /* dev->waitq link (under dev->sched_mu) */
+  struct eng_stream *prev, *next;
+} eng_stream_t;
+
+typedef struct eng_event {
+  rdev_rt_event_t base;
+  eng_dev_t *dev;
+  atomic_int refs;      /* the creator's, plus one per queued task naming it */
+  uint64_t recorded;    /* generation of the latest record call */
+  uint64_t completed;   /* highest generation that has run */
+  struct timespec when; /* when `completed` ran */
+  struct eng_event *prev, *next;
+} eng_event_t;
+
+struct rt_engine {
+  rdev_rt_t *rt;
+  int ndev;
+  eng_dev_t *devs;
+  unsigned depth;     /* tasks a stream queues before submitters block */
+  pthread_mutex_t mu; /* streams and events lists */
+  eng_stream_t *streams;
+  eng_event_t *events;
+};
+
+/* Opens the engine for rt's ndev devices (rt->be and rt->impl set). */
+int rt_engine_open(rdev_rt_t *rt, int ndev, unsigned depth, unsigned slots, rt_engine_t **out);
+/* Force-destroys every stream left: their callbacks run, cancelled. */
+void rt_engine_stop(rt_engine_t *e);
+/* Frees what is left (after rt_engine_stop). */
+void rt_engine_close(rt_engine_t *e);
+
+/* Waits on cv until woken or the deadline (NULL = none); ETIMEDOUT at the deadline. */
+static inline int eng_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, const struct timespec *dl) {
+  return dl ? pthread_cond_timedwait(cv, mu, dl) : pthread_cond_wait(cv, mu);
+}
+
+/* Drops one reference to ev: the last frees it (engine_event.c). */
+void eng_event_unref(eng_event_t *ev);
+/* Marks ev's record of generation gen complete and wakes its waiters
+ * (engine_event.c); the stream worker calls it when it reaches the record. */
+void eng_event_complete(eng_event_t *ev, uint64_t gen);
+
+/* The public stream and event calls past the generic layer's checks, with
+ * the contracts of their rdev_rt_ counterparts (rdev/runtime.h). */
+int rt_engine_stream_create(rt_engine_t *e, int dev, rdev_rt_stream_t **out);
+int rt_engine_stream_destroy(rdev_rt_stream_t *st, int force);
+int rt_engine_stream_abort(rdev_rt_stream_t *st);
+int rt_engine_stream_discard(rdev_rt_stream_t *st);
+int rt_engine_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms);
+int rt_engine_stream_pending(rdev_rt_stream_t *st, size_t *tasks, int *in_callback);
+int rt_engine_stream_take_error(rdev_rt_stream_t *st);
+int rt_engine_stream_set_failure_mode(rdev_rt_stream_t *st, int stop);
+int rt_engine_stream_set_group(rdev_rt_stream_t *st, uint32_t group, uint32_t weight, uint32_t max_slots);
+int rt_engine_submit(rdev_rt_stream_t *st, const rt_task_t *t);
+int rt_engine_event_create(rt_engine_t *e, int dev, rdev_rt_event_t **out);
+int rt_engine_event_destroy(rdev_rt_event_t *ev);
+int rt_engine_event_sync(rdev_rt_event_t *ev, int32_t timeout_ms);
+int rt_engine_event_query(rdev_rt_event_t *ev, int *done);
+int rt_engine_event_elapsed(float *ms, rdev_rt_event_t *a, rdev_rt_event_t *b);
+int rt_engine_event_timestamp(rdev_rt_event_t *ev, uint64_t *ns);
+
+#endif
