@@ -272,8 +272,6 @@ static void task_done(rt_task_t *t) {
 
 static void *stream_worker(void *arg) {
   eng_stream_t *s = arg;
-  const rt_backend_t *be = s->base.rt->be;
-  if (be->thread_enter) be->thread_enter(&s->base);
   pthread_mutex_lock(&s->mu);
   for (;;) {
     while (s->head == s->tail && !s->stop) {

@@ -181,6 +181,8 @@ int rdev_rt_kernel_offered(rdev_rt_t *rt, const char *name) {
   return !rt->be->kernel_offered || rt->be->kernel_offered(rt->impl, (int)(sig - all));
 }
 
+int rdev_rt_kernels_confined(rdev_rt_t *rt) { return rt && rt->be->confined; }
+
 size_t rt_blob_pack(const rdev_kernel_arg_t *args, int nargs, unsigned char *blob) {
   size_t len = 0;
   for (int i = 0; i < nargs; i++) {

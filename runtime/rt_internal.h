@@ -94,6 +94,7 @@ typedef struct {
 
 typedef struct rt_backend {
   const char *name;
+  int confined; /* see rdev_rt_kernels_confined */
   int (*open)(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl);
   /* after the engine closed every stream and event */
   void (*close)(void *impl);
@@ -119,9 +120,6 @@ typedef struct rt_backend {
   int (*stream_open)(rdev_rt_stream_t *s);
   /* Releases it after the stream's worker exited; NULL = none. */
   void (*stream_close)(rdev_rt_stream_t *s);
-  /* On a stream's worker thread before its first task (acl: makes the
-   * device's context current); NULL = none. */
-  void (*thread_enter)(rdev_rt_stream_t *s);
   /* Rewrites a task as exec wants it, at submit (sim: device addresses
    * become arena addresses); NULL = as it is. */
   void (*prepare)(void *impl, rt_task_t *t);
@@ -164,7 +162,7 @@ struct rdev_rt {
 void rt_staging_init(rdev_rt_t *rt);
 void rt_staging_close(rdev_rt_t *rt);
 
-extern const rt_backend_t rt_sim_backend;
+extern const rt_backend_t rt_sim_backend, rt_acl_backend;
 
 /* Sleeps up to ns on s's worker; returns early (non-zero) when s's work is
  * discarded (engine.c). */

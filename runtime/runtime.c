@@ -15,7 +15,7 @@
 
 /* ---- open / close -------------------------------------------------------- */
 
-static const rt_backend_t *const rt_backends[] = {&rt_sim_backend};
+static const rt_backend_t *const rt_backends[] = {&rt_sim_backend, &rt_acl_backend};
 
 int rdev_rt_open(const rdev_rt_config_t *cfg, rdev_rt_t **out) {
   rt_clear_error();
@@ -27,7 +27,7 @@ int rdev_rt_open(const rdev_rt_config_t *cfg, rdev_rt_t **out) {
   const rt_backend_t *be = NULL;
   for (size_t i = 0; i < sizeof rt_backends / sizeof rt_backends[0]; i++)
     if (strcmp(rt_backends[i]->name, name) == 0) be = rt_backends[i];
-  if (!be) return rt_fail(RDEV_API_NOT_SUPPORT, "unknown backend '%s' (this build has: sim)", name);
+  if (!be) return rt_fail(RDEV_API_NOT_SUPPORT, "unknown backend '%s' (this build has: sim, acl)", name);
   rdev_rt_t *rt = calloc(1, sizeof *rt);
   if (!rt) return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
   rt->be = be;

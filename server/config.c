@@ -250,6 +250,13 @@ int srv_config_set(srv_config_t *cfg, const char *key, const char *v, const char
                        sizeof cfg->tls_key == sizeof cfg->tls_client_ca,
                    "the path settings share one size");
     if (set_string(dst, sizeof cfg->tenants, v)) return *err = "a path, not empty, under 256 bytes", -1;
+  } else if (!strcmp(key, "acl-lib")) {
+    if (set_string(cfg->acl_lib, sizeof cfg->acl_lib, v)) return *err = "acl-lib: empty or too long", -1;
+  } else if (!strcmp(key, "acl-kernels")) {
+    if (set_string(cfg->acl_kernels, sizeof cfg->acl_kernels, v)) return *err = "acl-kernels: empty or too long", -1;
+  } else if (!strcmp(key, "allow-uploaded-kernels")) {
+    if (strcmp(v, "yes") && strcmp(v, "no")) return *err = "allow-uploaded-kernels: yes or no", -1;
+    cfg->allow_uploaded = !strcmp(v, "yes");
   } else if (!strcmp(key, "allow-open")) {
     if (strcmp(v, "yes") && strcmp(v, "no")) return *err = "allow-open: yes or no", -1;
     cfg->allow_open = !strcmp(v, "yes");

@@ -85,10 +85,18 @@ static void usage(FILE *out) {
           "usage: rdevd [options]\n"
           "  --listen ADDR        host:port or unix:/path (default 127.0.0.1:50051; port 0 picks one)\n"
           "  --config FILE        read settings from FILE (key = value, same names as the flags)\n"
-          "  --backend NAME       device backend (default sim)\n"
+          "  --backend NAME       device backend: sim (the default, a CPU-simulated device) or acl\n"
+          "                       (Ascend NPUs through the CANN runtime, loaded at start-up)\n"
           "  --sim-devices N      sim: number of devices (default 2)\n"
           "  --sim-mem SIZE       sim: memory per device (default 1G)\n"
-          "  --sim-slots N        sim: kernels/copies a device runs at once; contended slots go\n"
+          "  --acl-lib PATH       acl: the CANN runtime library (default libascendcl.so or\n"
+          "                       libacl_rt.so in $ASCEND_HOME_PATH/lib64, else the loader's path)\n"
+          "  --acl-kernels DIR    acl: kernel binaries holding the built-in kernels (built from\n"
+          "                       runtime/acl/kernels with CANN); without it acl offers none\n"
+          "  --allow-uploaded-kernels  acl: take kernel binaries from clients. Off by default: on\n"
+          "                       an NPU a kernel can reach any device memory of the server's\n"
+          "                       context, other sessions' included\n"
+          "  --sim-slots N        kernels/copies a device runs at once (sim and acl); contended slots go\n"
           "                       to tenants by weight (default 4; 0 = no limit, no scheduling)\n"
           "  --sim-host-view on|off  sim: device memory is host-mapped (on, the default), or not,\n"
           "                       as on a real NPU (off; default from $RDEV_SIM_HOST_VIEW)\n"
@@ -120,6 +128,10 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(a, "--allow-open")) {
       srv.cfg.allow_open = 1;
+      continue;
+    }
+    if (!strcmp(a, "--allow-uploaded-kernels")) {
+      srv.cfg.allow_uploaded = 1;
       continue;
     }
     if (strncmp(a, "--", 2) != 0 || i + 1 >= argc) {

@@ -160,6 +160,11 @@ static int count_entries(srv_session_t *s, int type) {
 }
 
 int srv_op_binary_load(srv_req_t *x) {
+  if (!rdev_rt_kernels_confined(x->s->srv->rt) && !x->s->srv->cfg.allow_uploaded)
+    return srv_fail(x, RDEV_PERMISSION_DENIED,
+                    "this server takes no kernel binaries: on the %s backend a kernel can reach any session's device "
+                    "memory (the operator may allow them: rdevd --allow-uploaded-kernels)",
+                    rdev_rt_backend_name(x->s->srv->rt));
   if (count_entries(x->s, SRV_H_BIN) >= SESSION_BINS_MAX)
     return srv_fail(x, RDEV_QUOTA_EXCEEDED, "a session holds at most %d binaries", SESSION_BINS_MAX);
   void *data = payload_copy(x->data);

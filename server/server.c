@@ -132,6 +132,7 @@ static grpc_byte_buffer *info_reply(srv_t *srv, srv_tenant_t *t) {
   int nk;
   const rdev_kernel_sig_t *k = rdev_rt_kernels(&nk);
   for (int i = 0; i < nk && i < (int)(sizeof r.kernels / sizeof r.kernels[0]); i++) {
+    if (!rdev_rt_kernel_offered(srv->rt, k[i].name)) continue;
     rdev_v1_KernelInfo *ki = &r.kernels[r.kernels_count++];
     snprintf(ki->name, sizeof ki->name, "%s", k[i].name);
     snprintf(ki->doc, sizeof ki->doc, "%s", k[i].doc);
@@ -294,7 +295,9 @@ int srv_open(srv_t *srv) {
                          .sim_mem_bytes = srv->cfg.sim_mem_bytes,
                          .stream_depth = SRV_STREAM_DEPTH,
                          .slots = (unsigned)srv->cfg.sim_slots,
-                         .sim_unmapped = !srv->cfg.sim_host_view};
+                         .sim_unmapped = !srv->cfg.sim_host_view,
+                         .acl_lib = srv->cfg.acl_lib[0] ? srv->cfg.acl_lib : NULL,
+                         .acl_kernels = srv->cfg.acl_kernels[0] ? srv->cfg.acl_kernels : NULL};
   int err = rdev_rt_open(&rc, &srv->rt);
   if (err) {
     srv_log(SRV_LOG_ERROR, "cannot open the %s backend: %s (%s)", srv->cfg.backend, rdev_strerror(err),

@@ -28,7 +28,7 @@ typedef struct {
   char backend[32]; /* runtime backend name */
   int sim_devices;
   size_t sim_mem_bytes;
-  int sim_slots;           /* sim: tasks a device runs at once, shared fairly by tenant weight */
+  int sim_slots;           /* tasks a device runs at once, shared fairly by tenant weight (sim, acl) */
   int sim_host_view;       /* sim: device memory host-mapped (1), or not, as on a real NPU (0) */
   size_t max_inflight;     /* per session: staged and unsent bytes before reading pauses */
   int threads;             /* completion-queue threads */
@@ -39,6 +39,9 @@ typedef struct {
   char tls_cert[256];      /* server certificate chain (PEM); "" = plaintext */
   char tls_key[256];       /* its private key (PEM) */
   char tls_client_ca[256]; /* CA for client certificates: set = mutual TLS, required */
+  char acl_lib[256];       /* acl: the CANN runtime library; "" = the default places */
+  char acl_kernels[256];   /* acl: directory of the built-in kernels' binaries; "" = none */
+  int allow_uploaded;      /* take kernel binaries from clients where kernels are not confined (acl) */
 } srv_config_t;
 
 /* Every field of cfg to its built-in default; sim-host-view's comes from

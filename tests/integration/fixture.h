@@ -41,6 +41,13 @@ typedef struct {
   int status;
 } fx_server_t;
 
+/* Whether the servers run the acl backend over the ACL test double
+ * ($RDEV_TEST_RDEVD_ARGS, tests/CMakeLists.txt), and what a kernel print
+ * capture receives for sim_text there: "" (on acl kernel print goes to
+ * rdevd's stdout, as CANN prints it, never to the client). */
+int fx_on_acl(void);
+const char *fx_printed(const char *sim_text);
+
 /* The server of the running test (checked fixture fx_setup/fx_teardown). */
 extern fx_server_t fx_srv;
 

@@ -45,7 +45,8 @@ START_TEST(test_binary_launch_writes_and_prints) {
   FX_OK(rdev_stream_synchronize(st));
   char text[256];
   fx_capture_get(&cap, text, sizeof text);
-  ck_assert_str_eq(text, "Source data: 123\nSource data: 123\nDestination data: 123\nDestination data: 123\n");
+  ck_assert_str_eq(text,
+                   fx_printed("Source data: 123\nSource data: 123\nDestination data: 123\nDestination data: 123\n"));
   int32_t h[2] = {0, 0};
   FX_OK(rdev_memcpy(s, h, 8, d, 8, RDEV_MEMCPY_DEVICE_TO_HOST));
   ck_assert_int_eq(h[0], 123);

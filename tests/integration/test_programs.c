@@ -24,7 +24,8 @@ static char *run_ok(const char *const argv[]) {
 START_TEST(test_example_d2h_async) {
   const char *argv[] = {fx_d2h_path, fx_srv.target, NULL};
   char *out = run_ok(argv);
-  ck_assert_msg(strstr(out, "Source data: 123") != NULL, "no kernel print in:\n%s", out);
+  if (!fx_on_acl()) /* acl: the print is on rdevd's stdout */
+    ck_assert_msg(strstr(out, "Source data: 123") != NULL, "no kernel print in:\n%s", out);
   ck_assert_msg(strstr(out, "Destination data: 123") != NULL, "no destination data in:\n%s", out);
   ck_assert_msg(strstr(out, "[SUCCESS]") != NULL, "no success line in:\n%s", out);
   free(out);

@@ -40,7 +40,7 @@ START_TEST(test_server_info) {
   rdev_server_info_t info;
   memset(&info, 0x7f, sizeof info);
   FX_OK(rdev_server_info(s, &info));
-  ck_assert_str_eq(info.backend, "sim");
+  ck_assert_str_eq(info.backend, fx_on_acl() ? "acl" : "sim");
   ck_assert_int_eq(info.device_count, 2);
   ck_assert_uint_gt(strlen(info.version), 0);
   ck_assert_uint_lt(strlen(info.version), sizeof info.version);

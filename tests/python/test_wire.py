@@ -65,14 +65,33 @@ class Session:
 # The suite runs twice in the test command: with the sim's host view (Read
 # replies show device memory) and without it (every Read staged, as on a
 # real NPU); rdevd takes the mode from this variable.
-HOST_VIEW = os.environ.get("RDEV_SIM_HOST_VIEW", "on") not in ("off", "0", "no", "false")
+# the backend under test: tests/CMakeLists.txt runs this suite on the sim and
+# on acl over the ACL test double ("--backend acl --acl-lib ..."). On acl,
+# device memory is never host-mapped, CANN chooses (and reuses) device
+# addresses, and kernel print goes to rdevd's stdout, not to the client.
+BACKEND_ARGS = os.environ.get("RDEV_TEST_RDEVD_ARGS", "").split()
+ON_ACL = "acl" in BACKEND_ARGS
+HOST_VIEW = not ON_ACL and os.environ.get("RDEV_SIM_HOST_VIEW", "on") not in ("off", "0", "no", "false")
+
+
+def printed(sim_text):
+    """What a client receives as the print of kernels that printed sim_text."""
+    return "" if ON_ACL else sim_text
+
+
+def drain(pipe):
+    """Reads rdevd's stdout past its first line until it exits, so that kernel
+    print there (acl) never fills the pipe and stalls the server."""
+    threading.Thread(target=lambda: [None for _ in pipe], daemon=True).start()
 
 
 def start_rdevd(*extra):
     """A real rdevd on a free loopback port: (process, address)."""
     proc = subprocess.Popen([RDEVD, "--listen", "127.0.0.1:0", "--sim-mem", "64M",
-                             "--log-level", "warn", *extra], stdout=subprocess.PIPE, text=True)
-    return proc, proc.stdout.readline().split()[-1]
+                             "--log-level", "warn", *BACKEND_ARGS, *extra], stdout=subprocess.PIPE, text=True)
+    addr = proc.stdout.readline().split()[-1]
+    drain(proc.stdout)
+    return proc, addr
 
 
 class RawSession:
@@ -168,6 +187,7 @@ class WireTest(unittest.TestCase):
             self.assertEqual((second.seq, second.status), (sync_seq, 0))
         s.close()
 
+    @unittest.skipIf(ON_ACL, "acl forwards no kernel print (CANN writes it to rdevd's stdout)")
     def test_print_output_is_held_for_the_next_reply_and_overflows_as_print(self):
         s = Session(self.stub)
         buf = s.call(malloc=pb.Malloc(device=0, size=4000)).addr
@@ -810,7 +830,7 @@ class WireTest(unittest.TestCase):
         s.q.put(pb.Request(seq=s.seq, launch=pb.Launch(stream=st, kernel="write_i32", blocks=2,
                 args=[pb.Arg(ptr=buf + 4), pb.Arg(i32=123)])))
         r = s.call(stream_sync=pb.StreamSync(stream=st))
-        self.assertEqual((r.kind, r.status, r.print), (pb.FINAL, 0, "Source data: 123\n" * 2))
+        self.assertEqual((r.kind, r.status, r.print), (pb.FINAL, 0, printed("Source data: 123\n" * 2)))
         r = s.call(read=pb.Read(addr=buf, count=16, dest_max=16))
         self.assertEqual(r.data[4:12], (123).to_bytes(4, "little") * 2)
         s.close()
@@ -975,7 +995,8 @@ class AddressIsolationTest(unittest.TestCase):
         self.assertEqual(a.call(free=pb.Free(addr=gone)).status, 0)
         # b takes memory, likely what a freed, and fills it
         theirs = [self.malloc(b, mib, fill=b"\x66" * mib) for _ in range(4)]
-        self.assertNotIn(gone, theirs, "another session got an address still named by a")
+        if not ON_ACL:  # CANN may hand the address on: then it is b's, and a's requests must still fail
+            self.assertNotIn(gone, theirs, "another session got an address still named by a")
         for what, addr in (("the freed address", gone), ("inside the freed allocation", gone + 4096)):
             self.refuse_all(a, addr, mine, st, what)
         for t in theirs:
@@ -989,6 +1010,8 @@ class AddressIsolationTest(unittest.TestCase):
         host = next(lo for lo, hi in host_ranges(self.proc.pid) if lo >= 1 << 20)  # one of rdevd's
         for addr in (0, 64, 4096, host, 0x7FFF_FFFF_F000, 1 << 60, 1 << 63, 2**64 - 64,
                      mine + (3 << 39), (mine - (1 << 40)) & U64):
+            if mine <= addr < mine + 4096:
+                continue  # where CANN placed this session's own buffer
             self.refuse_all(s, addr, mine, st, f"address {addr:#x}")
         self.assertEqual(self.read(s, mine, 4096), b"\0" * 4096)
 
@@ -1340,7 +1363,8 @@ class StreamDepthTest(unittest.TestCase):
 class UnixSocketTest(unittest.TestCase):
     def test_serves_a_unix_socket(self):
         path = os.path.join(tempfile.mkdtemp(prefix="rdev-unix-"), "rdevd.sock")
-        proc = subprocess.Popen([RDEVD, "--listen", "unix:" + path, "--sim-mem", "64M", "--log-level", "warn"],
+        proc = subprocess.Popen([RDEVD, "--listen", "unix:" + path, "--sim-mem", "64M", "--log-level", "warn",
+                                 *BACKEND_ARGS],
                                 stdout=subprocess.PIPE, text=True)
         self.assertEqual(proc.stdout.readline().split()[-1], "unix:" + path)
         ch = grpc.insecure_channel("unix:" + path)

@@ -31,12 +31,42 @@
 #define MIB ((size_t)1 << 20)
 #define GIB ((size_t)1 << 30)
 
+/* ---- the backend under test ----------------------------------------------- */
+
+/* Each program runs once per backend (tests/unit/CMakeLists.txt): the sim,
+ * and acl over the ACL test double, named by $RDEV_TEST_BACKEND,
+ * $RDEV_TEST_ACL_LIB and $RDEV_TEST_ACL_KERNELS. A test of what one backend
+ * alone promises (the sim's host view, its address ranges, kernel print
+ * capture) checks on_acl(). */
+static inline const char *test_backend(void) {
+  const char *b = getenv("RDEV_TEST_BACKEND");
+  return b && *b ? b : "sim";
+}
+
+static inline int on_acl(void) { return strcmp(test_backend(), "acl") == 0; }
+
+/* What a launch's print_fn receives for kernel output sim_text: the sim
+ * captures it per launch; on acl the kernel prints on the device, and CANN
+ * shows it on the host process's stdout, never per launch, so print_fn gets
+ * "" (docs/acl-backend.md). */
+static inline const char *printed(const char *sim_text) { return on_acl() ? "" : sim_text; }
+
+/* rdev_rt_open on the backend under test, unless cfg names one. */
+static inline int test_rt_open(rdev_rt_config_t *cfg, rdev_rt_t **rt) {
+  if (!cfg->backend) {
+    cfg->backend = test_backend();
+    cfg->acl_lib = getenv("RDEV_TEST_ACL_LIB");
+    cfg->acl_kernels = getenv("RDEV_TEST_ACL_KERNELS");
+  }
+  return rdev_rt_open(cfg, rt);
+}
+
 /* ---- helpers ------------------------------------------------------------- */
 
 static inline rdev_rt_t *open_rt(int ndev, size_t mem) {
   rdev_rt_config_t cfg = {.sim_devices = ndev, .sim_mem_bytes = mem};
   rdev_rt_t *rt = NULL;
-  ck_assert_int_eq(rdev_rt_open(&cfg, &rt), RDEV_OK);
+  ck_assert_int_eq(test_rt_open(&cfg, &rt), RDEV_OK);
   ck_assert_ptr_nonnull(rt);
   return rt;
 }

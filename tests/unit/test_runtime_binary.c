@@ -197,8 +197,8 @@ START_TEST(test_sample_kernels) {
   ck_assert_int_eq(rdev_rt_launch_function(s, pr, 1, NULL, 0, print_capture, &pc), RDEV_OK);
   ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_OK);
   ck_assert_ptr_nonnull(pc.text);
-  ck_assert_str_eq(pc.text,
-                   "Source data: 123\nSource data: 123\nDestination data: 123\nDestination data: 123\nHello World\n");
+  ck_assert_str_eq(pc.text, printed("Source data: 123\nSource data: 123\nDestination data: 123\nDestination data: "
+                                    "123\nHello World\n"));
   ck_assert_int_eq(rdev_rt_launch_function(s, easy, 2, &w, 8, NULL, NULL), RDEV_OK);
   ck_assert_int_eq(rdev_rt_launch(s, "double_u32", 1, (rdev_kernel_arg_t[]){a_ptr(d, 0)}, 1, NULL, NULL), RDEV_OK);
   ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_OK);

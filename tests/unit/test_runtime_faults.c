@@ -221,7 +221,7 @@ END_TEST
 START_TEST(test_failure_mode_stop_with_slots_then_destroy) {
   rdev_rt_config_t cfg = {.sim_devices = 1, .sim_mem_bytes = 16 * MIB, .slots = 1};
   rdev_rt_t *rt = NULL;
-  ck_assert_int_eq(rdev_rt_open(&cfg, &rt), RDEV_OK);
+  ck_assert_int_eq(test_rt_open(&cfg, &rt), RDEV_OK);
   uint32_t *x = dmalloc(rt, 0, 64);
   ck_assert_int_eq(rdev_rt_memset(rt, x, 64, 0, 64), RDEV_OK);
   rdev_rt_stream_t *a = mkstream(rt, 0);

@@ -15,7 +15,7 @@
 static void run_groups(int ngroups, const int *nstreams, const uint32_t *w, size_t *done) {
   rdev_rt_config_t cfg = {.sim_devices = 1, .sim_mem_bytes = 1 * MIB, .slots = 1};
   rdev_rt_t *rt;
-  ck_assert_int_eq(rdev_rt_open(&cfg, &rt), RDEV_OK);
+  ck_assert_int_eq(test_rt_open(&cfg, &rt), RDEV_OK);
   rdev_rt_stream_t *st[16];
   int owner[16], n = 0;
   const int per_stream = 1000;
@@ -66,7 +66,7 @@ END_TEST
 START_TEST(test_group_at_its_slot_cap_waits_for_its_own_slots) {
   rdev_rt_config_t cfg = {.sim_devices = 1, .sim_mem_bytes = 1 * MIB, .slots = 2};
   rdev_rt_t *rt;
-  ck_assert_int_eq(rdev_rt_open(&cfg, &rt), RDEV_OK);
+  ck_assert_int_eq(test_rt_open(&cfg, &rt), RDEV_OK);
   rdev_rt_stream_t *a[3], *b;
   for (int i = 0; i < 3; i++) {
     ck_assert_int_eq(rdev_rt_stream_create(rt, 0, &a[i]), RDEV_OK);
@@ -97,7 +97,7 @@ END_TEST
 START_TEST(test_slots_limit_concurrent_kernels) {
   rdev_rt_config_t cfg = {.sim_devices = 1, .sim_mem_bytes = 1 * MIB, .slots = 1};
   rdev_rt_t *rt;
-  ck_assert_int_eq(rdev_rt_open(&cfg, &rt), RDEV_OK);
+  ck_assert_int_eq(test_rt_open(&cfg, &rt), RDEV_OK);
   rdev_rt_stream_t *a, *b;
   ck_assert_int_eq(rdev_rt_stream_create(rt, 0, &a), RDEV_OK);
   ck_assert_int_eq(rdev_rt_stream_create(rt, 0, &b), RDEV_OK);

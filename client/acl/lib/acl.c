@@ -23,6 +23,11 @@
 #include "acl_lib.h"
 #include "rdev/rdev.h"
 
+/* Marks this library as rdev's client, not CANN's runtime: rdevd's acl
+ * backend refuses a library that exports it (same file name, no device). */
+__attribute__((visibility("default"))) extern const char aclrdevClientLibrary[];
+const char aclrdevClientLibrary[] = "rdev ACL-compatible client library";
+
 static struct host_block { /* aclrtMallocHost memory: async copies stay async (under the lock) */
   char *p;
   size_t n;

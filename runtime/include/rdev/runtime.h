@@ -435,6 +435,12 @@ const rdev_kernel_sig_t *rdev_rt_kernel_find(const char *name);
  * launch of one it cannot run is RDEV_UNKNOWN_KERNEL. */
 int rdev_rt_kernel_offered(rdev_rt_t *rt, const char *name);
 
+/* 1 when a kernel reaches no device memory but what its checked arguments
+ * span (the sim, whose kernels are the runtime's own code); 0 when it may
+ * address any memory of the device's context (acl: code running on an NPU),
+ * so that only trusted binaries may be loaded. */
+int rdev_rt_kernels_confined(rdev_rt_t *rt);
+
 /* Receives what one launch printed (at most RDEV_RT_PRINT_LIMIT bytes, then a
  * truncation note): called exactly once per accepted launch, after it ran, or
  * with len 0 when it printed nothing or was discarded by a force-destroy, so

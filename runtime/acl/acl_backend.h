@@ -1,0 +1,139 @@
+/*
+ * runtime/acl/acl_backend.h — what the acl backend's files share: the CANN
+ * runtime functions it resolves at run time (acl_loader.c), its state
+ * (devices, their contexts, the allocation tables, built-in kernels), the
+ * per-thread current context, and the calls each file offers the others.
+ *
+ * The backend drives Ascend NPUs through the CANN runtime (libascendcl.so
+ * or libacl_rt.so), loaded with dlopen: nothing of CANN is needed to build
+ * rdev. Types are CANN's ABI, declared here: aclError is int, every handle
+ * a pointer, enums int.
+ */
+#ifndef RDEV_ACL_BACKEND_H
+#define RDEV_ACL_BACKEND_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "../rt_internal.h"
+
+typedef int acl_error_t;
+
+/* Every CANN function the backend calls, as CANN declares it. */
+typedef struct {
+  acl_error_t (*aclInit)(const char *config);
+  acl_error_t (*aclFinalize)(void);
+  const char *(*aclGetRecentErrMsg)(void);
+  acl_error_t (*aclrtGetDeviceCount)(uint32_t *count);
+  const char *(*aclrtGetSocName)(void);
+  acl_error_t (*aclrtCreateContext)(void **ctx, int32_t dev);
+  acl_error_t (*aclrtDestroyContext)(void *ctx);
+  acl_error_t (*aclrtSetCurrentContext)(void *ctx);
+  acl_error_t (*aclrtGetMemInfo)(int attr, size_t *free_bytes, size_t *total_bytes);
+  acl_error_t (*aclrtMalloc)(void **p, size_t size, int policy);
+  acl_error_t (*aclrtFree)(void *p);
+  acl_error_t (*aclrtMallocHost)(void **p, size_t size);
+  acl_error_t (*aclrtFreeHost)(void *p);
+  acl_error_t (*aclrtMemcpy)(void *dst, size_t max, const void *src, size_t n, int kind);
+  acl_error_t (*aclrtMemcpyAsync)(void *dst, size_t max, const void *src, size_t n, int kind, void *stream);
+  acl_error_t (*aclrtMemset)(void *p, size_t max, int32_t value, size_t n);
+  acl_error_t (*aclrtMemsetAsync)(void *p, size_t max, int32_t value, size_t n, void *stream);
+  acl_error_t (*aclrtCreateStream)(void **stream);
+  acl_error_t (*aclrtDestroyStream)(void *stream);
+  acl_error_t (*aclrtSynchronizeStreamWithTimeout)(void *stream, int32_t timeout_ms);
+  acl_error_t (*aclrtStreamAbort)(void *stream);
+  acl_error_t (*aclrtBinaryLoadFromData)(const void *data, size_t len, const void *options, void **bin);
+  acl_error_t (*aclrtBinaryUnLoad)(void *bin);
+  acl_error_t (*aclrtBinaryGetFunction)(void *bin, const char *name, void **fn);
+  acl_error_t (*aclrtLaunchKernelWithHostArgs)(void *fn, uint32_t blocks, void *stream, void *cfg, void *args,
+                                               size_t args_size, void *placeholders, size_t nplaceholders);
+  /* the ACL test double's control entry points (tests/acl_double/); NULL in CANN */
+  acl_error_t (*acldoubleConfigure)(int32_t devices, size_t mem_bytes);
+  acl_error_t (*acldoubleFaultInject)(int32_t dev, int32_t kind, uint32_t nth, uint32_t hang_ms);
+} acl_api_t;
+
+/* Loads the CANN runtime once per process (later calls share it; path must
+ * then name the same library) and aclInit's it; *api gets its functions.
+ * A missing library or function fails with RDEV_API_NOT_SUPPORT naming it,
+ * as does rdev's own ACL-compatible client library. */
+int acl_load(const char *path, size_t devices_hint, size_t mem_hint, const acl_api_t **api);
+/* Gives the load back: the last one aclFinalize's (the library stays mapped). */
+void acl_unload(void);
+
+/* Allocations, device or pinned host, by address range (acl_mem.c). */
+typedef struct acl_space {
+  rdev_rt_space_t base;
+  atomic_size_t refs; /* the owner's, plus one per allocation in it */
+} acl_space_t;
+
+typedef struct {
+  uintptr_t addr;
+  size_t size;     /* as requested */
+  size_t reserved; /* what it counts against the device */
+  int dev;         /* -1 for host memory */
+  acl_space_t *sp;
+} acl_block_t;
+
+typedef struct {
+  void *root; /* tsearch tree of acl_block_t, ordered by address range */
+  pthread_mutex_t mu;
+} acl_table_t;
+
+typedef struct {
+  void *ctx;
+  void **builtin; /* function handle per registry kernel, NULL = not offered */
+  void **kbins;   /* binaries loaded from acl_kernels */
+  int nkbins;
+} acl_dev_t;
+
+typedef struct {
+  rdev_rt_t *rt;
+  const acl_api_t *api;
+  uint64_t gen; /* this instance's number, for the per-thread context cache */
+  int ndev;
+  acl_dev_t *devs;
+  char soc[32];
+  acl_table_t dmem, hmem;
+  acl_space_t own;    /* the runtime's own space */
+  atomic_int nspaces; /* spaces created and not destroyed */
+} acl_t;
+
+/* Fails with code, the CANN runtime's text in the detail. */
+int acl_fail(acl_t *a, int code, const char *what);
+
+/* Makes device dev's context current on the calling thread (once per
+ * thread and device switch). */
+int acl_enter(acl_t *a, int dev);
+
+/* ---- acl_mem.c ---- */
+void acl_table_init(acl_table_t *t);
+/* The block holding [p, p + n), copied to *out; 0 when none does. */
+int acl_table_find(acl_table_t *t, const void *p, size_t n, acl_block_t *out);
+/* Frees every block left (close). */
+void acl_mem_free_all(acl_t *a);
+int acl_malloc(void *impl, rdev_rt_space_t *sp, int dev, void **dptr, size_t size, size_t reserved);
+int acl_space_create(void *impl, rdev_rt_space_t **sp);
+void acl_space_destroy(rdev_rt_space_t *sp);
+int acl_free(void *impl, void *dptr);
+int acl_lookup(void *impl, const void *p, void **base, size_t *size, int *dev);
+int acl_malloc_host(void *impl, void **p, size_t size);
+int acl_free_host(void *impl, void *p);
+int acl_copy(void *impl, void *dst, const void *src, size_t n, rdev_memcpy_kind_t kind);
+int acl_memset(void *impl, void *dst, int value, size_t n);
+int acl_device_info(void *impl, int dev, rdev_rt_device_info_t *info);
+
+/* ---- acl_exec.c ---- */
+int acl_stream_open(rdev_rt_stream_t *s);
+void acl_stream_close(rdev_rt_stream_t *s);
+int acl_exec(rdev_rt_stream_t *s, rt_task_t *t);
+int acl_load_value(rdev_rt_stream_t *s, const void *addr, uint64_t *v);
+void acl_interrupt(rdev_rt_stream_t *s);
+int acl_kernel_offered(void *impl, int index);
+int acl_binary_load(void *impl, rdev_rt_binary_t *b, const void *data, size_t len);
+void acl_binary_unload(void *impl, rdev_rt_binary_t *b);
+/* Loads the built-in kernels from the binaries in dir (open). */
+int acl_kernels_load(acl_t *a, const char *dir);
+/* Unloads them (close). */
+void acl_kernels_unload(acl_t *a);
+
+#endif
