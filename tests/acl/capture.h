@@ -1,15 +1,21 @@
 /*
- * tests/acl/capture.h — stdout capture for the kernel-flow programs
- * (test_acl_k_*.cpp): kernel print output reaches stdout at the stream's
- * synchronize, and the programs check it the way the samples' run.sh greps
- * it. Header-only; each program includes it once.
+ * tests/acl/capture.h — stdout capture for the programs that check kernel
+ * print (test_acl_k_*.cpp, test_acl_kernels.cpp): kernel print output
+ * reaches stdout at the stream's synchronize, and the programs check it the
+ * way the samples' run.sh greps it. On the acl backend the print is where
+ * CANN writes it, on rdevd's stdout, which the runner keeps in the file
+ * $RDEV_TEST_SERVER_STDOUT names (rdevd.py): what that file gained is
+ * captured too. Header-only; each program includes it once.
  */
 #ifndef RDEV_TESTS_ACL_CAPTURE_H
 #define RDEV_TESTS_ACL_CAPTURE_H
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -21,6 +27,7 @@ namespace {
 class StdoutCapture {
  public:
   bool Begin() {
+    server_from_ = ServerSize();
     std::fflush(stdout);
     file_ = std::tmpfile();
     saved_ = file_ ? dup(1) : -1;
@@ -42,14 +49,33 @@ class StdoutCapture {
       std::fclose(file_);
       file_ = nullptr;
     }
+    text += ServerSince(server_from_);
     std::fputs(text.c_str(), stdout);
     std::fflush(stdout);
     return text;
   }
 
  private:
+  static const char *ServerPath() { return std::getenv("RDEV_TEST_SERVER_STDOUT"); }
+  static off_t ServerSize() {
+    struct stat st;
+    return ServerPath() && stat(ServerPath(), &st) == 0 ? st.st_size : -1;
+  }
+  static std::string ServerSince(off_t from) {
+    std::string text;
+    int fd = from >= 0 ? open(ServerPath(), O_RDONLY) : -1;
+    if (fd < 0) return text;
+    char buf[4096];
+    ssize_t n;
+    if (lseek(fd, from, SEEK_SET) == from)
+      while ((n = read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+    close(fd);
+    return text;
+  }
+
   std::FILE *file_ = nullptr;
   int saved_ = -1;
+  off_t server_from_ = -1;
 };
 
 /* The values of the lines "<key> N" in text, in order (as run.sh's grep). */

@@ -13,6 +13,8 @@ import re
 import subprocess
 import sys
 
+import rdevd as server
+
 rdevd, libdir, samples = sys.argv[1], sys.argv[2], sys.argv[3:]
 
 
@@ -27,22 +29,22 @@ def check_d2h(out):
 
 
 checks = {"d2h": check_d2h}
-proc = subprocess.Popen([rdevd, "--listen", "127.0.0.1:0", "--sim-mem", "256M", "--log-level", "warn"],
-                        stdout=subprocess.PIPE, text=True)
+# On acl the kernel's print is on rdevd's stdout (rdevd.py): run.sh reads
+# the output the kernel printed, so the check reads both.
+proc, addr, out_path = server.start(rdevd, "--sim-mem", "256M")
 failed = 0
 try:
-    addr = proc.stdout.readline().split()[-1]
     for spec in samples:
         kind, prog = spec.split(":", 1)
         env = dict(os.environ, RDEV_TARGET=addr, LD_LIBRARY_PATH=libdir)
         r = subprocess.run([prog], env=env, capture_output=True, text=True, timeout=60)
-        why = f"exit {r.returncode}" if r.returncode else checks[kind](r.stdout)
+        with open(out_path) as f:
+            printed = f.read()
+        why = f"exit {r.returncode}" if r.returncode else checks[kind](r.stdout + printed)
         print(f"{'FAIL' if why else 'ok  '} {os.path.basename(prog)}{': ' + why if why else ''}")
         if why:
             failed += 1
             sys.stdout.write(r.stdout + r.stderr)
 finally:
-    proc.terminate()
-    code = proc.wait(timeout=30)
-    proc.stdout.close()
+    code = server.stop(proc, out_path)
 sys.exit(1 if failed or code else 0)

@@ -12,18 +12,18 @@ import os
 import subprocess
 import sys
 
+import rdevd as server
+
 rdevd, libdir, programs = sys.argv[1], sys.argv[2], sys.argv[3:]
-proc = subprocess.Popen([rdevd, "--listen", "127.0.0.1:0", "--sim-mem", "256M", "--log-level", "warn"],
-                        stdout=subprocess.PIPE, text=True)
+proc, addr, out_path = server.start(rdevd, "--sim-mem", "256M")
 failed = 0
 try:
-    addr = proc.stdout.readline().split()[-1]
     for prog in programs:
         runs = [(addr, [])]
         if prog.endswith("_c"):  # the C++ build of the same program fails the same way: once is enough
             runs.append(("127.0.0.1:1", ["unreachable"]))
         for target, args in runs:
-            env = dict(os.environ, RDEV_TARGET=target, LD_LIBRARY_PATH=libdir)
+            env = dict(os.environ, RDEV_TARGET=target, LD_LIBRARY_PATH=libdir, RDEV_TEST_SERVER_STDOUT=out_path)
             if args:  # nothing listens there: no need to wait the default 10 s for it
                 env["RDEV_CONNECT_TIMEOUT_MS"] = "1000"
             r = subprocess.run([prog, *args], env=env, capture_output=True, text=True, timeout=120)
@@ -39,9 +39,7 @@ try:
             print(f"FAIL {os.path.basename(prog)} ran without LD_LIBRARY_PATH")
             failed += 1
 finally:
-    proc.terminate()
-    code = proc.wait(timeout=30)
-    proc.stdout.close()
+    code = server.stop(proc, out_path)
 if code != 0:
     print(f"FAIL rdevd exited {code}")
     failed += 1

@@ -12,6 +12,7 @@
 
 #include "acl/acl.h"
 #include "acl_check.h"
+#include "capture.h"
 
 namespace {
 
@@ -37,22 +38,10 @@ uint64_t Addr(const void *p) { return static_cast<uint64_t>(reinterpret_cast<uin
 // Runs fn with stdout going to a file; returns what it printed.
 template <typename F>
 std::string Captured(F fn) {
-  fflush(stdout);
-  char path[] = "/tmp/rdev-acl-kernels-XXXXXX";
-  int fd = mkstemp(path), saved = dup(1);
-  dup2(fd, 1);
+  StdoutCapture cap;
+  CHECK(cap.Begin());
   fn();
-  fflush(stdout);
-  dup2(saved, 1);
-  close(saved);
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  lseek(fd, 0, SEEK_SET);
-  while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  close(fd);
-  unlink(path);
-  return out;
+  return cap.End();
 }
 
 }  // namespace

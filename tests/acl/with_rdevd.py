@@ -9,13 +9,11 @@ import os
 import subprocess
 import sys
 
-proc = subprocess.Popen([sys.argv[1], "--listen", "127.0.0.1:0", "--sim-devices", "1", "--sim-mem", "1G",
-                         "--log-level", "warn"], stdout=subprocess.PIPE, text=True)
+import rdevd as server
+
+proc, addr, out_path = server.start(sys.argv[1], "--sim-devices", "1", "--sim-mem", "1G")
 try:
-    addr = proc.stdout.readline().split()[-1]
     code = subprocess.run(sys.argv[2:], env=dict(os.environ, RDEV_TARGET=addr)).returncode
 finally:
-    proc.terminate()
-    rdevd = proc.wait(timeout=30)
-    proc.stdout.close()
+    rdevd = server.stop(proc, out_path)
 sys.exit(code or (1 if rdevd else 0))
