@@ -56,12 +56,13 @@ static void print_cb(void *user, const char *text, size_t len) {
 }
 
 /* Launches kernel `name` with typed args on st, its print output held for
- * the session's next reply. Every pointer argument must lie inside one of
- * the session's allocations (the runtime then checks its reach against
- * that allocation): another session's, a freed one's, or any other
- * address is refused, naming the argument. */
+ * the session's next reply: the built-in kernel, or function f of a
+ * binary with its argument blob (args decoded from it). Every pointer
+ * argument must lie inside one of the session's allocations (the runtime
+ * then checks its reach against that allocation): another session's, a
+ * freed one's, or any other address is refused, naming the argument. */
 static int launch(srv_req_t *x, rdev_rt_stream_t *st, const char *name, const rdev_kernel_sig_t *sig, uint32_t blocks,
-                  const rdev_kernel_arg_t *args, int nargs) {
+                  const rdev_kernel_arg_t *args, int nargs, const rdev_rt_function_t *f, const void *blob, size_t len) {
   for (int i = 0; i < nargs; i++) {
     uint64_t a = (uint64_t)(uintptr_t)args[i].v.ptr.base;
     if (args[i].type != RDEV_ARG_PTR || srv_buffer_at(x->s, a)) continue;
@@ -73,7 +74,8 @@ static int launch(srv_req_t *x, rdev_rt_stream_t *st, const char *name, const rd
   }
   cb_ctx_t *c = srv_cb_new(x->s, x->q->seq, st, NULL, 0);
   if (!c) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
-  int rc = rdev_rt_launch(st, sig ? sig->name : name, blocks, args, nargs, print_cb, c);
+  int rc = f ? rdev_rt_launch_function(st, f, blocks, blob, len, print_cb, c)
+             : rdev_rt_launch(st, sig ? sig->name : name, blocks, args, nargs, print_cb, c);
   if (rc) {
     srv_cb_done(c);
     return srv_rt_failed(x, rc);
@@ -133,7 +135,7 @@ int srv_op_launch(srv_req_t *x) {
       default: return srv_fail(x, RDEV_KERNEL_ARGS, "%s: argument %d has no value", w->kernel, i);
     }
   }
-  return launch(x, st, w->kernel, sig, l->blocks, args, w->nargs);
+  return launch(x, st, w->kernel, sig, l->blocks, args, w->nargs, NULL, NULL, 0);
 }
 
 /* ---- kernel binaries ---------------------------------------------------------- */
@@ -250,7 +252,10 @@ int srv_op_launch_function(srv_req_t *x) {
   rdev_kernel_arg_t args[RDEV_RT_MAX_KERNEL_ARGS];
   int n = 0;
   rc = rdev_rt_function_args(f, blob, x->data->len, args, &n);
+  if (!rc)
+    rc = launch(x, st, rdev_rt_function_name(f), rdev_rt_function_sig(f), l->blocks, args, n, f, blob, x->data->len);
+  else
+    rc = srv_rt_failed(x, rc);
   free(blob);
-  if (rc) return srv_rt_failed(x, rc);
-  return launch(x, st, rdev_rt_function_name(f), rdev_rt_function_sig(f), l->blocks, args, n);
+  return rc;
 }

@@ -62,13 +62,13 @@ class Session:
             pass
 
 
-# The suite runs twice in the test command: with the sim's host view (Read
-# replies show device memory) and without it (every Read staged, as on a
-# real NPU); rdevd takes the mode from this variable.
-# the backend under test: tests/CMakeLists.txt runs this suite on the sim and
-# on acl over the ACL test double ("--backend acl --acl-lib ..."). On acl,
-# device memory is never host-mapped, CANN chooses (and reuses) device
-# addresses, and kernel print goes to rdevd's stdout, not to the client.
+# The suite runs on the sim twice in the test command: with the sim's host
+# view (Read replies show device memory) and without it (every Read staged,
+# as on a real NPU; rdevd takes the mode from RDEV_SIM_HOST_VIEW), and on
+# acl over the ACL test double (RDEV_TEST_RDEVD_ARGS: "--backend acl
+# --acl-lib ..."). On acl, device memory is never host-mapped, CANN chooses
+# (and reuses) device addresses, and kernel print goes to rdevd's stdout,
+# not to the client.
 BACKEND_ARGS = os.environ.get("RDEV_TEST_RDEVD_ARGS", "").split()
 ON_ACL = "acl" in BACKEND_ARGS
 HOST_VIEW = not ON_ACL and os.environ.get("RDEV_SIM_HOST_VIEW", "on") not in ("off", "0", "no", "false")
