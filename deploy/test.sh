@@ -4,10 +4,12 @@
 # test suite three ways: a normal build, ASan+UBSan, and
 # TSan for the runtime and integration suites; then each libFuzzer harness
 # (tests/fuzz/) for RDEV_FUZZ_SECONDS (default 60) on its corpus, built with
-# clang and ASan+UBSan. Every suite that serves sessions (integration,
-# Python wire tests, the session fuzzer) runs a second time with the sim's
-# host view off (RDEV_SIM_HOST_VIEW=off), the path a real NPU's memory
-# takes. Exits non-zero on the first failure.
+# clang and ASan+UBSan. The contract suites (runtime unit tests, integration,
+# wire tests, ACL programs; the *_acl entries) run on the sim and on the acl
+# backend over the ACL test double in every build. Every sim suite that
+# serves sessions (integration, Python wire tests, the session fuzzer) runs a
+# second time with the sim's host view off (RDEV_SIM_HOST_VIEW=off), the path
+# a real NPU's memory takes. Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,8 +29,8 @@ run_suite() { # dir sanitizer [ctest args...]
   echo "=== test $dir ==="
   (cd "$dir" && ctest --output-on-failure "$@")
 }
-# The suites that serve sessions, again without the host view.
-served='^(integration_.*|python_.*|acl_programs|acl_samples|bench_fair_quick|rdev_bench_quick)$'
+# The sim suites that serve sessions, again without the host view (acl has none).
+served='^(integration_[a-z]+|python_(wire|hostile|tenants)|acl_programs|acl_samples|bench_fair_quick|rdev_bench_quick)$'
 run_unmapped() { # dir [ctest -R pattern]
   echo "=== test $1, sim host view off ==="
   (cd "$1" && RDEV_SIM_HOST_VIEW=off ctest --output-on-failure -R "${2:-$served}")
@@ -54,7 +56,7 @@ cmake --build build-tsan -j"$jobs"
 tsan_supp > build-tsan/tsan.supp
 TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/build-tsan/tsan.supp" \
   run_suite build-tsan thread -R '^(test_runtime.*|test_tenants|integration_.*)$'
-TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/build-tsan/tsan.supp" run_unmapped build-tsan '^integration_.*$'
+TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/build-tsan/tsan.supp" run_unmapped build-tsan '^integration_[a-z]+$'
 
 # Fuzzing: the wire decoder, in-process sessions, and the two file parsers.
 fuzz_seconds=${RDEV_FUZZ_SECONDS:-60}

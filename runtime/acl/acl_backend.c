@@ -55,6 +55,7 @@ static int acl_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
   a->gen = atomic_fetch_add(&next_gen, 1);
   acl_table_init(&a->dmem);
   acl_table_init(&a->hmem);
+  pthread_mutex_init(&a->spaces_mu, NULL);
   a->own.base.rt = rt;
   atomic_init(&a->own.refs, 1);
   uint32_t n = 0;
@@ -102,6 +103,7 @@ static void acl_close(void *impl) {
   if (current.gen == a->gen) current.gen = 0;
   pthread_mutex_destroy(&a->dmem.mu);
   pthread_mutex_destroy(&a->hmem.mu);
+  pthread_mutex_destroy(&a->spaces_mu);
   free(a);
   acl_unload();
 }

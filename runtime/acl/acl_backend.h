@@ -64,6 +64,7 @@ void acl_unload(void);
 typedef struct acl_space {
   rdev_rt_space_t base;
   atomic_size_t refs; /* the owner's, plus one per allocation in it */
+  struct acl_space *prev, *next;
 } acl_space_t;
 
 typedef struct {
@@ -94,8 +95,10 @@ typedef struct {
   acl_dev_t *devs;
   char soc[32];
   acl_table_t dmem, hmem;
-  acl_space_t own;    /* the runtime's own space */
-  atomic_int nspaces; /* spaces created and not destroyed */
+  acl_space_t own;     /* the runtime's own space (not in spaces) */
+  atomic_int nspaces;  /* spaces created and not destroyed */
+  acl_space_t *spaces; /* every other live space, for close */
+  pthread_mutex_t spaces_mu;
 } acl_t;
 
 /* Fails with code, the CANN runtime's text in the detail. */
@@ -109,7 +112,7 @@ int acl_enter(acl_t *a, int dev);
 void acl_table_init(acl_table_t *t);
 /* The block holding [p, p + n), copied to *out; 0 when none does. */
 int acl_table_find(acl_table_t *t, const void *p, size_t n, acl_block_t *out);
-/* Frees every block left (close). */
+/* Frees every block and space left (close). */
 void acl_mem_free_all(acl_t *a);
 int acl_malloc(void *impl, rdev_rt_space_t *sp, int dev, void **dptr, size_t size, size_t reserved);
 int acl_space_create(void *impl, rdev_rt_space_t **sp);

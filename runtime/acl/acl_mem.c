@@ -35,12 +35,10 @@ static int table_add(acl_table_t *t, const acl_block_t *b) {
   *n = *b;
   pthread_mutex_lock(&t->mu);
   void *node = tsearch(n, &t->root, range_cmp);
+  int added = node && *(acl_block_t **)node == n; /* else out of memory, or CANN gave an address twice */
   pthread_mutex_unlock(&t->mu);
-  if (!node || *(acl_block_t **)node != n) { /* out of memory, or CANN gave an address twice */
-    free(n);
-    return 0;
-  }
-  return 1;
+  if (!added) free(n);
+  return added;
 }
 
 int acl_table_find(acl_table_t *t, const void *p, size_t n, acl_block_t *out) {
@@ -71,8 +69,17 @@ static int table_remove(acl_table_t *t, const void *p, acl_block_t *out) {
 
 /* ---- spaces ------------------------------------------------------------------ */
 
-static void space_unref(acl_space_t *sp) {
-  if (atomic_fetch_sub(&sp->refs, 1) == 1) free(sp);
+/* Drops one reference: the last unlinks the space and frees it. */
+static void space_unref(acl_t *a, acl_space_t *sp) {
+  if (atomic_fetch_sub(&sp->refs, 1) != 1) return;
+  pthread_mutex_lock(&a->spaces_mu);
+  if (sp->prev)
+    sp->prev->next = sp->next;
+  else
+    a->spaces = sp->next;
+  if (sp->next) sp->next->prev = sp->prev;
+  pthread_mutex_unlock(&a->spaces_mu);
+  free(sp);
 }
 
 int acl_space_create(void *impl, rdev_rt_space_t **out) {
@@ -88,13 +95,19 @@ int acl_space_create(void *impl, rdev_rt_space_t **out) {
   }
   sp->base.rt = a->rt;
   atomic_init(&sp->refs, 1);
+  pthread_mutex_lock(&a->spaces_mu);
+  sp->next = a->spaces;
+  if (sp->next) sp->next->prev = sp;
+  a->spaces = sp;
+  pthread_mutex_unlock(&a->spaces_mu);
   *out = &sp->base;
   return RDEV_OK;
 }
 
 void acl_space_destroy(rdev_rt_space_t *sp) {
-  atomic_fetch_sub(&((acl_t *)sp->rt->impl)->nspaces, 1);
-  space_unref((acl_space_t *)sp);
+  acl_t *a = sp->rt->impl;
+  atomic_fetch_sub(&a->nspaces, 1);
+  space_unref(a, (acl_space_t *)sp);
 }
 
 /* ---- device memory --------------------------------------------------------- */
@@ -116,7 +129,7 @@ int acl_malloc(void *impl, rdev_rt_space_t *space, int dev, void **dptr, size_t 
   acl_block_t b = {.addr = (uintptr_t)p, .size = size, .reserved = reserved, .dev = dev, .sp = sp};
   if (sp != &a->own) atomic_fetch_add(&sp->refs, 1); /* the runtime's own is not counted */
   if (!table_add(&a->dmem, &b)) {
-    if (sp != &a->own) space_unref(sp);
+    if (sp != &a->own) space_unref(a, sp);
     a->api->aclrtFree(p);
     return rt_fail(RDEV_BAD_ALLOC, "cannot record the allocation at %p", p);
   }
@@ -131,7 +144,7 @@ int acl_free(void *impl, void *dptr) {
     return rt_fail(RDEV_INVALID_PARAM, "%p is not the start of a live device allocation", dptr);
   int rc = acl_enter(a, b.dev);
   int e = rc ? 0 : a->api->aclrtFree(dptr);
-  if (b.sp != &a->own) space_unref(b.sp);
+  if (b.sp != &a->own) space_unref(a, b.sp);
   if (!rc && e) rc = acl_fail(a, e, "aclrtFree");
   return rc;
 }
@@ -177,7 +190,6 @@ static acl_t *freeing; /* acl_mem_free_all's instance (close is single-threaded)
 static void free_dev_node(void *n) {
   acl_block_t *b = n;
   if (acl_enter(freeing, b->dev) == RDEV_OK) freeing->api->aclrtFree((void *)b->addr);
-  if (b->sp != &freeing->own) space_unref(b->sp);
   free(b);
 }
 
@@ -196,6 +208,11 @@ void acl_mem_free_all(acl_t *a) {
   a->dmem.root = a->hmem.root = NULL;
   freeing = NULL;
   pthread_mutex_unlock(&mu);
+  for (acl_space_t *sp = a->spaces, *n; sp; sp = n) { /* whatever owners and allocations left */
+    n = sp->next;
+    free(sp);
+  }
+  a->spaces = NULL;
 }
 
 /* ---- synchronous copies and memsets --------------------------------------- */
