@@ -206,19 +206,22 @@ int rdev_rt_binary_load(rdev_rt_t *rt, const void *data, size_t len, rdev_rt_bin
   return RDEV_OK;
 }
 
-static void binary_unref(rdev_rt_binary_t *b) {
-  if (atomic_fetch_sub(&b->refs, 1) != 1) return;
-  if (b->rt->be->binary_unload) b->rt->be->binary_unload(b->rt->impl, b);
-  free(b);
-}
-
 void rdev_rt_binary_unload(rdev_rt_binary_t *b) {
-  if (b) binary_unref(b);
+  if (b) rt_binary_unref(b);
 }
 
-void rt_function_hold(const rdev_rt_function_t *f) { atomic_fetch_add(&((rdev_rt_binary_t *)f->bin)->refs, 1); }
-
-void rt_function_release(const rdev_rt_function_t *f) { binary_unref((rdev_rt_binary_t *)f->bin); }
+int rdev_rt_launch_function(rdev_rt_stream_t *s, const rdev_rt_function_t *f, uint32_t blocks, const void *blob,
+                            size_t len, rdev_rt_print_fn print_fn, void *print_user) {
+  rdev_kernel_arg_t args[RDEV_RT_MAX_KERNEL_ARGS];
+  int n = 0;
+  int rc = rdev_rt_function_args(f, blob, len, args, &n); /* clears the error detail */
+  if (!rc) rc = rt_check_stream(NULL, s);
+  if (rc) return rc;
+  rt_function_hold(f); /* the task holds f's binary until it is done (engine.c) */
+  rc = rt_launch(s, f->sig, f, blocks, args, n, print_fn, print_user);
+  if (rc != RDEV_OK) rt_function_release(f);
+  return rc;
+}
 
 int rdev_rt_binary_function(const rdev_rt_binary_t *b, const char *name, const rdev_rt_function_t **f) {
   rt_clear_error();

@@ -1,5 +1,5 @@
 /*
- * runtime/engine.c — the stream engine (engine.h), the same on every
+ * runtime/engine.c — the stream engine (rt_engine.h), the same on every
  * backend: each stream's worker thread draining its bounded ring of tasks
  * in order, the execution slots a device shares among scheduling groups
  * (weighted fair queuing, with a cap per group), synchronize, abort,
@@ -31,7 +31,7 @@
 #include <time.h>
 
 #include "rdev/clock.h"
-#include "engine.h"
+#include "rt_engine.h"
 
 /* Whether the task s's worker runs now is discarded: the stream is
  * force-destroyed or aborted, or the task was queued before a discard

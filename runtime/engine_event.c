@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "rdev/clock.h"
-#include "engine.h"
+#include "rt_engine.h"
 
 void eng_event_unref(eng_event_t *e) {
   if (atomic_fetch_sub(&e->refs, 1) != 1) return;

@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "engine.h"
+#include "rt_engine.h"
 
 #define PTR_IN(nm, esz, ext, carg) \
   { nm, RDEV_ARG_PTR, 0, esz, ext, carg }
@@ -118,11 +118,8 @@ static int check_ptr_arg(rdev_rt_stream_t *s, const rdev_kernel_sig_t *sig, int 
   return RDEV_OK;
 }
 
-/* The launch both entry points make: checks against sig, resolves the
- * pointers and queues the task; fn (a binary's function, or NULL for the
- * built-in kernel) is held until the task is done. */
-static int launch(rdev_rt_stream_t *s, const rdev_kernel_sig_t *sig, const rdev_rt_function_t *fn, uint32_t blocks,
-                  const rdev_kernel_arg_t *args, int nargs, rdev_rt_print_fn print_fn, void *print_user) {
+int rt_launch(rdev_rt_stream_t *s, const rdev_kernel_sig_t *sig, const rdev_rt_function_t *fn, uint32_t blocks,
+              const rdev_kernel_arg_t *args, int nargs, rdev_rt_print_fn print_fn, void *print_user) {
   int nk, rc;
   const rdev_kernel_sig_t *all = rdev_rt_kernels(&nk);
   int index = (int)(sig - all);
@@ -148,10 +145,7 @@ static int launch(rdev_rt_stream_t *s, const rdev_kernel_sig_t *sig, const rdev_
     t.u.kernel.args[i] = args[i];
     if (args[i].type == RDEV_ARG_PTR && (rc = check_ptr_arg(s, sig, i, blocks, args, &t.u.kernel.args[i]))) return rc;
   }
-  if (fn) rt_function_hold(fn);
-  rc = rt_engine_submit(s, &t);
-  if (rc != RDEV_OK && fn) rt_function_release(fn);
-  return rc;
+  return rt_engine_submit(s, &t);
 }
 
 int rdev_rt_launch(rdev_rt_stream_t *s, const char *name, uint32_t blocks, const rdev_kernel_arg_t *args, int nargs,
@@ -162,16 +156,7 @@ int rdev_rt_launch(rdev_rt_stream_t *s, const char *name, uint32_t blocks, const
   if (!name) return rt_fail(RDEV_INVALID_PARAM, "kernel name is NULL");
   const rdev_kernel_sig_t *sig = rdev_rt_kernel_find(name);
   if (!sig) return rt_fail(RDEV_UNKNOWN_KERNEL, "unknown kernel '%.64s'", name);
-  return launch(s, sig, NULL, blocks, args, nargs, print_fn, print_user);
-}
-
-int rdev_rt_launch_function(rdev_rt_stream_t *s, const rdev_rt_function_t *f, uint32_t blocks, const void *blob,
-                            size_t len, rdev_rt_print_fn print_fn, void *print_user) {
-  rdev_kernel_arg_t args[RDEV_RT_MAX_KERNEL_ARGS];
-  int n = 0;
-  int rc = rdev_rt_function_args(f, blob, len, args, &n); /* clears the error detail */
-  if (!rc) rc = rt_check_stream(NULL, s);
-  return rc ? rc : launch(s, f->sig, f, blocks, args, n, print_fn, print_user);
+  return rt_launch(s, sig, NULL, blocks, args, nargs, print_fn, print_user);
 }
 
 int rdev_rt_kernel_offered(rdev_rt_t *rt, const char *name) {

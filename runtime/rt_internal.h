@@ -6,7 +6,7 @@
  *
  * The generic layer validates every call (arguments, ranges, kernel
  * signatures) and turns async work into rt_task records, which the stream
- * engine (engine.h) queues and runs in order; a backend owns devices and
+ * engine (rt_engine.h) queues and runs in order; a backend owns devices and
  * their memory and executes validated device tasks. A new backend (cuda)
  * fills rt_backend_t.
  */
@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 
 #include "rdev/runtime.h"
 
@@ -114,7 +115,7 @@ typedef struct rt_backend {
    * rdev_rt_host_view (may be NULL: never host-mapped) */
   const void *(*host_view)(void *impl, const void *dptr, size_t n);
   int (*memset)(void *impl, void *dst, int value, size_t n);
-  /* ---- the device side of the engine's streams (engine.h) ----
+  /* ---- the device side of the engine's streams (rt_engine.h) ----
    * Makes a new stream's device state in s->dev_stream, on the creating
    * thread; NULL = none. */
   int (*stream_open)(rdev_rt_stream_t *s);
@@ -189,9 +190,24 @@ struct rdev_rt_binary {
   rdev_rt_function_t funcs[];
 };
 
+/* Checks a launch of kernel sig against its signature, resolves its
+ * pointers and queues it on s (kernels.c); fn: the binary's function it
+ * runs, held by the caller for the task, or NULL for the built-in kernel. */
+int rt_launch(rdev_rt_stream_t *s, const rdev_kernel_sig_t *sig, const rdev_rt_function_t *fn, uint32_t blocks,
+              const rdev_kernel_arg_t *args, int nargs, rdev_rt_print_fn print_fn, void *print_user);
+
+/* Drops a reference to b: the last unloads it from the device and frees it. */
+static inline void rt_binary_unref(rdev_rt_binary_t *b) {
+  if (atomic_fetch_sub(&b->refs, 1) != 1) return;
+  if (b->rt->be->binary_unload) b->rt->be->binary_unload(b->rt->impl, b);
+  free(b);
+}
+
 /* A queued launch holds its function's binary until the launch is done. */
-void rt_function_hold(const rdev_rt_function_t *f);
-void rt_function_release(const rdev_rt_function_t *f);
+static inline void rt_function_hold(const rdev_rt_function_t *f) {
+  atomic_fetch_add(&((rdev_rt_binary_t *)f->bin)->refs, 1);
+}
+static inline void rt_function_release(const rdev_rt_function_t *f) { rt_binary_unref((rdev_rt_binary_t *)f->bin); }
 
 /* Packs launch arguments into the blob a kernel binary's host stub would
  * (docs/sim-binary.md "Blobs": each at the next offset aligned to its size,

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "rt_engine.h"
 
 /* ---- open / close -------------------------------------------------------- */
 

@@ -5,39 +5,15 @@
  * library is the ACL test double), and closing. acl_mem.c has memory,
  * acl_exec.c the device side of streams and kernels.
  *
- * CANN runs device work in a context: every thread that calls it must
- * make the device's context current first. Every entry of this backend
- * does (acl_enter), through a per-thread cache, so that it costs one
- * comparison when the thread's context is already the device's.
+ * Every entry of the backend makes the device's context current first
+ * (acl_enter, acl_context.c).
  */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "acl_backend.h"
-
-static atomic_uint_fast64_t next_gen = 1;
-
-/* The context this thread made current last: instance gen, device. */
-static _Thread_local struct {
-  uint64_t gen;
-  int dev;
-} current;
-
-int acl_fail(acl_t *a, int code, const char *what) {
-  const char *msg = a->api->aclGetRecentErrMsg();
-  return rt_fail(code, "%s failed (%d)%s%s", what, code, msg && *msg ? ": " : "", msg ? msg : "");
-}
-
-int acl_enter(acl_t *a, int dev) {
-  if (current.gen == a->gen && current.dev == dev) return RDEV_OK;
-  int e = a->api->aclrtSetCurrentContext(a->devs[dev].ctx);
-  if (e) return acl_fail(a, e, "aclrtSetCurrentContext");
-  current.gen = a->gen;
-  current.dev = dev;
-  return RDEV_OK;
-}
+#include "acl_internal.h"
 
 static void acl_close(void *impl);
 
@@ -52,7 +28,7 @@ static int acl_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
   }
   a->rt = rt;
   a->api = api;
-  a->gen = atomic_fetch_add(&next_gen, 1);
+  a->gen = acl_context_gen();
   acl_table_init(&a->dmem);
   acl_table_init(&a->hmem);
   pthread_mutex_init(&a->spaces_mu, NULL);
@@ -81,7 +57,7 @@ static int acl_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
     }
     a->ndev = (int)d + 1;
   }
-  current.gen = 0; /* creating a context made it current: the cache does not know which */
+  acl_forget(0); /* creating a context made it current: the cache does not know which */
   const char *soc = api->aclrtGetSocName();
   snprintf(a->soc, sizeof a->soc, "%s", soc ? soc : "Ascend");
   if (cfg->acl_kernels && (rc = acl_kernels_load(a, cfg->acl_kernels))) {
@@ -100,7 +76,7 @@ static void acl_close(void *impl) {
     for (int d = 0; d < a->ndev; d++) a->api->aclrtDestroyContext(a->devs[d].ctx);
     free(a->devs);
   }
-  if (current.gen == a->gen) current.gen = 0;
+  acl_forget(a->gen);
   pthread_mutex_destroy(&a->dmem.mu);
   pthread_mutex_destroy(&a->hmem.mu);
   pthread_mutex_destroy(&a->spaces_mu);

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "acl_backend.h"
+#include "acl_internal.h"
 
 #define MAX_KERNEL_FILE ((size_t)256 << 20)
 

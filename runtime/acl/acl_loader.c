@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "acl_backend.h"
+#include "acl_internal.h"
 
 /* rdev's client library (client/acl/) exports this; CANN does not. */
 #define RDEV_CLIENT_MARKER "aclrdevClientLibrary"

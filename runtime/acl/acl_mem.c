@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "acl_backend.h"
+#include "acl_internal.h"
 
 /* ---- range tables ---------------------------------------------------------- */
 

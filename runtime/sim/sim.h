@@ -2,7 +2,7 @@
  * runtime/sim/sim.h — what the sim backend's files share: the device arena
  * allocator (sim_arena.c), the kernel bodies (sim_kernels.c), and the
  * backend's state (devices, memory, faults) that sim.c and sim_backend.c
- * share. Streams and events are the engine's (runtime/engine.h); the sim
+ * share. Streams and events are the engine's (runtime/rt_engine.h); the sim
  * runs the device tasks it hands over (sim_exec).
  */
 #ifndef RDEV_SIM_H

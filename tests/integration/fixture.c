@@ -85,18 +85,6 @@ const char *fx_describe_status(int status, char *buf, size_t len) {
 
 /* ---- the server ------------------------------------------------------------ */
 
-/* Reads a server's stdout past its first line until the server exits, so
- * that what it prints there (kernel print on acl, which CANN writes to the
- * process's stdout) never fills the pipe and stalls it. */
-static void *drain_stdout(void *arg) {
-  int fd = (int)(intptr_t)arg;
-  char buf[4096];
-  for (ssize_t r; (r = read(fd, buf, sizeof buf)) != 0;)
-    if (r < 0 && errno != EINTR) break;
-  close(fd);
-  return NULL;
-}
-
 int fx_on_acl(void) {
   const char *a = getenv("RDEV_TEST_RDEVD_ARGS");
   return a && strstr(a, "--backend acl") != NULL;
@@ -129,8 +117,18 @@ int fx_server_start(fx_server_t *srv, const char *const *extra, char *err, size_
   for (int i = 0; extra && extra[i] && n < 39; i++) argv[n++] = extra[i];
   argv[n] = NULL;
 
-  int p[2];
-  if (pipe2(p, O_CLOEXEC) != 0) return snprintf(err, errlen, "pipe: %s", strerror(errno)), -1;
+  /* rdevd's stdout is an unlinked file, not a pipe: what it prints there
+   * (kernel print on acl, which CANN writes to the process's stdout) can
+   * never fill a pipe and stall it, and no thread has to read it (tests
+   * fork, and a forked child of a threaded process may not make threads) */
+  char path[] = "/tmp/rdevd-stdout-XXXXXX";
+  int p[2] = {-1, mkostemp(path, O_CLOEXEC)};
+  if (p[1] >= 0) p[0] = open(path, O_RDONLY | O_CLOEXEC);
+  if (p[1] >= 0) unlink(path);
+  if (p[0] < 0) {
+    if (p[1] >= 0) close(p[1]);
+    return snprintf(err, errlen, "stdout file: %s", strerror(errno)), -1;
+  }
   pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
@@ -161,17 +159,25 @@ int fx_server_start(fx_server_t *srv, const char *const *extra, char *err, size_
   size_t len = 0;
   double deadline = fx_now() + 30;
   while (len < sizeof line - 1 && !memchr(line, '\n', len)) {
-    int left = (int)((deadline - fx_now()) * 1000);
-    struct pollfd pf = {srv->out_fd, POLLIN, 0};
-    if (left <= 0 || poll(&pf, 1, left) == 0) {
+    if (fx_now() > deadline) {
       snprintf(err, errlen, "rdevd printed no address within 30 s");
       goto fail;
     }
     ssize_t r = read(srv->out_fd, line + len, sizeof line - 1 - len);
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      snprintf(err, errlen, "rdevd closed its stdout before printing its address");
+    if (r < 0) {
+      snprintf(err, errlen, "reading rdevd's stdout: %s", strerror(errno));
       goto fail;
+    }
+    if (r == 0) { /* nothing more yet: unless rdevd has ended, wait for it */
+      if (waitpid(srv->pid, &srv->status, WNOHANG) == srv->pid) {
+        srv->reaped = 1;
+        srv->pid = -1;
+        snprintf(err, errlen, "rdevd ended before printing its address");
+        return -1;
+      }
+      fx_sleep_ms(5);
+      continue;
     }
     len += (size_t)r;
     line[len] = '\0';
@@ -184,12 +190,6 @@ int fx_server_start(fx_server_t *srv, const char *const *extra, char *err, size_
   }
   srv->port = port;
   snprintf(srv->target, sizeof srv->target, "127.0.0.1:%d", port);
-  int fd = fcntl(srv->out_fd, F_DUPFD_CLOEXEC, 0);
-  pthread_t t;
-  if (fd >= 0 && pthread_create(&t, NULL, drain_stdout, (void *)(intptr_t)fd) == 0)
-    pthread_detach(t);
-  else if (fd >= 0)
-    close(fd);
   return 0;
 
 fail:

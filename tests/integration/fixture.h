@@ -34,7 +34,7 @@ extern const char *fx_rdev_path;
 
 typedef struct {
   pid_t pid;  /* -1 once reaped */
-  int out_fd; /* read end of the server's stdout */
+  int out_fd; /* the server's stdout (an unlinked file), read from its start */
   int port;
   char target[64]; /* "127.0.0.1:PORT" */
   int reaped;      /* waitpid done; status holds the result */

@@ -1,5 +1,5 @@
 /*
- * runtime/engine.h — the stream engine every backend shares: streams as
+ * runtime/rt_engine.h — the stream engine every backend shares: streams as
  * worker threads draining bounded rings of validated tasks in order,
  * execution slots shared fairly among scheduling groups, events as
  * generation counters, synchronize, abort, discard and destroy. The engine
@@ -8,8 +8,8 @@
  * (rt_backend_t, rt_internal.h), so that stream semantics are the same on
  * every backend. engine.c has streams and slots, engine_event.c events.
  */
-#ifndef RDEV_ENGINE_H
-#define RDEV_ENGINE_H
+#ifndef RDEV_RT_ENGINE_H
+#define RDEV_RT_ENGINE_H
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,5 +1,5 @@
 /*
- * runtime/acl/acl_backend.h — what the acl backend's files share: the CANN
+ * runtime/acl/acl_internal.h — what the acl backend's files share: the CANN
  * runtime functions it resolves at run time (acl_loader.c), its state
  * (devices, their contexts, the allocation tables, built-in kernels), the
  * per-thread current context, and the calls each file offers the others.
@@ -9,8 +9,8 @@
  * rdev. Types are CANN's ABI, declared here: aclError is int, every handle
  * a pointer, enums int.
  */
-#ifndef RDEV_ACL_BACKEND_H
-#define RDEV_ACL_BACKEND_H
+#ifndef RDEV_ACL_INTERNAL_H
+#define RDEV_ACL_INTERNAL_H
 
 #include <pthread.h>
 #include <stdint.h>
@@ -101,12 +101,16 @@ typedef struct {
   pthread_mutex_t spaces_mu;
 } acl_t;
 
+/* ---- acl_context.c ---- */
 /* Fails with code, the CANN runtime's text in the detail. */
 int acl_fail(acl_t *a, int code, const char *what);
-
 /* Makes device dev's context current on the calling thread (once per
  * thread and device switch). */
 int acl_enter(acl_t *a, int dev);
+/* A new instance number (acl_t.gen). */
+uint64_t acl_context_gen(void);
+/* The calling thread's cache forgets instance gen's context (0: any). */
+void acl_forget(uint64_t gen);
 
 /* ---- acl_mem.c ---- */
 void acl_table_init(acl_table_t *t);
