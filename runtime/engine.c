@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <search.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -304,7 +305,10 @@ static void *stream_worker(void *arg) {
     pthread_mutex_lock(&s->mu);
     if (held) /* if the next task needs the device too, stay in line for it */
       slot_release(s, rdev_clock_now_ns() - t0, s->tail - s->head > 1 && on_device(&s->ring[(s->head + 1) % s->cap]));
-    if (rc != RDEV_OK && s->err == RDEV_OK) s->err = rc;
+    if (rc != RDEV_OK && s->err == RDEV_OK) {
+      s->err = rc;
+      snprintf(s->err_msg, sizeof s->err_msg, "%s", rdev_rt_last_error());
+    }
     s->head++;
     s->in_callback = 0;
     /* wake only whom this completion concerns: a futex wake per task would
@@ -320,6 +324,11 @@ static void *stream_worker(void *arg) {
 }
 
 /* ---- streams ------------------------------------------------------------- */
+
+/* Reports code, the error asynchronous work raised, with its detail. */
+static int fail_async(int code, const char *detail) {
+  return rt_fail(code, "asynchronous work on the stream failed: %s", detail[0] ? detail : rdev_strerror(code));
+}
 
 int rt_engine_stream_create(rt_engine_t *eng, int dev, rdev_rt_stream_t **out) {
   eng_dev_t *d = &eng->devs[dev];
@@ -397,7 +406,10 @@ int rt_engine_stream_discard(rdev_rt_stream_t *st) {
   eng_stream_t *s = (eng_stream_t *)st;
   pthread_mutex_lock(&s->mu);
   atomic_store(&s->discard_to, s->tail);
-  if (s->head < s->tail && s->err == RDEV_OK) s->err = RDEV_RT_STREAM_ABORT;
+  if (s->head < s->tail && s->err == RDEV_OK) {
+    s->err = RDEV_RT_STREAM_ABORT;
+    snprintf(s->err_msg, sizeof s->err_msg, "the stream was aborted: work queued on it was discarded");
+  }
   wake_worker(s); /* unlocks s->mu */
   return RDEV_OK;
 }
@@ -438,9 +450,10 @@ int rt_engine_stream_destroy(rdev_rt_stream_t *st, int force) {
   pthread_cond_destroy(&s->cv_work);
   pthread_cond_destroy(&s->cv_space);
   pthread_cond_destroy(&s->cv_done);
+  if (rc != RDEV_OK) fail_async(rc, s->err_msg);
   free(s->ring);
   free(s);
-  return rc == RDEV_OK ? RDEV_OK : rt_fail(rc, "asynchronous work on the stream failed: %s", rdev_strerror(rc));
+  return rc;
 }
 
 int rt_engine_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms) {
@@ -458,7 +471,7 @@ int rt_engine_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms) {
   if (timed_out) {
     rc = rt_fail(RDEV_RT_STREAM_SYNC_TIMEOUT, "stream still busy after %d ms", (int)timeout_ms);
   } else if (s->err != RDEV_OK) {
-    rc = rt_fail(s->err, "asynchronous work on the stream failed: %s", rdev_strerror(s->err));
+    rc = fail_async(s->err, s->err_msg);
     s->err = RDEV_OK;
   }
   pthread_mutex_unlock(&s->mu);
@@ -486,6 +499,7 @@ int rt_engine_stream_take_error(rdev_rt_stream_t *st) {
   eng_stream_t *s = (eng_stream_t *)st;
   pthread_mutex_lock(&s->mu);
   int rc = s->err;
+  if (rc != RDEV_OK) fail_async(rc, s->err_msg);
   s->err = RDEV_OK;
   pthread_mutex_unlock(&s->mu);
   return rc;

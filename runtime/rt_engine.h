@@ -54,6 +54,7 @@ typedef struct eng_stream {
   int in_callback;                 /* the task running is a host callback */
   uint64_t wake_at;                /* lowest head a synchronizer waits for; UINT64_MAX = none */
   int err;                         /* first error since the last synchronize */
+  char err_msg[256];               /* its detail (the backend's text: CANN's on acl) */
   int stop_on_failure;             /* device work is skipped while err is set */
   int stop;                        /* destroy: run what is queued, then exit */
   atomic_int abort;                /* force destroy: discard what is queued */

@@ -41,7 +41,7 @@ static void sync_cb(void *user, int status) {
   cb_ctx_t *c = user;
   if (status == RDEV_OK) {
     int err = c->st ? rdev_rt_stream_take_error(c->st) : RDEV_OK;
-    srv_send_status(c->s, c->seq, 0, err, err ? STREAM_FAILED : "");
+    srv_send_status(c->s, c->seq, 0, err, err ? rdev_rt_last_error() : "");
   } else {
     srv_send_status(c->s, c->seq, 0, RDEV_RT_STREAM_ABORT, "the stream was aborted before it got here");
   }
@@ -131,7 +131,7 @@ int srv_op_stream_destroy(srv_req_t *x) {
     x->used = NULL; /* gone: nothing to watch */
     rc = rdev_rt_stream_destroy(st);
     srv_streams_give(x->s, dev);
-    return rc ? srv_fail(x, rc, STREAM_FAILED) : RDEV_OK;
+    return rc ? srv_rt_failed(x, rc) : RDEV_OK;
   }
   d->st = st;
   d->next = x->s->dead;
@@ -172,7 +172,7 @@ int srv_op_stream_sync(srv_req_t *x) {
   /* A stream idle now or soon answers at once. */
   if (idle_within(st, SYNC_WATCH_NS)) {
     int err = rdev_rt_stream_take_error(st);
-    return err ? srv_fail(x, err, STREAM_FAILED) : RDEV_OK;
+    return err ? srv_rt_failed(x, err) : RDEV_OK;
   }
   return srv_queue_callback(x, st, sync_cb, srv_cb_new(x->s, x->q->seq, st, NULL, 0));
 }

@@ -159,8 +159,6 @@ typedef struct {
   rdev_rt_stream_t *used; /* the device stream the request may have queued work on */
 } srv_req_t;
 
-#define STREAM_FAILED "asynchronous work on the stream failed"
-
 /* Runtime callbacks that answer later carry this. */
 typedef struct {
   srv_session_t *s;

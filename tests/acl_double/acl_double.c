@@ -112,7 +112,8 @@ aclError dbl_fail(aclError rc, const char *fmt, ...) {
  * text names the call and carries the runtime's detail. */
 aclError dbl_rt_result(int rc, const char *fn) {
   if (rc == RDEV_OK) return ACL_SUCCESS;
-  return dbl_fail(rc, "%s: %s (%d): %s", fn, rdev_strerror(rc), rc, rdev_rt_last_error());
+  const char *detail = rdev_rt_last_error();
+  return dbl_fail(rc, "%s: %s", fn, detail[0] ? detail : rdev_strerror(rc));
 }
 
 /* ---- calls ----------------------------------------------------------------- */

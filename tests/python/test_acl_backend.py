@@ -185,7 +185,9 @@ class KernelsTest(unittest.TestCase):
                              (123).to_bytes(4, "little") * 2)
             s.put(launch_function=pb.LaunchFunction(stream=st, function=t, blocks=1))
             r = s.call(stream_sync=pb.StreamSync(stream=st))
-            self.assertEqual(r.status, AICORE_EXCEPTION, r.message)  # CANN's number, unchanged
+            self.assertEqual(r.status, AICORE_EXCEPTION, r.message)  # CANN's number, unchanged...
+            self.assertIn("aclrtSynchronizeStreamWithTimeout failed (507015)", r.message)  # ...and its text,
+            self.assertIn("kernel trap", r.message)  # down to the runtime's own (the double's)
             self.assertEqual(s.call(stream_sync=pb.StreamSync(stream=st)).status, 0)  # reported once
             s.close()
         finally:

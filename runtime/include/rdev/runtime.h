@@ -271,7 +271,8 @@ int rdev_rt_stream_synchronize(rdev_rt_stream_t *s);
 int rdev_rt_stream_synchronize_timeout(rdev_rt_stream_t *s, int32_t timeout_ms);
 
 /* Returns and clears the first error the stream's work raised since the last
- * synchronize or take (RDEV_OK if none). Called from a host callback on s it
+ * synchronize or take (RDEV_OK if none; else its detail, the backend's text,
+ * is in rdev_rt_last_error(), as a synchronize's). Called from a host callback on s it
  * covers exactly the work queued before that callback: this is how a caller
  * that must not block (the server) synchronizes a stream. Never blocks. */
 int rdev_rt_stream_take_error(rdev_rt_stream_t *s);
