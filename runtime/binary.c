@@ -215,7 +215,7 @@ int rdev_rt_launch_function(rdev_rt_stream_t *s, const rdev_rt_function_t *f, ui
   rdev_kernel_arg_t args[RDEV_RT_MAX_KERNEL_ARGS];
   int n = 0;
   int rc = rdev_rt_function_args(f, blob, len, args, &n); /* clears the error detail */
-  if (!rc) rc = rt_check_stream(NULL, s);
+  if (!rc) rc = rt_check_stream(f->bin->rt, s);
   if (rc) return rc;
   rt_function_hold(f); /* the task holds f's binary until it is done (engine.c) */
   rc = rt_launch(s, f->sig, f, blocks, args, n, print_fn, print_user);

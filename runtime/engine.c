@@ -186,6 +186,8 @@ static void slot_release(eng_stream_t *s, uint64_t ns, int more) {
 
 /* ---- stream worker ------------------------------------------------------- */
 
+int rt_engine_cut_off(rdev_rt_stream_t *st) { return cut_off((eng_stream_t *)st); }
+
 int rt_engine_sleep(rdev_rt_stream_t *st, uint64_t ns) {
   eng_stream_t *s = (eng_stream_t *)st;
   struct timespec dl = rdev_clock_deadline_ns(ns);
@@ -301,13 +303,15 @@ static void *stream_worker(void *arg) {
       if (held) t0 = rdev_clock_now_ns();
       rc = exec_task(s, t);
     }
+    char detail[sizeof s->err_msg] = "";
+    if (rc != RDEV_OK) snprintf(detail, sizeof detail, "%s", rdev_rt_last_error()); /* before task_done's calls */
     task_done(t);
     pthread_mutex_lock(&s->mu);
     if (held) /* if the next task needs the device too, stay in line for it */
       slot_release(s, rdev_clock_now_ns() - t0, s->tail - s->head > 1 && on_device(&s->ring[(s->head + 1) % s->cap]));
     if (rc != RDEV_OK && s->err == RDEV_OK) {
       s->err = rc;
-      snprintf(s->err_msg, sizeof s->err_msg, "%s", rdev_rt_last_error());
+      memcpy(s->err_msg, detail, sizeof detail);
     }
     s->head++;
     s->in_callback = 0;

@@ -168,6 +168,10 @@ extern const rt_backend_t rt_sim_backend, rt_acl_backend;
 /* Sleeps up to ns on s's worker; returns early (non-zero) when s's work is
  * discarded (engine.c). */
 int rt_engine_sleep(rdev_rt_stream_t *s, uint64_t ns);
+/* On s's worker: whether the task it runs is being discarded (a force
+ * destroy, abort or discard cut it off), so that a backend tells a task it
+ * interrupted from one that failed (engine.c). */
+int rt_engine_cut_off(rdev_rt_stream_t *s);
 
 /* A loaded kernel binary (binary.c) and its functions. */
 struct rdev_rt_function {

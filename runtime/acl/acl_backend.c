@@ -48,7 +48,9 @@ static int acl_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
     return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
   }
   for (uint32_t d = 0; d < n; d++) {
-    if ((e = api->aclrtCreateContext(&a->devs[d].ctx, (int32_t)d))) {
+    e = api->aclrtCreateContext(&a->devs[d].ctx, (int32_t)d);
+    acl_forget(0); /* creating a context made it current: the cache does not know which */
+    if (e) {
       char what[64];
       snprintf(what, sizeof what, "aclrtCreateContext on device %u", d);
       rc = acl_fail(a, e, what);
@@ -57,7 +59,6 @@ static int acl_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
     }
     a->ndev = (int)d + 1;
   }
-  acl_forget(0); /* creating a context made it current: the cache does not know which */
   const char *soc = api->aclrtGetSocName();
   snprintf(a->soc, sizeof a->soc, "%s", soc ? soc : "Ascend");
   if (cfg->acl_kernels && (rc = acl_kernels_load(a, cfg->acl_kernels))) {

@@ -4,7 +4,8 @@
  * over, each issued on that stream and synchronized before the next
  * (the engine keeps stream order, events, callbacks and fair share on the
  * host, as on every backend); kernels from binaries, loaded on every
- * device, and the built-in kernels from the binaries of --acl-kernels.
+ * device, and the built-in kernels from the binaries of --acl-kernels
+ * (its NAME.o files).
  *
  * Copies take the stream (aclrtMemcpyAsync) when their host side is pinned
  * memory of this backend (the staging buffers are) and their device side
@@ -13,6 +14,7 @@
  * signature, pointers being the device addresses the generic layer checked.
  */
 #include <dirent.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +57,7 @@ void acl_interrupt(rdev_rt_stream_t *s) {
 static int finish(acl_t *a, rdev_rt_stream_t *s, int e, const char *what) {
   if (e) return acl_fail(a, e, what);
   e = a->api->aclrtSynchronizeStreamWithTimeout(s->dev_stream, -1);
-  if (e == RDEV_RT_STREAM_ABORT) return RDEV_OK;
+  if (e == RDEV_RT_STREAM_ABORT && rt_engine_cut_off(s)) return RDEV_OK;
   return e ? acl_fail(a, e, "aclrtSynchronizeStreamWithTimeout") : RDEV_OK;
 }
 
@@ -106,7 +108,10 @@ static int launch(acl_t *a, rdev_rt_stream_t *s, const rt_task_t *t) {
 int acl_exec(rdev_rt_stream_t *s, rt_task_t *t) {
   acl_t *a = s->rt->impl;
   int rc = acl_enter(a, s->dev);
-  if (rc) return rc;
+  if (rc) {
+    if (t->op == RT_TASK_KERNEL && t->u.kernel.print_fn) t->u.kernel.print_fn(t->u.kernel.print_user, "", 0);
+    return rc;
+  }
   switch (t->op) {
     case RT_TASK_COPY: return copy_on(a, s, t->u.mem.dst, t->u.mem.src, t->u.mem.n, t->u.mem.kind);
     case RT_TASK_GATHER: {
@@ -239,7 +244,11 @@ static int load_kernel_file(acl_t *a, const char *path, int nk, const rdev_kerne
   return rc;
 }
 
-static int visible_file(const struct dirent *e) { return e->d_name[0] != '.'; }
+/* Kernel binaries: NAME.o, as the kernel build step makes them. */
+static int kernel_file(const struct dirent *e) {
+  size_t n = strlen(e->d_name);
+  return e->d_name[0] != '.' && n > 2 && strcmp(e->d_name + n - 2, ".o") == 0;
+}
 
 int acl_kernels_load(acl_t *a, const char *dir) {
   int nk;
@@ -248,13 +257,14 @@ int acl_kernels_load(acl_t *a, const char *dir) {
     if (!(a->devs[d].builtin = calloc((size_t)nk, sizeof(void *))))
       return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
   struct dirent **names;
-  int n = scandir(dir, &names, visible_file, alphasort);
+  int n = scandir(dir, &names, kernel_file, alphasort);
   if (n < 0) return rt_fail(RDEV_INVALID_PARAM, "cannot read the kernel directory %s", dir);
   int rc = RDEV_OK;
   for (int i = 0; i < n; i++) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name);
-    if (!rc && names[i]->d_type != DT_DIR) rc = load_kernel_file(a, path, nk, sigs);
+    struct stat st;
+    if (!rc && stat(path, &st) == 0 && S_ISREG(st.st_mode)) rc = load_kernel_file(a, path, nk, sigs);
     free(names[i]);
   }
   free(names);

@@ -142,11 +142,14 @@ int acl_free(void *impl, void *dptr) {
   acl_block_t b;
   if (!table_remove(&a->dmem, dptr, &b))
     return rt_fail(RDEV_INVALID_PARAM, "%p is not the start of a live device allocation", dptr);
-  int rc = acl_enter(a, b.dev);
-  int e = rc ? 0 : a->api->aclrtFree(dptr);
-  if (b.sp != &a->own) space_unref(a, b.sp);
+  int rc = acl_enter(a, b.dev), e = rc ? 0 : a->api->aclrtFree(dptr);
   if (!rc && e) rc = acl_fail(a, e, "aclrtFree");
-  return rc;
+  if (rc) { /* still CANN's: keep it where close frees it */
+    table_add(&a->dmem, &b);
+    return rc;
+  }
+  if (b.sp != &a->own) space_unref(a, b.sp);
+  return RDEV_OK;
 }
 
 int acl_lookup(void *impl, const void *p, void **base, size_t *size, int *dev) {

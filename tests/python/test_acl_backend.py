@@ -59,14 +59,17 @@ class Server:
             raise RuntimeError(f"rdevd did not start (exit {self.proc.wait()})")
         self.addr = line.split()[-1]
         self.printed = []  # rdevd's stdout past its first line: kernel print on acl
-        threading.Thread(target=lambda: self.printed.extend(self.proc.stdout), daemon=True).start()
+        self.reader = threading.Thread(target=lambda: self.printed.extend(self.proc.stdout), daemon=True)
+        self.reader.start()
         self.channel = grpc.insecure_channel(self.addr)
         self.stub = pbg.DeviceStub(self.channel)
 
     def stop(self):
         self.channel.close()
         self.proc.terminate()
-        return self.proc.wait(timeout=30)
+        code = self.proc.wait(timeout=30)
+        self.reader.join(timeout=30)  # all rdevd printed is read
+        return code
 
 
 class Session:
@@ -130,6 +133,20 @@ class StartTest(unittest.TestCase):
 
 
 class KernelsTest(unittest.TestCase):
+    def test_only_kernel_objects_are_read_from_the_kernel_directory(self):
+        d = tempfile.mkdtemp(prefix="rdev-kernels-")
+        with open(os.path.join(KERNELS, "rdev_builtin.o"), "rb") as src, \
+                open(os.path.join(d, "builtin.o"), "wb") as dst:
+            dst.write(src.read())
+        with open(os.path.join(d, "README"), "w") as f:
+            f.write("not a kernel binary\n")
+        os.mkdir(os.path.join(d, "more.o"))  # a directory, whatever its name
+        srv = Server("--acl-kernels", d)
+        try:
+            self.assertIn("square_f32", [k.name for k in srv.stub.Info(pb.InfoRequest()).kernels])
+        finally:
+            self.assertEqual(srv.stop(), 0)
+
     def test_without_kernels_none_is_offered_and_binaries_are_refused(self):
         srv = Server()
         try:

@@ -186,6 +186,30 @@ END_TEST
 
 /* ---- suites --------------------------------------------------------------- */
 
+/* acl: a runtime whose device fails to come up (the double's
+ * ACL_DOUBLE_FAIL_DEVICE) fails to open with CANN's code, and a runtime
+ * already open keeps working on the same thread (its context stays the
+ * thread's, though the failed open made others current meanwhile). */
+START_TEST(test_acl_open_failing_device_leaves_others_working) {
+  rdev_rt_t *a = open_small();
+  void *p = dmalloc(a, 1, 256);
+  setenv("ACL_DOUBLE_FAIL_DEVICE", "1", 1);
+  rdev_rt_config_t cfg = {.sim_devices = 2, .sim_mem_bytes = 16 * MIB};
+  rdev_rt_t *b = NULL;
+  ck_assert_int_eq(test_rt_open(&cfg, &b), 507033);
+  ck_assert_ptr_null(b);
+  ck_assert_ptr_nonnull(strstr(rdev_rt_last_error(), "device 1"));
+  unsetenv("ACL_DOUBLE_FAIL_DEVICE");
+  unsigned char h[256], back[256];
+  fill_random(h, sizeof h);
+  ck_assert_int_eq(rdev_rt_memcpy(a, p, 256, h, 256, RDEV_MEMCPY_HOST_TO_DEVICE), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_memcpy(a, back, 256, p, 256, RDEV_MEMCPY_DEVICE_TO_HOST), RDEV_OK);
+  ck_assert_mem_eq(back, h, 256);
+  ck_assert_int_eq(rdev_rt_free(a, p), RDEV_OK);
+  rdev_rt_close(a);
+}
+END_TEST
+
 static Suite *open_suite(void) {
   Suite *s = suite_create("open");
   TCase *tc = tcase("open");
@@ -195,6 +219,7 @@ static Suite *open_suite(void) {
   tcase_add_test(tc, test_open_unknown_backend_is_api_not_support);
   tcase_add_test(tc, test_open_null_out_is_invalid_param);
   tcase_add_test(tc, test_close_null_is_harmless);
+  if (on_acl()) tcase_add_test(tc, test_acl_open_failing_device_leaves_others_working);
   tcase_add_test(tc, test_strerror_known_and_unknown_codes);
   tcase_add_test(tc, test_status_name_known_and_unknown_codes);
   tcase_add_test(tc, test_status_codes_have_cann_numbers);

@@ -428,8 +428,8 @@ START_TEST(test_space_destroyed_keeps_its_allocations_until_freed_and_is_not_reu
   rdev_rt_t *rt = open_small();
   rdev_rt_space_t *a, *b;
   ck_assert_int_eq(rdev_rt_space_create(rt, &a), RDEV_OK);
-  uint64_t abase = 0, asize, bbase = 1, bsize;
-  if (!on_acl()) ck_assert_int_eq(rdev_rt_space_range(a, 0, &abase, &asize), RDEV_OK);
+  uint64_t abase = 0, asize, bbase = 0, bsize;
+  if (!on_acl()) ck_assert_int_eq(rdev_rt_space_range(a, 0, &abase, &asize), RDEV_OK); /* acl: no ranges */
   void *p;
   ck_assert_int_eq(rdev_rt_malloc_in(a, 0, &p, 256, RDEV_MEM_MALLOC_HUGE_FIRST), RDEV_OK);
   rdev_rt_space_destroy(a);
@@ -447,8 +447,10 @@ START_TEST(test_space_destroyed_keeps_its_allocations_until_freed_and_is_not_reu
   ck_assert_int_eq(rdev_rt_mem_lookup(rt, p, &base, &size, &dev), RDEV_INVALID_PARAM);
   /* the next space gets another range */
   ck_assert_int_eq(rdev_rt_space_create(rt, &b), RDEV_OK);
-  if (!on_acl()) ck_assert_int_eq(rdev_rt_space_range(b, 0, &bbase, &bsize), RDEV_OK);
-  ck_assert_uint_ne(bbase, abase);
+  if (!on_acl()) {
+    ck_assert_int_eq(rdev_rt_space_range(b, 0, &bbase, &bsize), RDEV_OK);
+    ck_assert_uint_ne(bbase, abase);
+  }
   rdev_rt_space_destroy(b);
   rdev_rt_close(rt);
 }

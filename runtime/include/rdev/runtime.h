@@ -66,7 +66,7 @@ typedef struct {
                                 staged path every such backend needs */
   const char *acl_lib;     /* acl: the CANN runtime library to load (NULL: libascendcl.so
                                 from $ASCEND_HOME_PATH/lib64, else the loader's path) */
-  const char *acl_kernels; /* acl: a directory of kernel binaries that hold the built-in
+  const char *acl_kernels; /* acl: a directory of kernel binaries (NAME.o) that hold the built-in
                                 kernels (NULL: no built-in kernels) */
 } rdev_rt_config_t;
 
@@ -469,11 +469,12 @@ typedef struct rdev_rt_function rdev_rt_function_t;
  * and checks every kernel's declared layout against the registry kernel it
  * names (RDEV_INVALID_PARAM for what is not the format, RDEV_UNKNOWN_KERNEL
  * for an unknown kernel, RDEV_KERNEL_ARGS for a layout that differs).
- * data is not kept. On acl the data is also loaded on the device
- * (aclrtBinaryLoadFromData): a CANN kernel binary for NPUs, or the sim
- * format for a test double that reads it. Free with rdev_rt_binary_unload,
- * which may come while launches of it are queued: the binary goes once the
- * last of them is done. */
+ * data is not kept. On acl the same data is also loaded on every device
+ * (aclrtBinaryLoadFromData), so it must be both: the sim format is what
+ * the ACL test double runs; an AscendC binary for NPUs carries no layout
+ * this parser reads, and is refused (docs/acl-backend.md). Free with
+ * rdev_rt_binary_unload before rdev_rt_close, whenever launches of it are
+ * still queued: the binary goes once the last of them is done. */
 int rdev_rt_binary_load(rdev_rt_t *rt, const void *data, size_t len, rdev_rt_binary_t **out);
 void rdev_rt_binary_unload(rdev_rt_binary_t *b);
 
