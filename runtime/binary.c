@@ -283,3 +283,27 @@ int rdev_rt_function_args(const rdev_rt_function_t *f, const void *blob, size_t 
   *nargs = f->nargs;
   return RDEV_OK;
 }
+
+size_t rt_blob_pack(const rdev_kernel_arg_t *args, int nargs, unsigned char *blob) {
+  size_t len = 0;
+  for (int i = 0; i < nargs; i++) {
+    const rdev_kernel_arg_t *a = &args[i];
+    size_t size = type_size(a->type);
+    len = (len + size - 1) / size * size; /* the layout rule parse_arg applies */
+    switch (a->type) {
+      case RDEV_ARG_PTR: {
+        uint64_t v = (uint64_t)(uintptr_t)a->v.ptr.base + a->v.ptr.offset;
+        memcpy(blob + len, &v, 8);
+        break;
+      }
+      case RDEV_ARG_I32: memcpy(blob + len, &a->v.i32, 4); break;
+      case RDEV_ARG_U32: memcpy(blob + len, &a->v.u32, 4); break;
+      case RDEV_ARG_I64: memcpy(blob + len, &a->v.i64, 8); break;
+      case RDEV_ARG_U64: memcpy(blob + len, &a->v.u64, 8); break;
+      case RDEV_ARG_F32: memcpy(blob + len, &a->v.f32, 4); break;
+      case RDEV_ARG_F64: memcpy(blob + len, &a->v.f64, 8); break;
+    }
+    len += size;
+  }
+  return len;
+}

@@ -167,27 +167,3 @@ int rdev_rt_kernel_offered(rdev_rt_t *rt, const char *name) {
 }
 
 int rdev_rt_kernels_confined(rdev_rt_t *rt) { return rt && rt->be->confined; }
-
-size_t rt_blob_pack(const rdev_kernel_arg_t *args, int nargs, unsigned char *blob) {
-  size_t len = 0;
-  for (int i = 0; i < nargs; i++) {
-    const rdev_kernel_arg_t *a = &args[i];
-    size_t size = a->type == RDEV_ARG_I32 || a->type == RDEV_ARG_U32 || a->type == RDEV_ARG_F32 ? 4 : 8;
-    len = (len + size - 1) / size * size;
-    switch (a->type) {
-      case RDEV_ARG_PTR: {
-        uint64_t v = (uint64_t)(uintptr_t)a->v.ptr.base + a->v.ptr.offset;
-        memcpy(blob + len, &v, 8);
-        break;
-      }
-      case RDEV_ARG_I32: memcpy(blob + len, &a->v.i32, 4); break;
-      case RDEV_ARG_U32: memcpy(blob + len, &a->v.u32, 4); break;
-      case RDEV_ARG_I64: memcpy(blob + len, &a->v.i64, 8); break;
-      case RDEV_ARG_U64: memcpy(blob + len, &a->v.u64, 8); break;
-      case RDEV_ARG_F32: memcpy(blob + len, &a->v.f32, 4); break;
-      case RDEV_ARG_F64: memcpy(blob + len, &a->v.f64, 8); break;
-    }
-    len += size;
-  }
-  return len;
-}

@@ -214,8 +214,8 @@ static inline void rt_function_hold(const rdev_rt_function_t *f) {
 static inline void rt_function_release(const rdev_rt_function_t *f) { rt_binary_unref((rdev_rt_binary_t *)f->bin); }
 
 /* Packs launch arguments into the blob a kernel binary's host stub would
- * (docs/sim-binary.md "Blobs": each at the next offset aligned to its size,
- * at least 4; pointers 8 bytes, base + offset). blob holds
+ * (binary.c; docs/sim-binary.md "Blobs": each at the next offset aligned
+ * to its size, at least 4; pointers 8 bytes, base + offset). blob holds
  * RDEV_RT_MAX_KERNEL_ARGS * 8 bytes; returns the length. */
 size_t rt_blob_pack(const rdev_kernel_arg_t *args, int nargs, unsigned char *blob);
 

@@ -61,22 +61,17 @@ static int finish(acl_t *a, rdev_rt_stream_t *s, int e, const char *what) {
   return e ? acl_fail(a, e, "aclrtSynchronizeStreamWithTimeout") : RDEV_OK;
 }
 
-static int dev_of(acl_t *a, const void *p) {
-  acl_block_t b;
-  return acl_table_find(&a->dmem, p, 0, &b) ? b.dev : -1;
-}
-
 static int copy_on(acl_t *a, rdev_rt_stream_t *s, void *dst, const void *src, size_t n, rdev_memcpy_kind_t kind) {
   acl_block_t b;
   int on_stream;
   switch (kind) {
     case RDEV_MEMCPY_HOST_TO_DEVICE:
-      on_stream = dev_of(a, dst) == s->dev && acl_table_find(&a->hmem, src, n, &b);
+      on_stream = acl_dev_of(a, dst) == s->dev && acl_table_find(&a->hmem, src, n, &b);
       break;
     case RDEV_MEMCPY_DEVICE_TO_HOST:
-      on_stream = dev_of(a, src) == s->dev && acl_table_find(&a->hmem, dst, n, &b);
+      on_stream = acl_dev_of(a, src) == s->dev && acl_table_find(&a->hmem, dst, n, &b);
       break;
-    case RDEV_MEMCPY_DEVICE_TO_DEVICE: on_stream = dev_of(a, src) == s->dev && dev_of(a, dst) == s->dev; break;
+    case RDEV_MEMCPY_DEVICE_TO_DEVICE: on_stream = acl_dev_of(a, src) == s->dev && acl_dev_of(a, dst) == s->dev; break;
     default: on_stream = 0;
   }
   if (!on_stream) return acl_copy(a, dst, src, n, kind);
@@ -121,7 +116,7 @@ int acl_exec(rdev_rt_stream_t *s, rt_task_t *t) {
       return rc;
     }
     case RT_TASK_MEMSET:
-      if (dev_of(a, t->u.mem.dst) != s->dev) return acl_memset(a, t->u.mem.dst, t->u.mem.value, t->u.mem.n);
+      if (acl_dev_of(a, t->u.mem.dst) != s->dev) return acl_memset(a, t->u.mem.dst, t->u.mem.value, t->u.mem.n);
       return finish(a, s, a->api->aclrtMemsetAsync(t->u.mem.dst, t->u.mem.n, t->u.mem.value, t->u.mem.n, s->dev_stream),
                     "aclrtMemsetAsync");
     case RT_TASK_KERNEL: return launch(a, s, t);

@@ -116,6 +116,8 @@ void acl_forget(uint64_t gen);
 void acl_table_init(acl_table_t *t);
 /* The block holding [p, p + n), copied to *out; 0 when none does. */
 int acl_table_find(acl_table_t *t, const void *p, size_t n, acl_block_t *out);
+/* The device of device address p; -1 when p is not in an allocation. */
+int acl_dev_of(acl_t *a, const void *p);
 /* Frees every block and space left (close). */
 void acl_mem_free_all(acl_t *a);
 int acl_malloc(void *impl, rdev_rt_space_t *sp, int dev, void **dptr, size_t size, size_t reserved);

@@ -30,27 +30,24 @@ static int users; /* runtimes open on it; aclInit'ed while > 0 */
 static void *open_lib(const char *path, char *used, size_t cap, char *tried, size_t tcap) {
   static const char *const names[] = {"libascendcl.so", "libacl_rt.so"};
   const char *home = getenv("ASCEND_HOME_PATH");
-  char cand[4096];
+  char cand[5][4096]; /* path; or each name under $ASCEND_HOME_PATH/lib64, then each bare */
+  int n = 0;
+  if (path) {
+    snprintf(cand[n++], sizeof cand[0], "%s", path);
+  } else {
+    for (int i = 0; i < 2 && home && *home; i++) snprintf(cand[n++], sizeof cand[0], "%s/lib64/%s", home, names[i]);
+    for (int i = 0; i < 2; i++) snprintf(cand[n++], sizeof cand[0], "%s", names[i]);
+  }
   tried[0] = '\0';
-  for (int pass = 0; pass < 3; pass++)
-    for (size_t i = 0; i < (path ? 1 : sizeof names / sizeof names[0]); i++) {
-      if (path && pass > 0) return NULL;
-      if (path)
-        snprintf(cand, sizeof cand, "%s", path);
-      else if (pass == 0 && home && *home)
-        snprintf(cand, sizeof cand, "%s/lib64/%s", home, names[i]);
-      else if (pass == 1)
-        snprintf(cand, sizeof cand, "%s", names[i]);
-      else
-        continue;
-      void *h = dlopen(cand, RTLD_NOW | RTLD_LOCAL);
-      if (h) {
-        snprintf(used, cap, "%s", cand);
-        return h;
-      }
-      size_t n = strlen(tried);
-      snprintf(tried + n, tcap - n, "%s%s (%s)", n ? "; " : "", cand, dlerror());
+  for (int i = 0; i < n; i++) {
+    void *h = dlopen(cand[i], RTLD_NOW | RTLD_LOCAL);
+    if (h) {
+      snprintf(used, cap, "%.4000s", cand[i]);
+      return h;
     }
+    size_t len = strlen(tried);
+    snprintf(tried + len, tcap - len, "%s%.1024s (%.1024s)", len ? "; " : "", cand[i], dlerror());
+  }
   return NULL;
 }
 

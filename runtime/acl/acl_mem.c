@@ -220,10 +220,9 @@ void acl_mem_free_all(acl_t *a) {
 
 /* ---- synchronous copies and memsets --------------------------------------- */
 
-/* The device of device address p (validated by the generic layer). */
-static int dev_of(acl_t *a, const void *p) {
+int acl_dev_of(acl_t *a, const void *p) {
   acl_block_t b;
-  return acl_table_find(&a->dmem, p, 0, &b) ? b.dev : 0;
+  return acl_table_find(&a->dmem, p, 0, &b) ? b.dev : -1;
 }
 
 int acl_copy(void *impl, void *dst, const void *src, size_t n, rdev_memcpy_kind_t kind) {
@@ -232,8 +231,8 @@ int acl_copy(void *impl, void *dst, const void *src, size_t n, rdev_memcpy_kind_
     memmove(dst, src, n);
     return RDEV_OK;
   }
-  int sdev = kind == RDEV_MEMCPY_HOST_TO_DEVICE ? -1 : dev_of(a, src);
-  int ddev = kind == RDEV_MEMCPY_DEVICE_TO_HOST ? -1 : dev_of(a, dst);
+  int sdev = kind == RDEV_MEMCPY_HOST_TO_DEVICE ? -1 : acl_dev_of(a, src);
+  int ddev = kind == RDEV_MEMCPY_DEVICE_TO_HOST ? -1 : acl_dev_of(a, dst);
   if (sdev >= 0 && ddev >= 0 && sdev != ddev) { /* across devices: through the host, a chunk at a time */
     size_t chunk = n < RDEV_RT_STAGING_CHUNK ? n : RDEV_RT_STAGING_CHUNK;
     char *tmp = malloc(chunk);
@@ -247,16 +246,20 @@ int acl_copy(void *impl, void *dst, const void *src, size_t n, rdev_memcpy_kind_
     free(tmp);
     return rc;
   }
-  int rc = acl_enter(a, ddev >= 0 ? ddev : sdev);
-  if (rc) return rc;
+  int dev = ddev >= 0 ? ddev : sdev, rc;
+  if (dev < 0)
+    return rt_fail(RDEV_INVALID_PARAM, "%s copy names no device memory",
+                   kind == RDEV_MEMCPY_HOST_TO_DEVICE ? "H2D" : "D2H/D2D");
+  if ((rc = acl_enter(a, dev))) return rc;
   int e = a->api->aclrtMemcpy(dst, n, src, n, (int)kind);
   return e ? acl_fail(a, e, "aclrtMemcpy") : RDEV_OK;
 }
 
 int acl_memset(void *impl, void *dst, int value, size_t n) {
   acl_t *a = impl;
-  int rc = acl_enter(a, dev_of(a, dst));
-  if (rc) return rc;
+  int dev = acl_dev_of(a, dst), rc;
+  if (dev < 0) return rt_fail(RDEV_INVALID_PARAM, "%p is not device memory", dst);
+  if ((rc = acl_enter(a, dev))) return rc;
   int e = a->api->aclrtMemset(dst, n, value, n);
   return e ? acl_fail(a, e, "aclrtMemset") : RDEV_OK;
 }
