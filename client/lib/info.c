@@ -2,7 +2,7 @@
  * client/lib/info.c — the server and its devices: the unary Info and
  * ListDevices calls (on the session's channel, each on a completion queue of
  * its own, with a deadline, outside the session call), the current device
- * and its memory. Owns s->dev (current device, device count); calls
+ * and its memory, and the kernels it offers (Info). Owns s->dev (current device, device count); calls
  * submit.c (MemInfo), poll.c (whether the session ended) and error.c.
  */
 #include <grpc/support/alloc.h>
@@ -100,6 +100,35 @@ int rdev_server_info(rdev_session_t *s, rdev_server_info_t *info) {
   snprintf(info->identity, sizeof info->identity, "%s", rep.identity);
   info->device_count = rep.device_count;
   info->max_chunk = rep.max_chunk;
+  return RDEV_OK;
+}
+
+static rdev_arg_type_t arg_type_of(const char *name) {
+  for (int t = RDEV_ARG_PTR; t <= RDEV_ARG_F64; t++)
+    if (!strcmp(name, rdev_arg_type_name((rdev_arg_type_t)t))) return (rdev_arg_type_t)t;
+  return (rdev_arg_type_t)0;
+}
+
+int rdev_server_kernels(rdev_session_t *s, rdev_kernel_info_t *kernels, int max, int *count) {
+  if (!s || !count || max < 0 || (max > 0 && !kernels))
+    return cl_error(RDEV_INVALID_PARAM, "session, kernels or count is NULL, or max < 0");
+  rdev_v1_InfoRequest req = rdev_v1_InfoRequest_init_zero;
+  rdev_v1_InfoReply rep = rdev_v1_InfoReply_init_zero;
+  int rc = cl_unary(s, RDEV_WIRE_METHOD_INFO, rdev_v1_InfoRequest_fields, &req, rdev_v1_InfoReply_fields, &rep);
+  if (rc) return rc;
+  *count = (int)rep.kernels_count;
+  for (int i = 0; i < max && i < (int)rep.kernels_count; i++) {
+    const rdev_v1_KernelInfo *k = &rep.kernels[i];
+    rdev_kernel_info_t *o = &kernels[i];
+    memset(o, 0, sizeof *o);
+    snprintf(o->name, sizeof o->name, "%s", k->name);
+    snprintf(o->doc, sizeof o->doc, "%s", k->doc);
+    o->nparams = (int)k->params_count < RDEV_MAX_KERNEL_ARGS ? (int)k->params_count : RDEV_MAX_KERNEL_ARGS;
+    for (int j = 0; j < o->nparams; j++) {
+      snprintf(o->params[j].name, sizeof o->params[j].name, "%s", k->params[j].name);
+      o->params[j].type = arg_type_of(k->params[j].type);
+    }
+  }
   return RDEV_OK;
 }
 

@@ -50,6 +50,41 @@ START_TEST(test_server_info) {
 }
 END_TEST
 
+/* rdev_server_kernels: the signatures rdev_launch is checked against. */
+START_TEST(test_server_kernels) {
+  rdev_session_t *s = fx_open();
+  int n = -1;
+  FX_OK(rdev_server_kernels(s, NULL, 0, &n));
+  ck_assert_int_gt(n, 2);
+  rdev_kernel_info_t k[2];
+  memset(k, 0x7f, sizeof k);
+  int n2 = -1;
+  FX_OK(rdev_server_kernels(s, k, 2, &n2)); /* fewer slots than kernels: the count is still all of them */
+  ck_assert_int_eq(n2, n);
+  rdev_kernel_info_t *all = calloc((size_t)n, sizeof *all);
+  ck_assert_ptr_nonnull(all);
+  FX_OK(rdev_server_kernels(s, all, n, &n2));
+  ck_assert_mem_eq(&all[0], &k[0], sizeof k);
+  int found = 0;
+  for (int i = 0; i < n; i++) {
+    if (strcmp(all[i].name, "square_f32")) continue;
+    found = 1;
+    ck_assert_int_eq(all[i].nparams, 3);
+    ck_assert_str_eq(all[i].params[0].name, "in");
+    ck_assert_int_eq(all[i].params[0].type, RDEV_ARG_PTR);
+    ck_assert_int_eq(all[i].params[1].type, RDEV_ARG_PTR);
+    ck_assert_str_eq(all[i].params[2].name, "n");
+    ck_assert_int_eq(all[i].params[2].type, RDEV_ARG_U32);
+    ck_assert_uint_gt(strlen(all[i].doc), 0);
+  }
+  ck_assert_msg(found, "square_f32 is not listed");
+  free(all);
+  FX_EXPECT(rdev_server_kernels(s, NULL, 1, &n), RDEV_INVALID_PARAM);
+  FX_EXPECT(rdev_server_kernels(s, k, -1, &n), RDEV_INVALID_PARAM);
+  rdev_session_close(s);
+}
+END_TEST
+
 START_TEST(test_device_count_and_info) {
   rdev_session_t *s = fx_open();
   int n = -1;
@@ -275,6 +310,7 @@ Suite *suite_session(void) {
   tcase_add_test(tc, test_session_open_close);
   tcase_add_test(tc, test_session_open_bad_arguments);
   tcase_add_test(tc, test_server_info);
+  tcase_add_test(tc, test_server_kernels);
   tcase_add_test(tc, test_device_count_and_info);
   tcase_add_test(tc, test_device_info_invalid_device);
   tcase_add_test(tc, test_device_set_get);

@@ -46,6 +46,8 @@ typedef struct rdev_session rdev_session_t; /* a connection to rdevd */
 typedef struct rdev_stream rdev_stream_t;   /* a remote device stream */
 typedef struct rdev_event rdev_event_t;     /* a remote device event */
 
+#define RDEV_MAX_KERNEL_ARGS 8 /* arguments of one kernel launch, at most */
+
 /* ---- sessions ------------------------------------------------------------- */
 
 /* How to reach rdevd. Each string left NULL is taken from the environment
@@ -109,6 +111,23 @@ typedef struct {
 
 /* Unary Info call. Blocks for one round trip. */
 int rdev_server_info(rdev_session_t *s, rdev_server_info_t *info);
+
+/* A kernel the server can run, with its signature (as rdevd's Info lists
+ * it): parameter names and types, in launch order. */
+typedef struct {
+  char name[64];
+  char doc[128];
+  int nparams;
+  struct {
+    char name[32];
+    rdev_arg_type_t type;
+  } params[RDEV_MAX_KERNEL_ARGS];
+} rdev_kernel_info_t;
+
+/* The kernels the server offers by name (rdev_launch): fills
+ * kernels[0..min(max, count)) and sets *count to how many there are.
+ * kernels may be NULL when max is 0. Blocks for one round trip (Info). */
+int rdev_server_kernels(rdev_session_t *s, rdev_kernel_info_t *kernels, int max, int *count);
 
 typedef struct {
   char name[32];
@@ -217,8 +236,6 @@ typedef struct {
     double f64;
   } v;
 } rdev_arg_t;
-
-#define RDEV_MAX_KERNEL_ARGS 8
 
 /* Launches built-in kernel `name` with `blocks` blocks on stream (async).
  * The server checks the arguments against the kernel's signature and every
