@@ -1,0 +1,228 @@
+"""rdev/array.py — device arrays: C-contiguous arrays in a session's device
+memory, views at an offset, and their transfers to and from numpy arrays
+through the extension's copies (the buffer protocol: bytes land in the
+numpy array itself), in pieces of _CHUNK queued on the stream, each waited
+for (the step of the progress bar and of Ctrl-C).
+"""
+import numpy as np
+
+from . import _common, _rdev
+from .stream import Future
+
+_CHUNK = 64 << 20
+
+
+class _Allocation:
+    """Device memory; freed when its last array goes (or at free())."""
+
+    def __init__(self, session, nbytes):
+        self.ptr = None  # free() may run (as __del__) when malloc raised
+        self.session, self.nbytes = session, nbytes
+        self.device = session.device
+        self.ptr = session._s.malloc(max(nbytes, 1))
+
+    def free(self):
+        ptr, self.ptr = self.ptr, None
+        if ptr is not None and not self.session.closed:
+            try:
+                self.session._s.free(ptr)
+            except Exception:  # as __del__: nothing to tell, nobody to tell it to
+                pass
+
+    __del__ = free
+
+
+def _host(a, nbytes=None, writable=False):
+    """The byte view of a C-contiguous ndarray, checked for its size."""
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"expected a numpy array, not {type(a).__name__}")
+    if not a.flags.c_contiguous or (writable and not a.flags.writeable):
+        raise ValueError("the host array must be C-contiguous" + (" and writable" if writable else ""))
+    if nbytes is not None and a.nbytes != nbytes:
+        raise ValueError(f"the host array has {a.nbytes} bytes, the device array {nbytes}")
+    return memoryview(a.reshape(-1).view(np.uint8))
+
+
+class DeviceArray:
+    """A C-contiguous array in device memory of one session."""
+
+    def __init__(self, shape, dtype=np.float32, *, session=None, _mem=None, _offset=0):
+        self.dtype = np.dtype(dtype)
+        self.shape = tuple(int(n) for n in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+        if any(n < 0 for n in self.shape):
+            raise ValueError(f"negative dimension in {self.shape}")
+        if _mem is None:
+            _mem = _Allocation(_common.session_of(session), self.nbytes)
+        self._mem, self._offset = _mem, _offset
+        self.session = _mem.session
+
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    nbytes = property(lambda self: self.size * self.dtype.itemsize)
+    ndim = property(lambda self: len(self.shape))
+    device = property(lambda self: self._mem.device)
+    base = property(lambda self: None if self._offset == 0 and self.nbytes == self._mem.nbytes else self._mem)
+
+    @property
+    def ptr(self):
+        """The device address of the first element."""
+        if self._mem.ptr is None:
+            raise _common.error(_rdev.INVALID_PARAM, "the device array was freed")
+        return self._mem.ptr + self._offset
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d device array")
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"<rdev.DeviceArray shape={self.shape} dtype={self.dtype} device={self.device} ptr={self.ptr:#x}>"
+
+    def free(self):
+        """Frees the allocation now (every view of it becomes unusable)."""
+        self._mem.free()
+
+    # -- views
+    def __getitem__(self, key):
+        if not self.shape:
+            raise IndexError("a 0-d device array has no items")
+        n, row = self.shape[0], self.nbytes // self.shape[0] if self.shape[0] else 0
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            i = int(key) + (n if key < 0 else 0)
+            if not 0 <= i < n:
+                raise IndexError(f"index {key} out of range for length {n}")
+            start, shape = i, self.shape[1:]
+        elif isinstance(key, slice):
+            start, stop, step = key.indices(n)
+            if step != 1:
+                raise IndexError("device array slices take step 1 (views are contiguous)")
+            start, shape = start, (max(0, stop - start),) + self.shape[1:]
+        else:
+            raise IndexError("device arrays take an int or a slice on the first axis")
+        return DeviceArray(shape, self.dtype, _mem=self._mem, _offset=self._offset + start * row)
+
+    def reshape(self, *shape):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        shape = tuple(int(n) for n in shape)
+        if -1 in shape:
+            rest = int(np.prod([n for n in shape if n != -1], dtype=np.int64))
+            shape = tuple(self.size // rest if n == -1 else n for n in shape)
+        if int(np.prod(shape, dtype=np.int64)) != self.size:
+            raise ValueError(f"cannot reshape {self.shape} into {shape}")
+        return DeviceArray(shape, self.dtype, _mem=self._mem, _offset=self._offset)
+
+    # -- transfers
+    def _out(self, out):
+        if out is None:
+            return np.empty(self.shape, self.dtype)
+        _host(out, self.nbytes, writable=True)
+        return out
+
+    def _transfer(self, op, view, stream, desc):
+        """op(piece, ptr, raw stream) per _CHUNK, each piece waited for."""
+        st = self.session._stream_for(stream)
+        n, ptr = len(view), self.ptr
+        bar = _common.bar(n, desc) if n > _CHUNK else None
+        try:
+            for done in range(0, n, _CHUNK):
+                piece = view[done:done + _CHUNK]
+                st._hold(piece, self._mem)  # before queueing: an interrupt may come at any line
+                op(piece, ptr + done, st._raw)
+                st.synchronize()
+                if bar is not None:
+                    bar.update(len(piece))
+            if n == 0:
+                st.synchronize()
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def get(self, out=None, *, stream=None):
+        """Waits for the stream's work, then copies the array to the host:
+        into `out` (C-contiguous, writable, same byte size), else a new
+        ndarray. Returns it."""
+        out = self._out(out)
+        self._transfer(lambda piece, ptr, raw: self.session._s.read(piece, ptr, raw), _host(out), stream, "D2H")
+        return out
+
+    def get_async(self, out=None, *, stream=None):
+        """Queues the copy to the host on the stream and returns an
+        rdev.Future whose result is the filled ndarray."""
+        out = self._out(out)
+        st = self.session._stream_for(stream)
+        view = _host(out)
+        fut = Future(self.session)
+        fut.set_running_or_notify_cancel()
+        st._hold(view, self._mem)
+        if len(view):
+            self.session._s.read(view, self.ptr, st._raw)
+
+        def reached(status):
+            if status:
+                fut.set_exception(_common.error(status, "the copy did not complete"))
+            else:
+                fut.set_result(out)
+
+        self.session._s.host_func(st._raw, reached)
+        return fut
+
+    def set(self, a, *, stream=None):
+        """Uploads the host array a (same byte size) into this array, in
+        stream order; returns when a has been sent and may change."""
+        a = np.asarray(a, order="C")
+        self._transfer(lambda piece, ptr, raw: self.session._s.write(ptr, piece, raw), _host(a, self.nbytes), stream,
+                       "H2D")
+        return self
+
+    def copy(self, *, stream=None):
+        """A new device array with this one's contents (device to device)."""
+        out = DeviceArray(self.shape, self.dtype, session=self.session)
+        copyto(out, self, stream=stream)
+        return out
+
+    def fill(self, byte, *, stream=None):
+        """Sets every byte to `byte` (a device memset, queued on the stream)."""
+        st = self.session._stream_for(stream)
+        st._hold(self._mem)
+        if self.nbytes:
+            self.session._s.memset(self.ptr, int(byte), self.nbytes, st._raw)
+        return self
+
+
+def copyto(dst, src, *, stream=None):
+    """Copies device array src into dst (same byte size, same session), queued on the stream."""
+    if not isinstance(dst, DeviceArray) or not isinstance(src, DeviceArray):
+        raise TypeError("copyto takes two device arrays")
+    if dst.session is not src.session:
+        raise ValueError("the arrays belong to different sessions")
+    if dst.nbytes != src.nbytes:
+        raise ValueError(f"dst has {dst.nbytes} bytes, src {src.nbytes}")
+    st = dst.session._stream_for(stream)
+    st._hold(dst._mem, src._mem)
+    if dst.nbytes:
+        dst.session._s.copy(dst.ptr, src.ptr, dst.nbytes, st._raw)
+
+
+def asarray(a, dtype=None, *, stream=None, session=None):
+    """Uploads an array-like to the device (returns a if it is already a DeviceArray)."""
+    if isinstance(a, DeviceArray):
+        return a
+    a = np.asarray(a, dtype=dtype, order="C")  # not ascontiguousarray: it makes 0-d arrays 1-d
+    return DeviceArray(a.shape, a.dtype, session=session).set(a, stream=stream)
+
+
+def empty(shape, dtype=np.float32, *, session=None):
+    """A new device array, contents undefined (the server zeroes new memory)."""
+    return DeviceArray(shape, dtype, session=session)
+
+
+def zeros(shape, dtype=np.float32, *, session=None, stream=None):
+    """A new device array of zeros (a device memset)."""
+    return DeviceArray(shape, dtype, session=session).fill(0, stream=stream)
+
+
+def empty_like(d):
+    return DeviceArray(d.shape, d.dtype, session=d.session)
+
+
+def zeros_like(d, *, stream=None):
+    return empty_like(d).fill(0, stream=stream)

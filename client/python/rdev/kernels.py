@@ -1,0 +1,96 @@
+"""rdev/kernels.py — the kernels the server offers (its Info), as callables
+whose arguments are checked against the signature before anything is
+sent: s.kernels.NAME(*args, blocks=1, stream=None).
+"""
+import numpy as np
+
+from . import _rdev
+from .array import DeviceArray
+
+_INT_RANGE = {"i32": (-2**31, 2**31 - 1), "u32": (0, 2**32 - 1), "i64": (-2**63, 2**63 - 1), "u64": (0, 2**64 - 1)}
+_ARG_TYPE = {"ptr": _rdev.ARG_PTR, "i32": _rdev.ARG_I32, "u32": _rdev.ARG_U32, "i64": _rdev.ARG_I64,
+             "u64": _rdev.ARG_U64, "f32": _rdev.ARG_F32, "f64": _rdev.ARG_F64}
+
+
+class Kernel:
+    """A kernel the server offers: call it to launch (async, on a stream)."""
+
+    def __init__(self, session, name, doc, params):
+        self.session, self.name, self.doc, self.params = session, name, doc, tuple(params)
+        self.__doc__ = f"{self.signature}\n\n{doc}"
+
+    @property
+    def signature(self):
+        return f"{self.name}({', '.join(f'{n}: {t}' for n, t in self.params)})"
+
+    def __repr__(self):
+        return f"<rdev.Kernel {self.signature}>"
+
+    def _pack(self, args):
+        if len(args) != len(self.params):
+            raise TypeError(f"{self.signature} takes {len(self.params)} arguments, {len(args)} given")
+        packed, arrays = [], []
+        for (name, typ), v in zip(self.params, args):
+            if typ == "ptr":
+                if not isinstance(v, DeviceArray):
+                    raise TypeError(f"{self.name}: argument {name} must be an rdev.DeviceArray, not {type(v).__name__}")
+                if v.session is not self.session:
+                    raise ValueError(f"{self.name}: argument {name} is a device array of another session")
+                packed.append((_ARG_TYPE[typ], v.ptr))
+                arrays.append(v._mem)
+            elif typ in _INT_RANGE:
+                if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                    raise TypeError(f"{self.name}: argument {name} ({typ}) must be an integer, not {type(v).__name__}")
+                lo, hi = _INT_RANGE[typ]
+                if not lo <= int(v) <= hi:
+                    raise ValueError(f"{self.name}: argument {name}={int(v)} is out of range for {typ}")
+                packed.append((_ARG_TYPE[typ], int(v)))
+            elif typ in ("f32", "f64"):
+                if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+                    raise TypeError(f"{self.name}: argument {name} ({typ}) must be a real number, not {type(v).__name__}")
+                packed.append((_ARG_TYPE[typ], float(v)))
+            else:
+                raise TypeError(f"{self.name}: parameter {name} has a type this package does not know ({typ})")
+        return packed, arrays
+
+    def __call__(self, *args, blocks=1, stream=None):
+        """Launches with `blocks` blocks on the stream (default: the current
+        one); returns at once. Errors of the launch surface at the stream's
+        next synchronize."""
+        if isinstance(blocks, bool) or not isinstance(blocks, (int, np.integer)) or not 1 <= blocks < 2**32:
+            raise ValueError(f"{self.name}: blocks must be an integer from 1 to 2**32-1, not {blocks!r}")
+        packed, arrays = self._pack(args)
+        st = self.session._stream_for(stream)
+        st._hold(*arrays)
+        self.session._s.launch(st._raw, self.name, int(blocks), packed)
+
+
+class _Kernels:
+    """s.kernels: attribute or item access by name; dir() lists them."""
+
+    def __init__(self, session, table):
+        self._k = {name: Kernel(session, name, doc, params) for name, doc, params in table}
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["_k"][name]
+        except KeyError:
+            raise AttributeError(f"the server offers no kernel {name!r}") from None
+
+    def __getitem__(self, name):
+        try:
+            return self._k[name]
+        except KeyError:
+            raise KeyError(f"the server offers no kernel {name!r}") from None
+
+    def __contains__(self, name):
+        return name in self._k
+
+    def __iter__(self):
+        return iter(self._k.values())
+
+    def __dir__(self):
+        return sorted(self._k)
+
+    def __repr__(self):
+        return "\n".join(k.signature for k in self._k.values())

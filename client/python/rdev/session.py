@@ -1,0 +1,163 @@
+"""rdev/session.py — sessions: connect, the server and its devices, the
+session's streams (its default stream, and every stream it made, for
+synchronize), its kernels, and writing the kernel print the extension
+keeps on the waiting thread's sys.stdout (in a notebook: the cell that
+waits).
+"""
+import os
+import sys
+import threading
+
+from . import _common, _rdev
+from .kernels import _Kernels
+from .stream import Event, Stream
+
+_DEFAULT_TARGET = "127.0.0.1:50051"
+
+
+class Device:
+    """One device of the server: index, name, total_bytes, free_bytes."""
+
+    def __init__(self, index, name, total_bytes, free_bytes):
+        self.index, self.name, self.total_bytes, self.free_bytes = index, name, total_bytes, free_bytes
+
+    def __repr__(self):
+        return f"<rdev.Device {self.index} {self.name!r} {self.free_bytes}/{self.total_bytes} bytes free>"
+
+
+class _Info:
+    def __init__(self, version, backend, identity, device_count, max_chunk):
+        self.version, self.backend, self.identity = version, backend, identity
+        self.device_count, self.max_chunk = device_count, max_chunk
+
+    def __repr__(self):
+        return (f"<rdev server {self.version} backend={self.backend} identity={self.identity!r} "
+                f"devices={self.device_count}>")
+
+
+def connect(target=None, token=None, *, ca=None, cert=None, key=None, timeout=None, device=0):
+    """Opens a session on rdevd; arguments left None come from the environment
+    (RDEV_TARGET, else 127.0.0.1:50051; RDEV_TOKEN, RDEV_CA, RDEV_CERT,
+    RDEV_KEY). Blocks until the server accepted it; raises Error otherwise.
+    Use it in a `with` block to make it current and close it at the end."""
+    return Session(target, token, ca=ca, cert=cert, key=key, timeout=timeout, device=device)
+
+
+class Session:
+    """A session on rdevd (see connect). Thread-safe; waits release the GIL."""
+
+    def __init__(self, target=None, token=None, *, ca=None, cert=None, key=None, timeout=None, device=0):
+        target = target or os.environ.get("RDEV_TARGET") or _DEFAULT_TARGET
+        ms = 0 if timeout is None else max(1, int(timeout * 1000))
+        self._s = _rdev.Session(target, token, ca, cert, key, ms)
+        self.target = target
+        self._lock = threading.RLock()  # default_stream makes a Stream, which registers here
+        self._streams = []  # weak references: synchronize() covers them all
+        self._default = None
+        self._kernels = None
+        self._entered = 0  # `with` blocks in, over every thread
+        if device:
+            self.device = device
+
+    # -- lifetime
+    def __enter__(self):
+        with self._lock:
+            self._entered += 1
+        _common.enter(_common.cur_session, self)
+        return self
+
+    def __exit__(self, *exc):
+        _common.leave()
+        with self._lock:
+            self._entered -= 1
+            last = self._entered == 0
+        if last:
+            self.close()
+
+    def close(self):
+        """Ends the session: the server frees everything it held; futures
+        not yet done fail. Waits for calls in flight on other threads."""
+        self._s.close()
+        self._flush_print()
+
+    @property
+    def closed(self):
+        return self._s.closed
+
+    def __repr__(self):
+        return f"<rdev.Session {self.target}{' closed' if self.closed else ''}>"
+
+    # -- server and devices
+    @property
+    def info(self):
+        """The server: version, backend, identity, device_count, max_chunk."""
+        return _Info(*self._s.info())
+
+    def devices(self):
+        return [Device(i, *self._s.device_info(i)) for i in range(self._s.device_count())]
+
+    @property
+    def device(self):
+        """The current device's index; assign to select another."""
+        return self._s.get_device()
+
+    @device.setter
+    def device(self, index):
+        self._s.set_device(index)
+
+    def set_device(self, index):
+        self._s.set_device(index)
+
+    def mem_info(self):
+        """(free, total) bytes of the current device."""
+        return self._s.mem_info()
+
+    # -- streams and events
+    @property
+    def default_stream(self):
+        """The stream work goes to outside any `with stream:` block."""
+        with self._lock:
+            if self._default is None:
+                self._default = Stream(self)
+            return self._default
+
+    def stream(self):
+        """A new stream on the current device; `with` makes it current."""
+        return Stream(self)
+
+    def event(self):
+        """A new event on the current device."""
+        return Event(self)
+
+    def _stream_for(self, stream):
+        """The stream a call uses: the given one, else the current one if it
+        is this session's, else the default stream."""
+        if stream is None:
+            stream = _common.cur_stream.get()
+            if stream is None or stream.session is not self:
+                return self.default_stream
+        elif not isinstance(stream, Stream):
+            raise TypeError(f"stream must be an rdev.Stream, not {type(stream).__name__}")
+        elif stream.session is not self:
+            raise ValueError("the stream belongs to another session")
+        return stream
+
+    def synchronize(self):
+        """Waits for the work of every stream of this session."""
+        with self._lock:
+            streams = [st for st in (r() for r in self._streams) if st is not None]
+        for st in streams:
+            st.synchronize()
+
+    @property
+    def kernels(self):
+        """The kernels the server offers, as callables: s.kernels.NAME(*args, blocks=1, stream=None)."""
+        if self._kernels is None:
+            self._kernels = _Kernels(self, self._s.kernels())
+        return self._kernels
+
+    def _flush_print(self):
+        text = self._s.take_print()
+        if text:
+            sys.stdout.write(text)
+            sys.stdout.flush()
