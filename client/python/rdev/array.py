@@ -211,18 +211,19 @@ def asarray(a, dtype=None, *, stream=None, session=None):
 
 
 def empty(shape, dtype=np.float32, *, session=None):
-    """A new device array, contents undefined (the server zeroes new memory)."""
+    """A new device array (rdevd hands out new device memory zeroed)."""
     return DeviceArray(shape, dtype, session=session)
 
 
-def zeros(shape, dtype=np.float32, *, session=None, stream=None):
-    """A new device array of zeros (a device memset)."""
-    return DeviceArray(shape, dtype, session=session).fill(0, stream=stream)
+def zeros(shape, dtype=np.float32, *, session=None):
+    """A new device array of zeros: new device memory, which rdevd zeroes
+    before the allocation returns (rdev_malloc's contract), so no memset is
+    queued on any stream."""
+    return DeviceArray(shape, dtype, session=session)
 
 
 def empty_like(d):
     return DeviceArray(d.shape, d.dtype, session=d.session)
 
 
-def zeros_like(d, *, stream=None):
-    return empty_like(d).fill(0, stream=stream)
+zeros_like = empty_like

@@ -12,12 +12,49 @@ _ARG_TYPE = {"ptr": _rdev.ARG_PTR, "i32": _rdev.ARG_I32, "u32": _rdev.ARG_U32, "
              "u64": _rdev.ARG_U64, "f32": _rdev.ARG_F32, "f64": _rdev.ARG_F64}
 
 
+def _converter(kernel, name, typ):
+    """f(v) -> (wire type, value) for parameter `name` of type `typ`; raises
+    TypeError or ValueError for an argument that does not fit."""
+    where, code = f"{kernel.name}: argument {name}", _ARG_TYPE.get(typ)
+    if typ == "ptr":
+        def conv(v):
+            if not isinstance(v, DeviceArray):
+                raise TypeError(f"{where} must be an rdev.DeviceArray, not {type(v).__name__}")
+            if v.session is not kernel.session:
+                raise ValueError(f"{where} is a device array of another session")
+            return code, v.ptr
+    elif typ in _INT_RANGE:
+        lo, hi = _INT_RANGE[typ]
+
+        def conv(v):
+            if type(v) is not int:  # bool is not int here, numpy integers are
+                if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                    raise TypeError(f"{where} ({typ}) must be an integer, not {type(v).__name__}")
+                v = int(v)
+            if not lo <= v <= hi:
+                raise ValueError(f"{where}={v} is out of range for {typ}")
+            return code, v
+    elif typ in ("f32", "f64"):
+        def conv(v):
+            if type(v) is not float:
+                if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+                    raise TypeError(f"{where} ({typ}) must be a real number, not {type(v).__name__}")
+                v = float(v)
+            return code, v
+    else:
+        def conv(v):
+            raise TypeError(f"{kernel.name}: parameter {name} has a type this package does not know ({typ})")
+    return conv
+
+
 class Kernel:
     """A kernel the server offers: call it to launch (async, on a stream)."""
 
     def __init__(self, session, name, doc, params):
         self.session, self.name, self.doc, self.params = session, name, doc, tuple(params)
         self.__doc__ = f"{self.signature}\n\n{doc}"
+        self._convs = [_converter(self, n, t) for n, t in self.params]  # built once: a launch only runs them
+        self._ptrs = [i for i, (_, t) in enumerate(self.params) if t == "ptr"]
 
     @property
     def signature(self):
@@ -26,43 +63,22 @@ class Kernel:
     def __repr__(self):
         return f"<rdev.Kernel {self.signature}>"
 
-    def _pack(self, args):
-        if len(args) != len(self.params):
-            raise TypeError(f"{self.signature} takes {len(self.params)} arguments, {len(args)} given")
-        packed, arrays = [], []
-        for (name, typ), v in zip(self.params, args):
-            if typ == "ptr":
-                if not isinstance(v, DeviceArray):
-                    raise TypeError(f"{self.name}: argument {name} must be an rdev.DeviceArray, not {type(v).__name__}")
-                if v.session is not self.session:
-                    raise ValueError(f"{self.name}: argument {name} is a device array of another session")
-                packed.append((_ARG_TYPE[typ], v.ptr))
-                arrays.append(v._mem)
-            elif typ in _INT_RANGE:
-                if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-                    raise TypeError(f"{self.name}: argument {name} ({typ}) must be an integer, not {type(v).__name__}")
-                lo, hi = _INT_RANGE[typ]
-                if not lo <= int(v) <= hi:
-                    raise ValueError(f"{self.name}: argument {name}={int(v)} is out of range for {typ}")
-                packed.append((_ARG_TYPE[typ], int(v)))
-            elif typ in ("f32", "f64"):
-                if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
-                    raise TypeError(f"{self.name}: argument {name} ({typ}) must be a real number, not {type(v).__name__}")
-                packed.append((_ARG_TYPE[typ], float(v)))
-            else:
-                raise TypeError(f"{self.name}: parameter {name} has a type this package does not know ({typ})")
-        return packed, arrays
-
     def __call__(self, *args, blocks=1, stream=None):
         """Launches with `blocks` blocks on the stream (default: the current
         one); returns at once. Errors of the launch surface at the stream's
         next synchronize."""
-        if isinstance(blocks, bool) or not isinstance(blocks, (int, np.integer)) or not 1 <= blocks < 2**32:
+        if type(blocks) is not int:
+            if isinstance(blocks, bool) or not isinstance(blocks, (int, np.integer)):
+                raise ValueError(f"{self.name}: blocks must be an integer from 1 to 2**32-1, not {blocks!r}")
+            blocks = int(blocks)
+        if not 1 <= blocks < 2**32:
             raise ValueError(f"{self.name}: blocks must be an integer from 1 to 2**32-1, not {blocks!r}")
-        packed, arrays = self._pack(args)
+        if len(args) != len(self._convs):
+            raise TypeError(f"{self.signature} takes {len(self._convs)} arguments, {len(args)} given")
+        packed = [conv(v) for conv, v in zip(self._convs, args)]
         st = self.session._stream_for(stream)
-        st._hold(*arrays)
-        self.session._s.launch(st._raw, self.name, int(blocks), packed)
+        st._hold(*(args[i]._mem for i in self._ptrs))
+        self.session._s.launch(st._raw, self.name, blocks, packed)
 
 
 class _Kernels:

@@ -5,7 +5,7 @@
  * same rdevd. It owns one session, one stream, a page-touched host buffer
  * pair and, per command, one device buffer (allocated for the command and
  * freed after it, so that the bench's Python side can use the rest of the
- * sim's arena between commands).
+ * sim's arena between commands; h2dm makes one per copy, freeing the last).
  *
  *   pybench_peer --target ADDR
  *

@@ -119,7 +119,7 @@ def _get_interrupted(d, box, st):
 def test_ctrl_c_during_large_get(session):
     n = 256 * MiB
     st = session.stream()
-    d = rdev.zeros(n, np.uint8, stream=st)
+    d = rdev.zeros(n, np.uint8)
     d[:MiB].fill(0x5A, stream=st)
     session.kernels.delay_us(2_000_000, stream=st)  # the get waits behind it
     box = [np.empty(n, np.uint8)]
@@ -268,7 +268,7 @@ def test_progress_bar_on_long_transfer(session, capsys, progress):
     pytest.importorskip("tqdm")
     rdev.set_progress(True)
     st = session.stream()
-    d = rdev.zeros(128 * MiB, np.uint8, stream=st)
+    d = rdev.zeros(128 * MiB, np.uint8)
     session.kernels.delay_us(1_300_000, stream=st)
     capsys.readouterr()
     out = d.get(stream=st)
