@@ -10,6 +10,7 @@ interrupted wait stays with its stream or event: the next wait there
 takes its outcome first, so an error of the work is never lost.
 """
 import contextvars
+import itertools
 import os
 import sys
 import threading
@@ -29,10 +30,8 @@ _entered = contextvars.ContextVar("rdev_entered", default=())  # (variable, toke
 
 
 def error(code, message):
-    """An Error as the extension raises them."""
-    e = Error(f"{message} ({strerror(code)}, code {code})")
-    e.code, e.message = code, message
-    return e
+    """An Error as the extension raises them (.code, .message)."""
+    return _rdev.error(code, message)
 
 
 def enter(var, value):
@@ -40,12 +39,12 @@ def enter(var, value):
     _entered.set(_entered.get() + ((var, var.set(value)),))
 
 
-def leave():
-    """Undoes this thread's or task's innermost enter."""
+def leave(var):
+    """Undoes this thread's or task's innermost enter of var."""
     stack = _entered.get()
-    var, token = stack[-1]
-    _entered.set(stack[:-1])
-    var.reset(token)
+    i = max(i for i, (v, _) in enumerate(stack) if v is var)
+    _entered.set(stack[:i] + stack[i + 1:])
+    var.reset(stack[i][1])
 
 
 def current_session():
@@ -89,51 +88,87 @@ def bar(total, desc):
 
 # ---- waits ------------------------------------------------------------------------------------
 
+_SLICE_MS = (500, 1000, 2000)  # a helper's waits in C, growing: each is a request to rdevd
+
 
 class _Waiter:
-    """call(ms) going on in a helper thread."""
+    """A wait going on in a helper thread, in slices of at most 2 s, so that
+    a close or a destroy of its stream never waits longer than one slice
+    for it. It keeps its owner (and so the buffers the owner holds for the
+    queued work) alive until it ends."""
 
-    def __init__(self, call, ms):
-        self.done, self.failure = threading.Event(), None
-        threading.Thread(target=self._run, args=(call, ms), name="rdev-wait", daemon=True).start()
+    def __init__(self, owner, call, timeout_code, ms):
+        self.owner, self.done, self.failure = owner, threading.Event(), None
+        threading.Thread(target=self._run, args=(call, timeout_code, ms), name="rdev-wait", daemon=True).start()
 
-    def _run(self, call, ms):
+    def _run(self, call, timeout_code, ms):
         try:
-            call(ms)
+            for i in itertools.count():
+                step = _SLICE_MS[min(i, len(_SLICE_MS) - 1)]
+                try:
+                    call(step if ms < 0 else min(step, ms))
+                    return
+                except Error as e:
+                    if e.code != timeout_code or 0 <= ms <= step:
+                        raise
+                    ms = ms if ms < 0 else ms - step
         except BaseException as e:  # handed to the waiting thread
             self.failure = e
         finally:
+            self.owner = None
             self.done.set()
 
     def join(self, desc, timeout=None):
-        """Waits for it (interruptibly; a progress bar past a second) up to
+        """Waits for it (interruptibly; a progress bar past a second), up to
         timeout seconds; whether it is done."""
         b = bar(None, desc)
         try:
-            return self.done.wait(timeout) if timeout is not None else self._ticks(b)
+            if timeout is not None:
+                return self.done.wait(timeout)
+            while not self.done.wait(0.1):
+                if b is not None:
+                    b.update(0)
+            return True
         finally:
             if b is not None:
                 b.close()
 
-    def _ticks(self, b):
-        while not self.done.wait(0.1):
-            if b is not None:
-                b.update(0)
-        return True
-
 
 def wait(owner, call, timeout_code, desc, timeout=None):
     """Runs call(ms), which waits up to ms (-1: for ever) and raises
-    Error(timeout_code) when the work did not finish, until the work is done
-    or `timeout` seconds passed (then Error(timeout_code)). owner (a stream
-    or an event) keeps a wait that Ctrl-C interrupted in owner._waiter."""
-    prior = owner._waiter
-    if prior is not None:  # an interrupted wait: its outcome comes first
-        if not prior.join(desc, timeout):
-            raise error(timeout_code, "the work is not done")
-        owner._waiter = None
-        if isinstance(prior.failure, Error) and prior.failure.code != timeout_code:
-            raise prior.failure
+    Error(timeout_code) when the work did not finish, until the work is
+    done or `timeout` seconds passed. Returns when the work is done; raises
+    an Error other than timeout_code when it is done with an error (the
+    first since the last wait); else (the timeout, Ctrl-C) the work is still
+    queued. owner (a stream or an event) keeps what a wait that did not
+    finish leaves: the helper still waiting (owner._waiter), whose outcome
+    the next wait takes first, and an error not yet raised (owner._earlier)."""
+    earlier, owner._earlier = owner._earlier, None
+    done = False
+    try:
+        prior = owner._waiter
+        if prior is not None:
+            if not prior.join(desc, timeout):
+                raise error(timeout_code, "the work is not done")
+            owner._waiter = None
+            if earlier is None and isinstance(prior.failure, Error) and prior.failure.code != timeout_code:
+                earlier = prior.failure
+        try:
+            _wait_once(owner, call, timeout_code, desc, timeout)
+        except Error as e:
+            if e.code != timeout_code:
+                done = True
+                raise (earlier or e) from None
+            raise
+        done = True
+        if earlier is not None:
+            raise earlier
+    finally:
+        if not done:
+            owner._earlier = earlier
+
+
+def _wait_once(owner, call, timeout_code, desc, timeout):
     limit = -1 if timeout is None else max(0, int(timeout * 1000))
     first = POLL_MS if limit < 0 else min(POLL_MS, limit)
     try:
@@ -142,7 +177,7 @@ def wait(owner, call, timeout_code, desc, timeout=None):
     except Error as e:
         if e.code != timeout_code or 0 <= limit <= first:
             raise
-    w = _Waiter(call, -1 if limit < 0 else limit - first)
+    w = _Waiter(owner, call, timeout_code, -1 if limit < 0 else limit - first)
     try:
         w.join(desc)
     except BaseException:

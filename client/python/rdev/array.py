@@ -118,15 +118,14 @@ class DeviceArray:
         return out
 
     def _transfer(self, op, view, stream, desc):
-        """op(piece, ptr, raw stream) per _CHUNK, each piece waited for."""
+        """op(piece, ptr, raw stream) per _CHUNK queued, each piece waited for."""
         st = self.session._stream_for(stream)
         n, ptr = len(view), self.ptr
         bar = _common.bar(n, desc) if n > _CHUNK else None
         try:
             for done in range(0, n, _CHUNK):
                 piece = view[done:done + _CHUNK]
-                st._hold(piece, self._mem)  # before queueing: an interrupt may come at any line
-                op(piece, ptr + done, st._raw)
+                st._queue(lambda raw: op(piece, ptr + done, raw), piece, self._mem)
                 st.synchronize()
                 if bar is not None:
                     bar.update(len(piece))
@@ -152,23 +151,27 @@ class DeviceArray:
         view = _host(out)
         fut = Future(self.session)
         fut.set_running_or_notify_cancel()
-        st._hold(view, self._mem)
-        if len(view):
-            self.session._s.read(view, self.ptr, st._raw)
 
-        def reached(status):
+        def reached(status):  # on the session's completion thread
             if status:
                 fut.set_exception(_common.error(status, "the copy did not complete"))
             else:
                 fut.set_result(out)
 
-        self.session._s.host_func(st._raw, reached)
+        s, ptr, done = self.session._s, self.ptr, self.session._on_reached(reached)
+
+        def queue(raw):
+            if len(view):
+                s.read(view, ptr, raw)
+            s.host_func(raw, done)
+
+        st._queue(queue, view, self._mem)
         return fut
 
     def set(self, a, *, stream=None):
         """Uploads the host array a (same byte size) into this array, in
         stream order; returns when a has been sent and may change."""
-        a = np.asarray(a, order="C")
+        a = np.asarray(a, dtype=self.dtype, order="C")
         self._transfer(lambda piece, ptr, raw: self.session._s.write(ptr, piece, raw), _host(a, self.nbytes), stream,
                        "H2D")
         return self
@@ -180,11 +183,12 @@ class DeviceArray:
         return out
 
     def fill(self, byte, *, stream=None):
-        """Sets every byte to `byte` (a device memset, queued on the stream)."""
-        st = self.session._stream_for(stream)
-        st._hold(self._mem)
-        if self.nbytes:
-            self.session._s.memset(self.ptr, int(byte), self.nbytes, st._raw)
+        """Sets every byte to `byte`, 0 to 255 (a device memset, queued on the stream)."""
+        if isinstance(byte, bool) or not isinstance(byte, (int, np.integer)) or not 0 <= byte <= 255:
+            raise ValueError(f"fill takes a byte value from 0 to 255, not {byte!r}")
+        st, ptr, n = self.session._stream_for(stream), self.ptr, self.nbytes
+        if n:
+            st._queue(lambda raw: self.session._s.memset(ptr, int(byte), n, raw), self._mem)
         return self
 
 
@@ -196,10 +200,9 @@ def copyto(dst, src, *, stream=None):
         raise ValueError("the arrays belong to different sessions")
     if dst.nbytes != src.nbytes:
         raise ValueError(f"dst has {dst.nbytes} bytes, src {src.nbytes}")
-    st = dst.session._stream_for(stream)
-    st._hold(dst._mem, src._mem)
-    if dst.nbytes:
-        dst.session._s.copy(dst.ptr, src.ptr, dst.nbytes, st._raw)
+    st, d, s, n = dst.session._stream_for(stream), dst.ptr, src.ptr, dst.nbytes
+    if n:
+        st._queue(lambda raw: dst.session._s.copy(d, s, n, raw), dst._mem, src._mem)
 
 
 def asarray(a, dtype=None, *, stream=None, session=None):

@@ -35,11 +35,18 @@ def _converter(kernel, name, typ):
                 raise ValueError(f"{where}={v} is out of range for {typ}")
             return code, v
     elif typ in ("f32", "f64"):
+        top = float(np.finfo(np.float32 if typ == "f32" else np.float64).max)
+
         def conv(v):
             if type(v) is not float:
                 if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
                     raise TypeError(f"{where} ({typ}) must be a real number, not {type(v).__name__}")
-                v = float(v)
+                try:
+                    v = float(v)
+                except OverflowError:
+                    raise ValueError(f"{where}={v} is out of range for {typ}") from None
+            if abs(v) > top and v == v and abs(v) != float("inf"):  # nan and inf pass as themselves
+                raise ValueError(f"{where}={v} is out of range for {typ}")
             return code, v
     else:
         def conv(v):
@@ -77,8 +84,8 @@ class Kernel:
             raise TypeError(f"{self.signature} takes {len(self._convs)} arguments, {len(args)} given")
         packed = [conv(v) for conv, v in zip(self._convs, args)]
         st = self.session._stream_for(stream)
-        st._hold(*(args[i]._mem for i in self._ptrs))
-        self.session._s.launch(st._raw, self.name, blocks, packed)
+        st._queue(lambda raw: self.session._s.launch(raw, self.name, blocks, packed),
+                  *(args[i]._mem for i in self._ptrs))
 
 
 class _Kernels:

@@ -5,14 +5,28 @@ keeps on the waiting thread's sys.stdout (in a notebook: the cell that
 waits).
 """
 import os
+import queue
 import sys
 import threading
+import traceback
+import weakref
 
 from . import _common, _rdev
 from .kernels import _Kernels
 from .stream import Event, Stream
 
 _DEFAULT_TARGET = "127.0.0.1:50051"
+
+
+def _complete(completions):
+    """A session's completion thread: runs what host functions handed over,
+    until close (None)."""
+    while (item := completions.get()) is not None:
+        fn, status = item
+        try:
+            fn(status)
+        except Exception:
+            traceback.print_exc()
 
 
 class Device:
@@ -56,6 +70,8 @@ class Session:
         self._default = None
         self._kernels = None
         self._entered = 0  # `with` blocks in, over every thread
+        self._completions = queue.SimpleQueue()  # (fn, status) of host functions reached
+        self._completer = None
         if device:
             self.device = device
 
@@ -67,7 +83,7 @@ class Session:
         return self
 
     def __exit__(self, *exc):
-        _common.leave()
+        _common.leave(_common.cur_session)
         with self._lock:
             self._entered -= 1
             last = self._entered == 0
@@ -78,7 +94,24 @@ class Session:
         """Ends the session: the server frees everything it held; futures
         not yet done fail. Waits for calls in flight on other threads."""
         self._s.close()
+        self._completions.put(None)  # after every host function ran
         self._flush_print()
+
+    def __del__(self):
+        completions = getattr(self, "_completions", None)  # None when connecting failed
+        if completions is not None:
+            completions.put(None)
+
+    def _on_reached(self, fn):
+        """A host function that hands fn(status) to the session's completion
+        thread: no user code (a future's callbacks, which may wait on the
+        session or close it) runs on the C library's host-call thread."""
+        with self._lock:
+            if self._completer is None:
+                self._completer = threading.Thread(target=_complete, args=(self._completions,),
+                                                   name="rdev-futures", daemon=True)
+                self._completer.start()
+        return lambda status: self._completions.put((fn, status))
 
     @property
     def closed(self):
@@ -113,6 +146,17 @@ class Session:
         return self._s.mem_info()
 
     # -- streams and events
+    def _register(self, stream):
+        with self._lock:
+            self._streams = [r for r in self._streams if r() is not None]
+            self._streams.append(weakref.ref(stream))
+
+    def _forget(self, stream):
+        with self._lock:
+            self._streams = [r for r in self._streams if r() not in (None, stream)]
+            if self._default is stream:
+                self._default = None
+
     @property
     def default_stream(self):
         """The stream work goes to outside any `with stream:` block."""

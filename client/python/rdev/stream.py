@@ -7,7 +7,6 @@ memory a pending reply may still write into.
 import asyncio
 import concurrent.futures
 import threading
-import weakref
 
 from . import _common, _rdev
 from ._common import Error
@@ -22,22 +21,24 @@ class Stream:
         self._raw = session._s.stream()
         self._lock = threading.Lock()
         self._held = {}  # id -> object that queued work uses
-        self._waiter = None  # a wait Ctrl-C interrupted (_common.wait)
-        with session._lock:
-            session._streams = [r for r in session._streams if r() is not None]
-            session._streams.append(weakref.ref(self))
+        self._waiter = self._earlier = None  # what an unfinished wait left (_common.wait)
+        session._register(self)
 
-    def _hold(self, *objs):
+    def _queue(self, fn, *objs):
+        """Queues work: fn(raw stream), holding objs until a synchronize has
+        returned. Under the stream's lock, so that a synchronize on another
+        thread either covers the work or leaves its objects held."""
         with self._lock:
             for o in objs:
                 self._held[id(o)] = o
+            return fn(self._raw)
 
     def __enter__(self):
         _common.enter(_common.cur_stream, self)
         return self
 
     def __exit__(self, exc_type, *rest):
-        _common.leave()
+        _common.leave(_common.cur_stream)
         if exc_type is None or not issubclass(exc_type, KeyboardInterrupt):
             self.synchronize()
 
@@ -68,8 +69,7 @@ class Stream:
 
     def close(self):
         """Waits for queued work, then destroys the stream."""
-        with self.session._lock:
-            self.session._streams = [r for r in self.session._streams if r() not in (None, self)]
+        self.session._forget(self)
         try:
             self._raw.destroy()
         finally:
@@ -85,7 +85,7 @@ class Stream:
 
     def wait_event(self, event):
         """Later work of this stream waits for event's latest record."""
-        event._raw.wait_on(self._raw)
+        self._queue(event._raw.wait_on)
 
 
 class Event:
@@ -94,10 +94,10 @@ class Event:
     def __init__(self, session):
         self.session = session
         self._raw = session._s.event()
-        self._waiter = None  # a wait Ctrl-C interrupted (_common.wait)
+        self._waiter = self._earlier = None  # what an unfinished wait left (_common.wait)
 
     def record(self, stream=None):
-        self._raw.record(self.session._stream_for(stream)._raw)
+        self.session._stream_for(stream)._queue(self._raw.record)
         return self
 
     def synchronize(self, timeout=None):
@@ -127,15 +127,17 @@ class Future(concurrent.futures.Future):
         super().__init__()
         self._session = session
 
+    def _flush_print(self):
+        if self._session is not None:
+            self._session._flush_print()
+
     def result(self, timeout=None):
         try:
             return super().result(timeout)
         finally:
-            if self._session is not None:
-                self._session._flush_print()
+            self._flush_print()
 
     def __await__(self):
         value = yield from asyncio.wrap_future(self).__await__()
-        if self._session is not None:
-            self._session._flush_print()
+        self._flush_print()
         return value

@@ -15,10 +15,12 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "rdev/rdev.h"
 
@@ -66,7 +68,7 @@ static PyObject *none_or_fail(int rc) {
 
 typedef struct {
   PyObject_HEAD rdev_session_t *s; /* NULL once closed */
-  int closing;                     /* set under the GIL before close takes the lock */
+  atomic_int closing;              /* set under the GIL before close takes the lock */
   pthread_rwlock_t lock;           /* calls hold it shared; close exclusive */
   pthread_mutex_t print_mu;
   char *print;
@@ -100,16 +102,41 @@ static void on_print(void *user, const char *text, size_t len) {
   pthread_mutex_unlock(&so->print_mu);
 }
 
+/* Set while this thread runs a host function: the session's host-call
+ * thread, which rdev_session_close joins, so close must not run on it, and
+ * its calls must not wait for the lock a close holds. */
+static _Thread_local int t_host_fn;
+
+static void nap(void) { nanosleep(&(struct timespec){.tv_nsec = 200 * 1000}, NULL); }
+
+/* Takes the lock shared (GIL released); 0 when the session closes first.
+ * The host-call thread never blocks on it: a close waiting to join that
+ * thread may hold it. */
+static int lock_shared(SessionObject *so) {
+  if (!t_host_fn) return pthread_rwlock_rdlock(&so->lock) == 0;
+  while (pthread_rwlock_tryrdlock(&so->lock) != 0)
+    if (atomic_load(&so->closing))
+      return 0;
+    else
+      nap();
+  return 1;
+}
+
 /* A call on the session: the lock taken shared with the GIL released.
  * Returns the session, or NULL (Error raised, lock not held) when closed. */
 static rdev_session_t *enter(SessionObject *so) {
-  if (so->closing || !so->s) {
+  if (atomic_load(&so->closing) || !so->s) {
     fail_with(RDEV_INVALID_PARAM, "the session is closed");
     return NULL;
   }
+  int locked;
   Py_BEGIN_ALLOW_THREADS;
-  pthread_rwlock_rdlock(&so->lock);
+  locked = lock_shared(so);
   Py_END_ALLOW_THREADS;
+  if (!locked) {
+    fail_with(RDEV_INVALID_PARAM, "the session is closed");
+    return NULL;
+  }
   if (!so->s) {
     pthread_rwlock_unlock(&so->lock);
     fail_with(RDEV_INVALID_PARAM, "the session is closed");
@@ -120,15 +147,59 @@ static rdev_session_t *enter(SessionObject *so) {
 
 static void leave(SessionObject *so) { pthread_rwlock_unlock(&so->lock); }
 
-/* Runs `call` with the GIL released inside enter/leave; rc_ is its status. */
-#define SESSION_CALL(so, rc_, call) \
+/* A stream or an event: the C object and the session it belongs to. A call
+ * pins the objects it uses (busy, under the GIL); destroy marks the object
+ * dead, so no new call takes it, and frees the C object once no call uses
+ * it, so a call in flight on another thread never sees it freed. */
+typedef struct {
+  PyObject_HEAD SessionObject *so;
+  void *h;  /* rdev_stream_t * or rdev_event_t *; dangling once the session closed */
+  int busy; /* calls in flight that use h */
+  int dead; /* destroyed, or being destroyed */
+} HandleObject;
+
+/* What one call uses: its session entered and up to two handles pinned. */
+typedef struct {
+  SessionObject *so;
+  HandleObject *h[2];
+} use_t;
+
+static const char *handle_kind(HandleObject *o) { return Py_TYPE(o) == &StreamType ? "stream" : "event"; }
+
+/* Begins a call: the handles (either may be NULL) checked alive and pinned,
+ * the session entered. 0 with Error raised (nothing held) on failure. */
+static int use_begin(use_t *u, SessionObject *so, HandleObject *a, HandleObject *b) {
+  *u = (use_t){.so = so, .h = {a, b}};
+  for (int i = 0; i < 2; i++)
+    if (u->h[i] && u->h[i]->dead) {
+      fail_with(RDEV_INVALID_RESOURCE_HANDLE, "the %s is destroyed", handle_kind(u->h[i]));
+      return 0;
+    }
+  if (!enter(so)) return 0;
+  for (int i = 0; i < 2; i++)
+    if (u->h[i]) u->h[i]->busy++;
+  return 1;
+}
+
+static void use_end(use_t *u) {
+  for (int i = 0; i < 2; i++)
+    if (u->h[i]) u->h[i]->busy--;
+  leave(u->so);
+}
+
+/* Runs `call` with the GIL released, on session so_ with handles a_ and b_
+ * pinned; rc_ is its status. */
+#define CALL(so_, a_, b_, rc_, call) \
   do { \
-    if (!enter(so)) return NULL; \
+    use_t u_; \
+    if (!use_begin(&u_, so_, a_, b_)) return NULL; \
     Py_BEGIN_ALLOW_THREADS; \
     rc_ = call; \
     Py_END_ALLOW_THREADS; \
-    leave(so); \
+    use_end(&u_); \
   } while (0)
+
+#define SESSION_CALL(so_, rc_, call) CALL(so_, NULL, NULL, rc_, call)
 
 static const char *opt_str(PyObject *o) { return o && o != Py_None ? PyUnicode_AsUTF8(o) : NULL; }
 
@@ -137,7 +208,7 @@ static int Session_init(SessionObject *so, PyObject *args, PyObject *kw) {
   const char *target;
   PyObject *token = NULL, *ca = NULL, *cert = NULL, *key = NULL;
   long long timeout_ms = 0;
-  if (so->s || so->print_cap) {
+  if (so->s || atomic_load(&so->closing) || so->print_cap) {
     PyErr_SetString(PyExc_RuntimeError, "Session.__init__ called twice");
     return -1;
   }
@@ -173,8 +244,8 @@ static PyObject *Session_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
 
 /* Closes: new calls fail at once, calls in flight finish first. */
 static void session_close(SessionObject *so) {
-  if (!so->s || so->closing) return;
-  so->closing = 1;
+  if (!so->s || atomic_load(&so->closing)) return;
+  atomic_store(&so->closing, 1);
   Py_BEGIN_ALLOW_THREADS;
   pthread_rwlock_wrlock(&so->lock);
   rdev_session_close(so->s); /* host functions not yet run run now, taking the GIL */
@@ -184,11 +255,30 @@ static void session_close(SessionObject *so) {
 }
 
 static PyObject *Session_close(SessionObject *so, PyObject *unused) {
+  if (t_host_fn && so->s) return fail_with(RDEV_INVALID_PARAM, "a session cannot be closed from its own host function");
   session_close(so);
   Py_RETURN_NONE;
 }
 
+static void discard_print(void *user, const char *text, size_t len) {}
+
+static void *close_detached(void *s) {
+  rdev_session_close(s);
+  return NULL;
+}
+
 static void Session_dealloc(SessionObject *so) {
+  pthread_t t;
+  pthread_attr_t attr;
+  if (t_host_fn && so->s && !atomic_load(&so->closing)) { /* the last reference went on the host-call thread */
+    rdev_session_set_print_fn(so->s, discard_print, NULL);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &attr, close_detached, so->s) != 0) { /* leaked rather than deadlocked */
+    }
+    pthread_attr_destroy(&attr);
+    so->s = NULL;
+  }
   session_close(so);
   pthread_rwlock_destroy(&so->lock);
   pthread_mutex_destroy(&so->print_mu);
@@ -196,7 +286,9 @@ static void Session_dealloc(SessionObject *so) {
   Py_TYPE(so)->tp_free((PyObject *)so);
 }
 
-static PyObject *Session_closed(SessionObject *so, void *unused) { return PyBool_FromLong(!so->s || so->closing); }
+static PyObject *Session_closed(SessionObject *so, void *unused) {
+  return PyBool_FromLong(!so->s || atomic_load(&so->closing));
+}
 
 static PyObject *Session_take_print(SessionObject *so, PyObject *unused) {
   char *text = NULL;
@@ -242,6 +334,8 @@ static PyObject *Session_kernels(SessionObject *so, PyObject *unused) {
     PyObject *params = PyTuple_New(k[i].nparams);
     for (int j = 0; params && j < k[i].nparams; j++)
       PyTuple_SET_ITEM(params, j, Py_BuildValue("(ss)", k[i].params[j].name, rdev_arg_type_name(k[i].params[j].type)));
+    for (int j = 0; params && j < k[i].nparams; j++)
+      if (!PyTuple_GET_ITEM(params, j)) Py_CLEAR(params);
     PyObject *item = params ? Py_BuildValue("(ssN)", k[i].name, k[i].doc, params) : NULL;
     if (!item) {
       Py_CLEAR(list);
@@ -259,8 +353,8 @@ static PyObject *Session_device_count(SessionObject *so, PyObject *unused) {
 }
 
 static PyObject *Session_device_info(SessionObject *so, PyObject *arg) {
-  int dev = PyLong_AsLong(arg), rc;
-  if (dev == -1 && PyErr_Occurred()) return NULL;
+  int dev, rc;
+  if (!PyArg_Parse(arg, "i", &dev)) return NULL;
   rdev_device_info_t info;
   SESSION_CALL(so, rc, rdev_device_info(so->s, dev, &info));
   if (rc) return fail(rc);
@@ -268,8 +362,8 @@ static PyObject *Session_device_info(SessionObject *so, PyObject *arg) {
 }
 
 static PyObject *Session_set_device(SessionObject *so, PyObject *arg) {
-  int dev = PyLong_AsLong(arg), rc;
-  if (dev == -1 && PyErr_Occurred()) return NULL;
+  int dev, rc;
+  if (!PyArg_Parse(arg, "i", &dev)) return NULL;
   SESSION_CALL(so, rc, rdev_device_set(so->s, dev));
   return none_or_fail(rc);
 }
@@ -290,7 +384,10 @@ static PyObject *Session_mem_info(SessionObject *so, PyObject *unused) {
 
 /* Device addresses cross as Python ints. */
 static int to_addr(PyObject *o, void *out) {
-  unsigned long long v = PyLong_AsUnsignedLongLong(o);
+  PyObject *i = PyNumber_Index(o); /* numpy integers too, never floats */
+  if (!i) return 0;
+  unsigned long long v = PyLong_AsUnsignedLongLong(i);
+  Py_DECREF(i);
   if (v == (unsigned long long)-1 && PyErr_Occurred()) return 0;
   *(void **)out = (void *)(uintptr_t)v;
   return 1;
@@ -316,30 +413,25 @@ static PyObject *Session_free(SessionObject *so, PyObject *arg) {
 
 /* ---- Stream and Event ------------------------------------------------------------------------ */
 
-/* A stream or an event: the C object and the session it belongs to. */
-typedef struct {
-  PyObject_HEAD SessionObject *so;
-  void *h; /* rdev_stream_t * or rdev_event_t *; NULL once destroyed, dangling once the session closed */
-} HandleObject;
-
-/* The stream of an optional argument: NULL for None (a synchronous call). */
-static int stream_arg(SessionObject *so, PyObject *o, rdev_stream_t **out) {
+/* The stream of an optional argument: *out NULL for None (a synchronous
+ * call). 0 with an exception raised for anything but a live stream of so. */
+static int stream_arg(SessionObject *so, PyObject *o, HandleObject **out) {
   *out = NULL;
   if (!o || o == Py_None) return 1;
   if (!PyObject_TypeCheck(o, &StreamType)) {
     PyErr_SetString(PyExc_TypeError, "stream must be an _rdev.Stream or None");
     return 0;
   }
-  HandleObject *so_st = (HandleObject *)o;
-  if (so_st->so != so) {
+  HandleObject *st = (HandleObject *)o;
+  if (st->so != so) {
     PyErr_SetString(PyExc_ValueError, "the stream belongs to another session");
     return 0;
   }
-  if (!so_st->h) {
+  if (st->dead) {
     fail_with(RDEV_INVALID_RESOURCE_HANDLE, "the stream is destroyed");
     return 0;
   }
-  *out = so_st->h;
+  *out = st;
   return 1;
 }
 
@@ -356,6 +448,7 @@ static PyObject *handle_new(PyTypeObject *type, SessionObject *so, void *h, int 
   Py_INCREF(so);
   o->so = so;
   o->h = h;
+  o->busy = o->dead = 0;
   return (PyObject *)o;
 }
 
@@ -379,9 +472,10 @@ static PyObject *Session_event(SessionObject *so, PyObject *unused) {
  * without a stream, else queued (the caller keeps the buffer's object until
  * the stream is synchronized). Releases b. */
 static PyObject *host_copy(SessionObject *so, void *dptr, Py_buffer *b, PyObject *sto, rdev_memcpy_kind_t kind) {
-  rdev_stream_t *st;
-  int rc = RDEV_OK;
-  if (!stream_arg(so, sto, &st) || !enter(so)) {
+  HandleObject *st;
+  use_t u;
+  int rc;
+  if (!stream_arg(so, sto, &st) || !use_begin(&u, so, st, NULL)) {
     PyBuffer_Release(b);
     return NULL;
   }
@@ -389,9 +483,9 @@ static PyObject *host_copy(SessionObject *so, void *dptr, Py_buffer *b, PyObject
   void *dst = kind == RDEV_MEMCPY_HOST_TO_DEVICE ? dptr : b->buf;
   const void *src = kind == RDEV_MEMCPY_HOST_TO_DEVICE ? b->buf : dptr;
   Py_BEGIN_ALLOW_THREADS;
-  rc = st ? rdev_memcpy_async(so->s, dst, n, src, n, kind, st) : rdev_memcpy(so->s, dst, n, src, n, kind);
+  rc = st ? rdev_memcpy_async(so->s, dst, n, src, n, kind, st->h) : rdev_memcpy(so->s, dst, n, src, n, kind);
   Py_END_ALLOW_THREADS;
-  leave(so);
+  use_end(&u);
   PyBuffer_Release(b);
   return none_or_fail(rc);
 }
@@ -419,15 +513,15 @@ static PyObject *Session_copy(SessionObject *so, PyObject *args) {
   void *dst, *src;
   Py_ssize_t n;
   PyObject *sto = Py_None;
-  rdev_stream_t *st;
+  HandleObject *st;
   int rc;
   if (!PyArg_ParseTuple(args, "O&O&n|O", to_addr, &dst, to_addr, &src, &n, &sto)) return NULL;
   if (n < 0) return fail_with(RDEV_INVALID_PARAM, "count is negative");
   if (!stream_arg(so, sto, &st)) return NULL;
   size_t c = (size_t)n;
-  SESSION_CALL(so, rc,
-               st ? rdev_memcpy_async(so->s, dst, c, src, c, RDEV_MEMCPY_DEVICE_TO_DEVICE, st)
-                  : rdev_memcpy(so->s, dst, c, src, c, RDEV_MEMCPY_DEVICE_TO_DEVICE));
+  CALL(so, st, NULL, rc,
+       st ? rdev_memcpy_async(so->s, dst, c, src, c, RDEV_MEMCPY_DEVICE_TO_DEVICE, st->h)
+          : rdev_memcpy(so->s, dst, c, src, c, RDEV_MEMCPY_DEVICE_TO_DEVICE));
   return none_or_fail(rc);
 }
 
@@ -437,12 +531,13 @@ static PyObject *Session_memset(SessionObject *so, PyObject *args) {
   int value, rc;
   Py_ssize_t n;
   PyObject *sto = Py_None;
-  rdev_stream_t *st;
+  HandleObject *st;
   if (!PyArg_ParseTuple(args, "O&in|O", to_addr, &dptr, &value, &n, &sto)) return NULL;
   if (n < 0) return fail_with(RDEV_INVALID_PARAM, "count is negative");
   if (!stream_arg(so, sto, &st)) return NULL;
   size_t c = (size_t)n;
-  SESSION_CALL(so, rc, st ? rdev_memset_async(so->s, dptr, c, value, c, st) : rdev_memset(so->s, dptr, c, value, c));
+  CALL(so, st, NULL, rc,
+       st ? rdev_memset_async(so->s, dptr, c, value, c, st->h) : rdev_memset(so->s, dptr, c, value, c));
   return none_or_fail(rc);
 }
 
@@ -495,11 +590,12 @@ static int to_arg(PyObject *item, rdev_arg_t *a) {
 static PyObject *Session_launch(SessionObject *so, PyObject *args) {
   PyObject *sto, *seq;
   const char *name;
-  unsigned int blocks;
-  rdev_stream_t *st;
+  unsigned long long blocks;
+  HandleObject *st;
   rdev_arg_t a[RDEV_MAX_KERNEL_ARGS];
   int rc;
-  if (!PyArg_ParseTuple(args, "OsIO", &sto, &name, &blocks, &seq)) return NULL;
+  if (!PyArg_ParseTuple(args, "OsKO", &sto, &name, &blocks, &seq)) return NULL;
+  if (blocks == 0 || blocks > UINT32_MAX) return fail_with(RDEV_INVALID_PARAM, "blocks %llu out of range", blocks);
   if (!stream_arg(so, sto, &st)) return NULL;
   if (!st) return fail_with(RDEV_INVALID_PARAM, "a launch needs a stream");
   PyObject *fast = PySequence_Fast(seq, "arguments must be a sequence");
@@ -515,7 +611,7 @@ static PyObject *Session_launch(SessionObject *so, PyObject *args) {
       return NULL;
     }
   Py_DECREF(fast);
-  SESSION_CALL(so, rc, rdev_launch(st, name, blocks, a, (int)n));
+  CALL(so, st, NULL, rc, rdev_launch(st->h, name, (uint32_t)blocks, a, (int)n));
   return none_or_fail(rc);
 }
 
@@ -524,6 +620,7 @@ static PyObject *Session_launch(SessionObject *so, PyObject *args) {
 /* fn(status) on the session's host-call thread; the call ends when fn returns. */
 static void host_trampoline(rdev_host_call_t *call, void *user, int status) {
   PyObject *fn = user;
+  t_host_fn = 1;
   if (Py_IsInitialized()) {
     PyGILState_STATE g = PyGILState_Ensure();
     PyObject *r = PyObject_CallFunction(fn, "i", status);
@@ -532,59 +629,54 @@ static void host_trampoline(rdev_host_call_t *call, void *user, int status) {
     Py_DECREF(fn);
     PyGILState_Release(g);
   }
+  t_host_fn = 0;
   rdev_host_call_done(call);
 }
 
 /* host_func(stream, fn): queues fn (non-blocking) to run when the stream reaches it. */
 static PyObject *Session_host_func(SessionObject *so, PyObject *args) {
   PyObject *sto, *fn;
-  rdev_stream_t *st;
+  HandleObject *st;
+  use_t u;
   int rc;
   if (!PyArg_ParseTuple(args, "OO", &sto, &fn)) return NULL;
   if (!stream_arg(so, sto, &st)) return NULL;
   if (!st || !PyCallable_Check(fn)) return fail_with(RDEV_INVALID_PARAM, "host_func needs a stream and a callable");
-  Py_INCREF(fn); /* the trampoline's, whatever happens to the call */
-  SESSION_CALL(so, rc, rdev_launch_host_func(st, 0, host_trampoline, fn));
-  if (rc) {
-    Py_DECREF(fn);
-    return fail(rc);
-  }
-  Py_RETURN_NONE;
+  if (!use_begin(&u, so, st, NULL)) return NULL;
+  Py_INCREF(fn); /* the trampoline's, once the call is queued */
+  Py_BEGIN_ALLOW_THREADS;
+  rc = rdev_launch_host_func(st->h, 0, host_trampoline, fn);
+  Py_END_ALLOW_THREADS;
+  use_end(&u);
+  if (rc) Py_DECREF(fn);
+  return none_or_fail(rc);
 }
 
 /* ---- Stream and Event methods ----------------------------------------------------------------- */
 
-/* The handle's session entered, or NULL with Error raised. */
-static rdev_session_t *handle_enter(HandleObject *o) {
-  if (!o->h) {
-    fail_with(RDEV_INVALID_RESOURCE_HANDLE, "the %s is destroyed", Py_TYPE(o) == &StreamType ? "stream" : "event");
-    return NULL;
-  }
-  return enter(o->so);
-}
+/* Runs `call` on o's handle (o->h, pinned) with the GIL released. */
+#define HANDLE_CALL(o, rc_, call) CALL((o)->so, o, NULL, rc_, call)
 
-/* Runs `call` on o's handle with the GIL released; rc_ is its status. */
-#define HANDLE_CALL(o, rc_, call) \
-  do { \
-    if (!handle_enter(o)) return NULL; \
-    Py_BEGIN_ALLOW_THREADS; \
-    rc_ = call; \
-    Py_END_ALLOW_THREADS; \
-    leave(o->so); \
-  } while (0)
-
-/* Destroys the handle (a stream after its queued work); the object forgets
- * it whatever the result. */
+/* Destroys the handle (a stream after its queued work) once no call uses
+ * it; the object is dead from the start, whatever the result. */
 static int handle_destroy(HandleObject *o) {
+  if (o->dead) return RDEV_OK;
+  o->dead = 1;
+  while (o->busy) { /* calls in flight on other threads: they hold the GIL back soon */
+    Py_BEGIN_ALLOW_THREADS;
+    nap();
+    Py_END_ALLOW_THREADS;
+  }
   void *h = o->h;
   o->h = NULL;
-  if (!h || o->so->closing || !o->so->s) return RDEV_OK; /* the session's close freed it */
+  SessionObject *so = o->so;
+  if (atomic_load(&so->closing) || !so->s) return RDEV_OK; /* the session's close freed it */
   int (*destroy)(void *) = Py_TYPE(o) == &StreamType ? destroy_stream : destroy_event;
-  int rc;
+  int rc = RDEV_OK, locked;
   Py_BEGIN_ALLOW_THREADS;
-  pthread_rwlock_rdlock(&o->so->lock);
-  rc = o->so->s ? destroy(h) : RDEV_OK;
-  pthread_rwlock_unlock(&o->so->lock);
+  locked = lock_shared(so);
+  if (locked && so->s) rc = destroy(h);
+  if (locked) pthread_rwlock_unlock(&so->lock);
   Py_END_ALLOW_THREADS;
   return rc;
 }
@@ -592,7 +684,7 @@ static int handle_destroy(HandleObject *o) {
 static PyObject *Handle_destroy(HandleObject *o, PyObject *unused) { return none_or_fail(handle_destroy(o)); }
 
 static void Handle_dealloc(HandleObject *o) {
-  if (handle_destroy(o)) PyErr_Clear();
+  handle_destroy(o); /* no call can be in flight: each holds a reference */
   Py_DECREF(o->so);
   PyObject_Free(o);
 }
@@ -625,20 +717,20 @@ static PyObject *Stream_set_failure_mode(HandleObject *o, PyObject *arg) {
 
 /* record(stream) and wait_on(stream): this event on a stream of its session. */
 static PyObject *Event_record(HandleObject *o, PyObject *sto) {
-  rdev_stream_t *st;
+  HandleObject *st;
   int rc;
   if (!stream_arg(o->so, sto, &st)) return NULL;
   if (!st) return fail_with(RDEV_INVALID_PARAM, "record needs a stream");
-  HANDLE_CALL(o, rc, rdev_event_record(o->h, st));
+  CALL(o->so, o, st, rc, rdev_event_record(o->h, st->h));
   return none_or_fail(rc);
 }
 
 static PyObject *Event_wait_on(HandleObject *o, PyObject *sto) {
-  rdev_stream_t *st;
+  HandleObject *st;
   int rc;
   if (!stream_arg(o->so, sto, &st)) return NULL;
   if (!st) return fail_with(RDEV_INVALID_PARAM, "wait needs a stream");
-  HANDLE_CALL(o, rc, rdev_stream_wait_event(st, o->h));
+  CALL(o->so, o, st, rc, rdev_stream_wait_event(st->h, o->h));
   return none_or_fail(rc);
 }
 
@@ -667,10 +759,9 @@ static PyObject *Event_elapsed_since(HandleObject *o, PyObject *arg) {
   if (!PyObject_TypeCheck(arg, &EventType) || ((HandleObject *)arg)->so != o->so)
     return PyErr_Format(PyExc_TypeError, "start must be an event of the same session");
   HandleObject *start = (HandleObject *)arg;
-  if (!start->h) return fail_with(RDEV_INVALID_RESOURCE_HANDLE, "the start event is destroyed");
   float ms = 0;
   int rc;
-  HANDLE_CALL(o, rc, rdev_event_elapsed_ms(&ms, start->h, o->h));
+  CALL(o->so, o, start, rc, rdev_event_elapsed_ms(&ms, start->h, o->h));
   return rc ? fail(rc) : PyFloat_FromDouble(ms);
 }
 
@@ -749,12 +840,28 @@ static PyTypeObject EventType = {
 };
 
 static PyObject *mod_strerror(PyObject *m, PyObject *arg) {
-  int code = PyLong_AsLong(arg);
-  if (code == -1 && PyErr_Occurred()) return NULL;
+  int code;
+  if (!PyArg_Parse(arg, "i", &code)) return NULL;
   return PyUnicode_FromString(rdev_strerror(code));
 }
 
-static PyMethodDef module_methods[] = {{"strerror", mod_strerror, METH_O, "The message of a status code."}, {NULL}};
+/* error(code, message): the Error the extension raises for them, to raise. */
+static PyObject *mod_error(PyObject *m, PyObject *args) {
+  int code;
+  const char *msg;
+  if (!PyArg_ParseTuple(args, "is", &code, &msg)) return NULL;
+  raise_error(code, msg);
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  Py_XDECREF(type);
+  Py_XDECREF(tb);
+  return value;
+}
+
+static PyMethodDef module_methods[] = {{"strerror", mod_strerror, METH_O, "The message of a status code."},
+                                       {"error", mod_error, METH_VARARGS, "error(code, message) -> Error"},
+                                       {NULL}};
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, .m_name = "rdev._rdev",      .m_doc = "rdev's C extension over rdev.h.",
