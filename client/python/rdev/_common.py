@@ -26,7 +26,7 @@ POLL_MS = 100  # how long a wait blocks in C before it becomes interruptible
 
 cur_session = contextvars.ContextVar("rdev_session", default=None)
 cur_stream = contextvars.ContextVar("rdev_stream", default=None)
-_entered = contextvars.ContextVar("rdev_entered", default=())  # (variable, token) per `with`, innermost last
+_entered = contextvars.ContextVar("rdev_entered", default=())  # (variable, value) per `with`, innermost last
 
 
 def error(code, message):
@@ -36,15 +36,20 @@ def error(code, message):
 
 def enter(var, value):
     """Makes value current in var for this thread or task (a `with` block's start)."""
-    _entered.set(_entered.get() + ((var, var.set(value)),))
+    _entered.set(_entered.get() + ((var, value),))
+    var.set(value)
 
 
-def leave(var):
-    """Undoes this thread's or task's innermost enter of var."""
+def leave(var, value):
+    """Ends this thread's or task's innermost `with value:` block: the
+    innermost block of var still open, if any, is current again."""
     stack = _entered.get()
-    i = max(i for i, (v, _) in enumerate(stack) if v is var)
-    _entered.set(stack[:i] + stack[i + 1:])
-    var.reset(stack[i][1])
+    i = max((i for i, (v, x) in enumerate(stack) if v is var and x is value), default=None)
+    if i is None:  # entered in another context (a generator finalized elsewhere): nothing to undo here
+        return
+    stack = stack[:i] + stack[i + 1:]
+    _entered.set(stack)
+    var.set(next((x for v, x in reversed(stack) if v is var), None))
 
 
 def current_session():

@@ -83,7 +83,7 @@ class Session:
         return self
 
     def __exit__(self, *exc):
-        _common.leave(_common.cur_session)
+        _common.leave(_common.cur_session, self)
         with self._lock:
             self._entered -= 1
             last = self._entered == 0

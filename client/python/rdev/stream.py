@@ -38,7 +38,7 @@ class Stream:
         return self
 
     def __exit__(self, exc_type, *rest):
-        _common.leave(_common.cur_stream)
+        _common.leave(_common.cur_stream, self)
         if exc_type is None or not issubclass(exc_type, KeyboardInterrupt):
             self.synchronize()
 

@@ -175,10 +175,12 @@ static int use_begin(use_t *u, SessionObject *so, HandleObject *a, HandleObject 
       fail_with(RDEV_INVALID_RESOURCE_HANDLE, "the %s is destroyed", handle_kind(u->h[i]));
       return 0;
     }
-  if (!enter(so)) return 0;
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < 2; i++) /* pinned before enter lets go of the GIL: a destroy from then on waits */
     if (u->h[i]) u->h[i]->busy++;
-  return 1;
+  if (enter(so)) return 1;
+  for (int i = 0; i < 2; i++)
+    if (u->h[i]) u->h[i]->busy--;
+  return 0;
 }
 
 static void use_end(use_t *u) {
