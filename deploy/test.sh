@@ -9,7 +9,10 @@
 # backend over the ACL test double in every build. Every sim suite that
 # serves sessions (integration, Python wire tests, the session fuzzer) runs a
 # second time with the sim's host view off (RDEV_SIM_HOST_VIEW=off), the path
-# a real NPU's memory takes. Exits non-zero on the first failure.
+# a real NPU's memory takes. The Python package (client/python/) is tested in
+# the plain and ASan builds: pytest on both backends, the example notebook,
+# its benchmark's smoke run, and (plain) pip install into a venv. Exits
+# non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
