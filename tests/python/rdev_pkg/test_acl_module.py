@@ -367,6 +367,11 @@ def test_kernel_from_data_with_host_address(res):
                                                        [], 0) == 0
         assert acl.rt.synchronize_stream(res.stream) == 0
         assert device_bytes(dev, 8).view(np.uint32).tolist() == [3, 3]
+        # a place-holder count past the list given is refused, not read past its end
+        assert acl.rt.launch_kernel_with_host_args(inc, 2, res.stream, [], acl.util.numpy_to_ptr(blob), 8,
+                                                   [], 2) == acl.ACL_ERROR_INVALID_PARAM
+        assert acl.rt.synchronize_stream(res.stream) == 0
+        assert device_bytes(dev, 8).view(np.uint32).tolist() == [3, 3]
     finally:
         assert acl.rt.binary_unload(binary) == 0
         assert acl.rt.binary_unload(binary) == acl.ACL_ERROR_INVALID_PARAM

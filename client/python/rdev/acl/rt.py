@@ -188,7 +188,9 @@ def launch_kernel_with_host_args(func_handle, num_blocks, stream, cfg, host_args
     args, size, _buf = _host(host_args, host_args_size)
     pairs = _pairs(place_holder_list, ("addr_offset", "data_offset"))
     ph = (_PlaceHolder * len(pairs))(*pairs) if pairs else None
-    n = len(pairs) if place_holder_num is None else place_holder_num
+    n = len(pairs) if place_holder_num is None else operator.index(place_holder_num)
+    if not 0 <= n <= len(pairs):  # the C call would read past the list
+        return _acl.ACL_ERROR_INVALID_PARAM
     return _c.launch_kernel_with_host_args(func_handle, num_blocks, stream, None, args, size,
                                            None if ph is None else ctypes.addressof(ph), n)
 
