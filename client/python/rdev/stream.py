@@ -67,6 +67,12 @@ class Stream:
         """Discards queued work not yet started (CANN's aclrtStreamAbort)."""
         self._raw.abort()
 
+    def set_failure_mode(self, stop):
+        """stop true: once a task of the stream fails, its later device work
+        is skipped until the synchronize that reports the error (CANN's
+        aclrtSetStreamFailureMode); false, the default: every task runs."""
+        self._raw.set_failure_mode(bool(stop))
+
     def close(self):
         """Waits for queued work, then destroys the stream."""
         self.session._forget(self)
@@ -109,6 +115,11 @@ class Event:
     def query(self):
         """True when the latest record has completed."""
         return self._raw.query()
+
+    def timestamp(self):
+        """When the latest record completed, in ns of the device's clock
+        (rdev.Error while it is not recorded or not complete)."""
+        return self._raw.timestamp()
 
     def close(self):
         self._raw.destroy()

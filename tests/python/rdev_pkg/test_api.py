@@ -764,10 +764,33 @@ def test_events(session):
     assert end.query() and start.query()
     ms = rdev.elapsed_time(start, end)
     assert 150 <= ms < 10_000
+    assert 150e6 <= end.timestamp() - start.timestamp() < 10e9  # ns of the device clock
+    with pytest.raises(rdev.Error):
+        session.event().timestamp()  # never recorded
     # record on the current stream
     with st:
         ev = session.event().record()
     assert ev.query()
+
+
+def test_stream_failure_mode(session):
+    """stop: after a failed task, the stream's later work is skipped until
+    the synchronize that reports it; then every task runs again."""
+    st = session.stream()
+    x = rdev.asarray(np.array([1], np.uint32))
+    st.set_failure_mode(True)
+    session.kernels.trap(stream=st)
+    session.kernels.inc_u32(x, stream=st)  # skipped
+    with pytest.raises(rdev.Error) as e:
+        st.synchronize()
+    assert e.value.code == 507015
+    assert x.get().tolist() == [1]
+    st.set_failure_mode(False)
+    session.kernels.trap(stream=st)
+    session.kernels.inc_u32(x, stream=st)  # runs
+    with pytest.raises(rdev.Error):
+        st.synchronize()
+    assert x.get().tolist() == [2]
 
 
 def test_stream_wait_event(session):
