@@ -69,6 +69,7 @@ static PyObject *none_or_fail(int rc) {
 typedef struct {
   PyObject_HEAD rdev_session_t *s; /* NULL once closed */
   atomic_int closing;              /* set under the GIL before close takes the lock */
+  atomic_int closed;               /* set once rdev_session_close returned */
   pthread_rwlock_t lock;           /* calls hold it shared; close exclusive */
   pthread_mutex_t print_mu;
   char *print;
@@ -244,15 +245,22 @@ static PyObject *Session_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   return (PyObject *)so;
 }
 
-/* Closes: new calls fail at once, calls in flight finish first. */
+/* Closes: new calls fail at once, calls in flight finish first. A second
+ * close on another thread returns once the first is done. */
 static void session_close(SessionObject *so) {
-  if (!so->s || atomic_load(&so->closing)) return;
-  atomic_store(&so->closing, 1);
+  if (!so->s) return;
+  if (atomic_exchange(&so->closing, 1)) {
+    Py_BEGIN_ALLOW_THREADS;
+    while (!atomic_load(&so->closed)) nap();
+    Py_END_ALLOW_THREADS;
+    return;
+  }
   Py_BEGIN_ALLOW_THREADS;
   pthread_rwlock_wrlock(&so->lock);
   rdev_session_close(so->s); /* host functions not yet run run now, taking the GIL */
   so->s = NULL;
   pthread_rwlock_unlock(&so->lock);
+  atomic_store(&so->closed, 1);
   Py_END_ALLOW_THREADS;
 }
 

@@ -231,6 +231,29 @@ def test_close_from_future_callback(target):
     ''', timeout=20)
 
 
+def test_concurrent_closes_wait_for_the_first(session):
+    """Two threads close one session at once: both return only when it is
+    closed, and a future pending on it is resolved (its host function ran
+    at the close), not left hanging."""
+    x = rdev.asarray(np.arange(1 << 20, dtype=np.float32))
+    session.kernels.delay_us(300_000)
+    fut = x.get_async()
+    barrier, done = threading.Barrier(2), []
+
+    def closer():
+        barrier.wait()
+        session.close()
+        done.append(session.closed)
+
+    threads = [threading.Thread(target=closer) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert done == [True, True]
+    assert fut.exception(timeout=5) is not None or fut.result().size == 1 << 20
+
+
 def test_close_soon_after_interrupted_wait(target):
     """close() does not wait for the interrupted wait's helper to see the
     10 s of work end (it waits in slices of at most 2 s)."""
