@@ -154,6 +154,10 @@ void srv_config_defaults(srv_config_t *cfg) {
   cfg->threads = 1;
   cfg->drain_ms = 5000;
   cfg->log_level = SRV_LOG_INFO;
+  cfg->job_keep_s = 86400;
+  cfg->job_runners = 4;
+  cfg->job_timeout_s = 3600;
+  cfg->job_retries = 3;
 }
 
 int srv_parse_size(const char *v, size_t *out) {
@@ -257,6 +261,20 @@ int srv_config_set(srv_config_t *cfg, const char *key, const char *v, const char
   } else if (!strcmp(key, "allow-uploaded-kernels")) {
     if (strcmp(v, "yes") && strcmp(v, "no")) return *err = "allow-uploaded-kernels: yes or no", -1;
     cfg->allow_uploaded = !strcmp(v, "yes");
+  } else if (!strcmp(key, "job-dir")) {
+    if (set_string(cfg->job_dir, sizeof cfg->job_dir, v)) return *err = "job-dir: empty or too long", -1;
+  } else if (!strcmp(key, "job-keep")) {
+    if (parse_int(v, 1, 365 * 86400, &cfg->job_keep_s)) return *err = "job-keep: seconds, 1..31536000", -1;
+  } else if (!strcmp(key, "job-runners")) {
+    if (parse_int(v, 1, 256, &cfg->job_runners)) return *err = "job-runners: 1..256", -1;
+  } else if (!strcmp(key, "job-timeout")) {
+    if (parse_int(v, 1, 7 * 86400, &cfg->job_timeout_s)) return *err = "job-timeout: seconds, 1..604800", -1;
+  } else if (!strcmp(key, "job-retries")) {
+    if (parse_int(v, 0, 20, &cfg->job_retries)) return *err = "job-retries: 0..20", -1;
+  } else if (!strcmp(key, "job-allow")) {
+    if (set_string(cfg->job_allow, sizeof cfg->job_allow, v)) return *err = "job-allow: empty or too long", -1;
+  } else if (!strcmp(key, "job-resolve")) {
+    if (set_string(cfg->job_resolve, sizeof cfg->job_resolve, v)) return *err = "job-resolve: empty or too long", -1;
   } else if (!strcmp(key, "allow-open")) {
     if (strcmp(v, "yes") && strcmp(v, "no")) return *err = "allow-open: yes or no", -1;
     cfg->allow_open = !strcmp(v, "yes");

@@ -113,7 +113,16 @@ static void usage(FILE *out) {
           "  --allow-open         ...unless this is given\n"
           "  --tls-cert FILE      serve TLS with this certificate chain (PEM)...\n"
           "  --tls-key FILE       ...and its private key (PEM)\n"
-          "  --tls-client-ca FILE require client certificates signed by this CA (mutual TLS)\n");
+          "  --tls-client-ca FILE require client certificates signed by this CA (mutual TLS)\n"
+          "  --job-dir DIR        keep detached jobs (rdev job): their records and kept outputs live\n"
+          "                       in DIR (made if missing); without it job calls are refused\n"
+          "  --job-keep SECONDS   how long kept outputs stay (default 86400)\n"
+          "  --job-runners N      jobs running at once, all tenants together (default 4)\n"
+          "  --job-timeout SECONDS  a job's run time when its spec sets none (default 3600)\n"
+          "  --job-retries N      tries after the first per transfer when a spec sets none (default 3)\n"
+          "  --job-allow PREFIXES without --tenants: URL prefixes jobs may reach, separated by\n"
+          "                       spaces (with tenants: each tenant's `allow` lines)\n"
+          "  --job-resolve H:P:A  tests only: job transfers resolve host H port P to address A\n");
 }
 
 int main(int argc, char **argv) {

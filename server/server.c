@@ -1,8 +1,8 @@
 /*
  * server/server.c — rdevd's gRPC side: binds the listen address (plaintext,
  * TLS or mutual TLS), authenticates every call but health probes, registers
- * the Session, Info and ListDevices methods and grpc.health.v1.Health/Check
- * by hand (gRPC C core has no C code generation), keeps a call request
+ * the Device service's methods (the job calls are job_rpc.c's) and
+ * grpc.health.v1.Health/Check by hand (gRPC C core has no C code generation), keeps a call request
  * pending for every method plus one for unregistered methods (answered
  * UNIMPLEMENTED, so they never hang), answers the unary calls, runs the
  * completion-queue threads (one queue each), and drains on shutdown.
@@ -16,9 +16,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jobs.h"
 #include "zerocopy.h"
 
-enum { K_SESSION, K_INFO, K_LIST, K_HEALTH, K_DONE, K_UNKNOWN };
+enum { K_SESSION, K_INFO, K_LIST, K_HEALTH, K_DONE, K_JOB, K_UNKNOWN = K_JOB + SRV_JOB_CALLS };
+
+static const char *const job_methods[SRV_JOB_CALLS] = {RDEV_WIRE_METHOD_SUBMIT_JOB, RDEV_WIRE_METHOD_GET_JOB,
+                                                       RDEV_WIRE_METHOD_WATCH_JOB,  RDEV_WIRE_METHOD_CANCEL_JOB,
+                                                       RDEV_WIRE_METHOD_LIST_JOBS,  RDEV_WIRE_METHOD_FETCH_OUTPUT};
 
 typedef struct {
   srv_op_t op;
@@ -65,6 +70,7 @@ static void arm(srv_t *srv, int kind, int shard) {
               : kind == K_INFO  ? srv->m_info
               : kind == K_LIST  ? srv->m_list
               : kind == K_DONE  ? srv->m_done
+              : kind >= K_JOB   ? srv->m_jobs[kind - K_JOB]
                                 : srv->m_health;
     e = grpc_server_request_registered_call(srv->server, m, &a->call, &a->deadline, &a->md,
                                             kind == K_SESSION ? NULL : &a->payload, cq, cq, a);
@@ -87,7 +93,7 @@ static void on_unary_done(srv_op_t *op, int ok) {
 }
 
 /* Answers a unary call with resp (taken; may be NULL) and status. */
-static void call_respond(grpc_call *call, grpc_byte_buffer *resp, grpc_status_code status, const char *details) {
+void srv_call_respond(grpc_call *call, grpc_byte_buffer *resp, grpc_status_code status, const char *details) {
   unary_t *u = calloc(1, sizeof *u);
   if (!u) {
     if (resp) grpc_byte_buffer_destroy(resp);
@@ -165,31 +171,31 @@ static grpc_byte_buffer *list_reply(srv_t *srv, srv_tenant_t *t) {
 static void health_check(srv_t *srv, grpc_call *call, grpc_byte_buffer *payload) {
   grpc_health_v1_HealthCheckRequest q = grpc_health_v1_HealthCheckRequest_init_zero;
   if (!rdev_wire_decode(payload, grpc_health_v1_HealthCheckRequest_fields, &q, NULL)) {
-    call_respond(call, NULL, GRPC_STATUS_INVALID_ARGUMENT, "malformed HealthCheckRequest");
+    srv_call_respond(call, NULL, GRPC_STATUS_INVALID_ARGUMENT, "malformed HealthCheckRequest");
     return;
   }
   if (q.service[0] && strcmp(q.service, "rdev.v1.Device") != 0) {
-    call_respond(call, NULL, GRPC_STATUS_NOT_FOUND, "unknown service");
+    srv_call_respond(call, NULL, GRPC_STATUS_NOT_FOUND, "unknown service");
     return;
   }
   grpc_health_v1_HealthCheckResponse r = grpc_health_v1_HealthCheckResponse_init_zero;
   r.status = atomic_load(&srv->shutting_down) ? grpc_health_v1_HealthCheckResponse_ServingStatus_NOT_SERVING
                                               : grpc_health_v1_HealthCheckResponse_ServingStatus_SERVING;
-  call_respond(call, rdev_wire_encode(grpc_health_v1_HealthCheckResponse_fields, &r, NULL), GRPC_STATUS_OK, NULL);
+  srv_call_respond(call, rdev_wire_encode(grpc_health_v1_HealthCheckResponse_fields, &r, NULL), GRPC_STATUS_OK, NULL);
 }
 
 static void host_func_done(srv_t *srv, srv_tenant_t *t, grpc_call *call, grpc_byte_buffer *payload) {
   rdev_v1_HostFuncDoneRequest q = rdev_v1_HostFuncDoneRequest_init_zero;
   if (!rdev_wire_decode(payload, rdev_v1_HostFuncDoneRequest_fields, &q, NULL)) {
-    call_respond(call, NULL, GRPC_STATUS_INVALID_ARGUMENT, "malformed HostFuncDoneRequest");
+    srv_call_respond(call, NULL, GRPC_STATUS_INVALID_ARGUMENT, "malformed HostFuncDoneRequest");
     return;
   }
   if (srv_host_func_done(srv, t, q.session, q.stream, q.seq) != 0) {
-    call_respond(call, NULL, GRPC_STATUS_NOT_FOUND, "no such host function waits");
+    srv_call_respond(call, NULL, GRPC_STATUS_NOT_FOUND, "no such host function waits");
     return;
   }
   rdev_v1_HostFuncDoneReply r = rdev_v1_HostFuncDoneReply_init_zero;
-  call_respond(call, rdev_wire_encode(rdev_v1_HostFuncDoneReply_fields, &r, NULL), GRPC_STATUS_OK, NULL);
+  srv_call_respond(call, rdev_wire_encode(rdev_v1_HostFuncDoneReply_fields, &r, NULL), GRPC_STATUS_OK, NULL);
 }
 
 static void on_accept(srv_op_t *op, int ok) {
@@ -197,14 +203,14 @@ static void on_accept(srv_op_t *op, int ok) {
   srv_t *srv = a->srv;
   if (ok && !atomic_load(&srv->shutting_down)) arm(srv, a->kind, a->shard);
   srv_tenant_t *t = NULL;
-  if (ok && (a->kind == K_SESSION || a->kind == K_INFO || a->kind == K_LIST || a->kind == K_DONE)) {
+  if (ok && a->kind != K_HEALTH && a->kind != K_UNKNOWN) {
     const char *why;
     t = srv_authenticate(srv, a->call, &a->md, &why);
     if (!t) {
       char *peer = grpc_call_get_peer(a->call);
       srv_audit(SRV_LOG_WARN, "authentication failed", NULL, peer, "reason=%s", why);
       gpr_free(peer);
-      call_respond(a->call, NULL, GRPC_STATUS_UNAUTHENTICATED, "authentication failed");
+      srv_call_respond(a->call, NULL, GRPC_STATUS_UNAUTHENTICATED, "authentication failed");
       ok = 0; /* answered */
     }
   }
@@ -213,18 +219,24 @@ static void on_accept(srv_op_t *op, int ok) {
       case K_SESSION: {
         char msg[256];
         if (srv_session_start(srv, a->call, a->deadline, t, msg, sizeof msg) != 0)
-          call_respond(a->call, NULL, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
+          srv_call_respond(a->call, NULL, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
         break;
       }
-      case K_INFO: call_respond(a->call, info_reply(srv, t), GRPC_STATUS_OK, NULL); break;
-      case K_LIST: call_respond(a->call, list_reply(srv, t), GRPC_STATUS_OK, NULL); break;
+      case K_INFO: srv_call_respond(a->call, info_reply(srv, t), GRPC_STATUS_OK, NULL); break;
+      case K_LIST: srv_call_respond(a->call, list_reply(srv, t), GRPC_STATUS_OK, NULL); break;
       case K_HEALTH: health_check(srv, a->call, a->payload); break;
       case K_DONE: host_func_done(srv, t, a->call, a->payload); break;
+      case K_JOB + SRV_JOB_SUBMIT:
+      case K_JOB + SRV_JOB_GET:
+      case K_JOB + SRV_JOB_WATCH:
+      case K_JOB + SRV_JOB_CANCEL:
+      case K_JOB + SRV_JOB_LIST:
+      case K_JOB + SRV_JOB_FETCH: srv_job_call(srv, a->kind - K_JOB, t, a->call, a->payload); break;
       case K_UNKNOWN: {
         char *m = grpc_slice_to_c_string(a->details.method);
         srv_log(SRV_LOG_INFO, "unknown method %s", m);
         gpr_free(m);
-        call_respond(a->call, NULL, GRPC_STATUS_UNIMPLEMENTED, "unknown method");
+        srv_call_respond(a->call, NULL, GRPC_STATUS_UNIMPLEMENTED, "unknown method");
         break;
       }
     }
@@ -368,6 +380,9 @@ int srv_start(srv_t *srv) {
                                               GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
   srv->m_done = grpc_server_register_method(srv->server, RDEV_WIRE_METHOD_HOST_FUNC_DONE, NULL,
                                             GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+  for (int i = 0; i < SRV_JOB_CALLS; i++)
+    srv->m_jobs[i] =
+        grpc_server_register_method(srv->server, job_methods[i], NULL, GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
   for (int i = 0; i < srv->nthreads; i++) {
     srv->cqs[i] = grpc_completion_queue_create_for_next(NULL);
     grpc_server_register_completion_queue(srv->server, srv->cqs[i], NULL);
@@ -375,8 +390,8 @@ int srv_start(srv_t *srv) {
   grpc_server_credentials *creds = server_creds(&srv->cfg);
   srv->port = creds ? grpc_server_add_http2_port(srv->server, srv->cfg.listen, creds) : 0;
   if (creds) grpc_server_credentials_release(creds);
-  if (srv->port == 0) {
-    srv_log(SRV_LOG_ERROR, "cannot listen on %s", srv->cfg.listen);
+  if (srv->port == 0) srv_log(SRV_LOG_ERROR, "cannot listen on %s", srv->cfg.listen);
+  if (srv->port == 0 || srv_jobs_open(srv) != 0) { /* jobs_open logs why */
     grpc_server_destroy(srv->server);
     for (int i = 0; i < srv->nthreads; i++) {
       grpc_completion_queue_shutdown(srv->cqs[i]);
@@ -442,8 +457,9 @@ void srv_stop(srv_t *srv) {
     dl.tv_sec++;
     dl.tv_nsec -= 1000000000L;
   }
-  int left = wait_sessions(srv, &dl);
+  int left = wait_sessions(srv, &dl); /* a running job holds a session of its own */
   if (left) srv_log(SRV_LOG_WARN, "drain: cancelling %d session(s) still open", left);
+  srv_jobs_stop(srv);
   srv_sessions_end_all(srv);
   grpc_server_cancel_all_calls(srv->server);
   pthread_mutex_lock(&w.mu);
@@ -458,6 +474,7 @@ void srv_stop(srv_t *srv) {
   }
   free(srv->threads);
   free(srv->cqs);
+  srv_jobs_free(srv);
   int gone = replies_gone(srv); /* before gRPC shuts down: what it lets go of finds the runtime */
   grpc_shutdown();
   if (gone)

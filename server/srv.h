@@ -42,6 +42,14 @@ typedef struct {
   char acl_lib[256];       /* acl: the CANN runtime library; "" = the default places */
   char acl_kernels[256];   /* acl: directory of the built-in kernels' binaries; "" = none */
   int allow_uploaded;      /* take kernel binaries from clients where kernels are not confined (acl) */
+  /* jobs (jobs.h) */
+  char job_dir[256];     /* state directory of job records and kept outputs; "" = no jobs */
+  int job_keep_s;        /* how long kept outputs stay */
+  int job_runners;       /* jobs running at once, all tenants together */
+  int job_timeout_s;     /* a job's run time when its spec sets none */
+  int job_retries;       /* tries after the first per transfer when its spec sets none */
+  char job_allow[1024];  /* open mode: URL prefixes jobs may reach, separated by spaces */
+  char job_resolve[256]; /* tests only: "host:port:addr" every job transfer resolves so */
 } srv_config_t;
 
 /* Every field of cfg to its built-in default; sim-host-view's comes from
@@ -112,6 +120,10 @@ typedef struct srv_op {
   void (*done)(struct srv_op *op, int success);
 } srv_op_t;
 
+/* Answers a unary call with resp (taken; may be NULL) and status, and lets
+ * go of the call (its reference is taken). Any thread; does not block. */
+void srv_call_respond(grpc_call *call, grpc_byte_buffer *resp, grpc_status_code status, const char *details);
+
 /* ---- handle table ----------------------------------------------------------- */
 
 typedef enum { SRV_H_BUF = 1, SRV_H_STREAM, SRV_H_EVENT, SRV_H_BIN, SRV_H_FUNC } srv_htype_t;
@@ -165,6 +177,12 @@ typedef struct srv_tenant {
   size_t max_inflight;
   int weight;
   char cert_subject[256]; /* "" = any (or no) client certificate */
+  /* jobs (jobs.h) */
+  char *allow;          /* URL prefixes its jobs may reach, one per line (allow.h); NULL = none */
+  int max_queued_jobs;  /* jobs not yet final at once (queued or running) */
+  int max_running_jobs; /* jobs running at once */
+  size_t max_job_fetch; /* bytes one job may fetch in all */
+  size_t job_disk;      /* bytes its kept outputs may take on disk */
   int removed, seen;
   /* usage */
   size_t mem_used[64];
@@ -242,6 +260,8 @@ struct srv {
   struct srv_zc *zc;       /* Read replies that show device memory (zerocopy.h) */
   pthread_mutex_t bins_mu; /* the kernel binaries (binaries.c) */
   struct srv_bin *bins;
+  struct srv_jobs *jobs; /* detached jobs (jobs.h); NULL without a job-dir */
+  void *m_jobs[6];       /* their methods, in jobs.h's SRV_JOB_* order */
 };
 
 /* Opens what serving needs besides gRPC: locks, the tenants, the runtime

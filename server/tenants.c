@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "allow.h"
 #include "srv.h"
 
 /* ---- parsing ----------------------------------------------------------------- */
@@ -109,11 +110,16 @@ static void tenant_unlimited(srv_tenant_t *t) {
   t->max_streams = INT32_MAX;
   t->max_inflight = SIZE_MAX;
   t->weight = 1;
+  t->max_queued_jobs = 64;
+  t->max_running_jobs = 1;
+  t->max_job_fetch = SIZE_MAX;
+  t->job_disk = SIZE_MAX;
 }
 
 void srv_tenant_list_free(srv_tenant_t *list) {
   while (list) {
     srv_tenant_t *n = list->next;
+    free(list->allow);
     free(list);
     list = n;
   }
@@ -197,6 +203,31 @@ int srv_tenants_parse(const char *text, size_t len, const char *name, srv_tenant
         cur->max_dev_streams = (int)n;
       else
         cur->weight = (int)n;
+    } else if (!strcmp(k, "allow")) {
+      srv_allow_t *one = NULL;
+      char why2[256];
+      if (srv_allow_add(&one, v, why2, sizeof why2)) BAD("allow: %s", why2);
+      srv_allow_free(one);
+      size_t had = cur->allow ? strlen(cur->allow) : 0, n = strlen(v);
+      char *grown = realloc(cur->allow, had + n + 2);
+      if (!grown) BAD("out of memory");
+      memcpy(grown + had, v, n);
+      grown[had + n] = '\n';
+      grown[had + n + 1] = '\0';
+      cur->allow = grown;
+    } else if (!strcmp(k, "max_queued_jobs") || !strcmp(k, "max_running_jobs")) {
+      char *end;
+      errno = 0;
+      long n = strtol(v, &end, 10);
+      if (errno || end == v || *end || n < 1 || n > 100000) BAD("%s: 1..100000", k);
+      if (!strcmp(k, "max_queued_jobs"))
+        cur->max_queued_jobs = (int)n;
+      else
+        cur->max_running_jobs = (int)n;
+    } else if (!strcmp(k, "max_job_fetch")) {
+      if (srv_parse_size(v, &cur->max_job_fetch)) BAD("max_job_fetch: a size such as 4G");
+    } else if (!strcmp(k, "job_disk")) {
+      if (srv_parse_size(v, &cur->job_disk)) BAD("job_disk: a size such as 10G");
     } else if (!strcmp(k, "cert_subject")) {
       size_t n = strlen(v);
       if (n >= sizeof cur->cert_subject) BAD("cert_subject too long");
@@ -243,13 +274,40 @@ static srv_tenant_t *tenant_new(const char *name) {
   return t;
 }
 
+/* Open mode: the job-allow setting's prefixes (separated by white space) as
+ * the anonymous tenant's allow lines. 0, or -1 (logged) for a bad one. */
+static int open_allow(srv_tenant_t *t, const char *prefixes) {
+  size_t n = strlen(prefixes);
+  if (!n) return 0;
+  if (!(t->allow = malloc(n + 2))) return -1;
+  char *o = t->allow;
+  for (const char *p = prefixes; *p;) {
+    while (*p && isspace((unsigned char)*p)) p++;
+    const char *e = p;
+    while (*e && !isspace((unsigned char)*e)) e++;
+    if (e == p) break;
+    char one[1024], why[256];
+    snprintf(one, sizeof one, "%.*s", (int)(e - p), p);
+    srv_allow_t *l = NULL;
+    if (srv_allow_add(&l, one, why, sizeof why)) {
+      srv_log(SRV_LOG_ERROR, "job-allow: %s: %s", one, why);
+      return -1;
+    }
+    srv_allow_free(l);
+    o += sprintf(o, "%s\n", one);
+    p = e;
+  }
+  return 0;
+}
+
 int srv_tenants_init(srv_t *srv) {
   pthread_mutex_init(&srv->tenants_mu, NULL);
   if (!srv->cfg.tenants[0]) {
     srv->tenants = tenant_new("anonymous");
     if (!srv->tenants) return -1;
     srv->tenants->max_dev_streams = INT32_MAX; /* open mode: the caps are each session's (session.c) */
-    return 0;
+    srv->tenants->max_running_jobs = 4;
+    return open_allow(srv->tenants, srv->cfg.job_allow);
   }
   char err[512];
   if (srv_tenants_reload(srv, err, sizeof err)) {
@@ -275,6 +333,7 @@ int srv_tenants_reload(srv_t *srv, char *err, size_t errlen) {
     for (t = srv->tenants; t && strcmp(t->name, f->name); t = t->next) {}
     if (!t) {
       if (!(t = tenant_new(f->name))) {
+        free(f->allow);
         free(f);
         continue;
       }
@@ -296,6 +355,13 @@ int srv_tenants_reload(srv_t *srv, char *err, size_t errlen) {
     t->max_inflight = f->max_inflight;
     t->weight = f->weight;
     memcpy(t->cert_subject, f->cert_subject, sizeof t->cert_subject);
+    free(t->allow);
+    t->allow = f->allow; /* taken */
+    f->allow = NULL;
+    t->max_queued_jobs = f->max_queued_jobs;
+    t->max_running_jobs = f->max_running_jobs;
+    t->max_job_fetch = f->max_job_fetch;
+    t->job_disk = f->job_disk;
     t->removed = 0;
     t->seen = 1;
     pthread_mutex_unlock(&t->mu);
@@ -319,6 +385,7 @@ void srv_tenants_free(srv_t *srv) {
   while (srv->tenants) {
     srv_tenant_t *n = srv->tenants->next;
     pthread_mutex_destroy(&srv->tenants->mu);
+    free(srv->tenants->allow);
     free(srv->tenants);
     srv->tenants = n;
   }

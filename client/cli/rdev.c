@@ -1,9 +1,10 @@
 /*
  * client/cli/rdev.c — the `rdev` tool: look at an rdevd and exercise it from
- * a shell. Built only on the public API (rdev/rdev.h), as curl's tool is on
- * libcurl.
+ * a shell, and run detached jobs on it (job.c). Built only on the public API
+ * (rdev/rdev.h, rdev/job.h), as curl's tool is on libcurl.
  *
- *   rdev [--target ADDR] devices | info | ping [-n N] | roundtrip FILE | token | bench [...] | help
+ *   rdev [--target ADDR] devices | info | ping [-n N] | roundtrip FILE | token | bench [...]
+ *                        | job submit|status|watch|cancel|list|fetch ... | help
  *
  * The target defaults to $RDEV_TARGET, else 127.0.0.1:50051. `rdev bench`
  * runs the benchmark program, rdev_bench (tests/bench/rdev_bench/), which
@@ -17,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "job_yaml.h"
 #include "rdev/rdev.h"
 
 #define DEFAULT_TARGET "127.0.0.1:50051"
@@ -39,6 +41,17 @@ static void usage(FILE *f) {
           "                   or in ../tests/ (rdev bench --help for its options)\n"
           "  token            make a new bearer token; prints it and the line that admits it\n"
           "                   in rdevd's tenants file (only the hash goes there)\n"
+          "  job submit SPEC [--wait]\n"
+          "                   queue the job a YAML or JSON SPEC file describes; prints its id\n"
+          "                   and webhook secret; --wait: then watch it\n"
+          "  job status ID    a job's state, progress, times, webhooks and kept outputs\n"
+          "  job watch ID     follow a job until it is final\n"
+          "  job cancel ID    cancel a job\n"
+          "  job list         the tenant's jobs: ID STATE NAME\n"
+          "  job fetch ID OUTPUT FILE\n"
+          "                   save an output the job kept into FILE (- = stdout)\n"
+          "                   (rdev job help: the spec format. Job commands exit 1 when the job\n"
+          "                   watched failed or was cancelled, 2 on any other error)\n"
           "  help             this text\n"
           "\n"
           "ADDR is host:port or unix:/path; default $RDEV_TARGET, else " DEFAULT_TARGET
@@ -373,6 +386,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "roundtrip") == 0) return cmd_roundtrip(rest, rargv);
   if (strcmp(cmd, "token") == 0 && rest == 0) return cmd_token();
   if (strcmp(cmd, "bench") == 0) return cmd_bench(rest, rargv);
+  if (strcmp(cmd, "job") == 0) return rdev_cli_job(g_target, rest, rargv);
   fprintf(stderr, "rdev: unknown command or arguments: %s\n", cmd);
   usage(stderr);
   return 2;

@@ -9,6 +9,7 @@
  * codec, rdev/wire.h, below them all); nothing calls back up.
  *
  *   session.c  open, close               → auth poll send pending info stream addr error
+ *   job.c      job calls (no session)    → info (unary calls) auth error
  *   memory.c   malloc/free, copies       → submit stream info addr error
  *   stream.c   streams, events, kernels  → submit pending (sticky errors) info addr error
  *   info.c     unary calls, devices      → submit poll error
@@ -53,7 +54,7 @@ typedef struct cl_pending cl_pending_t; /* pending.c */
 /* ---- the parts of a session, each owned by one file -------------------------- */
 
 /* auth.c: the token metadata sent on every call. Filled at open, read-only
- * afterwards (session.c and info.c send it). */
+ * afterwards (session.c, job.c and info.c send it). */
 typedef struct {
   grpc_metadata md; /* authorization: Bearer <token> */
   size_t n;         /* 0 without a token */
@@ -413,6 +414,16 @@ int cl_device_current(rdev_session_t *s);
  * 10 s deadline, the session's credentials): req out, *rep in. Blocks. */
 int cl_unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fields, const void *req,
              const pb_msgdesc_t *rep_fields, void *rep);
+/* The same on any channel with auth's token metadata (auth.c; read only),
+ * waiting for the channel to be ready, deadline_ms after the start (<= 0:
+ * none): req out, *rep in (decoded by rdev_wire_decode). Blocks. Returns
+ * RDEV_OK or a status with the last error set ("METHOD: detail (gRPC
+ * status N)" when the server answered with an error); *gstatus (may be
+ * NULL) gets the call's gRPC status (GRPC_STATUS_UNKNOWN when it got none),
+ * for a caller that maps some of them otherwise. */
+int cl_unary_call(grpc_channel *ch, cl_auth_t *auth, const char *method, int64_t deadline_ms,
+                  const pb_msgdesc_t *req_fields, const void *req, const pb_msgdesc_t *rep_fields, void *rep,
+                  grpc_status_code *gstatus);
 
 /* ==== binary.c: kernel binaries ================================================ */
 

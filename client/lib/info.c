@@ -1,9 +1,10 @@
 /*
- * client/lib/info.c — the server and its devices: the unary Info and
- * ListDevices calls (on the session's channel, each on a completion queue of
- * its own, with a deadline, outside the session call), the current device
- * and its memory, and the kernels it offers (Info). Owns s->dev (current device, device count); calls
- * submit.c (MemInfo), poll.c (whether the session ended) and error.c.
+ * client/lib/info.c — the server and its devices: unary calls (on a
+ * channel, each on a completion queue of its own, with a deadline, outside
+ * any session call: a session's Info and ListDevices, and the job calls of
+ * job.c), the current device and its memory, and the kernels it offers
+ * (Info). Owns s->dev (current device, device count); calls submit.c
+ * (MemInfo), poll.c (whether the session ended) and error.c.
  */
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
@@ -21,17 +22,17 @@ void cl_device_init(rdev_session_t *s) {
 
 int cl_device_current(rdev_session_t *s) { return atomic_load(&s->dev.current); }
 
-int cl_unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fields, const void *req,
-             const pb_msgdesc_t *rep_fields, void *rep) {
-  char why[CL_MSG_MAX];
-  if (cl_poll_dead(s, why, sizeof why)) /* the server is gone or ended the session: do not wait for it */
-    return cl_error(RDEV_UNAVAILABLE, "%s", why);
+int cl_unary_call(grpc_channel *ch, cl_auth_t *auth, const char *method, int64_t deadline_ms,
+                  const pb_msgdesc_t *req_fields, const void *req, const pb_msgdesc_t *rep_fields, void *rep,
+                  grpc_status_code *gstatus) {
+  if (gstatus) *gstatus = GRPC_STATUS_UNKNOWN;
   grpc_byte_buffer *send = rdev_wire_encode(req_fields, req, NULL);
   if (!send) return cl_error(RDEV_INTERNAL_ERROR, "cannot encode request");
   grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
   gpr_timespec deadline =
-      gpr_time_add(gpr_now(GPR_CLOCK_REALTIME), gpr_time_from_millis(UNARY_DEADLINE_MS, GPR_TIMESPAN));
-  grpc_call *call = grpc_channel_create_call(s->channel, NULL, GRPC_PROPAGATE_DEFAULTS, cq,
+      deadline_ms > 0 ? gpr_time_add(gpr_now(GPR_CLOCK_REALTIME), gpr_time_from_millis(deadline_ms, GPR_TIMESPAN))
+                      : gpr_inf_future(GPR_CLOCK_REALTIME);
+  grpc_call *call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq,
                                              grpc_slice_from_static_string(method), NULL, deadline, NULL);
   grpc_metadata_array init_md, trailing_md;
   grpc_metadata_array_init(&init_md);
@@ -45,8 +46,8 @@ int cl_unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fiel
   memset(ops, 0, sizeof ops);
   ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
   ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY | GRPC_INITIAL_METADATA_WAIT_FOR_READY_EXPLICITLY_SET;
-  ops[0].data.send_initial_metadata.count = s->auth.n;
-  ops[0].data.send_initial_metadata.metadata = &s->auth.md;
+  ops[0].data.send_initial_metadata.count = auth->n;
+  ops[0].data.send_initial_metadata.metadata = &auth->md;
   ops[1].op = GRPC_OP_SEND_MESSAGE;
   ops[1].data.send_message.send_message = send;
   ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
@@ -64,6 +65,7 @@ int cl_unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fiel
     rc = cl_error(RDEV_INTERNAL_ERROR, "cannot start call %s", method);
   } else {
     grpc_completion_queue_pluck(cq, (void *)1, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    if (gstatus) *gstatus = status;
     if (status != GRPC_STATUS_OK) {
       char *d = grpc_slice_to_c_string(details);
       rc = cl_grpc_status(status);
@@ -86,6 +88,14 @@ int cl_unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fiel
   grpc_metadata_array_destroy(&trailing_md);
   grpc_slice_unref(details);
   return rc;
+}
+
+int cl_unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fields, const void *req,
+             const pb_msgdesc_t *rep_fields, void *rep) {
+  char why[CL_MSG_MAX];
+  if (cl_poll_dead(s, why, sizeof why)) /* the server is gone or ended the session: do not wait for it */
+    return cl_error(RDEV_UNAVAILABLE, "%s", why);
+  return cl_unary_call(s->channel, &s->auth, method, UNARY_DEADLINE_MS, req_fields, req, rep_fields, rep, NULL);
 }
 
 int rdev_server_info(rdev_session_t *s, rdev_server_info_t *info) {

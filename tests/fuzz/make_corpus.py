@@ -19,9 +19,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 gen = tempfile.mkdtemp(prefix="rdev-fuzz-")
 subprocess.run(["protoc", "-I", PROTO_DIR, "--python_out", gen,
-                os.path.join(PROTO_DIR, "rdev/v1/rdev.proto")], check=True)
+                os.path.join(PROTO_DIR, "rdev/v1/rdev.proto"), os.path.join(PROTO_DIR, "rdev/v1/job.proto")],
+               check=True)
 sys.path.insert(0, gen)
 from rdev.v1 import rdev_pb2 as pb  # noqa: E402
+from rdev.v1 import job_pb2 as jpb  # noqa: E402
 
 
 def save(harness, data):
@@ -119,4 +121,44 @@ for name in ("tenants.example",):
 save("fuzz_config", b"listen = 127.0.0.1:0\nbackend = sim\nsim-devices = 2\nsim-mem = 64M\n"
      b"sim-slots = 4\nmax-inflight = 32M\nthreads = 1\ndrain-ms = 100\nlog-level = warn\n"
      b"allow-open = no\n# comment\n")
+
+# ---- fuzz_job: [0|1|2][a SubmitJobRequest | a JobRecord | prefixes and a URL] ----
+U = "http://127.0.0.1:8080/data/"
+spec = jpb.JobSpec(
+    name="sq", buffers=[jpb.JobBuffer(name="x", size=1 << 20), jpb.JobBuffer(name="y", size=1 << 20, device=1)],
+    inputs=[jpb.JobInput(buffer="x", url=U + "in", sha256="ab" * 32, offset=64, max_bytes=4096)],
+    steps=[jpb.JobStep(name="square", stream=1, launch=jpb.JobLaunch(kernel="square_f32", blocks=4, args=[
+               jpb.JobArg(ptr=jpb.JobRef(buffer="x")), jpb.JobArg(ptr=jpb.JobRef(buffer="y", offset=64)),
+               jpb.JobArg(u32=1024)])),
+           jpb.JobStep(copy=jpb.JobCopy(dst=jpb.JobRef(buffer="y"), src=jpb.JobRef(buffer="x", offset=128), count=64)),
+           jpb.JobStep(memset=jpb.JobMemset(dst=jpb.JobRef(buffer="y", offset=2**64 - 1), value=7, count=2))],
+    outputs=[jpb.JobOutput(name="out", buffer="y", url=U + "out", method="POST"), jpb.JobOutput(name="k", buffer="x")],
+    callback_url=U + "hook", timeout_s=60, retries=2)
+save("fuzz_job", b"\0" + jpb.SubmitJobRequest(spec=spec).SerializeToString())
+save("fuzz_job", b"\1" + jpb.JobRecord(spec=spec, secret="00" * 32, status=jpb.JobStatus(
+    id="0123456789abcdef", state=jpb.FAILED, kept=[jpb.JobKept(name="k", bytes=5)],
+    hooks=[jpb.JobHook(state=jpb.QUEUED, delivered=True, http_status=200, attempts=1)])).SerializeToString())
+save("fuzz_job", b"\2https://a.example:8443/x/\nhttp://127.0.0.1/\nhttps://a.example:8443/x/%2e%2e/y")
+save("fuzz_job", b"\2http://[::1]:80/\n::ffff:127.0.0.1")
+
+# ---- fuzz_job_yaml: a job spec as people write it ----
+save("fuzz_job_yaml", b"""name: square
+buffers:
+  - {name: x, size: 1MiB}
+  - {name: y, size: 1048576, device: 0}
+inputs:
+  - {buffer: x, url: "http://h/data", sha256: "%s", max_bytes: 4K}
+steps:
+  - {launch: square_f32, blocks: 4, args: [x, {buffer: y, offset: 64}, 1024], stream: 1, name: sq}
+  - {copy: {dst: y, src: {buffer: x, offset: 64}, count: 128}}
+  - {memset: {dst: y, value: 0, count: 100}}
+outputs:
+  - {name: result, buffer: y, url: "http://h/upload/r", method: PUT}
+  - {name: head, buffer: y, offset: 0, size: 4096}
+callback_url: "http://h/hook/j1"
+timeout: 10m
+retries: 3
+""" % (b"ab" * 32))
+save("fuzz_job_yaml", b'{"name": "j", "buffers": [{"name": "x", "size": 64}], "steps": '
+     b'[{"launch": "axpy_f32", "blocks": 1, "args": [2.5, "x", "x", {"u64": 16}]}]}')
 shutil.rmtree(gen)

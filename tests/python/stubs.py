@@ -9,11 +9,13 @@ import tempfile
 
 
 def generate(proto_dir):
-    """Returns (gen_dir, rdev_pb2, rdev_pb2_grpc, health_pb2)."""
+    """Returns (gen_dir, rdev_pb2, rdev_pb2_grpc, health_pb2); rdev.v1.job_pb2
+    (the job messages) imports once gen_dir is on sys.path, as it is then."""
     gen = tempfile.mkdtemp(prefix="rdev-py-")
     subprocess.run(["protoc", "-I", proto_dir, "--python_out", gen, "--grpc_out", gen,
                     "--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin",
                     os.path.join(proto_dir, "rdev/v1/rdev.proto"),
+                    os.path.join(proto_dir, "rdev/v1/job.proto"),
                     os.path.join(proto_dir, "grpc/health/v1/health.proto")], check=True)
     sys.path.insert(0, gen)
     from rdev.v1 import rdev_pb2, rdev_pb2_grpc

@@ -40,7 +40,9 @@ extern "C" {
   XX(QUOTA_EXCEEDED,            900005, "quota exceeded")                            \
   XX(PROTOCOL,                  900006, "malformed or unexpected message")           \
   XX(UNKNOWN_KERNEL,            900007, "unknown kernel")                            \
-  XX(KERNEL_ARGS,               900008, "kernel arguments do not match its signature")
+  XX(KERNEL_ARGS,               900008, "kernel arguments do not match its signature") \
+  XX(TRANSFER,                  900009, "transfer failed (network or HTTP)")          \
+  XX(CHECKSUM,                  900010, "checksum mismatch")
 /* clang-format on */
 
 typedef enum {

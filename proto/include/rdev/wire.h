@@ -21,6 +21,12 @@
 #define RDEV_WIRE_METHOD_INFO "/rdev.v1.Device/Info"
 #define RDEV_WIRE_METHOD_LIST_DEVICES "/rdev.v1.Device/ListDevices"
 #define RDEV_WIRE_METHOD_HOST_FUNC_DONE "/rdev.v1.Device/HostFuncDone"
+#define RDEV_WIRE_METHOD_SUBMIT_JOB "/rdev.v1.Device/SubmitJob"
+#define RDEV_WIRE_METHOD_GET_JOB "/rdev.v1.Device/GetJob"
+#define RDEV_WIRE_METHOD_WATCH_JOB "/rdev.v1.Device/WatchJob"
+#define RDEV_WIRE_METHOD_CANCEL_JOB "/rdev.v1.Device/CancelJob"
+#define RDEV_WIRE_METHOD_LIST_JOBS "/rdev.v1.Device/ListJobs"
+#define RDEV_WIRE_METHOD_FETCH_OUTPUT "/rdev.v1.Device/FetchOutput"
 #define RDEV_WIRE_METHOD_HEALTH_CHECK "/grpc.health.v1.Health/Check"
 
 /* Hand-offs through gRPC. gRPC C core is not built for ThreadSanitizer, so

@@ -1,0 +1,763 @@
+/*
+ * server/jobs.c — the job table (jobs.h): submission and the tenant's
+ * limits, the queue (first in, first out; a job starts when its tenant has
+ * a running slot and the server a runner), the runner threads, states and
+ * progress, cancel, watchers, webhooks (one thread per job while it has
+ * events to send, so they arrive in order and a slow receiver delays only
+ * its own job), expiry of kept outputs and old records, and the drain.
+ */
+#define _GNU_SOURCE
+#include "jobs.h"
+
+#include <pb_decode.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "job_http.h"
+
+struct final_call {
+  final_call_t *next;
+  grpc_call *call;
+};
+
+struct hook_ev {
+  hook_ev_t *next;
+  rdev_v1_JobState state;
+  char *body;
+  size_t len;
+};
+
+int64_t srv_job_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+const char *srv_job_state_name(rdev_v1_JobState s) {
+  switch (s) {
+    case rdev_v1_JobState_QUEUED: return "queued";
+    case rdev_v1_JobState_FETCHING: return "fetching";
+    case rdev_v1_JobState_RUNNING: return "running";
+    case rdev_v1_JobState_DELIVERING: return "delivering";
+    case rdev_v1_JobState_SUCCEEDED: return "succeeded";
+    case rdev_v1_JobState_FAILED: return "failed";
+    case rdev_v1_JobState_CANCELLED: return "cancelled";
+    default: return "unknown";
+  }
+}
+
+srv_allow_t *srv_job_allow(const srv_tenant_t *t) {
+  srv_allow_t *list = NULL;
+  srv_tenant_t *m = (srv_tenant_t *)t;
+  pthread_mutex_lock(&m->mu);
+  for (const char *p = t->allow; p && *p;) {
+    const char *e = strchr(p, '\n');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    char one[SRV_LINE_MAX + 1], why[128];
+    snprintf(one, sizeof one, "%.*s", (int)n, p);
+    srv_allow_add(&list, one, why, sizeof why); /* checked when the tenants file was read */
+    p += n + (e != NULL);
+  }
+  pthread_mutex_unlock(&m->mu);
+  return list;
+}
+
+/* ---- references, watchers --------------------------------------------------- */
+
+static void job_free(srv_job_t *j) {
+  while (j->finals) { /* cannot happen (runners end final); the server is gone by now */
+    final_call_t *f = j->finals;
+    j->finals = f->next;
+    grpc_call_unref(f->call);
+    free(f);
+  }
+  while (j->hq_head) {
+    hook_ev_t *e = j->hq_head;
+    j->hq_head = e->next;
+    free(e->body);
+    free(e);
+  }
+  pb_release(rdev_v1_JobSpec_fields, &j->spec);
+  pthread_mutex_destroy(&j->save_mu);
+  free(j);
+}
+
+void srv_job_unref(srv_job_t *job) {
+  srv_jobs_t *jobs = job->jobs;
+  pthread_mutex_lock(&jobs->mu);
+  int last = --job->refs == 0;
+  pthread_mutex_unlock(&jobs->mu);
+  if (last) job_free(job);
+}
+
+static void wake_locked(srv_job_t *j) {
+  for (srv_watch_t *w = j->watchers; w; w = w->next) w->wake(w);
+  if (!srv_job_final(j->st.state)) return;
+  while (j->finals) { /* the CancelJob calls waiting for this */
+    final_call_t *f = j->finals;
+    j->finals = f->next;
+    rdev_v1_JobStatus st = j->st;
+    st.hooks_count = 0;
+    srv_call_respond(f->call, rdev_wire_encode(rdev_v1_JobStatus_fields, &st, NULL), GRPC_STATUS_OK, NULL);
+    free(f);
+  }
+}
+
+void srv_job_watch(srv_job_t *job, srv_watch_t *w) {
+  pthread_mutex_lock(&job->jobs->mu);
+  w->prev = NULL;
+  w->next = job->watchers;
+  if (w->next) w->next->prev = w;
+  job->watchers = w;
+  w->wake(w);
+  pthread_mutex_unlock(&job->jobs->mu);
+}
+
+void srv_job_unwatch(srv_job_t *job, srv_watch_t *w) {
+  pthread_mutex_lock(&job->jobs->mu);
+  if (w->prev)
+    w->prev->next = w->next;
+  else if (job->watchers == w)
+    job->watchers = w->next;
+  if (w->next) w->next->prev = w->prev;
+  w->prev = w->next = NULL;
+  pthread_mutex_unlock(&job->jobs->mu);
+}
+
+void srv_job_status(srv_job_t *job, rdev_v1_JobStatus *out, int brief) {
+  pthread_mutex_lock(&job->jobs->mu);
+  *out = job->st;
+  pthread_mutex_unlock(&job->jobs->mu);
+  if (brief) out->hooks_count = 0;
+}
+
+/* ---- webhooks ---------------------------------------------------------------- */
+
+/* s as a JSON string (quoted, escaped) at the end of buf (cap bytes). */
+static size_t json_str(char *buf, size_t at, size_t cap, const char *s) {
+  if (at < cap) buf[at] = '"';
+  at++;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    char esc[8];
+    const char *piece = esc;
+    if (*p == '"' || *p == '\\')
+      snprintf(esc, sizeof esc, "\\%c", *p);
+    else if (*p < 0x20)
+      snprintf(esc, sizeof esc, "\\u%04x", *p);
+    else
+      esc[0] = (char)*p, esc[1] = '\0';
+    for (; *piece; piece++, at++)
+      if (at < cap) buf[at] = *piece;
+  }
+  if (at < cap) buf[at] = '"';
+  return at + 1;
+}
+
+/* The webhook event of j's status now (jobs->mu held): malloc'd JSON. */
+static char *event_json(srv_job_t *j, size_t *len) {
+  const rdev_v1_JobStatus *st = &j->st;
+  size_t cap = 2048, at = 0;
+  char *b = malloc(cap);
+  if (!b) return NULL;
+#define PUT(...) at += (size_t)snprintf(b + (at < cap ? at : cap), at < cap ? cap - at : 0, __VA_ARGS__)
+  PUT("{\"seq\":%llu,\"id\":\"%s\",\"name\":", (unsigned long long)++j->hook_seq, st->id);
+  at = json_str(b, at, cap, st->name);
+  PUT(",\"state\":\"%s\",\"time_ms\":%lld,\"failed_at\":", srv_job_state_name(st->state), (long long)srv_job_now_ms());
+  at = json_str(b, at, cap, st->failed_at);
+  PUT(",\"code\":%d,\"message\":", (int)st->code);
+  at = json_str(b, at, cap, st->message);
+  PUT(",\"fetched_bytes\":%llu,\"steps_done\":%u,\"steps_total\":%u,\"delivered_bytes\":%llu}",
+      (unsigned long long)st->fetched_bytes, (unsigned)st->steps_done, (unsigned)st->steps_total,
+      (unsigned long long)st->delivered_bytes);
+#undef PUT
+  if (at >= cap) { /* cannot happen with the fields' sizes; never send a cut event */
+    free(b);
+    return NULL;
+  }
+  *len = at;
+  return b;
+}
+
+static void *hook_main(void *arg);
+
+/* Queues the event of j's state now for its callback URL (jobs->mu held). */
+static void hook_queue_locked(srv_job_t *j) {
+  if (!j->spec.callback_url || !j->spec.callback_url[0]) return;
+  hook_ev_t *e = calloc(1, sizeof *e);
+  if (!e || !(e->body = event_json(j, &e->len))) {
+    free(e);
+    srv_log(SRV_LOG_ERROR, "job %s: out of memory for a webhook event", j->id);
+    return;
+  }
+  e->state = j->st.state;
+  if (j->hq_tail)
+    j->hq_tail->next = e;
+  else
+    j->hq_head = e;
+  j->hq_tail = e;
+  if (j->hook_busy) return;
+  pthread_t th;
+  pthread_attr_t at;
+  pthread_attr_init(&at);
+  pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+  j->refs++;
+  j->jobs->hook_threads++;
+  j->hook_busy = 1;
+  if (pthread_create(&th, &at, hook_main, j) != 0) {
+    j->refs--;
+    j->jobs->hook_threads--;
+    j->hook_busy = 0;
+    srv_log(SRV_LOG_ERROR, "job %s: cannot start a webhook thread", j->id);
+  }
+  pthread_attr_destroy(&at);
+}
+
+/* Records a delivery in j's status: the latest 16 (jobs->mu held). */
+static void hook_record_locked(srv_job_t *j, rdev_v1_JobState state, const srv_http_hook_t *h) {
+  rdev_v1_JobStatus *st = &j->st;
+  const int max = (int)(sizeof st->hooks / sizeof st->hooks[0]);
+  if (st->hooks_count == max) {
+    memmove(&st->hooks[0], &st->hooks[1], sizeof st->hooks[0] * (size_t)(max - 1));
+    st->hooks_count--;
+  }
+  rdev_v1_JobHook *r = &st->hooks[st->hooks_count++];
+  *r = (rdev_v1_JobHook)rdev_v1_JobHook_init_zero;
+  r->state = state;
+  r->delivered = h->status == RDEV_OK;
+  r->http_status = (int32_t)h->http_status;
+  r->attempts = (uint32_t)h->tries;
+  r->at_ms = h->at_ms;
+  snprintf(r->error, sizeof r->error, "%s", h->error);
+}
+
+static atomic_int stop_hooks; /* the server stops: webhooks give up */
+#define HOOK_GRACE_S 2        /* ...this long after the last runner ended */
+
+static void *hook_main(void *arg) {
+  srv_job_t *j = arg;
+  srv_jobs_t *jobs = j->jobs;
+  srv_config_t *cfg = &jobs->srv->cfg;
+  for (;;) {
+    pthread_mutex_lock(&jobs->mu);
+    hook_ev_t *e = j->hq_head;
+    if (!e) {
+      j->hook_busy = 0;
+      jobs->hook_threads--;
+      pthread_cond_broadcast(&jobs->cv);
+      pthread_mutex_unlock(&jobs->mu);
+      srv_job_unref(j);
+      return NULL;
+    }
+    if (!(j->hq_head = e->next)) j->hq_tail = NULL;
+    pthread_mutex_unlock(&jobs->mu);
+    srv_allow_t *allow = j->tenant ? srv_job_allow(j->tenant) : NULL;
+    srv_http_opts_t o = {.allow = allow,
+                         .retries = j->spec.retries ? (int)j->spec.retries : cfg->job_retries,
+                         .cancel = &stop_hooks,
+                         .resolve = cfg->job_resolve[0] ? cfg->job_resolve : NULL};
+    srv_http_hook_t h = {0};
+    srv_http_hook(j->spec.callback_url, j->secret, e->body, e->len, &o, &h);
+    srv_allow_free(allow);
+    if (h.status != RDEV_OK)
+      srv_log(SRV_LOG_WARN, "job %s: webhook of state %s not delivered: %s", j->id, srv_job_state_name(e->state),
+              h.error);
+    pthread_mutex_lock(&jobs->mu);
+    hook_record_locked(j, e->state, &h);
+    wake_locked(j);
+    pthread_mutex_unlock(&jobs->mu);
+    srv_job_store_save(jobs, j);
+    free(e->body);
+    free(e);
+  }
+}
+
+/* ---- states -------------------------------------------------------------------- */
+
+/* Enters state (jobs->mu held): times, watchers, webhook. The caller saves. */
+static void enter_locked(srv_job_t *j, rdev_v1_JobState state) {
+  if (srv_job_final(j->st.state)) return;
+  j->st.state = state;
+  int64_t now = srv_job_now_ms();
+  if (state == rdev_v1_JobState_FETCHING) j->st.started_ms = now;
+  if (srv_job_final(state)) j->st.finished_ms = now;
+  hook_queue_locked(j);
+  wake_locked(j);
+  if (srv_job_final(state)) pthread_cond_broadcast(&j->jobs->cv);
+}
+
+void srv_job_enter(srv_job_t *job, rdev_v1_JobState state) {
+  pthread_mutex_lock(&job->jobs->mu);
+  enter_locked(job, state);
+  pthread_mutex_unlock(&job->jobs->mu);
+  srv_job_store_save(job->jobs, job);
+}
+
+/* Sets the failure's fields (jobs->mu held). */
+static void set_failure_locked(srv_job_t *j, const char *at, int code, const char *msg) {
+  snprintf(j->st.failed_at, sizeof j->st.failed_at, "%s", at);
+  j->st.code = code;
+  snprintf(j->st.message, sizeof j->st.message, "%s", msg);
+}
+
+void srv_job_fail(srv_job_t *job, const char *failed_at, int code, const char *fmt, ...) {
+  char msg[sizeof job->st.message];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  int cancelled = code == RDEV_CANCELLED && atomic_load(&job->cancel) == 1;
+  pthread_mutex_lock(&job->jobs->mu);
+  if (!srv_job_final(job->st.state)) {
+    set_failure_locked(job, failed_at, code, msg);
+    enter_locked(job, cancelled ? rdev_v1_JobState_CANCELLED : rdev_v1_JobState_FAILED);
+  }
+  pthread_mutex_unlock(&job->jobs->mu);
+  srv_job_store_save(job->jobs, job);
+}
+
+void srv_job_progress(srv_job_t *job, uint64_t fetched, uint64_t fetch_total, uint64_t delivered, int steps) {
+  pthread_mutex_lock(&job->jobs->mu);
+  job->st.fetched_bytes += fetched;
+  job->st.fetch_total += fetch_total;
+  job->st.delivered_bytes += delivered;
+  job->st.steps_done += (uint32_t)steps;
+  int64_t now = srv_job_now_ms();
+  if (steps || now - job->progress_ms >= SRV_JOB_PROGRESS_MS) {
+    job->progress_ms = now;
+    wake_locked(job);
+  }
+  pthread_mutex_unlock(&job->jobs->mu);
+}
+
+/* t's kept bytes on disk, and being written (jobs->mu held). */
+static uint64_t kept_bytes_locked(srv_jobs_t *jobs, const srv_tenant_t *t) {
+  uint64_t n = 0;
+  for (srv_job_t *j = jobs->all; j; j = j->next) {
+    if (j->tenant != t) continue;
+    n += j->kept_reserved;
+    for (pb_size_t i = 0; i < j->st.kept_count; i++)
+      if (j->st.kept[i].expires_ms) n += j->st.kept[i].bytes;
+  }
+  return n;
+}
+
+int srv_job_keep_reserve(srv_job_t *job, uint64_t bytes) {
+  srv_jobs_t *jobs = job->jobs;
+  pthread_mutex_lock(&jobs->mu);
+  uint64_t used = kept_bytes_locked(jobs, job->tenant);
+  int ok = used <= job->tenant->job_disk && bytes <= job->tenant->job_disk - used;
+  if (ok) job->kept_reserved += bytes;
+  pthread_mutex_unlock(&jobs->mu);
+  return ok ? 0 : -1;
+}
+
+void srv_job_keep_done(srv_job_t *job, const char *name, uint64_t bytes) {
+  srv_jobs_t *jobs = job->jobs;
+  pthread_mutex_lock(&jobs->mu);
+  job->kept_reserved -= bytes;
+  rdev_v1_JobStatus *st = &job->st;
+  if (name && st->kept_count < sizeof st->kept / sizeof st->kept[0]) {
+    rdev_v1_JobKept *k = &st->kept[st->kept_count++];
+    snprintf(k->name, sizeof k->name, "%s", name);
+    k->bytes = bytes;
+    k->expires_ms = srv_job_now_ms() + (int64_t)jobs->srv->cfg.job_keep_s * 1000;
+  }
+  pthread_mutex_unlock(&jobs->mu);
+}
+
+/* ---- submission, lookup, cancel ---------------------------------------------- */
+
+static void hex(const uint8_t *raw, size_t n, char *out) {
+  for (size_t i = 0; i < n; i++) snprintf(out + 2 * i, 3, "%02x", raw[i]);
+}
+
+static srv_job_t *find_locked(srv_jobs_t *jobs, const char *id) {
+  for (srv_job_t *j = jobs->all; j; j = j->next)
+    if (!strcmp(j->id, id)) return j;
+  return NULL;
+}
+
+/* A new job (refs 1, not linked) taking spec. */
+static srv_job_t *job_new(srv_jobs_t *jobs, srv_tenant_t *t, rdev_v1_JobSpec *spec) {
+  srv_job_t *j = calloc(1, sizeof *j);
+  if (!j) return NULL;
+  j->jobs = jobs;
+  j->tenant = t;
+  j->refs = 1;
+  j->spec = *spec;
+  memset(spec, 0, sizeof *spec);
+  pthread_mutex_init(&j->save_mu, NULL);
+  j->st = (rdev_v1_JobStatus)rdev_v1_JobStatus_init_zero;
+  return j;
+}
+
+/* Appends j to the queue (jobs->mu held). */
+static void enqueue_locked(srv_jobs_t *jobs, srv_job_t *j) {
+  j->qnext = NULL;
+  if (jobs->qtail)
+    jobs->qtail->qnext = j;
+  else
+    jobs->qhead = j;
+  jobs->qtail = j;
+  j->queued = 1;
+  pthread_cond_broadcast(&jobs->cv);
+}
+
+int srv_job_submit(srv_jobs_t *jobs, srv_tenant_t *t, rdev_v1_JobSpec *spec, rdev_v1_SubmitJobReply *out, char *msg,
+                   size_t msglen) {
+  if (atomic_load(&jobs->srv->shutting_down)) {
+    pb_release(rdev_v1_JobSpec_fields, spec);
+    snprintf(msg, msglen, "the server is stopping");
+    return GRPC_STATUS_UNAVAILABLE;
+  }
+  srv_allow_t *allow = srv_job_allow(t);
+  int rc = srv_job_spec_check(spec, allow, msg, msglen);
+  srv_allow_free(allow);
+  if (rc != GRPC_STATUS_OK) {
+    pb_release(rdev_v1_JobSpec_fields, spec);
+    return rc;
+  }
+  uint8_t raw[SRV_JOB_ID_LEN / 2 + 32];
+  srv_job_t *j = job_new(jobs, t, spec);
+  if (!j || getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
+    if (j)
+      job_free(j);
+    else
+      pb_release(rdev_v1_JobSpec_fields, spec);
+    snprintf(msg, msglen, "out of server resources");
+    return GRPC_STATUS_RESOURCE_EXHAUSTED;
+  }
+  hex(raw, SRV_JOB_ID_LEN / 2, j->id);
+  hex(raw + SRV_JOB_ID_LEN / 2, 32, j->secret);
+  rdev_v1_JobStatus *st = &j->st;
+  snprintf(st->id, sizeof st->id, "%s", j->id);
+  snprintf(st->name, sizeof st->name, "%s", j->spec.name);
+  snprintf(st->tenant, sizeof st->tenant, "%s", t->name);
+  st->state = rdev_v1_JobState_QUEUED;
+  st->submitted_ms = srv_job_now_ms();
+  st->steps_total = j->spec.steps_count;
+  for (pb_size_t i = 0; i < j->spec.outputs_count; i++)
+    st->deliver_total += j->spec.outputs[i].size; /* job_spec.c made each explicit */
+  pthread_mutex_lock(&jobs->mu);
+  int open = 0;
+  for (srv_job_t *o = jobs->all; o; o = o->next) open += o->tenant == t && !srv_job_final(o->st.state);
+  pthread_mutex_lock(&t->mu);
+  int most = t->max_queued_jobs;
+  pthread_mutex_unlock(&t->mu);
+  if (open >= most || find_locked(jobs, j->id)) {
+    pthread_mutex_unlock(&jobs->mu);
+    job_free(j);
+    snprintf(msg, msglen, "the tenant has %d jobs queued or running (max_queued_jobs %d)", open, most);
+    srv_audit(SRV_LOG_WARN, "job refused", t->name, NULL, "reason=%s", msg);
+    return GRPC_STATUS_RESOURCE_EXHAUSTED;
+  }
+  j->next = jobs->all;
+  jobs->all = j;
+  hook_queue_locked(j);
+  enqueue_locked(jobs, j);
+  out->status = j->st;
+  pthread_mutex_unlock(&jobs->mu);
+  snprintf(out->id, sizeof out->id, "%s", j->id);
+  snprintf(out->secret, sizeof out->secret, "%s", j->secret);
+  out->has_status = true;
+  srv_job_store_save(jobs, j);
+  srv_audit(SRV_LOG_INFO, "job submitted", t->name, NULL, "job=%s name=%s", j->id, j->spec.name);
+  return GRPC_STATUS_OK;
+}
+
+srv_job_t *srv_job_find(srv_jobs_t *jobs, const srv_tenant_t *t, const char *id) {
+  pthread_mutex_lock(&jobs->mu);
+  srv_job_t *j = find_locked(jobs, id);
+  if (j && j->tenant != t) j = NULL; /* another tenant's is as unknown */
+  if (j) j->refs++;
+  pthread_mutex_unlock(&jobs->mu);
+  return j;
+}
+
+void srv_job_cancel(srv_job_t *job, grpc_call *call) {
+  srv_jobs_t *jobs = job->jobs;
+  int saved = 0;
+  final_call_t *f = call ? calloc(1, sizeof *f) : NULL;
+  if (call && !f) {
+    srv_call_respond(call, NULL, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of server memory");
+    call = NULL;
+  }
+  pthread_mutex_lock(&jobs->mu);
+  if (f) {
+    f->call = call;
+    f->next = job->finals;
+    job->finals = f;
+  }
+  if (!srv_job_final(job->st.state)) {
+    atomic_store(&job->cancel, 1);
+    if (job->queued) { /* never started: nothing to stop */
+      srv_job_t **p = &jobs->qhead, *prev = NULL;
+      while (*p != job) prev = *p, p = &(*p)->qnext;
+      *p = job->qnext;
+      if (jobs->qtail == job) jobs->qtail = prev;
+      job->queued = 0;
+      set_failure_locked(job, "job", RDEV_CANCELLED, "cancelled before it started");
+      enter_locked(job, rdev_v1_JobState_CANCELLED);
+      saved = 1;
+    }
+  }
+  if (srv_job_final(job->st.state)) wake_locked(job); /* answers call when it was final already */
+  pthread_mutex_unlock(&jobs->mu);
+  if (saved) srv_job_store_save(jobs, job);
+}
+
+int srv_jobs_list(srv_jobs_t *jobs, const srv_tenant_t *t, rdev_v1_JobStatus *out, int max) {
+  int n = 0;
+  pthread_mutex_lock(&jobs->mu);
+  for (srv_job_t *j = jobs->all; j && n < max; j = j->next)
+    if (j->tenant == t) {
+      out[n] = j->st;
+      out[n++].hooks_count = 0;
+    }
+  pthread_mutex_unlock(&jobs->mu);
+  return n;
+}
+
+/* ---- the scheduler and the runners ------------------------------------------ */
+
+static void *runner_main(void *arg) {
+  srv_job_t *j = arg;
+  srv_job_exec(j);
+  srv_jobs_t *jobs = j->jobs;
+  pthread_mutex_lock(&jobs->mu);
+  jobs->running--;
+  pthread_cond_broadcast(&jobs->cv);
+  pthread_mutex_unlock(&jobs->mu);
+  srv_job_unref(j);
+  return NULL;
+}
+
+/* t's jobs running now (jobs->mu held). */
+static int running_of(srv_jobs_t *jobs, const srv_tenant_t *t) {
+  int n = 0;
+  for (srv_job_t *j = jobs->all; j; j = j->next) n += j->tenant == t && j->has_thread && !srv_job_final(j->st.state);
+  return n;
+}
+
+/* Starts the first queued jobs that may start (jobs->mu held). */
+static void start_jobs_locked(srv_jobs_t *jobs) {
+  srv_job_t *prev = NULL, *j = jobs->qhead;
+  while (j && jobs->running < jobs->srv->cfg.job_runners && !atomic_load(&jobs->srv->shutting_down)) {
+    srv_job_t *next = j->qnext;
+    pthread_mutex_lock(&j->tenant->mu);
+    int most = j->tenant->max_running_jobs;
+    pthread_mutex_unlock(&j->tenant->mu);
+    if (running_of(jobs, j->tenant) >= most) { /* its tenant's later jobs wait too: first in, first out */
+      prev = j;
+      j = next;
+      continue;
+    }
+    if (prev)
+      prev->qnext = next;
+    else
+      jobs->qhead = next;
+    if (jobs->qtail == j) jobs->qtail = prev;
+    j->queued = 0;
+    j->refs++;
+    jobs->running++;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    j->has_thread = 1;
+    if (pthread_create(&j->thread, &at, runner_main, j) != 0) {
+      j->has_thread = 0;
+      j->refs--;
+      jobs->running--;
+      set_failure_locked(j, "job", RDEV_INTERNAL_ERROR, "cannot start a runner thread");
+      enter_locked(j, rdev_v1_JobState_FAILED);
+    }
+    pthread_attr_destroy(&at);
+    j = next;
+  }
+}
+
+/* Kept outputs past their time go, and so do records of jobs final for
+ * longer than that (jobs->mu held; files are removed after it). */
+static void expire_locked(srv_jobs_t *jobs, char (*gone)[SRV_JOB_ID_LEN + 1 + 32], int *ngone, int max,
+                          srv_job_t **changed, int *nchanged, int maxc) {
+  int64_t now = srv_job_now_ms(), keep = (int64_t)jobs->srv->cfg.job_keep_s * 1000;
+  for (srv_job_t **p = &jobs->all; *p;) {
+    srv_job_t *j = *p;
+    int touched = 0;
+    for (pb_size_t i = 0; i < j->st.kept_count; i++) {
+      rdev_v1_JobKept *k = &j->st.kept[i];
+      if (!k->expires_ms || k->expires_ms > now || *ngone == max) continue;
+      snprintf(gone[(*ngone)++], sizeof gone[0], "%s.%s", j->id, k->name);
+      k->expires_ms = 0;
+      touched = 1;
+    }
+    if (srv_job_final(j->st.state) && j->st.finished_ms + keep < now && j->refs == 1 && !j->hook_busy && *ngone < max) {
+      snprintf(gone[(*ngone)++], sizeof gone[0], "%s", j->id);
+      *p = j->next;
+      job_free(j);
+      continue;
+    }
+    if (touched && *nchanged < maxc) {
+      j->refs++;
+      changed[(*nchanged)++] = j;
+    }
+    p = &j->next;
+  }
+}
+
+static void *sched_main(void *arg) {
+  srv_jobs_t *jobs = arg;
+  pthread_mutex_lock(&jobs->mu);
+  while (!jobs->stopping) {
+    start_jobs_locked(jobs);
+    enum { MAX = 64 };
+    char gone[MAX][SRV_JOB_ID_LEN + 1 + 32];
+    srv_job_t *changed[MAX];
+    int ngone = 0, nchanged = 0;
+    expire_locked(jobs, gone, &ngone, MAX, changed, &nchanged, MAX);
+    if (ngone || nchanged) {
+      pthread_mutex_unlock(&jobs->mu);
+      for (int i = 0; i < ngone; i++) {
+        char *dot = strchr(gone[i], '.');
+        if (dot) {
+          *dot = '\0';
+          srv_job_store_out_remove(jobs, gone[i], dot + 1);
+        } else {
+          srv_job_store_remove(jobs, gone[i]);
+        }
+      }
+      for (int i = 0; i < nchanged; i++) {
+        srv_job_store_save(jobs, changed[i]);
+        srv_job_unref(changed[i]);
+      }
+      pthread_mutex_lock(&jobs->mu);
+      continue;
+    }
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += 1;
+    pthread_cond_timedwait(&jobs->cv, &jobs->mu, &dl);
+  }
+  pthread_mutex_unlock(&jobs->mu);
+  return NULL;
+}
+
+/* ---- opening, restarting, closing ------------------------------------------- */
+
+static srv_tenant_t *tenant_named(srv_t *srv, const char *name) {
+  pthread_mutex_lock(&srv->tenants_mu);
+  srv_tenant_t *t = srv->tenants;
+  while (t && (t->removed || strcmp(t->name, name))) t = t->next;
+  pthread_mutex_unlock(&srv->tenants_mu);
+  return t;
+}
+
+/* A record from the directory: final jobs come back as they were, queued
+ * ones are queued again in the order they were submitted, and jobs that
+ * were running fail with "server restarted". */
+static void load_one(srv_jobs_t *jobs, rdev_v1_JobRecord *rec, void *arg) {
+  (void)arg;
+  srv_tenant_t *t = tenant_named(jobs->srv, rec->status.tenant);
+  srv_job_t *j = job_new(jobs, t, &rec->spec);
+  if (!j || strlen(rec->status.id) != SRV_JOB_ID_LEN || find_locked(jobs, rec->status.id)) {
+    if (j) job_free(j);
+    pb_release(rdev_v1_JobRecord_fields, rec);
+    return;
+  }
+  j->st = rec->status;
+  snprintf(j->id, sizeof j->id, "%s", rec->status.id);
+  snprintf(j->secret, sizeof j->secret, "%s", rec->secret);
+  pb_release(rdev_v1_JobRecord_fields, rec);
+  int save = 0;
+  rdev_v1_JobState s = j->st.state;
+  if (!srv_job_final(s) && (!t || s != rdev_v1_JobState_QUEUED)) {
+    set_failure_locked(j, "job", RDEV_UNAVAILABLE, t ? "server restarted" : "its tenant is gone");
+    j->st.state = rdev_v1_JobState_FAILED;
+    j->st.finished_ms = srv_job_now_ms();
+    save = 1;
+  }
+  /* the list stays sorted newest first, the queue oldest first */
+  srv_job_t **p = &jobs->all;
+  while (*p && (*p)->st.submitted_ms > j->st.submitted_ms) p = &(*p)->next;
+  j->next = *p;
+  *p = j;
+  if (j->st.state == rdev_v1_JobState_QUEUED) {
+    srv_job_t **q = &jobs->qhead, *prev = NULL;
+    while (*q && (*q)->st.submitted_ms <= j->st.submitted_ms) prev = *q, q = &(*q)->qnext;
+    j->qnext = *q;
+    *q = j;
+    if (!j->qnext) jobs->qtail = j;
+    (void)prev;
+    j->queued = 1;
+  }
+  if (save) srv_job_store_save(jobs, j);
+  srv_log(SRV_LOG_INFO, "job %s (%s): %s%s", j->id, j->st.tenant, srv_job_state_name(j->st.state),
+          save ? " (server restarted)" : "");
+}
+
+int srv_jobs_open(srv_t *srv) {
+  srv->jobs = NULL;
+  if (!srv->cfg.job_dir[0]) return 0;
+  if (srv_job_store_init(srv->cfg.job_dir) != 0) return -1;
+  srv_jobs_t *jobs = calloc(1, sizeof *jobs);
+  if (!jobs) return -1;
+  jobs->srv = srv;
+  snprintf(jobs->dir, sizeof jobs->dir, "%s", srv->cfg.job_dir);
+  pthread_mutex_init(&jobs->mu, NULL);
+  pthread_cond_init(&jobs->cv, NULL);
+  atomic_store(&stop_hooks, 0);
+  srv_job_store_load(jobs, load_one, NULL);
+  if (pthread_create(&jobs->sched, NULL, sched_main, jobs) != 0) {
+    srv_log(SRV_LOG_ERROR, "cannot start the job scheduler");
+    pthread_mutex_destroy(&jobs->mu);
+    pthread_cond_destroy(&jobs->cv);
+    while (jobs->all) {
+      srv_job_t *n = jobs->all->next;
+      job_free(jobs->all);
+      jobs->all = n;
+    }
+    free(jobs);
+    return -1;
+  }
+  srv->jobs = jobs;
+  return 0;
+}
+
+void srv_jobs_stop(srv_t *srv) {
+  srv_jobs_t *jobs = srv->jobs;
+  if (!jobs) return;
+  pthread_mutex_lock(&jobs->mu);
+  jobs->stopping = 1;
+  for (srv_job_t *j = jobs->all; j; j = j->next)
+    if (j->has_thread && !srv_job_final(j->st.state)) atomic_store(&j->cancel, 2);
+  pthread_cond_broadcast(&jobs->cv);
+  pthread_mutex_unlock(&jobs->mu);
+  pthread_join(jobs->sched, NULL);
+  pthread_mutex_lock(&jobs->mu);
+  while (jobs->running > 0) pthread_cond_wait(&jobs->cv, &jobs->mu);
+  /* The webhooks of the final states get a moment, then give up. */
+  struct timespec dl;
+  clock_gettime(CLOCK_REALTIME, &dl);
+  dl.tv_sec += HOOK_GRACE_S;
+  while (jobs->hook_threads > 0 && pthread_cond_timedwait(&jobs->cv, &jobs->mu, &dl) == 0) {}
+  atomic_store(&stop_hooks, 1);
+  while (jobs->hook_threads > 0) pthread_cond_wait(&jobs->cv, &jobs->mu);
+  pthread_mutex_unlock(&jobs->mu);
+}
+
+void srv_jobs_free(srv_t *srv) {
+  srv_jobs_t *jobs = srv->jobs;
+  if (!jobs) return;
+  while (jobs->all) { /* the calls that held jobs went with the server */
+    srv_job_t *n = jobs->all->next;
+    job_free(jobs->all);
+    jobs->all = n;
+  }
+  pthread_mutex_destroy(&jobs->mu);
+  pthread_cond_destroy(&jobs->cv);
+  free(jobs);
+  srv->jobs = NULL;
+}

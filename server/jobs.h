@@ -1,0 +1,179 @@
+/*
+ * server/jobs.h — what the files of detached jobs (job.proto) share,
+ * private to them. jobs.c owns the job table: submission and limits, the
+ * per-tenant first-in-first-out queue and the runner threads, states and
+ * progress, cancel, watchers, webhooks and the drain. job_spec.c checks a
+ * spec before it is queued. job_exec.c runs one job: it drives an
+ * in-process session of the job's tenant (local.c), so a job's device work
+ * takes the same paths, checks, slots and quotas as a client's, and moves
+ * bytes between the device and HTTP through job_http.h. job_store.c keeps
+ * records and kept outputs in the job directory. job_rpc.c answers the job
+ * calls of the Device service.
+ *
+ * Lock order: jobs->mu, then a tenant's mu. A job's status, watchers and
+ * hook queue are under jobs->mu; nothing under it blocks or calls out, but
+ * for the watchers' wake functions, which only start gRPC batches.
+ */
+#ifndef RDEV_SERVER_JOBS_H
+#define RDEV_SERVER_JOBS_H
+
+#include <stdio.h>
+
+#include "allow.h"
+#include "rdev/v1/job.pb.h"
+#include "srv.h"
+
+#define SRV_JOB_STREAMS 8    /* streams a job's steps name: 0..7 */
+#define SRV_JOB_ID_LEN 16    /* hex digits of a job id */
+#define SRV_JOB_URL_MAX 2047 /* bytes of a URL */
+#define SRV_JOB_PROGRESS_MS 200
+
+typedef struct srv_jobs srv_jobs_t;
+typedef struct srv_job srv_job_t;
+
+/* Someone watching a job (job_rpc.c): wake runs, under jobs->mu, after each
+ * change of the job's status; it must not block. */
+typedef struct srv_watch {
+  void (*wake)(struct srv_watch *w);
+  struct srv_watch *prev, *next;
+} srv_watch_t;
+
+typedef struct hook_ev hook_ev_t;       /* a webhook event waiting to be sent (jobs.c) */
+typedef struct final_call final_call_t; /* a CancelJob call waiting for the job's end (jobs.c) */
+
+struct srv_job {
+  srv_jobs_t *jobs;
+  char id[SRV_JOB_ID_LEN + 1];
+  srv_tenant_t *tenant; /* NULL: its tenant is gone (a record loaded after a restart) */
+  rdev_v1_JobSpec spec; /* decoded; its URLs are malloc'd (pb_release) */
+  char secret[65];      /* signs its webhooks */
+  rdev_v1_JobStatus st; /* jobs->mu */
+  atomic_int cancel;    /* 1: the client cancelled it; 2: the server is stopping */
+  int refs;             /* jobs->mu */
+  int queued;           /* in the queue (jobs->mu) */
+  pthread_t thread;     /* its runner, while running */
+  int has_thread;
+  srv_watch_t *watchers; /* jobs->mu */
+  final_call_t *finals;  /* jobs->mu */
+  hook_ev_t *hq_head, *hq_tail;
+  int hook_busy;           /* a thread sends its hooks (jobs->mu) */
+  uint64_t hook_seq;       /* events made so far */
+  int64_t progress_ms;     /* when watchers last heard of moving bytes */
+  uint64_t kept_reserved;  /* kept bytes being written (jobs->mu) */
+  pthread_mutex_t save_mu; /* one save of its record at a time, in order */
+  srv_job_t *next;         /* jobs->all, newest first */
+  srv_job_t *qnext;        /* the queue */
+};
+
+struct srv_jobs {
+  srv_t *srv;
+  char dir[256];
+  pthread_mutex_t mu;
+  pthread_cond_t cv; /* the queue, a runner or hook thread ended, stopping */
+  srv_job_t *all;
+  srv_job_t *qhead, *qtail;
+  int running, hook_threads;
+  int stopping;
+  pthread_t sched;
+};
+
+/* ---- jobs.c ---- */
+
+/* Opens the job table when cfg.job_dir is set (srv->jobs stays NULL
+ * otherwise): the directory, the records in it (job_store.c), the
+ * scheduler. 0, or -1 (logged). */
+int srv_jobs_open(srv_t *srv);
+/* The drain is over: running jobs are stopped (they fail with "server
+ * stopped"), queued ones stay queued on disk; waits for the runners and
+ * webhook threads. NULL-safe. srv_jobs_free frees the table once the
+ * server's calls are gone (its completion-queue threads joined). */
+void srv_jobs_stop(srv_t *srv);
+void srv_jobs_free(srv_t *srv);
+
+/* Queues spec (taken: freed whatever the outcome) for tenant t. A gRPC
+ * status: OK with *out filled; else msg says why. */
+int srv_job_submit(srv_jobs_t *jobs, srv_tenant_t *t, rdev_v1_JobSpec *spec, rdev_v1_SubmitJobReply *out, char *msg,
+                   size_t msglen);
+/* t's job id, one reference more (srv_job_unref), or NULL. */
+srv_job_t *srv_job_find(srv_jobs_t *jobs, const srv_tenant_t *t, const char *id);
+void srv_job_unref(srv_job_t *job);
+/* A copy of job's status (without hooks when brief). */
+void srv_job_status(srv_job_t *job, rdev_v1_JobStatus *out, int brief);
+/* Whether the state is final. */
+static inline int srv_job_final(rdev_v1_JobState s) {
+  return s == rdev_v1_JobState_SUCCEEDED || s == rdev_v1_JobState_FAILED || s == rdev_v1_JobState_CANCELLED;
+}
+/* Asks a job to stop: a queued one is cancelled at once, a running one as
+ * soon as its runner sees it. call (taken; NULL: none) is answered with
+ * the job's status once it is final. */
+void srv_job_cancel(srv_job_t *job, grpc_call *call);
+/* Adds or removes a watcher; w->wake runs once at once when added. */
+void srv_job_watch(srv_job_t *job, srv_watch_t *w);
+void srv_job_unwatch(srv_job_t *job, srv_watch_t *w);
+/* t's jobs, newest first, at most max, brief, into out[] (each
+ * srv_job_status's); returns how many. */
+int srv_jobs_list(srv_jobs_t *jobs, const srv_tenant_t *t, rdev_v1_JobStatus *out, int max);
+/* The state names of the webhook events and the CLI ("queued", ...). */
+const char *srv_job_state_name(rdev_v1_JobState s);
+
+/* For the runner (job_exec.c): */
+/* Enters state (and saves the record, sends the webhook). */
+void srv_job_enter(srv_job_t *job, rdev_v1_JobState state);
+/* Ends the job FAILED (or CANCELLED when code is RDEV_CANCELLED because the
+ * client asked) at failed_at, with code and a message. */
+void srv_job_fail(srv_job_t *job, const char *failed_at, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Adds to the byte counters and steps done; watchers hear of it at most
+ * every SRV_JOB_PROGRESS_MS (always when steps change). */
+void srv_job_progress(srv_job_t *job, uint64_t fetched, uint64_t fetch_total, uint64_t delivered, int steps);
+/* Reserves bytes of the tenant's job disk quota for a kept output being
+ * written: 0, or -1 when it has no room (nothing reserved). keep_done
+ * returns the reservation and records the output name (NULL: it was not
+ * kept). */
+int srv_job_keep_reserve(srv_job_t *job, uint64_t bytes);
+void srv_job_keep_done(srv_job_t *job, const char *name, uint64_t bytes);
+/* The tenant's allow list now (the caller frees it). */
+srv_allow_t *srv_job_allow(const srv_tenant_t *t);
+/* Unix time in ms. */
+int64_t srv_job_now_ms(void);
+
+/* ---- job_spec.c ---- */
+
+/* Checks spec against the contract in job.proto and every URL against
+ * allow, and makes each input's max_bytes and output's size explicit. A
+ * gRPC status: OK; INVALID_ARGUMENT or PERMISSION_DENIED with msg. */
+int srv_job_spec_check(rdev_v1_JobSpec *spec, const srv_allow_t *allow, char *msg, size_t msglen);
+/* The index of the spec's buffer called name, or -1. */
+int srv_job_spec_buffer(const rdev_v1_JobSpec *spec, const char *name);
+
+/* ---- job_exec.c ---- */
+
+/* Runs job (on its runner thread) to a final state. */
+void srv_job_exec(srv_job_t *job);
+
+/* ---- job_store.c ---- */
+
+/* Makes dir if missing (0700). 0, or -1 (logged). */
+int srv_job_store_init(const char *dir);
+/* Writes job's record atomically (a temporary file, fsync, rename). 0 or -1 (logged). */
+int srv_job_store_save(srv_jobs_t *jobs, srv_job_t *job);
+/* Calls fn for each record in the directory (unreadable ones are logged
+ * and skipped); the record is fn's to keep (pb_release) or free. */
+void srv_job_store_load(srv_jobs_t *jobs, void (*fn)(srv_jobs_t *jobs, rdev_v1_JobRecord *rec, void *arg), void *arg);
+/* Removes job's record and kept outputs. */
+void srv_job_store_remove(srv_jobs_t *jobs, const char *id);
+/* A kept output's file: path (for FetchOutput), a new one to write
+ * (*tmp gets the temporary path to commit), commit, remove. */
+void srv_job_store_out_path(srv_jobs_t *jobs, const char *id, const char *name, char *path, size_t len);
+FILE *srv_job_store_out_create(srv_jobs_t *jobs, const char *id, const char *name, char *tmp, size_t len);
+int srv_job_store_out_commit(srv_jobs_t *jobs, FILE *f, const char *tmp, const char *id, const char *name);
+void srv_job_store_out_remove(srv_jobs_t *jobs, const char *id, const char *name);
+
+/* ---- job_rpc.c ---- */
+
+/* Answers an accepted job call of kind (the K_ value in server.c's order:
+ * submit, get, watch, cancel, list, fetch) for tenant t; takes call. */
+enum { SRV_JOB_SUBMIT, SRV_JOB_GET, SRV_JOB_WATCH, SRV_JOB_CANCEL, SRV_JOB_LIST, SRV_JOB_FETCH, SRV_JOB_CALLS };
+void srv_job_call(srv_t *srv, int which, srv_tenant_t *t, grpc_call *call, grpc_byte_buffer *payload);
+
+#endif
