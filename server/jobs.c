@@ -2,9 +2,8 @@
  * server/jobs.c — the job table (jobs.h): submission and the tenant's
  * limits, the queue (first in, first out; a job starts when its tenant has
  * a running slot and the server a runner), the runner threads, states and
- * progress, cancel, watchers, webhooks (one thread per job while it has
- * events to send, so they arrive in order and a slow receiver delays only
- * its own job), expiry of kept outputs and old records, and the drain.
+ * progress, cancel, watchers, expiry of kept outputs and old records, and
+ * the drain. Webhooks are job_hook.c's.
  */
 #define _GNU_SOURCE
 #include "jobs.h"
@@ -16,18 +15,9 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "job_http.h"
-
 struct final_call {
   final_call_t *next;
   grpc_call *call;
-};
-
-struct hook_ev {
-  hook_ev_t *next;
-  rdev_v1_JobState state;
-  char *body;
-  size_t len;
 };
 
 int64_t srv_job_now_ms(void) {
@@ -74,12 +64,7 @@ static void job_free(srv_job_t *j) {
     grpc_call_unref(f->call);
     free(f);
   }
-  while (j->hq_head) {
-    hook_ev_t *e = j->hq_head;
-    j->hq_head = e->next;
-    free(e->body);
-    free(e);
-  }
+  srv_job_hooks_free(j);
   pb_release(rdev_v1_JobSpec_fields, &j->spec);
   pthread_mutex_destroy(&j->save_mu);
   free(j);
@@ -93,7 +78,7 @@ void srv_job_unref(srv_job_t *job) {
   if (last) job_free(job);
 }
 
-static void wake_locked(srv_job_t *j) {
+void srv_job_wake_locked(srv_job_t *j) {
   for (srv_watch_t *w = j->watchers; w; w = w->next) w->wake(w);
   if (!srv_job_final(j->st.state)) return;
   while (j->finals) { /* the CancelJob calls waiting for this */
@@ -134,146 +119,6 @@ void srv_job_status(srv_job_t *job, rdev_v1_JobStatus *out, int brief) {
   if (brief) out->hooks_count = 0;
 }
 
-/* ---- webhooks ---------------------------------------------------------------- */
-
-/* s as a JSON string (quoted, escaped) at the end of buf (cap bytes). */
-static size_t json_str(char *buf, size_t at, size_t cap, const char *s) {
-  if (at < cap) buf[at] = '"';
-  at++;
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    char esc[8];
-    const char *piece = esc;
-    if (*p == '"' || *p == '\\')
-      snprintf(esc, sizeof esc, "\\%c", *p);
-    else if (*p < 0x20)
-      snprintf(esc, sizeof esc, "\\u%04x", *p);
-    else
-      esc[0] = (char)*p, esc[1] = '\0';
-    for (; *piece; piece++, at++)
-      if (at < cap) buf[at] = *piece;
-  }
-  if (at < cap) buf[at] = '"';
-  return at + 1;
-}
-
-/* The webhook event of j's status now (jobs->mu held): malloc'd JSON. */
-static char *event_json(srv_job_t *j, size_t *len) {
-  const rdev_v1_JobStatus *st = &j->st;
-  size_t cap = 2048, at = 0;
-  char *b = malloc(cap);
-  if (!b) return NULL;
-#define PUT(...) at += (size_t)snprintf(b + (at < cap ? at : cap), at < cap ? cap - at : 0, __VA_ARGS__)
-  PUT("{\"seq\":%llu,\"id\":\"%s\",\"name\":", (unsigned long long)++j->hook_seq, st->id);
-  at = json_str(b, at, cap, st->name);
-  PUT(",\"state\":\"%s\",\"time_ms\":%lld,\"failed_at\":", srv_job_state_name(st->state), (long long)srv_job_now_ms());
-  at = json_str(b, at, cap, st->failed_at);
-  PUT(",\"code\":%d,\"message\":", (int)st->code);
-  at = json_str(b, at, cap, st->message);
-  PUT(",\"fetched_bytes\":%llu,\"steps_done\":%u,\"steps_total\":%u,\"delivered_bytes\":%llu}",
-      (unsigned long long)st->fetched_bytes, (unsigned)st->steps_done, (unsigned)st->steps_total,
-      (unsigned long long)st->delivered_bytes);
-#undef PUT
-  if (at >= cap) { /* cannot happen with the fields' sizes; never send a cut event */
-    free(b);
-    return NULL;
-  }
-  *len = at;
-  return b;
-}
-
-static void *hook_main(void *arg);
-
-/* Queues the event of j's state now for its callback URL (jobs->mu held). */
-static void hook_queue_locked(srv_job_t *j) {
-  if (!j->spec.callback_url || !j->spec.callback_url[0]) return;
-  hook_ev_t *e = calloc(1, sizeof *e);
-  if (!e || !(e->body = event_json(j, &e->len))) {
-    free(e);
-    srv_log(SRV_LOG_ERROR, "job %s: out of memory for a webhook event", j->id);
-    return;
-  }
-  e->state = j->st.state;
-  if (j->hq_tail)
-    j->hq_tail->next = e;
-  else
-    j->hq_head = e;
-  j->hq_tail = e;
-  if (j->hook_busy) return;
-  pthread_t th;
-  pthread_attr_t at;
-  pthread_attr_init(&at);
-  pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-  j->refs++;
-  j->jobs->hook_threads++;
-  j->hook_busy = 1;
-  if (pthread_create(&th, &at, hook_main, j) != 0) {
-    j->refs--;
-    j->jobs->hook_threads--;
-    j->hook_busy = 0;
-    srv_log(SRV_LOG_ERROR, "job %s: cannot start a webhook thread", j->id);
-  }
-  pthread_attr_destroy(&at);
-}
-
-/* Records a delivery in j's status: the latest 16 (jobs->mu held). */
-static void hook_record_locked(srv_job_t *j, rdev_v1_JobState state, const srv_http_hook_t *h) {
-  rdev_v1_JobStatus *st = &j->st;
-  const int max = (int)(sizeof st->hooks / sizeof st->hooks[0]);
-  if (st->hooks_count == max) {
-    memmove(&st->hooks[0], &st->hooks[1], sizeof st->hooks[0] * (size_t)(max - 1));
-    st->hooks_count--;
-  }
-  rdev_v1_JobHook *r = &st->hooks[st->hooks_count++];
-  *r = (rdev_v1_JobHook)rdev_v1_JobHook_init_zero;
-  r->state = state;
-  r->delivered = h->status == RDEV_OK;
-  r->http_status = (int32_t)h->http_status;
-  r->attempts = (uint32_t)h->tries;
-  r->at_ms = h->at_ms;
-  snprintf(r->error, sizeof r->error, "%s", h->error);
-}
-
-static atomic_int stop_hooks; /* the server stops: webhooks give up */
-#define HOOK_GRACE_S 2        /* ...this long after the last runner ended */
-
-static void *hook_main(void *arg) {
-  srv_job_t *j = arg;
-  srv_jobs_t *jobs = j->jobs;
-  srv_config_t *cfg = &jobs->srv->cfg;
-  for (;;) {
-    pthread_mutex_lock(&jobs->mu);
-    hook_ev_t *e = j->hq_head;
-    if (!e) {
-      j->hook_busy = 0;
-      jobs->hook_threads--;
-      pthread_cond_broadcast(&jobs->cv);
-      pthread_mutex_unlock(&jobs->mu);
-      srv_job_unref(j);
-      return NULL;
-    }
-    if (!(j->hq_head = e->next)) j->hq_tail = NULL;
-    pthread_mutex_unlock(&jobs->mu);
-    srv_allow_t *allow = j->tenant ? srv_job_allow(j->tenant) : NULL;
-    srv_http_opts_t o = {.allow = allow,
-                         .retries = j->spec.retries ? (int)j->spec.retries : cfg->job_retries,
-                         .cancel = &stop_hooks,
-                         .resolve = cfg->job_resolve[0] ? cfg->job_resolve : NULL};
-    srv_http_hook_t h = {0};
-    srv_http_hook(j->spec.callback_url, j->secret, e->body, e->len, &o, &h);
-    srv_allow_free(allow);
-    if (h.status != RDEV_OK)
-      srv_log(SRV_LOG_WARN, "job %s: webhook of state %s not delivered: %s", j->id, srv_job_state_name(e->state),
-              h.error);
-    pthread_mutex_lock(&jobs->mu);
-    hook_record_locked(j, e->state, &h);
-    wake_locked(j);
-    pthread_mutex_unlock(&jobs->mu);
-    srv_job_store_save(jobs, j);
-    free(e->body);
-    free(e);
-  }
-}
-
 /* ---- states -------------------------------------------------------------------- */
 
 /* Enters state (jobs->mu held): times, watchers, webhook. The caller saves. */
@@ -283,8 +128,8 @@ static void enter_locked(srv_job_t *j, rdev_v1_JobState state) {
   int64_t now = srv_job_now_ms();
   if (state == rdev_v1_JobState_FETCHING) j->st.started_ms = now;
   if (srv_job_final(state)) j->st.finished_ms = now;
-  hook_queue_locked(j);
-  wake_locked(j);
+  srv_job_hook_locked(j);
+  srv_job_wake_locked(j);
   if (srv_job_final(state)) pthread_cond_broadcast(&j->jobs->cv);
 }
 
@@ -327,7 +172,7 @@ void srv_job_progress(srv_job_t *job, uint64_t fetched, uint64_t fetch_total, ui
   int64_t now = srv_job_now_ms();
   if (steps || now - job->progress_ms >= SRV_JOB_PROGRESS_MS) {
     job->progress_ms = now;
-    wake_locked(job);
+    srv_job_wake_locked(job);
   }
   pthread_mutex_unlock(&job->jobs->mu);
 }
@@ -456,7 +301,7 @@ int srv_job_submit(srv_jobs_t *jobs, srv_tenant_t *t, rdev_v1_JobSpec *spec, rde
   }
   j->next = jobs->all;
   jobs->all = j;
-  hook_queue_locked(j);
+  srv_job_hook_locked(j);
   enqueue_locked(jobs, j);
   out->status = j->st;
   pthread_mutex_unlock(&jobs->mu);
@@ -504,7 +349,7 @@ void srv_job_cancel(srv_job_t *job, grpc_call *call) {
       saved = 1;
     }
   }
-  if (srv_job_final(job->st.state)) wake_locked(job); /* answers call when it was final already */
+  if (srv_job_final(job->st.state)) srv_job_wake_locked(job); /* answers call when it was final already */
   pthread_mutex_unlock(&jobs->mu);
   if (saved) srv_job_store_save(jobs, job);
 }
@@ -548,9 +393,9 @@ static void start_jobs_locked(srv_jobs_t *jobs) {
   while (j && jobs->running < jobs->srv->cfg.job_runners && !atomic_load(&jobs->srv->shutting_down)) {
     srv_job_t *next = j->qnext;
     pthread_mutex_lock(&j->tenant->mu);
-    int most = j->tenant->max_running_jobs;
+    int most = j->tenant->max_running_jobs, removed = j->tenant->removed;
     pthread_mutex_unlock(&j->tenant->mu);
-    if (running_of(jobs, j->tenant) >= most) { /* its tenant's later jobs wait too: first in, first out */
+    if (!removed && running_of(jobs, j->tenant) >= most) { /* its tenant's later jobs wait too: first in, first out */
       prev = j;
       j = next;
       continue;
@@ -561,6 +406,12 @@ static void start_jobs_locked(srv_jobs_t *jobs) {
       jobs->qhead = next;
     if (jobs->qtail == j) jobs->qtail = prev;
     j->queued = 0;
+    if (removed) { /* a reload took its tenant away while it waited */
+      set_failure_locked(j, "job", RDEV_UNAUTHENTICATED, "its tenant was removed before it started");
+      enter_locked(j, rdev_v1_JobState_FAILED);
+      j = next;
+      continue;
+    }
     j->refs++;
     jobs->running++;
     pthread_attr_t at;
@@ -708,7 +559,7 @@ int srv_jobs_open(srv_t *srv) {
   snprintf(jobs->dir, sizeof jobs->dir, "%s", srv->cfg.job_dir);
   pthread_mutex_init(&jobs->mu, NULL);
   pthread_cond_init(&jobs->cv, NULL);
-  atomic_store(&stop_hooks, 0);
+  srv_job_hooks_stop(0);
   srv_job_store_load(jobs, load_one, NULL);
   if (pthread_create(&jobs->sched, NULL, sched_main, jobs) != 0) {
     srv_log(SRV_LOG_ERROR, "cannot start the job scheduler");
@@ -726,10 +577,11 @@ int srv_jobs_open(srv_t *srv) {
   return 0;
 }
 
-void srv_jobs_stop(srv_t *srv) {
+void srv_jobs_stop(srv_t *srv, const struct timespec *deadline) {
   srv_jobs_t *jobs = srv->jobs;
   if (!jobs) return;
   pthread_mutex_lock(&jobs->mu);
+  while (jobs->running > 0 && pthread_cond_timedwait(&jobs->cv, &jobs->mu, deadline) == 0) {}
   jobs->stopping = 1;
   for (srv_job_t *j = jobs->all; j; j = j->next)
     if (j->has_thread && !srv_job_final(j->st.state)) atomic_store(&j->cancel, 2);
@@ -741,9 +593,9 @@ void srv_jobs_stop(srv_t *srv) {
   /* The webhooks of the final states get a moment, then give up. */
   struct timespec dl;
   clock_gettime(CLOCK_REALTIME, &dl);
-  dl.tv_sec += HOOK_GRACE_S;
+  dl.tv_sec += 2; /* the webhooks of the final states get this long */
   while (jobs->hook_threads > 0 && pthread_cond_timedwait(&jobs->cv, &jobs->mu, &dl) == 0) {}
-  atomic_store(&stop_hooks, 1);
+  srv_job_hooks_stop(1);
   while (jobs->hook_threads > 0) pthread_cond_wait(&jobs->cv, &jobs->mu);
   pthread_mutex_unlock(&jobs->mu);
 }

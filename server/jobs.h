@@ -8,7 +8,7 @@
  * takes the same paths, checks, slots and quotas as a client's, and moves
  * bytes between the device and HTTP through job_http.h. job_store.c keeps
  * records and kept outputs in the job directory. job_rpc.c answers the job
- * calls of the Device service.
+ * calls of the Device service; job_hook.c sends the webhooks.
  *
  * Lock order: jobs->mu, then a tenant's mu. A job's status, watchers and
  * hook queue are under jobs->mu; nothing under it blocks or calls out, but
@@ -83,11 +83,13 @@ struct srv_jobs {
  * otherwise): the directory, the records in it (job_store.c), the
  * scheduler. 0, or -1 (logged). */
 int srv_jobs_open(srv_t *srv);
-/* The drain is over: running jobs are stopped (they fail with "server
- * stopped"), queued ones stay queued on disk; waits for the runners and
- * webhook threads. NULL-safe. srv_jobs_free frees the table once the
- * server's calls are gone (its completion-queue threads joined). */
-void srv_jobs_stop(srv_t *srv);
+/* The drain: running jobs may finish until deadline (CLOCK_REALTIME);
+ * then those left are stopped (failed, "the server stopped before the job
+ * finished"); queued ones stay queued on disk. Waits for the runners and
+ * webhook threads. No job starts once the server is shutting down.
+ * NULL-safe. srv_jobs_free frees the table once the server's calls are
+ * gone (its completion-queue threads joined). */
+void srv_jobs_stop(srv_t *srv, const struct timespec *deadline);
 void srv_jobs_free(srv_t *srv);
 
 /* Queues spec (taken: freed whatever the outcome) for tenant t. A gRPC
@@ -136,6 +138,21 @@ void srv_job_keep_done(srv_job_t *job, const char *name, uint64_t bytes);
 srv_allow_t *srv_job_allow(const srv_tenant_t *t);
 /* Unix time in ms. */
 int64_t srv_job_now_ms(void);
+
+/* Wakes j's watchers and, once it is final, answers its CancelJob calls
+ * (jobs->mu held). */
+void srv_job_wake_locked(srv_job_t *j);
+
+/* ---- job_hook.c ---- */
+
+/* Queues the webhook event of j's state now, if it has a callback URL, and
+ * starts its hook thread if none runs (jobs->mu held; counts in
+ * jobs->hook_threads and holds a reference of j while it runs). */
+void srv_job_hook_locked(srv_job_t *j);
+/* Makes webhook transfers give up at once (1) or not (0). */
+void srv_job_hooks_stop(int stop);
+/* Frees j's events not sent. */
+void srv_job_hooks_free(srv_job_t *j);
 
 /* ---- job_spec.c ---- */
 

@@ -459,7 +459,7 @@ void srv_stop(srv_t *srv) {
   }
   int left = wait_sessions(srv, &dl); /* a running job holds a session of its own */
   if (left) srv_log(SRV_LOG_WARN, "drain: cancelling %d session(s) still open", left);
-  srv_jobs_stop(srv);
+  srv_jobs_stop(srv, &dl);
   srv_sessions_end_all(srv);
   grpc_server_cancel_all_calls(srv->server);
   pthread_mutex_lock(&w.mu);

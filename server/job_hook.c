@@ -1,0 +1,169 @@
+/*
+ * server/job_hook.c — a job's webhooks (jobs.h): the JSON event of each
+ * state change, queued on the job and sent by a thread of the job's own
+ * while it has events (so they arrive in order, and a slow receiver delays
+ * only its job's events), signed and retried by job_http.c, and each
+ * delivery recorded in the job's status (the latest 16).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job_http.h"
+#include "jobs.h"
+
+struct hook_ev {
+  hook_ev_t *next;
+  rdev_v1_JobState state;
+  char *body;
+  size_t len;
+};
+
+/* s as a JSON string (quoted, escaped) at the end of buf (cap bytes). */
+static size_t json_str(char *buf, size_t at, size_t cap, const char *s) {
+  if (at < cap) buf[at] = '"';
+  at++;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    char esc[8];
+    const char *piece = esc;
+    if (*p == '"' || *p == '\\')
+      snprintf(esc, sizeof esc, "\\%c", *p);
+    else if (*p < 0x20)
+      snprintf(esc, sizeof esc, "\\u%04x", *p);
+    else
+      esc[0] = (char)*p, esc[1] = '\0';
+    for (; *piece; piece++, at++)
+      if (at < cap) buf[at] = *piece;
+  }
+  if (at < cap) buf[at] = '"';
+  return at + 1;
+}
+
+/* The webhook event of j's status now (jobs->mu held): malloc'd JSON. */
+static char *event_json(srv_job_t *j, size_t *len) {
+  const rdev_v1_JobStatus *st = &j->st;
+  size_t cap = 2048, at = 0;
+  char *b = malloc(cap);
+  if (!b) return NULL;
+#define PUT(...) at += (size_t)snprintf(b + (at < cap ? at : cap), at < cap ? cap - at : 0, __VA_ARGS__)
+  PUT("{\"seq\":%llu,\"id\":\"%s\",\"name\":", (unsigned long long)++j->hook_seq, st->id);
+  at = json_str(b, at, cap, st->name);
+  PUT(",\"state\":\"%s\",\"time_ms\":%lld,\"failed_at\":", srv_job_state_name(st->state), (long long)srv_job_now_ms());
+  at = json_str(b, at, cap, st->failed_at);
+  PUT(",\"code\":%d,\"message\":", (int)st->code);
+  at = json_str(b, at, cap, st->message);
+  PUT(",\"fetched_bytes\":%llu,\"steps_done\":%u,\"steps_total\":%u,\"delivered_bytes\":%llu}",
+      (unsigned long long)st->fetched_bytes, (unsigned)st->steps_done, (unsigned)st->steps_total,
+      (unsigned long long)st->delivered_bytes);
+#undef PUT
+  if (at >= cap) { /* cannot happen with the fields' sizes; never send a cut event */
+    free(b);
+    return NULL;
+  }
+  *len = at;
+  return b;
+}
+
+static void *hook_main(void *arg);
+
+/* Queues the event of j's state now for its callback URL (jobs->mu held). */
+void srv_job_hook_locked(srv_job_t *j) {
+  if (!j->spec.callback_url || !j->spec.callback_url[0]) return;
+  hook_ev_t *e = calloc(1, sizeof *e);
+  if (!e || !(e->body = event_json(j, &e->len))) {
+    free(e);
+    srv_log(SRV_LOG_ERROR, "job %s: out of memory for a webhook event", j->id);
+    return;
+  }
+  e->state = j->st.state;
+  if (j->hq_tail)
+    j->hq_tail->next = e;
+  else
+    j->hq_head = e;
+  j->hq_tail = e;
+  if (j->hook_busy) return;
+  pthread_t th;
+  pthread_attr_t at;
+  pthread_attr_init(&at);
+  pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+  j->refs++;
+  j->jobs->hook_threads++;
+  j->hook_busy = 1;
+  if (pthread_create(&th, &at, hook_main, j) != 0) {
+    j->refs--;
+    j->jobs->hook_threads--;
+    j->hook_busy = 0;
+    srv_log(SRV_LOG_ERROR, "job %s: cannot start a webhook thread", j->id);
+  }
+  pthread_attr_destroy(&at);
+}
+
+/* Records a delivery in j's status: the latest 16 (jobs->mu held). */
+static void hook_record_locked(srv_job_t *j, rdev_v1_JobState state, const srv_http_hook_t *h) {
+  rdev_v1_JobStatus *st = &j->st;
+  const int max = (int)(sizeof st->hooks / sizeof st->hooks[0]);
+  if (st->hooks_count == max) {
+    memmove(&st->hooks[0], &st->hooks[1], sizeof st->hooks[0] * (size_t)(max - 1));
+    st->hooks_count--;
+  }
+  rdev_v1_JobHook *r = &st->hooks[st->hooks_count++];
+  *r = (rdev_v1_JobHook)rdev_v1_JobHook_init_zero;
+  r->state = state;
+  r->delivered = h->status == RDEV_OK;
+  r->http_status = (int32_t)h->http_status;
+  r->attempts = (uint32_t)h->tries;
+  r->at_ms = h->at_ms;
+  snprintf(r->error, sizeof r->error, "%s", h->error);
+}
+
+static atomic_int stop_hooks; /* the server stops: webhooks give up */
+
+void srv_job_hooks_stop(int stop) { atomic_store(&stop_hooks, stop); }
+
+void srv_job_hooks_free(srv_job_t *j) {
+  while (j->hq_head) {
+    hook_ev_t *e = j->hq_head;
+    j->hq_head = e->next;
+    free(e->body);
+    free(e);
+  }
+}
+
+static void *hook_main(void *arg) {
+  srv_job_t *j = arg;
+  srv_jobs_t *jobs = j->jobs;
+  srv_config_t *cfg = &jobs->srv->cfg;
+  for (;;) {
+    pthread_mutex_lock(&jobs->mu);
+    hook_ev_t *e = j->hq_head;
+    if (!e) {
+      j->hook_busy = 0;
+      jobs->hook_threads--;
+      pthread_cond_broadcast(&jobs->cv);
+      pthread_mutex_unlock(&jobs->mu);
+      srv_job_unref(j);
+      return NULL;
+    }
+    if (!(j->hq_head = e->next)) j->hq_tail = NULL;
+    pthread_mutex_unlock(&jobs->mu);
+    srv_allow_t *allow = j->tenant ? srv_job_allow(j->tenant) : NULL;
+    srv_http_opts_t o = {.allow = allow,
+                         .retries = j->spec.retries ? (int)j->spec.retries : cfg->job_retries,
+                         .cancel = &stop_hooks,
+                         .resolve = cfg->job_resolve[0] ? cfg->job_resolve : NULL};
+    srv_http_hook_t h = {0};
+    srv_http_hook(j->spec.callback_url, j->secret, e->body, e->len, &o, &h);
+    srv_allow_free(allow);
+    if (h.status != RDEV_OK)
+      srv_log(SRV_LOG_WARN, "job %s: webhook of state %s not delivered: %s", j->id, srv_job_state_name(e->state),
+              h.error);
+    pthread_mutex_lock(&jobs->mu);
+    hook_record_locked(j, e->state, &h);
+    srv_job_wake_locked(j);
+    pthread_mutex_unlock(&jobs->mu);
+    srv_job_store_save(jobs, j);
+    free(e->body);
+    free(e);
+  }
+}
