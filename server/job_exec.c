@@ -287,7 +287,8 @@ static int fetch_inputs(run_t *r, const srv_allow_t *allow) {
     int b = srv_job_spec_buffer(spec, in->buffer);
     sinks[i] = (sink_t){
         .r = r, .addr = r->addr[b] + in->offset, .room = in->max_bytes, .fetched_all = &fetched, .cap_all = cap};
-    gets[i] = (srv_http_get_t){.url = in->url, .max_bytes = in->max_bytes, .sink = sink, .user = &sinks[i]};
+    gets[i] = (srv_http_get_t){
+        .url = in->url, .max_bytes = in->max_bytes, .sink = sink, .user = &sinks[i], .no_sha256 = !in->sha256[0]};
   }
   srv_http_opts_t o;
   http_opts(r, &o, allow);

@@ -52,12 +52,13 @@ typedef struct {
    * fetching thread. */
   int (*sink)(void *user, const void *data, size_t len, uint64_t total);
   void *user;
+  int no_sha256; /* skip the digest (it costs about half a fetch's CPU) */
   /* out */
   int status;         /* RDEV_OK or why it failed */
   char error[256];    /* what failed, for people ("" when it did not) */
   long http_status;   /* of the last response; 0 = none */
   uint64_t received;  /* bytes given to sink */
-  uint8_t sha256[32]; /* of those bytes, once status is RDEV_OK */
+  uint8_t sha256[32]; /* of those bytes, once status is RDEV_OK (zero with no_sha256) */
   int tries;          /* attempts made */
 } srv_http_get_t;
 
