@@ -79,8 +79,10 @@ static void on_reply(void *user, grpc_byte_buffer *bb) {
   int ok = rdev_wire_decode(bb, rdev_v1_Reply_fields, &r, NULL);
   pthread_mutex_lock(&x->mu);
   int is_sync = 0, step = ok ? step_of(x, r.seq, &is_sync) : -1;
-  if (!ok) {
+  if (!ok) { /* cannot happen (the session made it); whatever waits must not wait for ever */
     if (!x->async_code) x->async_code = RDEV_PROTOCOL, snprintf(x->async_msg, sizeof x->async_msg, "bad reply");
+    if (x->want && !x->got) x->got = 1, x->status = RDEV_PROTOCOL, snprintf(x->msg, sizeof x->msg, "bad reply");
+    if (x->steps_fed) step_failed_locked(x, x->steps_fed - 1, RDEV_PROTOCOL, "bad reply");
   } else if (r.kind == rdev_v1_ReplyKind_PRINT) {
     /* kernel print output: jobs have no terminal */
   } else if (r.seq == x->want && !x->got) {
@@ -125,6 +127,8 @@ static int stop_now(ex_t *x) {
 /* Feeds q (its seq set here; with payload when non-NULL) to the session,
  * waiting while it takes no message. RDEV_OK, or why it stopped. */
 static int send_req(ex_t *x, rdev_v1_Request *q, const grpc_slice *payload, int wait_for_reply) {
+  int rc = stop_now(x); /* every request looks: a run of prompt replies never waits */
+  if (rc) return rc;
   pthread_mutex_lock(&x->mu);
   q->seq = ++x->seq;
   if (wait_for_reply) {
@@ -134,7 +138,6 @@ static int send_req(ex_t *x, rdev_v1_Request *q, const grpc_slice *payload, int 
   pthread_mutex_unlock(&x->mu);
   grpc_byte_buffer *bb = rdev_wire_encode(rdev_v1_Request_fields, q, payload);
   if (!bb) return RDEV_BAD_ALLOC;
-  int rc;
   while (srv_session_feed(x->s, bb) < 0) {
     if ((rc = stop_now(x))) {
       grpc_byte_buffer_destroy(bb);
@@ -172,8 +175,8 @@ static int call(ex_t *x, rdev_v1_Request *q) {
 
 typedef struct {
   ex_t *x;
-  uint64_t addr[16];     /* each buffer's device address */
-  uint64_t streams[128]; /* handles, by stream index * 16 + device (devices 0..15 keep streams apart) */
+  uint64_t addr[16];                                   /* each buffer's device address */
+  uint64_t streams[SRV_JOB_STREAMS * SRV_JOB_DEVICES]; /* handles, by stream index and device */
 } run_t;
 
 static int alloc_buffers(run_t *r) {
@@ -309,7 +312,7 @@ static int fetch_inputs(run_t *r, const srv_allow_t *allow) {
   }
   if (!rc) return RDEV_OK;
   for (int i = 0; i < n; i++) {
-    if (gets[i].status == RDEV_OK) continue;
+    if (gets[i].status != rc) continue; /* the first failure; the others were stopped for it */
     char at[48];
     snprintf(at, sizeof at, "input %s", spec->inputs[i].buffer);
     const char *why =
@@ -323,7 +326,8 @@ static int fetch_inputs(run_t *r, const srv_allow_t *allow) {
 
 /* The stream handle for step index idx on dev, made at first use. */
 static int stream_for(run_t *r, uint32_t idx, int dev, uint64_t *out) {
-  uint64_t *slot = &r->streams[idx * 16 + (dev & 15)];
+  if (idx >= SRV_JOB_STREAMS || dev < 0 || dev >= SRV_JOB_DEVICES) return RDEV_INVALID_PARAM; /* job_spec.c's */
+  uint64_t *slot = &r->streams[idx * SRV_JOB_DEVICES + (uint32_t)dev];
   if (!*slot) {
     rdev_v1_Request q = rdev_v1_Request_init_zero;
     q.which_op = rdev_v1_Request_stream_create_tag;
@@ -583,7 +587,8 @@ void srv_job_exec(srv_job_t *job) {
   x->fail_step = -1;
   pthread_mutex_init(&x->mu, NULL);
   rdev_clock_cond_init(&x->cv);
-  uint32_t timeout_s = job->spec.timeout_s ? job->spec.timeout_s : (uint32_t)srv->cfg.job_timeout_s;
+  uint32_t timeout_s = (uint32_t)srv->cfg.job_timeout_s; /* the default, and the most a spec may ask */
+  if (job->spec.timeout_s && job->spec.timeout_s < timeout_s) timeout_s = job->spec.timeout_s;
   x->deadline_ms = mono_ms() + (uint64_t)timeout_s * 1000u;
   r->x = x;
   srv_job_enter(job, rdev_v1_JobState_FETCHING);
@@ -601,11 +606,14 @@ void srv_job_exec(srv_job_t *job) {
     }
   }
   if (rc == RDEV_CANCELLED || rc == RDEV_RT_WAIT_TIMEOUT) { /* unless a phase already said where */
-    int by_client = atomic_load(&job->cancel) == 1;
+    int why = atomic_load(&job->cancel);
     if (rc == RDEV_RT_WAIT_TIMEOUT)
       srv_job_fail(job, "job", rc, "the job ran past its timeout of %u s", timeout_s);
     else
-      srv_job_fail(job, "job", rc, "%s", by_client ? "cancelled" : "the server stopped before the job finished");
+      srv_job_fail(job, "job", rc, "%s",
+                   why == SRV_JOB_STOP_CLIENT   ? "cancelled"
+                   : why == SRV_JOB_STOP_TENANT ? "its tenant was removed"
+                                                : "the server stopped before the job finished");
   }
   if (x->s) srv_session_close_local(x->s);
   srv_allow_free(allow);

@@ -1,9 +1,10 @@
 /*
  * server/job_hook.c — a job's webhooks (jobs.h): the JSON event of each
- * state change, queued on the job and sent by a thread of the job's own
- * while it has events (so they arrive in order, and a slow receiver delays
- * only its job's events), signed and retried by job_http.c, and each
- * delivery recorded in the job's status (the latest 16).
+ * state change, queued on the job and sent by a small pool of threads,
+ * signed and retried by job_http.c, each delivery recorded in the job's
+ * status (the latest 16). A worker takes a job with events and sends them
+ * in order; no two workers hold jobs of one tenant, so a tenant's slow
+ * receiver holds at most one worker, for at most HOOK_DEADLINE_MS an event.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -43,7 +44,7 @@ static size_t json_str(char *buf, size_t at, size_t cap, const char *s) {
 /* The webhook event of j's status now (jobs->mu held): malloc'd JSON. */
 static char *event_json(srv_job_t *j, size_t *len) {
   const rdev_v1_JobStatus *st = &j->st;
-  size_t cap = 2048, at = 0;
+  size_t cap = 4096, at = 0; /* the escaped strings fit, six times escaped */
   char *b = malloc(cap);
   if (!b) return NULL;
 #define PUT(...) at += (size_t)snprintf(b + (at < cap ? at : cap), at < cap ? cap - at : 0, __VA_ARGS__)
@@ -65,7 +66,7 @@ static char *event_json(srv_job_t *j, size_t *len) {
   return b;
 }
 
-static void *hook_main(void *arg);
+#define HOOK_DEADLINE_MS 60000 /* one event, its retries included */
 
 /* Queues the event of j's state now for its callback URL (jobs->mu held). */
 void srv_job_hook_locked(srv_job_t *j) {
@@ -82,21 +83,7 @@ void srv_job_hook_locked(srv_job_t *j) {
   else
     j->hq_head = e;
   j->hq_tail = e;
-  if (j->hook_busy) return;
-  pthread_t th;
-  pthread_attr_t at;
-  pthread_attr_init(&at);
-  pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-  j->refs++;
-  j->jobs->hook_threads++;
-  j->hook_busy = 1;
-  if (pthread_create(&th, &at, hook_main, j) != 0) {
-    j->refs--;
-    j->jobs->hook_threads--;
-    j->hook_busy = 0;
-    srv_log(SRV_LOG_ERROR, "job %s: cannot start a webhook thread", j->id);
-  }
-  pthread_attr_destroy(&at);
+  pthread_cond_signal(&j->jobs->hook_cv);
 }
 
 /* Records a delivery in j's status: the latest 16 (jobs->mu held). */
@@ -117,10 +104,6 @@ static void hook_record_locked(srv_job_t *j, rdev_v1_JobState state, const srv_h
   snprintf(r->error, sizeof r->error, "%s", h->error);
 }
 
-static atomic_int stop_hooks; /* the server stops: webhooks give up */
-
-void srv_job_hooks_stop(int stop) { atomic_store(&stop_hooks, stop); }
-
 void srv_job_hooks_free(srv_job_t *j) {
   while (j->hq_head) {
     hook_ev_t *e = j->hq_head;
@@ -128,29 +111,42 @@ void srv_job_hooks_free(srv_job_t *j) {
     free(e->body);
     free(e);
   }
+  j->hq_tail = NULL;
 }
 
-static void *hook_main(void *arg) {
-  srv_job_t *j = arg;
-  srv_jobs_t *jobs = j->jobs;
-  srv_config_t *cfg = &jobs->srv->cfg;
+/* A job with events whose tenant no worker serves now (jobs->mu held). */
+static srv_job_t *ready_locked(srv_jobs_t *jobs) {
+  for (srv_job_t *j = jobs->all; j; j = j->next)
+    if (j->hq_head && !j->hook_busy && !(j->tenant && j->tenant->job_hooks_busy)) return j;
+  return NULL;
+}
+
+static int hooks_pending_locked(srv_jobs_t *jobs) {
+  for (srv_job_t *j = jobs->all; j; j = j->next)
+    if (j->hq_head || j->hook_busy) return 1;
+  return 0;
+}
+
+static void *hook_worker(void *arg) {
+  srv_jobs_t *jobs = arg;
+  const srv_config_t *cfg = &jobs->srv->cfg;
+  pthread_mutex_lock(&jobs->mu);
   for (;;) {
-    pthread_mutex_lock(&jobs->mu);
+    srv_job_t *j = NULL;
+    while (!jobs->hooks_stopping && !(j = ready_locked(jobs))) pthread_cond_wait(&jobs->hook_cv, &jobs->mu);
+    if (!j) break;
     hook_ev_t *e = j->hq_head;
-    if (!e) {
-      j->hook_busy = 0;
-      jobs->hook_threads--;
-      pthread_cond_broadcast(&jobs->cv);
-      pthread_mutex_unlock(&jobs->mu);
-      srv_job_unref(j);
-      return NULL;
-    }
     if (!(j->hq_head = e->next)) j->hq_tail = NULL;
+    j->hook_busy = 1;
+    if (j->tenant) j->tenant->job_hooks_busy++;
+    j->refs++;
     pthread_mutex_unlock(&jobs->mu);
+
     srv_allow_t *allow = j->tenant ? srv_job_allow(j->tenant) : NULL;
     srv_http_opts_t o = {.allow = allow,
                          .retries = j->spec.retries ? (int)j->spec.retries : cfg->job_retries,
-                         .cancel = &stop_hooks,
+                         .deadline_ms = srv_job_mono_ms() + HOOK_DEADLINE_MS,
+                         .cancel = &jobs->hooks_cancel,
                          .resolve = cfg->job_resolve[0] ? cfg->job_resolve : NULL};
     srv_http_hook_t h = {0};
     srv_http_hook(j->spec.callback_url, j->secret, e->body, e->len, &o, &h);
@@ -158,12 +154,46 @@ static void *hook_main(void *arg) {
     if (h.status != RDEV_OK)
       srv_log(SRV_LOG_WARN, "job %s: webhook of state %s not delivered: %s", j->id, srv_job_state_name(e->state),
               h.error);
+
     pthread_mutex_lock(&jobs->mu);
     hook_record_locked(j, e->state, &h);
+    j->hook_busy = 0;
+    if (j->tenant) j->tenant->job_hooks_busy--;
     srv_job_wake_locked(j);
+    pthread_cond_broadcast(&jobs->hook_cv); /* its tenant's other jobs may go now */
+    pthread_cond_broadcast(&jobs->cv);      /* the stop's grace counts what is left */
     pthread_mutex_unlock(&jobs->mu);
-    srv_job_store_save(jobs, j);
     free(e->body);
     free(e);
+    srv_job_store_save(jobs, j);
+    srv_job_unref(j);
+    pthread_mutex_lock(&jobs->mu);
   }
+  pthread_mutex_unlock(&jobs->mu);
+  return NULL;
+}
+
+int srv_job_hooks_start(srv_jobs_t *jobs) {
+  atomic_init(&jobs->hooks_cancel, 0);
+  for (; jobs->nhook_workers < SRV_JOB_HOOK_WORKERS; jobs->nhook_workers++)
+    if (pthread_create(&jobs->hook_workers[jobs->nhook_workers], NULL, hook_worker, jobs) != 0) break;
+  if (jobs->nhook_workers) return 0;
+  srv_log(SRV_LOG_ERROR, "cannot start webhook threads");
+  return -1;
+}
+
+void srv_job_hooks_stop(srv_jobs_t *jobs, int grace_ms) {
+  struct timespec dl;
+  clock_gettime(CLOCK_REALTIME, &dl);
+  dl.tv_sec += grace_ms / 1000;
+  dl.tv_nsec += (long)(grace_ms % 1000) * 1000000L;
+  if (dl.tv_nsec >= 1000000000L) dl.tv_sec++, dl.tv_nsec -= 1000000000L;
+  pthread_mutex_lock(&jobs->mu);
+  while (hooks_pending_locked(jobs) && pthread_cond_timedwait(&jobs->cv, &jobs->mu, &dl) == 0) {}
+  jobs->hooks_stopping = 1;
+  atomic_store(&jobs->hooks_cancel, 1);
+  pthread_cond_broadcast(&jobs->hook_cv);
+  pthread_mutex_unlock(&jobs->mu);
+  for (int i = 0; i < jobs->nhook_workers; i++) pthread_join(jobs->hook_workers[i], NULL);
+  jobs->nhook_workers = 0;
 }

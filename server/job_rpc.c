@@ -83,6 +83,7 @@ static void send_locked(rstream_t *rs, grpc_byte_buffer *out, int last) {
   RDEV_HANDOFF_GIVE(&rs->send_op);
   if (grpc_call_start_batch(rs->call, ops, n, &rs->send_op, NULL) != GRPC_CALL_OK) {
     srv_log(SRV_LOG_ERROR, "job call: cannot send");
+    grpc_call_cancel_with_status(rs->call, GRPC_STATUS_INTERNAL, "cannot send", NULL); /* ends the call */
     rs->sending = 0;
     rs->ended = 1;
     if (out) grpc_byte_buffer_destroy(out);
@@ -177,12 +178,20 @@ static rstream_t *rs_new(grpc_call *call, srv_job_t *job, int mode) {
   return rs;
 }
 
-/* Watches for the client's end (watch and fetch); takes rs's first reference. */
-static void rs_start(rstream_t *rs) {
+/* Watches for the call's end (watch and fetch), which takes rs's first
+ * reference. 0, or -1 (that reference dropped; the caller holds another). */
+static int rs_start(rstream_t *rs) {
   grpc_op op = {.op = GRPC_OP_RECV_CLOSE_ON_SERVER};
   op.data.recv_close_on_server.cancelled = &rs->cancelled;
   RDEV_HANDOFF_GIVE(&rs->close_op);
-  if (grpc_call_start_batch(rs->call, &op, 1, &rs->close_op, NULL) != GRPC_CALL_OK) srv_log(SRV_LOG_ERROR, "job call");
+  if (grpc_call_start_batch(rs->call, &op, 1, &rs->close_op, NULL) == GRPC_CALL_OK) return 0;
+  srv_log(SRV_LOG_ERROR, "job call: cannot watch for its end");
+  grpc_call_cancel_with_status(rs->call, GRPC_STATUS_INTERNAL, "server error", NULL);
+  pthread_mutex_lock(&rs->mu);
+  rs->ended = 1;
+  pthread_mutex_unlock(&rs->mu);
+  rs_unref(rs);
+  return -1;
 }
 
 /* ---- the calls ---------------------------------------------------------------- */
@@ -255,10 +264,13 @@ static void fetch(srv_t *srv, srv_job_t *job, grpc_call *call, const char *outpu
   }
   rs->f = f;
   rs->total = k->bytes;
-  rs_start(rs);
-  pthread_mutex_lock(&rs->mu);
-  pump_file_locked(rs);
-  pthread_mutex_unlock(&rs->mu);
+  atomic_fetch_add(&rs->refs, 1); /* ours while we set it going */
+  if (rs_start(rs) == 0) {
+    pthread_mutex_lock(&rs->mu);
+    pump_file_locked(rs);
+    pthread_mutex_unlock(&rs->mu);
+  }
+  rs_unref(rs);
 }
 
 void srv_job_call(srv_t *srv, int which, srv_tenant_t *t, grpc_call *call, grpc_byte_buffer *payload) {
@@ -307,8 +319,15 @@ void srv_job_call(srv_t *srv, int which, srv_tenant_t *t, grpc_call *call, grpc_
     srv_job_unref(job);
     return;
   }
-  atomic_fetch_add(&rs->refs, 1); /* the watch's (rs_unwatch) */
-  atomic_store(&rs->watching, 1);
-  rs_start(rs);
-  srv_job_watch(job, &rs->w);
+  atomic_fetch_add(&rs->refs, 1); /* ours while we set it going */
+  if (rs_start(rs) == 0) {
+    atomic_fetch_add(&rs->refs, 1); /* the watch's (rs_unwatch) */
+    atomic_store(&rs->watching, 1);
+    if (srv_job_watch(job, &rs->w) != 0) {
+      atomic_store(&rs->watching, 0);
+      rs_unref(rs);
+      grpc_call_cancel_with_status(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "too many watchers of this job", NULL);
+    }
+  }
+  rs_unref(rs);
 }

@@ -18,12 +18,24 @@ int srv_job_spec_buffer(const rdev_v1_JobSpec *spec, const char *name) {
   return -1;
 }
 
-static int good_name(const char *s) {
+int srv_job_name_ok(const char *s) {
   size_t n = strlen(s);
   if (n < 1 || n > 31) return 0;
   for (; *s; s++)
     if (!isalnum((unsigned char)*s) && *s != '_' && *s != '.' && *s != '-') return 0;
   return 1;
+}
+
+/* Text that goes into logs, statuses and webhook events: valid UTF-8
+ * without control characters. */
+static int good_text(const char *s) {
+  char copy[128];
+  size_t n = strlen(s);
+  if (n >= sizeof copy) return 0;
+  memcpy(copy, s, n + 1);
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) return 0;
+  return rdev_wire_utf8_fix(copy, n) == 0;
 }
 
 typedef struct {
@@ -68,14 +80,15 @@ static int check_step(check_t *c, rdev_v1_JobSpec *spec, pb_size_t i) {
   const rdev_v1_JobStep *s = &spec->steps[i];
   char what[64];
   snprintf(what, sizeof what, "step %u%s%s%s", (unsigned)i + 1, s->name[0] ? " (" : "", s->name, s->name[0] ? ")" : "");
-  if (s->name[0] && !good_name(s->name)) return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "%s: a bad name", what);
+  if (s->name[0] && !srv_job_name_ok(s->name)) return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "%s: a bad name", what);
   if (s->stream >= SRV_JOB_STREAMS)
     return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "%s: stream %u (a job has streams 0..%d)", what, (unsigned)s->stream,
                SRV_JOB_STREAMS - 1);
   switch (s->which_op) {
     case rdev_v1_JobStep_launch_tag: {
       const rdev_v1_JobLaunch *l = &s->op.launch;
-      if (!l->kernel[0]) return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "%s: no kernel", what);
+      if (!l->kernel[0] || !good_text(l->kernel))
+        return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "%s: a kernel name (printable UTF-8)", what);
       for (pb_size_t a = 0; a < l->args_count; a++)
         if (l->args[a].which_v == rdev_v1_JobArg_ptr_tag) {
           char w2[96];
@@ -102,16 +115,20 @@ static int check_step(check_t *c, rdev_v1_JobSpec *spec, pb_size_t i) {
 }
 
 static int check(check_t *c, rdev_v1_JobSpec *spec, const srv_allow_t *allow) {
+  if (!good_text(spec->name))
+    return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "name: valid UTF-8 without control characters");
   if (!spec->buffers_count) return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "a job needs at least one buffer");
   for (pb_size_t i = 0; i < spec->buffers_count; i++) {
     const rdev_v1_JobBuffer *b = &spec->buffers[i];
-    if (!good_name(b->name))
+    if (!srv_job_name_ok(b->name))
       return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "buffer %u: a name of 1..31 bytes of A-Z a-z 0-9 _ . -",
                  (unsigned)i + 1);
     if (srv_job_spec_buffer(spec, b->name) != (int)i)
       return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "buffer '%s' is declared twice", b->name);
     if (!b->size) return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "buffer '%s': size 0", b->name);
-    if (b->device < 0) return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "buffer '%s': device %d", b->name, b->device);
+    if (b->device < 0 || b->device >= SRV_JOB_DEVICES)
+      return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "buffer '%s': device %d (0..%d)", b->name, b->device,
+                 SRV_JOB_DEVICES - 1);
   }
   for (pb_size_t i = 0; i < spec->inputs_count; i++) {
     rdev_v1_JobInput *in = &spec->inputs[i];
@@ -137,7 +154,7 @@ static int check(check_t *c, rdev_v1_JobSpec *spec, const srv_allow_t *allow) {
     if (check_step(c, spec, i)) return -1;
   for (pb_size_t i = 0; i < spec->outputs_count; i++) {
     rdev_v1_JobOutput *o = &spec->outputs[i];
-    if (!good_name(o->name))
+    if (!srv_job_name_ok(o->name))
       return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "output %u: a name of 1..31 bytes of A-Z a-z 0-9 _ . -",
                  (unsigned)i + 1);
     for (pb_size_t k = 0; k < i; k++)

@@ -19,6 +19,7 @@
 #include "jobs.h"
 
 #define RECORD_MAX (1u << 20) /* a record is far smaller; a larger file is not one */
+#define TMP_MARK "~tmp."      /* in temporary names only: names of jobs and outputs have no '~' */
 
 int srv_job_store_init(const char *dir) {
   if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
@@ -44,7 +45,7 @@ static void sync_dir(const char *dir) {
 /* Writes len bytes to path through a temporary file and a rename. 0 or -1 (logged). */
 static int write_atomic(const char *dir, const char *path, const void *data, size_t len) {
   char tmp[600];
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)gettid());
+  snprintf(tmp, sizeof tmp, "%s" TMP_MARK "%ld", path, (long)gettid());
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) {
     srv_log(SRV_LOG_ERROR, "%s: %s", tmp, strerror(errno));
@@ -85,6 +86,9 @@ int srv_job_store_save(srv_jobs_t *jobs, srv_job_t *job) {
     srv_job_status(job, &rec->status, 0);
     rec->has_status = true;
     snprintf(rec->secret, sizeof rec->secret, "%s", job->secret);
+    pthread_mutex_lock(&jobs->mu);
+    rec->hook_seq = job->hook_seq;
+    pthread_mutex_unlock(&jobs->mu);
     pb_ostream_t os = pb_ostream_from_buffer(buf, RECORD_MAX);
     if (!pb_encode(&os, rdev_v1_JobRecord_fields, rec)) {
       srv_log(SRV_LOG_ERROR, "job %s: cannot encode its record: %s", job->id, PB_GET_ERROR(&os));
@@ -109,12 +113,12 @@ static int is_record(const char *name) {
   return 1;
 }
 
-void srv_job_store_load(srv_jobs_t *jobs, void (*fn)(srv_jobs_t *jobs, rdev_v1_JobRecord *rec, void *arg), void *arg) {
+void srv_job_store_load(srv_jobs_t *jobs, void (*fn)(srv_jobs_t *jobs, const char *id, rdev_v1_JobRecord *rec)) {
   DIR *d = opendir(jobs->dir);
   if (!d) return;
   struct dirent *e;
   while ((e = readdir(d))) {
-    if (strstr(e->d_name, ".tmp.")) { /* a write a crash cut short */
+    if (strstr(e->d_name, TMP_MARK)) { /* a write a crash cut short */
       char path[512];
       snprintf(path, sizeof path, "%s/%s", jobs->dir, e->d_name);
       unlink(path);
@@ -135,7 +139,10 @@ void srv_job_store_load(srv_jobs_t *jobs, void (*fn)(srv_jobs_t *jobs, rdev_v1_J
       srv_log(SRV_LOG_WARN, "%s: not a job record (%s); left alone", path, rec ? PB_GET_ERROR(&is) : "no memory");
       if (rec) pb_release(rdev_v1_JobRecord_fields, rec);
     } else {
-      fn(jobs, rec, arg);
+      char id[SRV_JOB_ID_LEN + 1];
+      memcpy(id, e->d_name, SRV_JOB_ID_LEN);
+      id[SRV_JOB_ID_LEN] = '\0';
+      fn(jobs, id, rec);
     }
     free(rec);
     free(text);
@@ -168,7 +175,7 @@ void srv_job_store_out_path(srv_jobs_t *jobs, const char *id, const char *name, 
 FILE *srv_job_store_out_create(srv_jobs_t *jobs, const char *id, const char *name, char *tmp, size_t len) {
   char path[512];
   srv_job_store_out_path(jobs, id, name, path, sizeof path);
-  snprintf(tmp, len, "%s.tmp.%ld", path, (long)gettid());
+  snprintf(tmp, len, "%s" TMP_MARK "%ld", path, (long)gettid());
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
   if (!f) {

@@ -8,6 +8,9 @@
 #define _GNU_SOURCE
 #include "jobs.h"
 
+#define HOOK_GRACE_MS 2000 /* at the stop: what is left of the webhooks may go out this long */
+#define KEEP_FINISHED 256  /* a tenant's finished jobs kept at most (the oldest go first) */
+
 #include <pb_decode.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -19,6 +22,12 @@ struct final_call {
   final_call_t *next;
   grpc_call *call;
 };
+
+uint64_t srv_job_mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
 
 int64_t srv_job_now_ms(void) {
   struct timespec ts;
@@ -91,14 +100,21 @@ void srv_job_wake_locked(srv_job_t *j) {
   }
 }
 
-void srv_job_watch(srv_job_t *job, srv_watch_t *w) {
+int srv_job_watch(srv_job_t *job, srv_watch_t *w) {
   pthread_mutex_lock(&job->jobs->mu);
+  int n = 0;
+  for (srv_watch_t *o = job->watchers; o; o = o->next) n++;
+  if (n >= SRV_JOB_WATCHERS) {
+    pthread_mutex_unlock(&job->jobs->mu);
+    return -1;
+  }
   w->prev = NULL;
   w->next = job->watchers;
   if (w->next) w->next->prev = w;
   job->watchers = w;
   w->wake(w);
   pthread_mutex_unlock(&job->jobs->mu);
+  return 0;
 }
 
 void srv_job_unwatch(srv_job_t *job, srv_watch_t *w) {
@@ -153,7 +169,7 @@ void srv_job_fail(srv_job_t *job, const char *failed_at, int code, const char *f
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  int cancelled = code == RDEV_CANCELLED && atomic_load(&job->cancel) == 1;
+  int cancelled = code == RDEV_CANCELLED && atomic_load(&job->cancel) == SRV_JOB_STOP_CLIENT;
   pthread_mutex_lock(&job->jobs->mu);
   if (!srv_job_final(job->st.state)) {
     set_failure_locked(job, failed_at, code, msg);
@@ -193,7 +209,10 @@ int srv_job_keep_reserve(srv_job_t *job, uint64_t bytes) {
   srv_jobs_t *jobs = job->jobs;
   pthread_mutex_lock(&jobs->mu);
   uint64_t used = kept_bytes_locked(jobs, job->tenant);
-  int ok = used <= job->tenant->job_disk && bytes <= job->tenant->job_disk - used;
+  pthread_mutex_lock(&job->tenant->mu);
+  uint64_t most = job->tenant->job_disk;
+  pthread_mutex_unlock(&job->tenant->mu);
+  int ok = used <= most && bytes <= most - used;
   if (ok) job->kept_reserved += bytes;
   pthread_mutex_unlock(&jobs->mu);
   return ok ? 0 : -1;
@@ -301,6 +320,7 @@ int srv_job_submit(srv_jobs_t *jobs, srv_tenant_t *t, rdev_v1_JobSpec *spec, rde
   }
   j->next = jobs->all;
   jobs->all = j;
+  j->refs++; /* ours until the end: once linked, a cancel and an expiry could end it */
   srv_job_hook_locked(j);
   enqueue_locked(jobs, j);
   out->status = j->st;
@@ -309,7 +329,8 @@ int srv_job_submit(srv_jobs_t *jobs, srv_tenant_t *t, rdev_v1_JobSpec *spec, rde
   snprintf(out->secret, sizeof out->secret, "%s", j->secret);
   out->has_status = true;
   srv_job_store_save(jobs, j);
-  srv_audit(SRV_LOG_INFO, "job submitted", t->name, NULL, "job=%s name=%s", j->id, j->spec.name);
+  srv_audit(SRV_LOG_INFO, "job submitted", t->name, NULL, "job=%s", j->id);
+  srv_job_unref(j);
   return GRPC_STATUS_OK;
 }
 
@@ -373,6 +394,7 @@ static void *runner_main(void *arg) {
   srv_job_exec(j);
   srv_jobs_t *jobs = j->jobs;
   pthread_mutex_lock(&jobs->mu);
+  j->live = 0; /* its session is closed: the tenant's next job may have its place */
   jobs->running--;
   pthread_cond_broadcast(&jobs->cv);
   pthread_mutex_unlock(&jobs->mu);
@@ -383,14 +405,16 @@ static void *runner_main(void *arg) {
 /* t's jobs running now (jobs->mu held). */
 static int running_of(srv_jobs_t *jobs, const srv_tenant_t *t) {
   int n = 0;
-  for (srv_job_t *j = jobs->all; j; j = j->next) n += j->tenant == t && j->has_thread && !srv_job_final(j->st.state);
+  for (srv_job_t *j = jobs->all; j; j = j->next) n += j->tenant == t && j->live;
   return n;
 }
 
-/* Starts the first queued jobs that may start (jobs->mu held). */
-static void start_jobs_locked(srv_jobs_t *jobs) {
+/* Starts the first queued jobs that may start (jobs->mu held); those that
+ * fail instead go into changed[] (a reference each) for their records. */
+static void start_jobs_locked(srv_jobs_t *jobs, srv_job_t **changed, int *nchanged, int maxc) {
   srv_job_t *prev = NULL, *j = jobs->qhead;
-  while (j && jobs->running < jobs->srv->cfg.job_runners && !atomic_load(&jobs->srv->shutting_down)) {
+  while (j && jobs->running < jobs->srv->cfg.job_runners && !atomic_load(&jobs->srv->shutting_down) &&
+         *nchanged < maxc) {
     srv_job_t *next = j->qnext;
     pthread_mutex_lock(&j->tenant->mu);
     int most = j->tenant->max_running_jobs, removed = j->tenant->removed;
@@ -409,6 +433,8 @@ static void start_jobs_locked(srv_jobs_t *jobs) {
     if (removed) { /* a reload took its tenant away while it waited */
       set_failure_locked(j, "job", RDEV_UNAUTHENTICATED, "its tenant was removed before it started");
       enter_locked(j, rdev_v1_JobState_FAILED);
+      j->refs++;
+      changed[(*nchanged)++] = j;
       j = next;
       continue;
     }
@@ -417,13 +443,15 @@ static void start_jobs_locked(srv_jobs_t *jobs) {
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    j->has_thread = 1;
+    j->live = 1;
     if (pthread_create(&j->thread, &at, runner_main, j) != 0) {
-      j->has_thread = 0;
+      j->live = 0;
       j->refs--;
       jobs->running--;
       set_failure_locked(j, "job", RDEV_INTERNAL_ERROR, "cannot start a runner thread");
       enter_locked(j, rdev_v1_JobState_FAILED);
+      j->refs++;
+      changed[(*nchanged)++] = j;
     }
     pthread_attr_destroy(&at);
     j = next;
@@ -435,9 +463,13 @@ static void start_jobs_locked(srv_jobs_t *jobs) {
 static void expire_locked(srv_jobs_t *jobs, char (*gone)[SRV_JOB_ID_LEN + 1 + 32], int *ngone, int max,
                           srv_job_t **changed, int *nchanged, int maxc) {
   int64_t now = srv_job_now_ms(), keep = (int64_t)jobs->srv->cfg.job_keep_s * 1000;
+  for (srv_job_t *j = jobs->all; j; j = j->next)
+    if (j->tenant) j->tenant->jobs_counted = 0;
   for (srv_job_t **p = &jobs->all; *p;) {
     srv_job_t *j = *p;
-    int touched = 0;
+    int touched = 0, final = srv_job_final(j->st.state);
+    /* newest first: past a tenant's KEEP_FINISHED finished jobs, the older go */
+    int surplus = final && j->tenant && ++j->tenant->jobs_counted > KEEP_FINISHED;
     for (pb_size_t i = 0; i < j->st.kept_count; i++) {
       rdev_v1_JobKept *k = &j->st.kept[i];
       if (!k->expires_ms || k->expires_ms > now || *ngone == max) continue;
@@ -445,7 +477,8 @@ static void expire_locked(srv_jobs_t *jobs, char (*gone)[SRV_JOB_ID_LEN + 1 + 32
       k->expires_ms = 0;
       touched = 1;
     }
-    if (srv_job_final(j->st.state) && j->st.finished_ms + keep < now && j->refs == 1 && !j->hook_busy && *ngone < max) {
+    if (final && (surplus || j->st.finished_ms + keep < now) && j->refs == 1 && !j->hook_busy && !j->hq_head &&
+        *ngone < max) {
       snprintf(gone[(*ngone)++], sizeof gone[0], "%s", j->id);
       *p = j->next;
       job_free(j);
@@ -463,11 +496,11 @@ static void *sched_main(void *arg) {
   srv_jobs_t *jobs = arg;
   pthread_mutex_lock(&jobs->mu);
   while (!jobs->stopping) {
-    start_jobs_locked(jobs);
     enum { MAX = 64 };
     char gone[MAX][SRV_JOB_ID_LEN + 1 + 32];
     srv_job_t *changed[MAX];
     int ngone = 0, nchanged = 0;
+    start_jobs_locked(jobs, changed, &nchanged, MAX);
     expire_locked(jobs, gone, &ngone, MAX, changed, &nchanged, MAX);
     if (ngone || nchanged) {
       pthread_mutex_unlock(&jobs->mu);
@@ -509,44 +542,60 @@ static srv_tenant_t *tenant_named(srv_t *srv, const char *name) {
 /* A record from the directory: final jobs come back as they were, queued
  * ones are queued again in the order they were submitted, and jobs that
  * were running fail with "server restarted". */
-static void load_one(srv_jobs_t *jobs, rdev_v1_JobRecord *rec, void *arg) {
-  (void)arg;
+static void load_one(srv_jobs_t *jobs, const char *id, rdev_v1_JobRecord *rec) {
+  if (strcmp(rec->status.id, id) != 0 || find_locked(jobs, id)) {
+    srv_log(SRV_LOG_WARN, "job record %s: its id is not its file's name; left alone", id);
+    pb_release(rdev_v1_JobRecord_fields, rec);
+    return;
+  }
   srv_tenant_t *t = tenant_named(jobs->srv, rec->status.tenant);
   srv_job_t *j = job_new(jobs, t, &rec->spec);
-  if (!j || strlen(rec->status.id) != SRV_JOB_ID_LEN || find_locked(jobs, rec->status.id)) {
-    if (j) job_free(j);
+  if (!j) {
     pb_release(rdev_v1_JobRecord_fields, rec);
     return;
   }
   j->st = rec->status;
-  snprintf(j->id, sizeof j->id, "%s", rec->status.id);
+  snprintf(j->id, sizeof j->id, "%s", id);
   snprintf(j->secret, sizeof j->secret, "%s", rec->secret);
+  j->hook_seq = rec->hook_seq;
   pb_release(rdev_v1_JobRecord_fields, rec);
-  int save = 0;
+  for (pb_size_t i = 0; i < j->st.kept_count; i++) /* names become paths: only the spec's kind */
+    if (!srv_job_name_ok(j->st.kept[i].name)) j->st.kept[i].expires_ms = 0;
+  /* A record is data on disk like any other: a job that is to run again
+   * must keep the contract (and the tenant's allow list as it is now). */
+  char msg[200] = "", why[sizeof j->st.message] = "";
   rdev_v1_JobState s = j->st.state;
-  if (!srv_job_final(s) && (!t || s != rdev_v1_JobState_QUEUED)) {
-    set_failure_locked(j, "job", RDEV_UNAVAILABLE, t ? "server restarted" : "its tenant is gone");
-    j->st.state = rdev_v1_JobState_FAILED;
-    j->st.finished_ms = srv_job_now_ms();
-    save = 1;
+  if (!srv_job_final(s)) {
+    srv_allow_t *allow = t ? srv_job_allow(t) : NULL;
+    int bad = t && srv_job_spec_check(&j->spec, allow, msg, sizeof msg) != GRPC_STATUS_OK;
+    srv_allow_free(allow);
+    if (!t)
+      snprintf(why, sizeof why, "its tenant is gone");
+    else if (bad)
+      snprintf(why, sizeof why, "its record does not hold a valid spec: %s", msg);
+    else if (s != rdev_v1_JobState_QUEUED)
+      snprintf(why, sizeof why, "server restarted");
   }
   /* the list stays sorted newest first, the queue oldest first */
   srv_job_t **p = &jobs->all;
   while (*p && (*p)->st.submitted_ms > j->st.submitted_ms) p = &(*p)->next;
   j->next = *p;
   *p = j;
-  if (j->st.state == rdev_v1_JobState_QUEUED) {
-    srv_job_t **q = &jobs->qhead, *prev = NULL;
-    while (*q && (*q)->st.submitted_ms <= j->st.submitted_ms) prev = *q, q = &(*q)->qnext;
+  if (why[0]) {
+    set_failure_locked(j, "job", RDEV_UNAVAILABLE, why);
+    j->st.state = rdev_v1_JobState_JOB_STATE_UNSPECIFIED; /* not final: enter_locked takes it */
+    enter_locked(j, rdev_v1_JobState_FAILED);             /* its webhook goes out once the workers run */
+    srv_job_store_save(jobs, j);
+  } else if (j->st.state == rdev_v1_JobState_QUEUED) {
+    srv_job_t **q = &jobs->qhead;
+    while (*q && (*q)->st.submitted_ms <= j->st.submitted_ms) q = &(*q)->qnext;
     j->qnext = *q;
     *q = j;
     if (!j->qnext) jobs->qtail = j;
-    (void)prev;
     j->queued = 1;
   }
-  if (save) srv_job_store_save(jobs, j);
-  srv_log(SRV_LOG_INFO, "job %s (%s): %s%s", j->id, j->st.tenant, srv_job_state_name(j->st.state),
-          save ? " (server restarted)" : "");
+  srv_log(SRV_LOG_INFO, "job %s (%s): %s%s%s", j->id, j->st.tenant, srv_job_state_name(j->st.state), why[0] ? ": " : "",
+          why);
 }
 
 int srv_jobs_open(srv_t *srv) {
@@ -559,12 +608,15 @@ int srv_jobs_open(srv_t *srv) {
   snprintf(jobs->dir, sizeof jobs->dir, "%s", srv->cfg.job_dir);
   pthread_mutex_init(&jobs->mu, NULL);
   pthread_cond_init(&jobs->cv, NULL);
-  srv_job_hooks_stop(0);
-  srv_job_store_load(jobs, load_one, NULL);
-  if (pthread_create(&jobs->sched, NULL, sched_main, jobs) != 0) {
+  pthread_cond_init(&jobs->hook_cv, NULL);
+  srv_job_store_load(jobs, load_one);
+  int hooks = srv_job_hooks_start(jobs) == 0;
+  if (!hooks || pthread_create(&jobs->sched, NULL, sched_main, jobs) != 0) {
     srv_log(SRV_LOG_ERROR, "cannot start the job scheduler");
+    if (hooks) srv_job_hooks_stop(jobs, 0);
     pthread_mutex_destroy(&jobs->mu);
     pthread_cond_destroy(&jobs->cv);
+    pthread_cond_destroy(&jobs->hook_cv);
     while (jobs->all) {
       srv_job_t *n = jobs->all->next;
       job_free(jobs->all);
@@ -577,6 +629,21 @@ int srv_jobs_open(srv_t *srv) {
   return 0;
 }
 
+void srv_jobs_end_removed(srv_t *srv) {
+  srv_jobs_t *jobs = srv->jobs;
+  if (!jobs) return;
+  pthread_mutex_lock(&jobs->mu);
+  for (srv_job_t *j = jobs->all; j; j = j->next) {
+    if (!j->live || !j->tenant) continue;
+    pthread_mutex_lock(&j->tenant->mu);
+    int removed = j->tenant->removed;
+    pthread_mutex_unlock(&j->tenant->mu);
+    if (removed) atomic_store(&j->cancel, SRV_JOB_STOP_TENANT);
+  }
+  pthread_cond_broadcast(&jobs->cv); /* the scheduler fails its queued ones */
+  pthread_mutex_unlock(&jobs->mu);
+}
+
 void srv_jobs_stop(srv_t *srv, const struct timespec *deadline) {
   srv_jobs_t *jobs = srv->jobs;
   if (!jobs) return;
@@ -584,20 +651,14 @@ void srv_jobs_stop(srv_t *srv, const struct timespec *deadline) {
   while (jobs->running > 0 && pthread_cond_timedwait(&jobs->cv, &jobs->mu, deadline) == 0) {}
   jobs->stopping = 1;
   for (srv_job_t *j = jobs->all; j; j = j->next)
-    if (j->has_thread && !srv_job_final(j->st.state)) atomic_store(&j->cancel, 2);
+    if (j->live) atomic_store(&j->cancel, SRV_JOB_STOP_SERVER);
   pthread_cond_broadcast(&jobs->cv);
   pthread_mutex_unlock(&jobs->mu);
   pthread_join(jobs->sched, NULL);
   pthread_mutex_lock(&jobs->mu);
   while (jobs->running > 0) pthread_cond_wait(&jobs->cv, &jobs->mu);
-  /* The webhooks of the final states get a moment, then give up. */
-  struct timespec dl;
-  clock_gettime(CLOCK_REALTIME, &dl);
-  dl.tv_sec += 2; /* the webhooks of the final states get this long */
-  while (jobs->hook_threads > 0 && pthread_cond_timedwait(&jobs->cv, &jobs->mu, &dl) == 0) {}
-  srv_job_hooks_stop(1);
-  while (jobs->hook_threads > 0) pthread_cond_wait(&jobs->cv, &jobs->mu);
   pthread_mutex_unlock(&jobs->mu);
+  srv_job_hooks_stop(jobs, HOOK_GRACE_MS); /* the final states' webhooks get a moment */
 }
 
 void srv_jobs_free(srv_t *srv) {
@@ -610,6 +671,7 @@ void srv_jobs_free(srv_t *srv) {
   }
   pthread_mutex_destroy(&jobs->mu);
   pthread_cond_destroy(&jobs->cv);
+  pthread_cond_destroy(&jobs->hook_cv);
   free(jobs);
   srv->jobs = NULL;
 }

@@ -24,9 +24,15 @@
 #include "srv.h"
 
 #define SRV_JOB_STREAMS 8    /* streams a job's steps name: 0..7 */
+#define SRV_JOB_DEVICES 64   /* device indexes a job's buffers name: 0..63 */
 #define SRV_JOB_ID_LEN 16    /* hex digits of a job id */
 #define SRV_JOB_URL_MAX 2047 /* bytes of a URL */
 #define SRV_JOB_PROGRESS_MS 200
+#define SRV_JOB_WATCHERS 16    /* WatchJob calls on one job at once */
+#define SRV_JOB_HOOK_WORKERS 4 /* threads sending webhooks */
+
+/* Why a job must stop (srv_job_t.cancel). */
+enum { SRV_JOB_STOP_CLIENT = 1, SRV_JOB_STOP_SERVER, SRV_JOB_STOP_TENANT };
 
 typedef struct srv_jobs srv_jobs_t;
 typedef struct srv_job srv_job_t;
@@ -44,25 +50,25 @@ typedef struct final_call final_call_t; /* a CancelJob call waiting for the job'
 struct srv_job {
   srv_jobs_t *jobs;
   char id[SRV_JOB_ID_LEN + 1];
-  srv_tenant_t *tenant; /* NULL: its tenant is gone (a record loaded after a restart) */
-  rdev_v1_JobSpec spec; /* decoded; its URLs are malloc'd (pb_release) */
-  char secret[65];      /* signs its webhooks */
-  rdev_v1_JobStatus st; /* jobs->mu */
-  atomic_int cancel;    /* 1: the client cancelled it; 2: the server is stopping */
-  int refs;             /* jobs->mu */
-  int queued;           /* in the queue (jobs->mu) */
-  pthread_t thread;     /* its runner, while running */
-  int has_thread;
-  srv_watch_t *watchers; /* jobs->mu */
-  final_call_t *finals;  /* jobs->mu */
-  hook_ev_t *hq_head, *hq_tail;
-  int hook_busy;           /* a thread sends its hooks (jobs->mu) */
-  uint64_t hook_seq;       /* events made so far */
-  int64_t progress_ms;     /* when watchers last heard of moving bytes */
-  uint64_t kept_reserved;  /* kept bytes being written (jobs->mu) */
-  pthread_mutex_t save_mu; /* one save of its record at a time, in order */
-  srv_job_t *next;         /* jobs->all, newest first */
-  srv_job_t *qnext;        /* the queue */
+  srv_tenant_t *tenant;         /* NULL: its tenant is gone (a record loaded after a restart) */
+  rdev_v1_JobSpec spec;         /* decoded; its URLs are malloc'd (pb_release) */
+  char secret[65];              /* signs its webhooks */
+  rdev_v1_JobStatus st;         /* jobs->mu */
+  atomic_int cancel;            /* why it must stop: SRV_JOB_STOP_*, 0 = it need not */
+  int refs;                     /* jobs->mu */
+  int queued;                   /* in the queue (jobs->mu) */
+  pthread_t thread;             /* its runner, while running */
+  srv_watch_t *watchers;        /* jobs->mu */
+  final_call_t *finals;         /* jobs->mu */
+  hook_ev_t *hq_head, *hq_tail; /* webhook events to send (jobs->mu) */
+  int hook_busy;                /* a worker sends one (jobs->mu) */
+  uint64_t hook_seq;            /* events made so far (kept in its record) */
+  int live;                     /* a runner runs it, its session not yet closed (jobs->mu) */
+  int64_t progress_ms;          /* when watchers last heard of moving bytes */
+  uint64_t kept_reserved;       /* kept bytes being written (jobs->mu) */
+  pthread_mutex_t save_mu;      /* one save of its record at a time, in order */
+  srv_job_t *next;              /* jobs->all, newest first */
+  srv_job_t *qnext;             /* the queue */
 };
 
 struct srv_jobs {
@@ -72,9 +78,14 @@ struct srv_jobs {
   pthread_cond_t cv; /* the queue, a runner or hook thread ended, stopping */
   srv_job_t *all;
   srv_job_t *qhead, *qtail;
-  int running, hook_threads;
+  int running; /* runners alive */
   int stopping;
   pthread_t sched;
+  /* webhooks (job_hook.c) */
+  pthread_cond_t hook_cv; /* an event queued, a tenant's worker free, stopping */
+  pthread_t hook_workers[SRV_JOB_HOOK_WORKERS];
+  int nhook_workers, hooks_stopping;
+  atomic_int hooks_cancel;
 };
 
 /* ---- jobs.c ---- */
@@ -90,6 +101,9 @@ int srv_jobs_open(srv_t *srv);
  * NULL-safe. srv_jobs_free frees the table once the server's calls are
  * gone (its completion-queue threads joined). */
 void srv_jobs_stop(srv_t *srv, const struct timespec *deadline);
+/* After a tenants reload: the running jobs of removed tenants stop (failed,
+ * "its tenant was removed"), their queued ones fail when their turn comes. */
+void srv_jobs_end_removed(srv_t *srv);
 void srv_jobs_free(srv_t *srv);
 
 /* Queues spec (taken: freed whatever the outcome) for tenant t. A gRPC
@@ -109,8 +123,9 @@ static inline int srv_job_final(rdev_v1_JobState s) {
  * soon as its runner sees it. call (taken; NULL: none) is answered with
  * the job's status once it is final. */
 void srv_job_cancel(srv_job_t *job, grpc_call *call);
-/* Adds or removes a watcher; w->wake runs once at once when added. */
-void srv_job_watch(srv_job_t *job, srv_watch_t *w);
+/* Adds a watcher (w->wake runs once at once): 0, or -1 when the job has
+ * SRV_JOB_WATCHERS already. Removes one. */
+int srv_job_watch(srv_job_t *job, srv_watch_t *w);
 void srv_job_unwatch(srv_job_t *job, srv_watch_t *w);
 /* t's jobs, newest first, at most max, brief, into out[] (each
  * srv_job_status's); returns how many. */
@@ -136,8 +151,9 @@ int srv_job_keep_reserve(srv_job_t *job, uint64_t bytes);
 void srv_job_keep_done(srv_job_t *job, const char *name, uint64_t bytes);
 /* The tenant's allow list now (the caller frees it). */
 srv_allow_t *srv_job_allow(const srv_tenant_t *t);
-/* Unix time in ms. */
+/* Unix time in ms; CLOCK_MONOTONIC ms (the transfers' deadlines). */
 int64_t srv_job_now_ms(void);
+uint64_t srv_job_mono_ms(void);
 
 /* Wakes j's watchers and, once it is final, answers its CancelJob calls
  * (jobs->mu held). */
@@ -145,12 +161,15 @@ void srv_job_wake_locked(srv_job_t *j);
 
 /* ---- job_hook.c ---- */
 
-/* Queues the webhook event of j's state now, if it has a callback URL, and
- * starts its hook thread if none runs (jobs->mu held; counts in
- * jobs->hook_threads and holds a reference of j while it runs). */
+/* Starts the webhook workers: 0, or -1 (logged). */
+int srv_job_hooks_start(srv_jobs_t *jobs);
+/* Queues the webhook event of j's state now, if it has a callback URL
+ * (jobs->mu held); a worker sends it. */
 void srv_job_hook_locked(srv_job_t *j);
-/* Makes webhook transfers give up at once (1) or not (0). */
-void srv_job_hooks_stop(int stop);
+/* Lets the workers send what is queued for up to grace_ms, then stops
+ * them (a delivery under way gives up) and waits for them. Events left are
+ * not sent. */
+void srv_job_hooks_stop(srv_jobs_t *jobs, int grace_ms);
 /* Frees j's events not sent. */
 void srv_job_hooks_free(srv_job_t *j);
 
@@ -160,6 +179,8 @@ void srv_job_hooks_free(srv_job_t *j);
  * allow, and makes each input's max_bytes and output's size explicit. A
  * gRPC status: OK; INVALID_ARGUMENT or PERMISSION_DENIED with msg. */
 int srv_job_spec_check(rdev_v1_JobSpec *spec, const srv_allow_t *allow, char *msg, size_t msglen);
+/* Whether s is a name of the spec's kind: 1..31 bytes of A-Z a-z 0-9 _ . - */
+int srv_job_name_ok(const char *s);
 /* The index of the spec's buffer called name, or -1. */
 int srv_job_spec_buffer(const rdev_v1_JobSpec *spec, const char *name);
 
@@ -174,9 +195,11 @@ void srv_job_exec(srv_job_t *job);
 int srv_job_store_init(const char *dir);
 /* Writes job's record atomically (a temporary file, fsync, rename). 0 or -1 (logged). */
 int srv_job_store_save(srv_jobs_t *jobs, srv_job_t *job);
-/* Calls fn for each record in the directory (unreadable ones are logged
- * and skipped); the record is fn's to keep (pb_release) or free. */
-void srv_job_store_load(srv_jobs_t *jobs, void (*fn)(srv_jobs_t *jobs, rdev_v1_JobRecord *rec, void *arg), void *arg);
+/* Calls fn for each record in the directory with the id its file is named
+ * by (16 lowercase hex digits; unreadable records are logged and skipped,
+ * leftovers of cut writes removed); the record's pointer fields are fn's
+ * to keep or pb_release. */
+void srv_job_store_load(srv_jobs_t *jobs, void (*fn)(srv_jobs_t *jobs, const char *id, rdev_v1_JobRecord *rec));
 /* Removes job's record and kept outputs. */
 void srv_job_store_remove(srv_jobs_t *jobs, const char *id);
 /* A kept output's file: path (for FetchOutput), a new one to write

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs.h"
 #include "srv.h"
 
 /* Whether a resolved address is a loopback one (127/8, ::1, or 127/8
@@ -208,7 +209,7 @@ int main(int argc, char **argv) {
       if (!srv.cfg.tenants[0])
         srv_log(SRV_LOG_INFO, "SIGHUP: no tenants file to reload");
       else if (srv_tenants_reload(&srv, err, sizeof err) == 0)
-        srv_sessions_end_removed(&srv);
+        srv_sessions_end_removed(&srv), srv_jobs_end_removed(&srv);
       continue;
     }
     srv_log(SRV_LOG_INFO, "%s: draining (up to %d ms)", sig == SIGTERM ? "SIGTERM" : "SIGINT", srv.cfg.drain_ms);

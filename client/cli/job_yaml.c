@@ -35,7 +35,7 @@
 #define MAX_DEPTH 32     /* nesting of lists and maps (a spec needs 5) */
 #define MAX_NODES 200000 /* nodes of a document */
 #define MAX_NAME 31      /* buffer, output and step names */
-#define MAX_URL 1023     /* bytes of a URL */
+#define MAX_URL 2047     /* bytes of a URL (job.proto) */
 #define MAX_STREAM 7     /* a step's stream */
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -306,7 +306,7 @@ static int get_name(ctx_t *c, const node_t *n, const char *where, char dst[MAX_N
   return 0;
 }
 
-/* An http(s) URL of at most 1023 bytes, malloc'd into *dst (freed with the
+/* An http(s) URL of at most MAX_URL bytes, malloc'd into *dst (freed with the
  * spec by pb_release). */
 static int get_url(ctx_t *c, const node_t *n, const char *where, char **dst) {
   if (scalar(c, n, where, "a URL")) return -1;
