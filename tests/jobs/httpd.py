@@ -39,6 +39,8 @@ kept in memory. Behaviour is chosen by the URL path:
                               retries) are served as /<rest> normally.
   GET /slow/<ms>/<rest>       /<rest>, its body sent in 64 KiB pieces with
                               ms milliseconds of sleep before each.
+  POST /slow/<ms>/hook/<name> as /hook/<name>, answered (and recorded) only
+                              after ms milliseconds (a slow receiver).
   * /status/<code>            answers <code> (a short text body).
   POST /hook/<name>           records {"timestamp": X-Rdev-Timestamp,
                               "signature": X-Rdev-Signature, "content_type",
@@ -235,6 +237,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(404, "nothing uploaded\n")
             return self.json({"sha256": hashlib.sha256(up[0]).hexdigest(), "length": len(up[0]), "method": up[1]})
         if method == "POST" and head == "hook" and len(parts) == 2:
+            if how.get("delay"):
+                time.sleep(how["delay"])
             rec = {
                 "timestamp": self.headers.get("X-Rdev-Timestamp"),
                 "signature": self.headers.get("X-Rdev-Signature"),
