@@ -33,7 +33,7 @@ run_suite() { # dir sanitizer [ctest args...]
   (cd "$dir" && ctest --output-on-failure "$@")
 }
 # The sim suites that serve sessions, again without the host view (acl has none).
-served='^(integration_[a-z]+|python_(wire|hostile|tenants)|acl_programs|acl_samples|bench_fair_quick|rdev_bench_quick)$'
+served='^(integration_[a-z]+|python_(wire|hostile|tenants)|acl_programs|acl_samples|bench_fair_quick|rdev_bench_quick|jobs_basic)$'
 run_unmapped() { # dir [ctest -R pattern]
   echo "=== test $1, sim host view off ==="
   (cd "$1" && RDEV_SIM_HOST_VIEW=off ctest --output-on-failure -R "${2:-$served}")
@@ -45,8 +45,9 @@ run_suite build ""
 run_unmapped build
 run_suite build-asan address
 run_unmapped build-asan
-# TSan: the runtime suite and the integration suite (rdevd and the client
-# library with real sessions). gRPC, abseil and OpenSSL are not built for
+# TSan: the runtime suite, the integration suite (rdevd and the client
+# library with real sessions) and the jobs suite (rdevd's runners, webhook
+# workers and drain). gRPC, abseil and OpenSSL are not built for
 # TSan: tests/tsan.supp ignores what they do through intercepted calls, plus
 # each abseil library the binaries load (a called_from_lib line must name one
 # library); our hand-offs through gRPC are annotated (rdev/wire.h).
@@ -58,7 +59,7 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDEV_SANITIZE=threa
 cmake --build build-tsan -j"$jobs"
 tsan_supp > build-tsan/tsan.supp
 TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/build-tsan/tsan.supp" \
-  run_suite build-tsan thread -R '^(test_runtime.*|test_tenants|integration_.*)$'
+  run_suite build-tsan thread -R '^(test_runtime.*|test_tenants|integration_.*|jobs_.*)$'
 TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/build-tsan/tsan.supp" run_unmapped build-tsan '^integration_[a-z]+$'
 
 # Fuzzing: the wire decoder, in-process sessions, the two file parsers, job specs and allow lists, and the job YAML reader.
