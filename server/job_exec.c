@@ -177,6 +177,9 @@ typedef struct {
   ex_t *x;
   uint64_t addr[16];                                   /* each buffer's device address */
   uint64_t streams[SRV_JOB_STREAMS * SRV_JOB_DEVICES]; /* handles, by stream index and device */
+  uint8_t *bin[4];                                     /* each binary's bytes (malloc'd), */
+  size_t bin_len[4];                                   /* their length, */
+  uint64_t bin_handle[4];                              /* and its handle once loaded */
 } run_t;
 
 static int alloc_buffers(run_t *r) {
@@ -274,47 +277,92 @@ static void http_opts(run_t *r, srv_http_opts_t *o, const srv_allow_t *allow) {
   o->deadline_ms = r->x->deadline_ms;
 }
 
+/* A binary's body, into host memory (at most a chunk: BinaryLoad's limit). */
+typedef struct {
+  run_t *r;
+  uint8_t *buf;
+  size_t len;
+  uint64_t *fetched_all, cap_all;
+} bin_sink_t;
+
+static int bin_sink(void *user, const void *data, size_t len, uint64_t total) {
+  bin_sink_t *k = user;
+  (void)total;
+  *k->fetched_all += len;
+  if (*k->fetched_all > k->cap_all) return RDEV_QUOTA_EXCEEDED;
+  if (len > CHUNK - k->len) return RDEV_STORAGE_OVER_LIMIT;
+  memcpy(k->buf + k->len, data, len);
+  k->len += len;
+  srv_job_progress(k->r->x->job, len, 0, 0, 0);
+  return RDEV_OK;
+}
+
+/* Whether the digest is the 64 hex digits want. */
+static int sha_matches(const uint8_t got[32], const char *want) {
+  for (int k = 0; k < 32; k++)
+    if (got[k] != (hexval(want[2 * k]) << 4 | hexval(want[2 * k + 1]))) return 0;
+  return 1;
+}
+
+/* Fetches the inputs into their buffers and the binaries into r->bin, all
+ * at once, then checks the digests the spec gives. */
 static int fetch_inputs(run_t *r, const srv_allow_t *allow) {
   srv_job_t *job = r->x->job;
   const rdev_v1_JobSpec *spec = &job->spec;
-  int n = spec->inputs_count;
+  int ni = spec->inputs_count, n = ni + spec->binaries_count;
   if (!n) return RDEV_OK;
-  srv_http_get_t gets[16];
+  srv_http_get_t gets[16 + 4];
   sink_t sinks[16];
+  bin_sink_t bsinks[4];
   uint64_t fetched = 0;
   pthread_mutex_lock(&job->tenant->mu);
   uint64_t cap = job->tenant->max_job_fetch;
   pthread_mutex_unlock(&job->tenant->mu);
+  for (int i = ni; i < n; i++)
+    if (!(r->bin[i - ni] = malloc(CHUNK))) {
+      srv_job_fail(job, "job", RDEV_BAD_ALLOC, "out of server memory");
+      return RDEV_BAD_ALLOC;
+    }
   for (int i = 0; i < n; i++) {
-    const rdev_v1_JobInput *in = &spec->inputs[i];
-    int b = srv_job_spec_buffer(spec, in->buffer);
-    sinks[i] = (sink_t){
-        .r = r, .addr = r->addr[b] + in->offset, .room = in->max_bytes, .fetched_all = &fetched, .cap_all = cap};
-    gets[i] = (srv_http_get_t){
-        .url = in->url, .max_bytes = in->max_bytes, .sink = sink, .user = &sinks[i], .no_sha256 = !in->sha256[0]};
+    const char *url, *sha;
+    if (i < ni) {
+      const rdev_v1_JobInput *in = &spec->inputs[i];
+      int b = srv_job_spec_buffer(spec, in->buffer);
+      sinks[i] = (sink_t){
+          .r = r, .addr = r->addr[b] + in->offset, .room = in->max_bytes, .fetched_all = &fetched, .cap_all = cap};
+      gets[i] = (srv_http_get_t){.max_bytes = in->max_bytes, .sink = sink, .user = &sinks[i]};
+      url = in->url, sha = in->sha256;
+    } else {
+      const rdev_v1_JobBinary *bin = &spec->binaries[i - ni];
+      bsinks[i - ni] = (bin_sink_t){.r = r, .buf = r->bin[i - ni], .fetched_all = &fetched, .cap_all = cap};
+      gets[i] = (srv_http_get_t){.max_bytes = CHUNK, .sink = bin_sink, .user = &bsinks[i - ni]};
+      url = bin->url, sha = bin->sha256;
+    }
+    gets[i].url = url;
+    gets[i].no_sha256 = !sha[0];
   }
   srv_http_opts_t o;
   http_opts(r, &o, allow);
   int rc = srv_http_fetch(gets, n, &o);
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < ni; i++) {
     int wrc = flush_write(&sinks[i]);
     if (!rc && wrc) rc = wrc, gets[i].status = wrc;
   }
+  for (int i = ni; i < n; i++) r->bin_len[i - ni] = bsinks[i - ni].len;
   for (int i = 0; i < n && !rc; i++) { /* every body whole: now their checksums */
-    const char *want = spec->inputs[i].sha256;
-    if (!want[0]) continue;
-    for (int k = 0; k < 32 && !gets[i].status; k++)
-      if (gets[i].sha256[k] != (hexval(want[2 * k]) << 4 | hexval(want[2 * k + 1]))) {
-        gets[i].status = rc = RDEV_CHECKSUM;
-        snprintf(gets[i].error, sizeof gets[i].error, "sha256 of the %llu bytes fetched does not match the spec's",
-                 (unsigned long long)gets[i].received);
-      }
+    const char *want = i < ni ? spec->inputs[i].sha256 : spec->binaries[i - ni].sha256;
+    if (want[0] && !sha_matches(gets[i].sha256, want)) {
+      gets[i].status = rc = RDEV_CHECKSUM;
+      snprintf(gets[i].error, sizeof gets[i].error, "sha256 of the %llu bytes fetched does not match the spec's",
+               (unsigned long long)gets[i].received);
+    }
   }
   if (!rc) return RDEV_OK;
   for (int i = 0; i < n; i++) {
     if (gets[i].status != rc) continue; /* the first failure; the others were stopped for it */
     char at[48];
-    snprintf(at, sizeof at, "input %s", spec->inputs[i].buffer);
+    snprintf(at, sizeof at, "%s %s", i < ni ? "input" : "binary",
+             i < ni ? spec->inputs[i].buffer : spec->binaries[i - ni].name);
     const char *why =
         gets[i].status == RDEV_QUOTA_EXCEEDED ? "the tenant's cap on fetched bytes (max_job_fetch)" : gets[i].error;
     srv_job_fail(job, at, gets[i].status, "%s", why[0] ? why : rdev_strerror(gets[i].status));
@@ -322,6 +370,33 @@ static int fetch_inputs(run_t *r, const srv_allow_t *allow) {
   }
   srv_job_fail(job, "job", rc, "%s", rdev_strerror(rc));
   return rc;
+}
+
+/* Loads the fetched binaries into the job's session (BinaryLoad). */
+static int load_binaries(run_t *r) {
+  const rdev_v1_JobSpec *spec = &r->x->job->spec;
+  for (pb_size_t i = 0; i < spec->binaries_count; i++) {
+    rdev_v1_Request q = rdev_v1_Request_init_zero;
+    q.which_op = rdev_v1_Request_binary_load_tag;
+    grpc_slice data = grpc_slice_from_copied_buffer((const char *)r->bin[i], r->bin_len[i]);
+    int rc = send_req(r->x, &q, &data, 1);
+    grpc_slice_unref(data);
+    if (!rc) {
+      pthread_mutex_lock(&r->x->mu);
+      rc = wait_until(r->x, got_reply);
+      if (!rc) rc = r->x->status;
+      pthread_mutex_unlock(&r->x->mu);
+    }
+    if (rc == RDEV_CANCELLED || rc == RDEV_RT_WAIT_TIMEOUT) return rc; /* the run says why */
+    if (rc) {
+      char at[48];
+      snprintf(at, sizeof at, "binary %s", spec->binaries[i].name);
+      srv_job_fail(r->x->job, at, rc, "%s", r->x->msg[0] ? r->x->msg : rdev_strerror(rc));
+      return rc;
+    }
+    r->bin_handle[i] = r->x->handle;
+  }
+  return RDEV_OK;
 }
 
 /* The stream handle for step index idx on dev, made at first use. */
@@ -345,12 +420,17 @@ static int step_device(const rdev_v1_JobSpec *spec, const rdev_v1_JobStep *s) {
   const char *name = spec->buffers[0].name;
   if (s->which_op == rdev_v1_JobStep_copy_tag) name = s->op.copy.dst.buffer;
   if (s->which_op == rdev_v1_JobStep_memset_tag) name = s->op.memset.dst.buffer;
-  if (s->which_op == rdev_v1_JobStep_launch_tag)
-    for (pb_size_t a = 0; a < s->op.launch.args_count; a++)
-      if (s->op.launch.args[a].which_v == rdev_v1_JobArg_ptr_tag) {
-        name = s->op.launch.args[a].v.ptr.buffer;
-        break;
-      }
+  const rdev_v1_JobArg *args = s->which_op == rdev_v1_JobStep_launch_tag     ? s->op.launch.args
+                               : s->which_op == rdev_v1_JobStep_function_tag ? s->op.function.args
+                                                                             : NULL;
+  pb_size_t nargs = s->which_op == rdev_v1_JobStep_launch_tag     ? s->op.launch.args_count
+                    : s->which_op == rdev_v1_JobStep_function_tag ? s->op.function.args_count
+                                                                  : 0;
+  for (pb_size_t a = 0; a < nargs; a++)
+    if (args[a].which_v == rdev_v1_JobArg_ptr_tag) {
+      name = args[a].v.ptr.buffer;
+      break;
+    }
   return spec->buffers[srv_job_spec_buffer(spec, name)].device;
 }
 
@@ -363,6 +443,45 @@ static uint64_t ref_room(run_t *r, const rdev_v1_JobRef *ref) {
   return spec->buffers[srv_job_spec_buffer(spec, ref->buffer)].size - ref->offset;
 }
 
+/* A function step's argument blob, laid out as docs/sim-binary.md says:
+ * each argument at the next offset aligned to its size (at least 4),
+ * pointers 8 bytes. Returns its length (blob holds 8 bytes an argument). */
+static size_t pack_args(run_t *r, const rdev_v1_JobArg *args, pb_size_t n, uint8_t *blob) {
+  size_t off = 0;
+  for (pb_size_t a = 0; a < n; a++) {
+    uint8_t v[8];
+    size_t len = 8;
+    switch (args[a].which_v) {
+      case rdev_v1_JobArg_ptr_tag: {
+        uint64_t p = ref_addr(r, &args[a].v.ptr);
+        memcpy(v, &p, 8);
+        break;
+      }
+      case rdev_v1_JobArg_i32_tag: memcpy(v, &args[a].v.i32, len = 4); break;
+      case rdev_v1_JobArg_u32_tag: memcpy(v, &args[a].v.u32, len = 4); break;
+      case rdev_v1_JobArg_i64_tag: memcpy(v, &args[a].v.i64, 8); break;
+      case rdev_v1_JobArg_u64_tag: memcpy(v, &args[a].v.u64, 8); break;
+      case rdev_v1_JobArg_f32_tag: memcpy(v, &args[a].v.f32, len = 4); break;
+      default: memcpy(v, &args[a].v.f64, 8); break;
+    }
+    off = (off + len - 1) / len * len;
+    memcpy(blob + off, v, len);
+    off += len;
+  }
+  return off;
+}
+
+/* The function handle a function step launches (BinaryFunction). */
+static int function_for(run_t *r, const rdev_v1_JobFunction *f, uint64_t *out) {
+  rdev_v1_Request q = rdev_v1_Request_init_zero;
+  q.which_op = rdev_v1_Request_binary_function_tag;
+  q.op.binary_function.binary = r->bin_handle[srv_job_spec_binary(&r->x->job->spec, f->binary)];
+  snprintf(q.op.binary_function.name, sizeof q.op.binary_function.name, "%s", f->name);
+  int rc = call(r->x, &q);
+  if (!rc) *out = r->x->handle;
+  return rc;
+}
+
 /* Queues step i and the synchronize after it. */
 static int queue_step(run_t *r, int i) {
   const rdev_v1_JobSpec *spec = &r->x->job->spec;
@@ -373,7 +492,20 @@ static int queue_step(run_t *r, int i) {
   rdev_v1_Request q = rdev_v1_Request_init_zero;
   rdev_v1_Arg args[RDEV_WIRE_MAX_ARGS];
   rdev_wire_launch_src_t src = {.kernel = s->op.launch.kernel, .args = args};
+  uint8_t blob[8 * 8];
+  grpc_slice blob_slice;
+  int has_blob = 0;
   switch (s->which_op) {
+    case rdev_v1_JobStep_function_tag: {
+      uint64_t fn;
+      if ((rc = function_for(r, &s->op.function, &fn))) return rc;
+      q.which_op = rdev_v1_Request_launch_function_tag;
+      q.op.launch_function = (rdev_v1_LaunchFunction){.stream = st, .function = fn, .blocks = s->op.function.blocks};
+      size_t n = pack_args(r, s->op.function.args, s->op.function.args_count, blob);
+      blob_slice = grpc_slice_from_copied_buffer((const char *)blob, n);
+      has_blob = 1;
+      break;
+    }
     case rdev_v1_JobStep_launch_tag:
       q.which_op = rdev_v1_Request_launch_tag;
       q.op.launch.stream = st;
@@ -418,7 +550,9 @@ static int queue_step(run_t *r, int i) {
   x->step_sync[i] = x->seq + 2;
   x->steps_fed = i + 1;
   pthread_mutex_unlock(&x->mu);
-  if ((rc = send_req(x, &q, NULL, 0))) return rc;
+  rc = send_req(x, &q, has_blob ? &blob_slice : NULL, 0);
+  if (has_blob) grpc_slice_unref(blob_slice);
+  if (rc) return rc;
   rdev_v1_Request sq = rdev_v1_Request_init_zero;
   sq.which_op = rdev_v1_Request_stream_sync_tag;
   sq.op.stream_sync.stream = st;
@@ -598,7 +732,7 @@ void srv_job_exec(srv_job_t *job) {
   if (!x->s) {
     rc = RDEV_QUOTA_EXCEEDED;
     srv_job_fail(job, "job", rc, "cannot open a session for the job (the tenant's max_sessions, or server memory)");
-  } else if (!(rc = alloc_buffers(r)) && !(rc = fetch_inputs(r, allow))) {
+  } else if (!(rc = alloc_buffers(r)) && !(rc = fetch_inputs(r, allow)) && !(rc = load_binaries(r))) {
     srv_job_enter(job, rdev_v1_JobState_RUNNING);
     if (!(rc = run_steps(r))) {
       srv_job_enter(job, rdev_v1_JobState_DELIVERING);
@@ -617,6 +751,7 @@ void srv_job_exec(srv_job_t *job) {
   }
   if (x->s) srv_session_close_local(x->s);
   srv_allow_free(allow);
+  for (int i = 0; i < 4; i++) free(r->bin[i]);
   pthread_mutex_destroy(&x->mu);
   pthread_cond_destroy(&x->cv);
   free(r);

@@ -12,6 +12,12 @@
 
 #include "jobs.h"
 
+int srv_job_spec_binary(const rdev_v1_JobSpec *spec, const char *name) {
+  for (pb_size_t i = 0; i < spec->binaries_count; i++)
+    if (!strcmp(spec->binaries[i].name, name)) return (int)i;
+  return -1;
+}
+
 int srv_job_spec_buffer(const rdev_v1_JobSpec *spec, const char *name) {
   for (pb_size_t i = 0; i < spec->buffers_count; i++)
     if (!strcmp(spec->buffers[i].name, name)) return (int)i;
@@ -76,6 +82,28 @@ static int check_url(check_t *c, const srv_allow_t *allow, const char *what, con
   return 0;
 }
 
+/* A launch's arguments: every pointer inside its buffer, every one set. */
+static int check_args(check_t *c, const rdev_v1_JobSpec *spec, const char *what, const rdev_v1_JobArg *args,
+                      pb_size_t n) {
+  for (pb_size_t a = 0; a < n; a++)
+    if (args[a].which_v == rdev_v1_JobArg_ptr_tag) {
+      char w2[96];
+      snprintf(w2, sizeof w2, "%s argument %u", what, (unsigned)a + 1);
+      if (check_range(c, spec, w2, &args[a].v.ptr, 0)) return -1;
+    } else if (args[a].which_v == 0) {
+      return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "%s argument %u: no value", what, (unsigned)a + 1);
+    }
+  return 0;
+}
+
+/* sha256 is empty or 64 hex digits. */
+static int good_sha(const char *h) {
+  size_t n = strlen(h);
+  for (size_t k = 0; k < n; k++)
+    if (!isxdigit((unsigned char)h[k])) return 0;
+  return n == 0 || n == 64;
+}
+
 static int check_step(check_t *c, rdev_v1_JobSpec *spec, pb_size_t i) {
   const rdev_v1_JobStep *s = &spec->steps[i];
   char what[64];
@@ -89,15 +117,7 @@ static int check_step(check_t *c, rdev_v1_JobSpec *spec, pb_size_t i) {
       const rdev_v1_JobLaunch *l = &s->op.launch;
       if (!l->kernel[0] || !good_text(l->kernel))
         return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "%s: a kernel name (printable UTF-8)", what);
-      for (pb_size_t a = 0; a < l->args_count; a++)
-        if (l->args[a].which_v == rdev_v1_JobArg_ptr_tag) {
-          char w2[96];
-          snprintf(w2, sizeof w2, "%s argument %u", what, (unsigned)a + 1);
-          if (check_range(c, spec, w2, &l->args[a].v.ptr, 0)) return -1;
-        } else if (l->args[a].which_v == 0) {
-          return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "%s argument %u: no value", what, (unsigned)a + 1);
-        }
-      return 0;
+      return check_args(c, spec, what, l->args, l->args_count);
     }
     case rdev_v1_JobStep_copy_tag: {
       const rdev_v1_JobCopy *cp = &s->op.copy;
@@ -105,13 +125,21 @@ static int check_step(check_t *c, rdev_v1_JobSpec *spec, pb_size_t i) {
       return check_range(c, spec, what, &cp->dst, cp->count) || check_range(c, spec, what, &cp->src, cp->count) ? -1
                                                                                                                 : 0;
     }
+    case rdev_v1_JobStep_function_tag: {
+      const rdev_v1_JobFunction *f = &s->op.function;
+      if (srv_job_spec_binary(spec, f->binary) < 0)
+        return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "%s: no binary '%s'", what, f->binary);
+      if (!f->name[0] || !good_text(f->name))
+        return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "%s: a function name (printable UTF-8)", what);
+      return check_args(c, spec, what, f->args, f->args_count);
+    }
     case rdev_v1_JobStep_memset_tag: {
       const rdev_v1_JobMemset *m = &s->op.memset;
       if (!m->has_dst) return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "%s: memset needs dst", what);
       return check_range(c, spec, what, &m->dst, m->count);
     }
   }
-  return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "%s: no launch, copy or memset", what);
+  return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "%s: no launch, function, copy or memset", what);
 }
 
 static int check(check_t *c, rdev_v1_JobSpec *spec, const srv_allow_t *allow) {
@@ -144,11 +172,20 @@ static int check(check_t *c, rdev_v1_JobSpec *spec, const srv_allow_t *allow) {
     if (in->max_bytes > size - in->offset)
       return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "%s: max_bytes %llu does not fit the buffer", what,
                  (unsigned long long)in->max_bytes);
-    size_t hn = strlen(in->sha256);
-    for (size_t k = 0; k < hn; k++)
-      if (!isxdigit((unsigned char)in->sha256[k])) hn = 1;
-    if (hn && hn != 64) return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "%s: sha256 must be 64 hex digits", what);
+    if (!good_sha(in->sha256)) return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "%s: sha256 must be 64 hex digits", what);
     if (check_url(c, allow, what, in->url ? in->url : "")) return -1;
+  }
+  for (pb_size_t i = 0; i < spec->binaries_count; i++) {
+    const rdev_v1_JobBinary *b = &spec->binaries[i];
+    char what[64];
+    snprintf(what, sizeof what, "binary %u (%s)", (unsigned)i + 1, b->name);
+    if (!srv_job_name_ok(b->name))
+      return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "binary %u: a name of 1..31 bytes of A-Z a-z 0-9 _ . -",
+                 (unsigned)i + 1);
+    if (srv_job_spec_binary(spec, b->name) != (int)i)
+      return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "binary '%s' is declared twice", b->name);
+    if (!good_sha(b->sha256)) return bad(c, GRPC_STATUS_INVALID_ARGUMENT, "%s: sha256 must be 64 hex digits", what);
+    if (check_url(c, allow, what, b->url ? b->url : "")) return -1;
   }
   for (pb_size_t i = 0; i < spec->steps_count; i++)
     if (check_step(c, spec, i)) return -1;

@@ -181,8 +181,9 @@ void srv_job_hooks_free(srv_job_t *j);
 int srv_job_spec_check(rdev_v1_JobSpec *spec, const srv_allow_t *allow, char *msg, size_t msglen);
 /* Whether s is a name of the spec's kind: 1..31 bytes of A-Z a-z 0-9 _ . - */
 int srv_job_name_ok(const char *s);
-/* The index of the spec's buffer called name, or -1. */
+/* The index of the spec's buffer (binary) called name, or -1. */
 int srv_job_spec_buffer(const rdev_v1_JobSpec *spec, const char *name);
+int srv_job_spec_binary(const rdev_v1_JobSpec *spec, const char *name);
 
 /* ---- job_exec.c ---- */
 

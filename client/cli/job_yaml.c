@@ -584,6 +584,39 @@ static int read_buffers(ctx_t *c, const node_t *list) {
   return 0;
 }
 
+/* 64 hex digits into out (lowercased). */
+static int get_sha256(ctx_t *c, const node_t *n, const char *where, char out[65]) {
+  if (get_text(c, n, where, out, 65)) return -1;
+  size_t len = strlen(out);
+  bool ok = len == 64;
+  for (size_t k = 0; ok && k < len; k++) {
+    char ch = out[k];
+    if (ch >= 'A' && ch <= 'F') out[k] = (char)(ch - 'A' + 'a');
+    ok = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
+  }
+  return ok ? 0 : errn(c, n, where, "a sha256 is 64 hex digits");
+}
+
+static int read_binaries(ctx_t *c, const node_t *list) {
+  static const char *const keys[] = {"name", "url", "sha256"};
+  if (list_of(c, list, "binaries", ARRAY_LEN(c->spec->binaries))) return -1;
+  for (size_t i = 0; i < list->n; i++) {
+    const node_t *m = list->kid[i], *v[3];
+    char where[32], w[64];
+    snprintf(where, sizeof where, "binaries[%zu]", i);
+    if (fields(c, m, where, keys, 3, v)) return -1;
+    rdev_v1_JobBinary *b = &c->spec->binaries[c->spec->binaries_count++]; /* counted: pb_release frees its URL */
+    if (!v[0]) return errn(c, m, where, "missing name");
+    if (get_name(c, v[0], at(w, sizeof w, where, "name"), b->name)) return -1;
+    for (pb_size_t k = 0; k + 1 < c->spec->binaries_count; k++)
+      if (!strcmp(c->spec->binaries[k].name, b->name)) return errn(c, v[0], w, "duplicate binary name \"%s\"", b->name);
+    if (!v[1]) return errn(c, m, where, "missing url");
+    if (get_url(c, v[1], at(w, sizeof w, where, "url"), &b->url)) return -1;
+    if (v[2] && get_sha256(c, v[2], at(w, sizeof w, where, "sha256"), b->sha256)) return -1;
+  }
+  return 0;
+}
+
 static int read_inputs(ctx_t *c, const node_t *list) {
   static const char *const keys[] = {"buffer", "url", "sha256", "offset", "max_bytes"};
   if (list_of(c, list, "inputs", ARRAY_LEN(c->spec->inputs))) return -1;
@@ -599,17 +632,7 @@ static int read_inputs(ctx_t *c, const node_t *list) {
     if (get_buffer_name(c, v[0], at(w, sizeof w, where, "buffer"), in->buffer, &bi)) return -1;
     if (!v[1]) return errn(c, m, where, "missing url");
     if (get_url(c, v[1], at(w, sizeof w, where, "url"), &in->url)) return -1;
-    if (v[2]) {
-      if (get_text(c, v[2], at(w, sizeof w, where, "sha256"), in->sha256, sizeof in->sha256)) return -1;
-      size_t n = strlen(in->sha256);
-      bool ok = n == 64;
-      for (size_t k = 0; ok && k < n; k++) {
-        char ch = in->sha256[k];
-        if (ch >= 'A' && ch <= 'F') in->sha256[k] = (char)(ch - 'A' + 'a');
-        ok = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
-      }
-      if (!ok) return errn(c, v[2], w, "a sha256 is 64 hex digits");
-    }
+    if (v[2] && get_sha256(c, v[2], at(w, sizeof w, where, "sha256"), in->sha256)) return -1;
     if (v[3] && get_size(c, v[3], at(w, sizeof w, where, "offset"), &in->offset)) return -1;
     if (v[4] && get_size(c, v[4], at(w, sizeof w, where, "max_bytes"), &in->max_bytes)) return -1;
     if (check_range(c, v[4] ? v[4] : v[3] ? v[3] : m, where, bi, in->offset, in->max_bytes, "max_bytes")) return -1;
@@ -749,6 +772,43 @@ static int read_launch(ctx_t *c, const node_t *m, const node_t *kernel, const no
   return 0;
 }
 
+/* {function: NAME, binary: B, blocks: N, args: [...]}: arguments typed,
+ * since only the binary (on the server) knows its layout. */
+static int read_function(ctx_t *c, const node_t *m, const node_t *name, const node_t *binary, const node_t *blocks,
+                         const node_t *args, const char *where, rdev_v1_JobFunction *f) {
+  char w[64];
+  at(w, sizeof w, where, "function");
+  if (name->kind != N_SCALAR)
+    return errn(c, name, w, "function names the binary's kernel: {function: NAME, binary: B, blocks: N, args: [...]}");
+  if (get_text(c, name, w, f->name, sizeof f->name)) return -1;
+  if (!f->name[0]) return errn(c, name, w, "no function name");
+  if (!binary) return errn(c, m, where, "missing binary (of the function)");
+  if (get_text(c, binary, at(w, sizeof w, where, "binary"), f->binary, sizeof f->binary)) return -1;
+  pb_size_t k = 0;
+  while (k < c->spec->binaries_count && strcmp(c->spec->binaries[k].name, f->binary)) k++;
+  if (k == c->spec->binaries_count) return errn(c, binary, w, "no binary \"%s\" (binaries: come first)", f->binary);
+  uint64_t b;
+  if (!blocks) return errn(c, m, where, "missing blocks (of the function)");
+  if (get_u64(c, blocks, at(w, sizeof w, where, "blocks"), UINT32_MAX, &b)) return -1;
+  if (!b) return errn(c, blocks, w, "blocks must be at least 1");
+  f->blocks = (uint32_t)b;
+  size_t nargs = 0;
+  if (args) {
+    if (list_of(c, args, at(w, sizeof w, where, "args"), ARRAY_LEN(f->args))) return -1;
+    nargs = args->n;
+  }
+  for (size_t i = 0; i < nargs; i++) {
+    char wa[80];
+    snprintf(wa, sizeof wa, "%s.args[%zu]", where, i);
+    const node_t *n = args->kid[i];
+    if (n->kind == N_SCALAR && n->plain && looks_numeric(n))
+      return errn(c, n, wa, "a function's arguments are written typed, e.g. {i32: %.40s}", n->s);
+    if (read_arg(c, n, wa, f->name, NULL, (int)i, &f->args[i])) return -1;
+    f->args_count++;
+  }
+  return 0;
+}
+
 static int read_copy(ctx_t *c, const node_t *n, const char *where, rdev_v1_JobCopy *cp) {
   static const char *const keys[] = {"dst", "src", "count"};
   const node_t *v[3];
@@ -782,8 +842,9 @@ static int read_memset(ctx_t *c, const node_t *n, const char *where, rdev_v1_Job
 }
 
 static int read_steps(ctx_t *c, const node_t *list) {
-  enum { K_NAME, K_STREAM, K_LAUNCH, K_BLOCKS, K_ARGS, K_COPY, K_MEMSET, K_N };
-  static const char *const keys[] = {"name", "stream", "launch", "blocks", "args", "copy", "memset"};
+  enum { K_NAME, K_STREAM, K_LAUNCH, K_BLOCKS, K_ARGS, K_COPY, K_MEMSET, K_FUNCTION, K_BINARY, K_N };
+  static const char *const keys[] = {"name", "stream", "launch",   "blocks", "args",
+                                     "copy", "memset", "function", "binary"};
   if (list_of(c, list, "steps", ARRAY_LEN(c->spec->steps))) return -1;
   for (size_t i = 0; i < list->n; i++) {
     const node_t *m = list->kid[i], *v[K_N];
@@ -795,18 +856,24 @@ static int read_steps(ctx_t *c, const node_t *list) {
     uint64_t stream = 0;
     if (v[K_STREAM] && get_u64(c, v[K_STREAM], at(w, sizeof w, where, "stream"), MAX_STREAM, &stream)) return -1;
     st->stream = (uint32_t)stream;
-    int nops = !!v[K_LAUNCH] + !!v[K_COPY] + !!v[K_MEMSET];
-    if (nops == 0) return errn(c, m, where, "a step needs one of launch, copy or memset");
-    if (nops > 1)
-      return errn(c, m, where, "a step is one of launch, copy or memset; this one has %s",
-                  !v[K_LAUNCH]   ? "copy and memset"
-                  : !v[K_COPY]   ? "launch and memset"
-                  : !v[K_MEMSET] ? "launch and copy"
-                                 : "all three");
-    if (!v[K_LAUNCH] && (v[K_BLOCKS] || v[K_ARGS]))
-      return errn(c, v[K_BLOCKS] ? v[K_BLOCKS] : v[K_ARGS], where, "%s belongs to a launch step",
+    int nops = !!v[K_LAUNCH] + !!v[K_COPY] + !!v[K_MEMSET] + !!v[K_FUNCTION];
+    if (nops == 0) return errn(c, m, where, "a step needs one of launch, function, copy or memset");
+    if (nops > 1) {
+      char has[64] = "";
+      const int ops[] = {K_LAUNCH, K_FUNCTION, K_COPY, K_MEMSET};
+      for (int k = 0, seen = 0; k < 4; k++)
+        if (v[ops[k]])
+          snprintf(has + strlen(has), sizeof has - strlen(has), "%s%s", seen++ ? " and " : "", keys[ops[k]]);
+      return errn(c, m, where, "a step is one of launch, function, copy or memset; this one has %s", has);
+    }
+    if (!v[K_LAUNCH] && !v[K_FUNCTION] && (v[K_BLOCKS] || v[K_ARGS]))
+      return errn(c, v[K_BLOCKS] ? v[K_BLOCKS] : v[K_ARGS], where, "%s belongs to a launch or function step",
                   v[K_BLOCKS] ? "blocks" : "args");
-    if (v[K_LAUNCH]) {
+    if (!v[K_FUNCTION] && v[K_BINARY]) return errn(c, v[K_BINARY], where, "binary belongs to a function step");
+    if (v[K_FUNCTION]) {
+      st->which_op = rdev_v1_JobStep_function_tag;
+      if (read_function(c, m, v[K_FUNCTION], v[K_BINARY], v[K_BLOCKS], v[K_ARGS], where, &st->op.function)) return -1;
+    } else if (v[K_LAUNCH]) {
       st->which_op = rdev_v1_JobStep_launch_tag;
       if (read_launch(c, m, v[K_LAUNCH], v[K_BLOCKS], v[K_ARGS], where, &st->op.launch)) return -1;
     } else if (v[K_COPY]) {
@@ -856,9 +923,9 @@ static int read_outputs(ctx_t *c, const node_t *list) {
 }
 
 static int read_spec(ctx_t *c, const node_t *root) {
-  enum { K_NAME, K_BUFFERS, K_INPUTS, K_STEPS, K_OUTPUTS, K_CALLBACK, K_TIMEOUT, K_RETRIES, K_N };
-  static const char *const keys[] = {"name",    "buffers",      "inputs",  "steps",
-                                     "outputs", "callback_url", "timeout", "retries"};
+  enum { K_NAME, K_BUFFERS, K_INPUTS, K_STEPS, K_OUTPUTS, K_CALLBACK, K_TIMEOUT, K_RETRIES, K_BINARIES, K_N };
+  static const char *const keys[] = {"name",         "buffers", "inputs",  "steps",   "outputs",
+                                     "callback_url", "timeout", "retries", "binaries"};
   const node_t *v[K_N];
   rdev_v1_JobSpec *s = c->spec;
   if (root->kind != N_MAP)
@@ -868,6 +935,7 @@ static int read_spec(ctx_t *c, const node_t *root) {
   /* Buffers first: the rest names them, wherever they stand. */
   if (v[K_BUFFERS] && read_buffers(c, v[K_BUFFERS])) return -1;
   if (v[K_INPUTS] && read_inputs(c, v[K_INPUTS])) return -1;
+  if (v[K_BINARIES] && read_binaries(c, v[K_BINARIES])) return -1; /* before the steps that name them */
   if (v[K_STEPS] && read_steps(c, v[K_STEPS])) return -1;
   if (v[K_OUTPUTS] && read_outputs(c, v[K_OUTPUTS])) return -1;
   if (v[K_CALLBACK] && get_url(c, v[K_CALLBACK], "callback_url", &s->callback_url)) return -1;

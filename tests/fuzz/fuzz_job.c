@@ -54,6 +54,11 @@ static void check_spec(const rdev_v1_JobSpec *s) {
       for (pb_size_t a = 0; a < st->op.launch.args_count; a++)
         if (st->op.launch.args[a].which_v == rdev_v1_JobArg_ptr_tag)
           CHECK(in_buffer(s, st->op.launch.args[a].v.ptr.buffer, st->op.launch.args[a].v.ptr.offset, 0));
+    } else if (st->which_op == rdev_v1_JobStep_function_tag) {
+      CHECK(srv_job_spec_binary(s, st->op.function.binary) >= 0 && st->op.function.name[0]);
+      for (pb_size_t a = 0; a < st->op.function.args_count; a++)
+        if (st->op.function.args[a].which_v == rdev_v1_JobArg_ptr_tag)
+          CHECK(in_buffer(s, st->op.function.args[a].v.ptr.buffer, st->op.function.args[a].v.ptr.offset, 0));
     } else if (st->which_op == rdev_v1_JobStep_copy_tag) {
       CHECK(in_buffer(s, st->op.copy.dst.buffer, st->op.copy.dst.offset, st->op.copy.count));
       CHECK(in_buffer(s, st->op.copy.src.buffer, st->op.copy.src.offset, st->op.copy.count));
@@ -61,6 +66,10 @@ static void check_spec(const rdev_v1_JobSpec *s) {
       CHECK(st->which_op == rdev_v1_JobStep_memset_tag);
       CHECK(in_buffer(s, st->op.memset.dst.buffer, st->op.memset.dst.offset, st->op.memset.count));
     }
+  }
+  for (pb_size_t i = 0; i < s->binaries_count; i++) {
+    CHECK(s->binaries[i].url && s->binaries[i].url[0]);
+    CHECK(srv_job_spec_binary(s, s->binaries[i].name) == (int)i);
   }
   for (pb_size_t i = 0; i < s->outputs_count; i++)
     CHECK(in_buffer(s, s->outputs[i].buffer, s->outputs[i].offset, s->outputs[i].size));

@@ -131,7 +131,10 @@ spec = jpb.JobSpec(
                jpb.JobArg(ptr=jpb.JobRef(buffer="x")), jpb.JobArg(ptr=jpb.JobRef(buffer="y", offset=64)),
                jpb.JobArg(u32=1024)])),
            jpb.JobStep(copy=jpb.JobCopy(dst=jpb.JobRef(buffer="y"), src=jpb.JobRef(buffer="x", offset=128), count=64)),
-           jpb.JobStep(memset=jpb.JobMemset(dst=jpb.JobRef(buffer="y", offset=2**64 - 1), value=7, count=2))],
+           jpb.JobStep(memset=jpb.JobMemset(dst=jpb.JobRef(buffer="y", offset=2**64 - 1), value=7, count=2)),
+           jpb.JobStep(function=jpb.JobFunction(binary="kb", name="DeviceWrite", blocks=2, args=[
+               jpb.JobArg(ptr=jpb.JobRef(buffer="x")), jpb.JobArg(i32=-1)]))],
+    binaries=[jpb.JobBinary(name="kb", url=U + "kb.bin", sha256="cd" * 32)],
     outputs=[jpb.JobOutput(name="out", buffer="y", url=U + "out", method="POST"), jpb.JobOutput(name="k", buffer="x")],
     callback_url=U + "hook", timeout_s=60, retries=2)
 save("fuzz_job", b"\0" + jpb.SubmitJobRequest(spec=spec).SerializeToString())
@@ -152,6 +155,9 @@ steps:
   - {launch: square_f32, blocks: 4, args: [x, {buffer: y, offset: 64}, 1024], stream: 1, name: sq}
   - {copy: {dst: y, src: {buffer: x, offset: 64}, count: 128}}
   - {memset: {dst: y, value: 0, count: 100}}
+  - {function: DeviceWrite, binary: kb, blocks: 2, args: [x, {i32: 7}]}
+binaries:
+  - {name: kb, url: "http://h/kb.bin"}
 outputs:
   - {name: result, buffer: y, url: "http://h/upload/r", method: PUT}
   - {name: head, buffer: y, offset: 0, size: 4096}

@@ -35,6 +35,7 @@ import re
 import select
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -786,6 +787,51 @@ class BasicJobs(JobTest):
         self.assertEqual(self.fetch_wire(rep.id, "tail"), want[-10:])
         self.assertEqual(sorted((k.name, k.bytes) for k in self.get(rep.id).kept),
                          [("empty", 0), ("out", n), ("tail", 10)])
+
+
+class BinaryJobs(JobTest):
+    BINARY = (b"rdev-sim-binary 1\n"
+              b"kernel DeviceWrite write_i32 entry=0x100\n  arg ptr devPtr reach=blocks*4 writes\n  arg i32 value\n")
+
+    def put_binary(self, name, body):
+        req = urllib.request.Request(self.http.url(f"/upload/{name}"), data=body, method="PUT")
+        with urllib.request.urlopen(req, timeout=30) as r:
+            self.assertIn(r.status, (200, 201))
+        return self.http.url(f"/file/{name}"), hashlib.sha256(body).hexdigest()
+
+    def bin_spec(self, url, sha, function="DeviceWrite", value=7):
+        return {"name": "bin", "buffers": [{"name": "x", "size": 4096}],
+                "binaries": [{"name": "kb", "url": url, "sha256": sha}],
+                "steps": [{"function": function, "binary": "kb", "blocks": 16, "name": "w",
+                           "args": [{"buffer": "x", "offset": 64}, {"i32": value}]}],
+                "outputs": [{"name": "r", "buffer": "x", "size": 256}]}
+
+    def test_function_of_a_fetched_binary(self):
+        """job.proto JobBinary/JobFunction: the binary is fetched, checked, loaded, its function launched
+        with the blob packed from the typed arguments; the kept bytes show what the kernel wrote."""
+        url, sha = self.put_binary("kb", self.BINARY)
+        jid, _ = self.submit(self.bin_spec(url, sha, value=-5))
+        st = self.wait_final(jid)
+        self.assert_state(st, SUCCEEDED)
+        self.assertEqual(st.fetched_bytes, len(self.BINARY))
+        got = self.fetch_cli(jid, "r")
+        want = bytes(64) + struct.pack("<16i", *([-5] * 16)) + bytes(256 - 64 - 64)
+        self.assertEqual(got, want)
+
+    def test_binary_checksum_and_unknown_function(self):
+        url, sha = self.put_binary("kb2", self.BINARY)
+        st = self.wait_final(self.submit(self.bin_spec(url, "0" * 64))[0])
+        self.assert_state(st, FAILED, failed_at="binary kb", code=CHECKSUM)
+        self.assertEqual(st.steps_done, 0)
+        st = self.wait_final(self.submit(self.bin_spec(url, sha, function="NoSuch"))[0])
+        self.assert_state(st, FAILED, failed_at="step 1 (w)")
+        self.assertNotEqual(st.code, 0)
+        # a body that is no binary: refused by the load, at the binary
+        url, sha = self.put_binary("junk", b"not a binary\n")
+        st = self.wait_final(self.submit(self.bin_spec(url, sha))[0])
+        self.assert_state(st, FAILED, failed_at="binary kb")
+        self.assertNotEqual(st.code, 0)
+        self.assertTrue(self.srv.alive())
 
 
 class TransferJobs(JobTest):
@@ -1909,7 +1955,7 @@ class TenantRemovedJobs(JobTest):
 PARTS = {
     "basic": [BasicJobs, TransferJobs, AllowJobs, ResolveJobs],
     "restart": [RestartJobs, DrainJobs, LimitJobs, ExpiryJobs, TenantRemovedJobs],
-    "hostile": [IsolationJobs, HostileJobs, NoJobDirJobs, OpenModeJobs],
+    "hostile": [IsolationJobs, HostileJobs, NoJobDirJobs, OpenModeJobs, BinaryJobs],
 }
 
 

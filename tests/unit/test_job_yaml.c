@@ -156,6 +156,44 @@ START_TEST(test_example) {
 }
 END_TEST
 
+#define SHA64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+/* A binary and a function step: the binary's fields, the step's typed
+ * arguments in order. */
+START_TEST(test_function_steps) {
+  rdev_v1_JobSpec *s = new_spec();
+  char err[512];
+  static const char text[] =
+      "buffers:\n  - {name: x, size: 4K}\n"
+      "binaries:\n  - {name: kb, url: \"http://h/kb.bin\", sha256: \"" SHA64
+      "\"}\n"
+      "steps:\n  - {function: DeviceWrite, binary: kb, blocks: 4, stream: 2,"
+      " args: [{buffer: x, offset: 64}, {i32: -7}, {f64: 0.5}]}\n";
+  ck_assert_msg(parse(text, NULL, s, err, sizeof err) == 0, "%s", err);
+  ck_assert_uint_eq(s->binaries_count, 1);
+  ck_assert_str_eq(s->binaries[0].name, "kb");
+  ck_assert_str_eq(s->binaries[0].url, "http://h/kb.bin");
+  ck_assert_uint_eq(strlen(s->binaries[0].sha256), 64);
+  ck_assert_uint_eq(s->steps_count, 1);
+  const rdev_v1_JobStep *st = &s->steps[0];
+  ck_assert_uint_eq(st->which_op, rdev_v1_JobStep_function_tag);
+  ck_assert_uint_eq(st->stream, 2);
+  ck_assert_str_eq(st->op.function.name, "DeviceWrite");
+  ck_assert_str_eq(st->op.function.binary, "kb");
+  ck_assert_uint_eq(st->op.function.blocks, 4);
+  ck_assert_uint_eq(st->op.function.args_count, 3);
+  ck_assert_uint_eq(st->op.function.args[0].which_v, rdev_v1_JobArg_ptr_tag);
+  ck_assert_str_eq(st->op.function.args[0].v.ptr.buffer, "x");
+  ck_assert_uint_eq(st->op.function.args[0].v.ptr.offset, 64);
+  ck_assert_uint_eq(st->op.function.args[1].which_v, rdev_v1_JobArg_i32_tag);
+  ck_assert_int_eq(st->op.function.args[1].v.i32, -7);
+  ck_assert_uint_eq(st->op.function.args[2].which_v, rdev_v1_JobArg_f64_tag);
+  ck_assert_double_eq(st->op.function.args[2].v.f64, 0.5);
+  rdev_cli_job_free(s);
+  free(s);
+}
+END_TEST
+
 START_TEST(test_json) {
   rdev_v1_JobSpec *y = new_spec(), *j = new_spec();
   char err[512];
@@ -450,10 +488,22 @@ START_TEST(test_errors) {
   expect_error(BUFS "outputs:\n  - {name: o, buffer: x, offset: 1M, size: 1}\n", 3, "runs past the end");
   expect_error(BUFS "inputs:\n  - {buffer: x, url: \"http://h/\", max_bytes: 2M}\n", 3, "runs past the end");
   /* Steps: one op each. */
-  expect_error(BUFS "steps:\n  - {name: s}\n", 3, "needs one of launch, copy or memset");
+  expect_error(BUFS "steps:\n  - {name: s}\n", 3, "needs one of launch, function, copy or memset");
+  /* Binaries and function steps. */
+  expect_error(BUFS "binaries:\n  - {name: b}\n", 3, "missing url");
+  expect_error(BUFS "binaries:\n  - {name: b, url: \"http://h/b\"}\n  - {name: b, url: \"http://h/c\"}\n", 4,
+               "duplicate binary name");
+  expect_error(BUFS "steps:\n  - {function: f, binary: nob, blocks: 1}\n", 3, "no binary \"nob\"");
+  expect_error(BUFS
+               "binaries:\n  - {name: b, url: \"http://h/b\"}\nsteps:\n  - {function: f, binary: b, blocks: 1, "
+               "args: [x, 7]}\n",
+               5, "written typed");
+  expect_error(BUFS "steps:\n  - {copy: {dst: x, src: y}, binary: b}\n", 3, "binary belongs to a function step");
+  expect_error(BUFS "binaries:\n  - {name: b, url: \"http://h/b\"}\nsteps:\n  - {function: f, binary: b}\n", 5,
+               "missing blocks");
   expect_error(BUFS "steps:\n  - {copy: {dst: x, src: y}, memset: {dst: x}}\n", 3, "this one has copy and memset");
   expect_error(BUFS "steps:\n  - {launch: k, blocks: 1, copy: {dst: x, src: y}}\n", 3, "launch and copy");
-  expect_error(BUFS "steps:\n  - {memset: {dst: x}, blocks: 1}\n", 3, "blocks belongs to a launch step");
+  expect_error(BUFS "steps:\n  - {memset: {dst: x}, blocks: 1}\n", 3, "blocks belongs to a launch or function step");
   /* URLs, sha256, methods. */
   expect_error(BUFS "inputs:\n  - {buffer: x, url: \"ftp://h/x\"}\n", 3, "not an http:// or https:// URL");
   expect_error(BUFS "inputs:\n  - {buffer: x, url: \"http://h/a b\"}\n", 3, "no spaces");
@@ -627,6 +677,7 @@ int main(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_example);
   tcase_add_test(tc, test_json);
+  tcase_add_test(tc, test_function_steps);
   tcase_add_test(tc, test_bare_numbers);
   tcase_add_test(tc, test_sizes);
   tcase_add_test(tc, test_durations);
