@@ -45,8 +45,11 @@ static void job_usage(FILE *f) {
           "    - {name: y, size: 268435456, device: 0}\n"
           "  inputs:                            # HTTP(S) GETs into buffers (at most 16)\n"
           "    - {buffer: x, url: \"https://h/data\", sha256: HEX, offset: 0, max_bytes: 256MiB}\n"
+          "  binaries:                          # kernel binaries, fetched with the inputs (at most 4)\n"
+          "    - {name: kb, url: \"https://h/kernels.bin\", sha256: HEX}\n"
           "  steps:                             # in order, on streams 0..7 (at most 64)\n"
           "    - {launch: square_f32, blocks: 64, args: [x, y, {u64: 67108864}], stream: 0, name: sq}\n"
+          "    - {function: DeviceWrite, binary: kb, blocks: 16, args: [y, {i32: 7}]}\n"
           "    - {copy: {dst: y, src: {buffer: x, offset: 64}, count: 1024}}\n"
           "    - {memset: {dst: y, value: 0, count: 100}}\n"
           "  outputs:                           # PUT (or POST) to a URL, or kept for `fetch`\n"
@@ -56,7 +59,8 @@ static void job_usage(FILE *f) {
           "  timeout: 10m                       # seconds, or 30s, 10m, 2h\n"
           "  retries: 3                         # per transfer\n"
           "Kernel arguments: a buffer name, {buffer: NAME, offset: N}, {i32|u32|i64|u64|f32|f64: N},\n"
-          "or a bare number, typed by the kernel's signature (the server's Info).\n"
+          "or a bare number, typed by the kernel's signature (the server's Info); a function's\n"
+          "arguments are written typed (only its binary knows them).\n"
           "Names: 1 to 31 of A-Z a-z 0-9 _ . -\n");
 }
 
