@@ -622,6 +622,7 @@ typedef struct {
   uint8_t *buf;
   uint64_t at; /* the buffer holds [at, at + len) */
   size_t len;
+  uint64_t told; /* bytes counted as delivered: a retry starts again at 0 without counting twice */
 } source_t;
 
 static int source(void *user, uint64_t off, void *buf, size_t cap, size_t *got) {
@@ -639,7 +640,10 @@ static int source(void *user, uint64_t off, void *buf, size_t cap, size_t *got) 
   if (n > cap) n = cap;
   memcpy(buf, src->buf + (off - src->at), n);
   *got = n;
-  srv_job_progress(src->r->x->job, 0, 0, n, 0);
+  if (off + n > src->told) {
+    srv_job_progress(src->r->x->job, 0, 0, off + n - src->told, 0);
+    src->told = off + n;
+  }
   return RDEV_OK;
 }
 
