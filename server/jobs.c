@@ -395,10 +395,11 @@ static void *runner_main(void *arg) {
   srv_jobs_t *jobs = j->jobs;
   pthread_mutex_lock(&jobs->mu);
   j->live = 0; /* its session is closed: the tenant's next job may have its place */
+  int last = --j->refs == 0; /* under the lock: once running is 0, srv_jobs_free may free the rest */
   jobs->running--;
   pthread_cond_broadcast(&jobs->cv);
   pthread_mutex_unlock(&jobs->mu);
-  srv_job_unref(j);
+  if (last) job_free(j); /* expired while it ran: no longer listed */
   return NULL;
 }
 
