@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -487,16 +488,15 @@ static int cmd_list(const char *target) {
   return EXIT_OK;
 }
 
-/* fetch: the file being written, for the SIGINT handler. */
-static char g_tmp[4096];
+/* fetch: the connection, for the SIGINT handler (rdev_jobs_interrupt is
+ * async-signal-safe: the fetch ends within 200 ms, and the file is removed). */
+static rdev_jobs_t *volatile g_fetching;
 static volatile sig_atomic_t g_interrupted;
 
 static void on_sigint(int sig) {
-  if (g_interrupted) { /* a second ^C while no chunk comes: give up now */
-    if (g_tmp[0]) unlink(g_tmp);
-    _exit(130);
-  }
+  (void)sig;
   g_interrupted = 1;
+  rdev_jobs_interrupt(g_fetching);
 }
 
 typedef struct {
@@ -517,36 +517,48 @@ static int on_chunk(void *user, const void *data, size_t len, uint64_t total) {
 static int cmd_fetch(const char *target, const char *id, const char *output, const char *path) {
   bool to_stdout = !strcmp(path, "-");
   sink_t sink = {.f = stdout};
-  if (!to_stdout) {
-    if (snprintf(g_tmp, sizeof g_tmp, "%s.tmp", path) >= (int)sizeof g_tmp) {
-      fprintf(stderr, "rdev: job fetch: path too long\n");
-      return EXIT_ERROR;
-    }
+  char tmp[4096]; /* FILE.XXXXXX next to FILE: made new (O_EXCL), so no link is followed */
+  if (!to_stdout && snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp) {
+    fprintf(stderr, "rdev: job fetch: path too long\n");
+    return EXIT_ERROR;
   }
   rdev_jobs_t *j;
   if (open_jobs("fetch", target, &j)) return EXIT_ERROR;
+  /* ^C ends the fetch (unless the shell started us ignoring it) */
+  struct sigaction sa, old;
+  sigaction(SIGINT, NULL, &old);
+  if (old.sa_handler != SIG_IGN) {
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    g_fetching = j;
+    sigaction(SIGINT, &sa, NULL);
+  }
   if (!to_stdout) {
-    sink.f = fopen(g_tmp, "wb");
+    int fd = mkstemp(tmp);
+    sink.f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!sink.f) {
-      fprintf(stderr, "rdev: job fetch: cannot create %s: %s\n", g_tmp, strerror(errno));
-      g_tmp[0] = '\0';
+      fprintf(stderr, "rdev: job fetch: cannot create %s: %s\n", tmp, strerror(errno));
+      if (fd >= 0) close(fd), unlink(tmp);
+      sigaction(SIGINT, &old, NULL);
+      g_fetching = NULL;
       rdev_jobs_close(j);
       return EXIT_ERROR;
     }
+    mode_t um = umask(0);
+    umask(um);
+    fchmod(fd, 0666 & ~um); /* as a new file gets; mkstemp made it 0600 */
   }
-  struct sigaction sa, old;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_sigint;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old);
-  int rc = rdev_job_fetch(j, id, output, on_chunk, &sink);
+  int rc = g_interrupted ? RDEV_CANCELLED : rdev_job_fetch(j, id, output, on_chunk, &sink);
+  sigaction(SIGINT, &old, NULL);
+  g_fetching = NULL;
   rdev_jobs_close(j);
   int ret = EXIT_OK;
-  if (rc == EINTR && g_interrupted) {
+  if (g_interrupted) {
     fprintf(stderr, "rdev: job fetch: interrupted\n");
     ret = EXIT_ERROR;
   } else if (rc && sink.err && rc == sink.err) {
-    fprintf(stderr, "rdev: job fetch: cannot write %s: %s\n", to_stdout ? "stdout" : g_tmp, strerror(sink.err));
+    fprintf(stderr, "rdev: job fetch: cannot write %s: %s\n", to_stdout ? "stdout" : tmp, strerror(sink.err));
     ret = EXIT_ERROR;
   } else if (rc) {
     ret = fail("fetch", rc);
@@ -561,17 +573,15 @@ static int cmd_fetch(const char *target, const char *id, const char *output, con
     if (fflush(sink.f) != 0 || fsync(fileno(sink.f)) != 0) werr = errno;
     if (fclose(sink.f) != 0 && !werr) werr = errno;
     if (!ret && werr) {
-      fprintf(stderr, "rdev: job fetch: cannot write %s: %s\n", g_tmp, strerror(werr));
+      fprintf(stderr, "rdev: job fetch: cannot write %s: %s\n", tmp, strerror(werr));
       ret = EXIT_ERROR;
     }
-    if (!ret && rename(g_tmp, path) != 0) {
-      fprintf(stderr, "rdev: job fetch: cannot rename %s to %s: %s\n", g_tmp, path, strerror(errno));
+    if (!ret && rename(tmp, path) != 0) {
+      fprintf(stderr, "rdev: job fetch: cannot rename %s to %s: %s\n", tmp, path, strerror(errno));
       ret = EXIT_ERROR;
     }
-    if (ret) unlink(g_tmp);
-    g_tmp[0] = '\0';
+    if (ret) unlink(tmp);
   }
-  sigaction(SIGINT, &old, NULL);
   return ret;
 }
 

@@ -11,6 +11,7 @@
 #include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,12 @@
 struct rdev_jobs {
   grpc_channel *channel;
   cl_auth_t auth;
+  volatile sig_atomic_t interrupted; /* rdev_jobs_interrupt */
 };
+
+void rdev_jobs_interrupt(rdev_jobs_t *j) {
+  if (j) j->interrupted = 1;
+}
 
 const char *rdev_jobs_last_error(void) { return rdev_session_last_error(); }
 
@@ -45,7 +51,6 @@ static int job_status(grpc_status_code g, int rc) {
   switch (g) {
     case GRPC_STATUS_FAILED_PRECONDITION: return RDEV_API_NOT_SUPPORT; /* rdevd keeps no jobs */
     case GRPC_STATUS_DEADLINE_EXCEEDED: return RDEV_RT_WAIT_TIMEOUT;
-    case GRPC_STATUS_CANCELLED: return RDEV_CANCELLED;
     default: return rc; /* NOT_FOUND: RDEV_INVALID_RESOURCE_HANDLE, as for sessions */
   }
 }
@@ -121,6 +126,11 @@ int rdev_jobs_open(const char *target, const rdev_options_t *opts, rdev_jobs_t *
       {GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100},
       {GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000},
       {GRPC_ARG_ENABLE_RETRIES, 0},
+      /* A watch or fetch sends nothing while it waits: pings find a server
+       * that froze or vanished (rdevd takes pings this often). */
+      {GRPC_ARG_KEEPALIVE_TIME_MS, 10000},
+      {GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000},
+      {GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0},
   };
   enum { NARGS = sizeof iargs / sizeof iargs[0] };
   grpc_arg args[NARGS];
@@ -220,6 +230,13 @@ typedef int (*stream_msg_fn)(void *arg, grpc_byte_buffer *bb, bool *done);
 
 enum { TAG_START = 1, TAG_STATUS, TAG_RECV };
 
+/* A stream's receive waits in slices this long, to see rdev_jobs_interrupt. */
+#define SLICE_MS 200
+
+static gpr_timespec slice_deadline(void) {
+  return gpr_time_add(gpr_now(GPR_CLOCK_REALTIME), gpr_time_from_millis(SLICE_MS, GPR_TIMESPAN));
+}
+
 /* Runs a server-streaming call of method with req, no deadline: each
  * message the server sends goes to on_msg until the stream ends (then
  * on_end(arg) says the result when the server ended it with OK) or on_msg
@@ -287,7 +304,14 @@ static int server_stream(rdev_jobs_t *j, const char *method, const pb_msgdesc_t 
       ended_by_us = true;
       break;
     }
-    grpc_event ev = grpc_completion_queue_pluck(cq, CL_TAG(TAG_RECV), gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    grpc_event ev;
+    while ((ev = grpc_completion_queue_pluck(cq, CL_TAG(TAG_RECV), slice_deadline(), NULL)).type == GRPC_QUEUE_TIMEOUT)
+      if (j->interrupted && !ended_by_us) {
+        grpc_call_cancel(call, NULL); /* the receive then completes, failed */
+        rc = cl_error(RDEV_CANCELLED, "%s: interrupted", method);
+        ended_by_us = true;
+      }
+    if (ended_by_us) break;
     if (!ev.success || !recv) break; /* the stream ended: its status says how */
     bool done = false;
     rc = on_msg(arg, recv, &done);
@@ -401,6 +425,8 @@ static int fetch_msg(void *arg, grpc_byte_buffer *bb, bool *done) {
 
 static int fetch_end(void *arg) {
   fetch_t *f = arg;
+  if (!f->have_total) /* rdevd sends one chunk at least, an empty one for an empty output */
+    return cl_error(RDEV_PROTOCOL, "%s: the stream ended without a chunk", RDEV_WIRE_METHOD_FETCH_OUTPUT);
   if (f->got != f->total)
     return cl_error(RDEV_PROTOCOL, "%s: the stream ended after %llu of the output's %llu bytes",
                     RDEV_WIRE_METHOD_FETCH_OUTPUT, (unsigned long long)f->got, (unsigned long long)f->total);

@@ -18,10 +18,14 @@
  * refused a call. gRPC statuses map to rdev ones as for sessions, and:
  * NOT_FOUND (an unknown job id, another tenant's, or an unknown output) is
  * RDEV_INVALID_RESOURCE_HANDLE; FAILED_PRECONDITION (the server keeps no
- * jobs) RDEV_API_NOT_SUPPORT; INVALID_ARGUMENT (a bad spec, a URL the
- * tenant may not use) RDEV_INVALID_PARAM; RESOURCE_EXHAUSTED (too many
- * jobs) RDEV_QUOTA_EXCEEDED; a deadline that passed RDEV_RT_WAIT_TIMEOUT;
- * a lost connection or a draining server RDEV_UNAVAILABLE.
+ * jobs) RDEV_API_NOT_SUPPORT; INVALID_ARGUMENT (a bad spec)
+ * RDEV_INVALID_PARAM; PERMISSION_DENIED (a URL the tenant may not use)
+ * RDEV_PERMISSION_DENIED; RESOURCE_EXHAUSTED (too many jobs)
+ * RDEV_QUOTA_EXCEEDED; a deadline that passed RDEV_RT_WAIT_TIMEOUT; a lost
+ * connection or a draining server (gRPC UNAVAILABLE or CANCELLED)
+ * RDEV_UNAVAILABLE. The connection pings the server every 10 s while a
+ * call is open, so a watch or fetch of a server that froze or vanished
+ * ends (RDEV_UNAVAILABLE) within about 15 s instead of waiting for ever.
  *
  * A jobs connection opens no device session: looking at jobs takes none of
  * the tenant's session quota. It may be used from several threads at once;
@@ -54,6 +58,11 @@ int rdev_jobs_open(const char *target, const rdev_options_t *opts, rdev_jobs_t *
 
 /* Closes the connection (NULL is fine). No call may be in progress on it. */
 void rdev_jobs_close(rdev_jobs_t *j);
+
+/* Makes a watch or fetch in progress on j (and the next one) end within
+ * 200 ms with RDEV_CANCELLED ("interrupted"), whatever the server does.
+ * Async-signal-safe: meant for a SIGINT handler. */
+void rdev_jobs_interrupt(rdev_jobs_t *j);
 
 /* The detail of the calling thread's last failure; "" if none. The same
  * message as rdev_session_last_error(). */
