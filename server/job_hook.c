@@ -1,8 +1,7 @@
 /*
- * server/job_hook.c — a job's webhooks (jobs.h): the JSON event of each
- * state change, queued on the job and sent by a small pool of threads,
- * signed and retried by job_http.c, each delivery recorded in the job's
- * status (the latest 16). A worker takes a job with events and sends them
+ * server/job_hook.c — the workers that send jobs' webhooks (jobs.h; the
+ * events are made and queued by job_state.c): signed and retried by
+ * job_http.c, each delivery recorded in the job's status (the latest 16). A worker takes a job with events and sends them
  * in order; no two workers hold jobs of one tenant, so a tenant's slow
  * receiver holds at most one worker, for at most HOOK_DEADLINE_MS an event.
  */
@@ -14,77 +13,7 @@
 #include "job_http.h"
 #include "jobs.h"
 
-struct hook_ev {
-  hook_ev_t *next;
-  rdev_v1_JobState state;
-  char *body;
-  size_t len;
-};
-
-/* s as a JSON string (quoted, escaped) at the end of buf (cap bytes). */
-static size_t json_str(char *buf, size_t at, size_t cap, const char *s) {
-  if (at < cap) buf[at] = '"';
-  at++;
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    char esc[8];
-    const char *piece = esc;
-    if (*p == '"' || *p == '\\')
-      snprintf(esc, sizeof esc, "\\%c", *p);
-    else if (*p < 0x20)
-      snprintf(esc, sizeof esc, "\\u%04x", *p);
-    else
-      esc[0] = (char)*p, esc[1] = '\0';
-    for (; *piece; piece++, at++)
-      if (at < cap) buf[at] = *piece;
-  }
-  if (at < cap) buf[at] = '"';
-  return at + 1;
-}
-
-/* The webhook event of j's status now (jobs->mu held): malloc'd JSON. */
-static char *event_json(srv_job_t *j, size_t *len) {
-  const rdev_v1_JobStatus *st = &j->st;
-  size_t cap = 4096, at = 0; /* the escaped strings fit, six times escaped */
-  char *b = malloc(cap);
-  if (!b) return NULL;
-#define PUT(...) at += (size_t)snprintf(b + (at < cap ? at : cap), at < cap ? cap - at : 0, __VA_ARGS__)
-  PUT("{\"seq\":%llu,\"id\":\"%s\",\"name\":", (unsigned long long)++j->hook_seq, st->id);
-  at = json_str(b, at, cap, st->name);
-  PUT(",\"state\":\"%s\",\"time_ms\":%lld,\"failed_at\":", srv_job_state_name(st->state), (long long)srv_job_now_ms());
-  at = json_str(b, at, cap, st->failed_at);
-  PUT(",\"code\":%d,\"message\":", (int)st->code);
-  at = json_str(b, at, cap, st->message);
-  PUT(",\"fetched_bytes\":%llu,\"steps_done\":%u,\"steps_total\":%u,\"delivered_bytes\":%llu}",
-      (unsigned long long)st->fetched_bytes, (unsigned)st->steps_done, (unsigned)st->steps_total,
-      (unsigned long long)st->delivered_bytes);
-#undef PUT
-  if (at >= cap) { /* cannot happen with the fields' sizes; never send a cut event */
-    free(b);
-    return NULL;
-  }
-  *len = at;
-  return b;
-}
-
 #define HOOK_DEADLINE_MS 60000 /* one event, its retries included */
-
-/* Queues the event of j's state now for its callback URL (jobs->mu held). */
-void srv_job_hook_locked(srv_job_t *j) {
-  if (!j->spec.callback_url || !j->spec.callback_url[0]) return;
-  hook_ev_t *e = calloc(1, sizeof *e);
-  if (!e || !(e->body = event_json(j, &e->len))) {
-    free(e);
-    srv_log(SRV_LOG_ERROR, "job %s: out of memory for a webhook event", j->id);
-    return;
-  }
-  e->state = j->st.state;
-  if (j->hq_tail)
-    j->hq_tail->next = e;
-  else
-    j->hq_head = e;
-  j->hq_tail = e;
-  pthread_cond_signal(&j->jobs->hook_cv);
-}
 
 /* Records a delivery in j's status: the latest 16 (jobs->mu held). */
 static void hook_record_locked(srv_job_t *j, rdev_v1_JobState state, const srv_http_hook_t *h) {
@@ -102,16 +31,6 @@ static void hook_record_locked(srv_job_t *j, rdev_v1_JobState state, const srv_h
   r->attempts = (uint32_t)h->tries;
   r->at_ms = h->at_ms;
   snprintf(r->error, sizeof r->error, "%s", h->error);
-}
-
-void srv_job_hooks_free(srv_job_t *j) {
-  while (j->hq_head) {
-    hook_ev_t *e = j->hq_head;
-    j->hq_head = e->next;
-    free(e->body);
-    free(e);
-  }
-  j->hq_tail = NULL;
 }
 
 /* A job with events whose tenant no worker serves now (jobs->mu held). */
@@ -165,7 +84,7 @@ static void *hook_worker(void *arg) {
     pthread_mutex_unlock(&jobs->mu);
     free(e->body);
     free(e);
-    srv_job_store_save(jobs, j);
+    srv_job_save(j);
     srv_job_unref(j);
     pthread_mutex_lock(&jobs->mu);
   }

@@ -1,7 +1,7 @@
 /*
  * server/job_rpc.c — the job calls of the Device service (rdev.proto):
  * SubmitJob, GetJob and ListJobs answered at once; CancelJob once the job
- * is final (jobs.c answers it); WatchJob and FetchOutput as server streams. A stream has at
+ * is final (job_state.c answers it); WatchJob and FetchOutput as server streams. A stream has at
  * most one message in flight (gRPC's rule): a watcher keeps the latest
  * status and sends it when the previous send completed, so a slow watcher
  * sees fewer, never stale, states; the final one always goes out, then
@@ -153,7 +153,7 @@ static void on_close(srv_op_t *op, int ok) {
   rs_unref(rs);
 }
 
-/* Under jobs->mu (jobs.c): the job changed. */
+/* Under jobs->mu (job_state.c): the job changed. */
 static void on_wake(srv_watch_t *w) {
   rstream_t *rs = (rstream_t *)w;
   pthread_mutex_lock(&rs->mu);

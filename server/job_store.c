@@ -75,32 +75,20 @@ static void record_path(srv_jobs_t *jobs, const char *id, char *path, size_t len
   snprintf(path, len, "%s/%s.job", jobs->dir, id);
 }
 
-int srv_job_store_save(srv_jobs_t *jobs, srv_job_t *job) {
-  pthread_mutex_lock(&job->save_mu);
-  rdev_v1_JobRecord *rec = calloc(1, sizeof *rec);
+int srv_job_store_write(srv_jobs_t *jobs, const char *id, const rdev_v1_JobRecord *rec) {
   uint8_t *buf = malloc(RECORD_MAX);
   int rc = -1;
-  if (rec && buf) {
-    rec->spec = job->spec; /* shares its URLs: encoded only, never released */
-    rec->has_spec = true;
-    srv_job_status(job, &rec->status, 0);
-    rec->has_status = true;
-    snprintf(rec->secret, sizeof rec->secret, "%s", job->secret);
-    pthread_mutex_lock(&jobs->mu);
-    rec->hook_seq = job->hook_seq;
-    pthread_mutex_unlock(&jobs->mu);
+  if (buf) {
     pb_ostream_t os = pb_ostream_from_buffer(buf, RECORD_MAX);
     if (!pb_encode(&os, rdev_v1_JobRecord_fields, rec)) {
-      srv_log(SRV_LOG_ERROR, "job %s: cannot encode its record: %s", job->id, PB_GET_ERROR(&os));
+      srv_log(SRV_LOG_ERROR, "job %s: cannot encode its record: %s", id, PB_GET_ERROR(&os));
     } else {
       char path[512];
-      record_path(jobs, job->id, path, sizeof path);
+      record_path(jobs, id, path, sizeof path);
       rc = write_atomic(jobs->dir, path, buf, os.bytes_written);
     }
   }
   free(buf);
-  free(rec);
-  pthread_mutex_unlock(&job->save_mu);
   return rc;
 }
 

@@ -1,8 +1,9 @@
 /*
  * server/jobs.h — what the files of detached jobs (job.proto) share,
- * private to them. jobs.c owns the job table: submission and limits, the
- * per-tenant first-in-first-out queue and the runner threads, states and
- * progress, cancel, watchers, webhooks and the drain. job_spec.c checks a
+ * private to them. job_state.c owns one job's life (references, states,
+ * progress, watchers, webhook events, its record); job_table.c owns the job
+ * table (submission and limits, the per-tenant first-in-first-out queue
+ * and the runner threads, cancel, expiry, restart and the drain). job_spec.c checks a
  * spec before it is queued. job_exec.c runs one job: it drives an
  * in-process session of the job's tenant (local.c), so a job's device work
  * takes the same paths, checks, slots and quotas as a client's, and moves
@@ -44,8 +45,19 @@ typedef struct srv_watch {
   struct srv_watch *prev, *next;
 } srv_watch_t;
 
-typedef struct hook_ev hook_ev_t;       /* a webhook event waiting to be sent (jobs.c) */
-typedef struct final_call final_call_t; /* a CancelJob call waiting for the job's end (jobs.c) */
+/* A webhook event waiting to be sent (job_state.c makes it, job_hook.c sends it). */
+typedef struct hook_ev {
+  struct hook_ev *next;
+  rdev_v1_JobState state;
+  char *body; /* JSON, len bytes */
+  size_t len;
+} hook_ev_t;
+
+/* A CancelJob call waiting for the job's end (job_state.c answers it). */
+typedef struct final_call {
+  struct final_call *next;
+  grpc_call *call;
+} final_call_t;
 
 struct srv_job {
   srv_jobs_t *jobs;
@@ -88,7 +100,7 @@ struct srv_jobs {
   atomic_int hooks_cancel;
 };
 
-/* ---- jobs.c ---- */
+/* ---- job_table.c ---- */
 
 /* Opens the job table when cfg.job_dir is set (srv->jobs stays NULL
  * otherwise): the directory, the records in it (job_store.c), the
@@ -112,30 +124,39 @@ int srv_job_submit(srv_jobs_t *jobs, srv_tenant_t *t, rdev_v1_JobSpec *spec, rde
                    size_t msglen);
 /* t's job id, one reference more (srv_job_unref), or NULL. */
 srv_job_t *srv_job_find(srv_jobs_t *jobs, const srv_tenant_t *t, const char *id);
+/* Asks a job to stop: a queued one is cancelled at once, a running one as
+ * soon as its runner sees it. call (taken; NULL: none) is answered with
+ * the job's status once it is final. */
+void srv_job_cancel(srv_job_t *job, grpc_call *call);
+/* t's jobs, newest first, at most max, brief, into out[] (each
+ * srv_job_status's); returns how many. */
+int srv_jobs_list(srv_jobs_t *jobs, const srv_tenant_t *t, rdev_v1_JobStatus *out, int max);
+
+/* ---- job_state.c ---- */
+
+/* Drops a reference; the last frees the job (srv_job_free: its spec, its
+ * unsent events, its CancelJob calls). */
 void srv_job_unref(srv_job_t *job);
+void srv_job_free(srv_job_t *j);
 /* A copy of job's status (without hooks when brief). */
 void srv_job_status(srv_job_t *job, rdev_v1_JobStatus *out, int brief);
 /* Whether the state is final. */
 static inline int srv_job_final(rdev_v1_JobState s) {
   return s == rdev_v1_JobState_SUCCEEDED || s == rdev_v1_JobState_FAILED || s == rdev_v1_JobState_CANCELLED;
 }
-/* Asks a job to stop: a queued one is cancelled at once, a running one as
- * soon as its runner sees it. call (taken; NULL: none) is answered with
- * the job's status once it is final. */
-void srv_job_cancel(srv_job_t *job, grpc_call *call);
 /* Adds a watcher (w->wake runs once at once): 0, or -1 when the job has
  * SRV_JOB_WATCHERS already. Removes one. */
 int srv_job_watch(srv_job_t *job, srv_watch_t *w);
 void srv_job_unwatch(srv_job_t *job, srv_watch_t *w);
-/* t's jobs, newest first, at most max, brief, into out[] (each
- * srv_job_status's); returns how many. */
-int srv_jobs_list(srv_jobs_t *jobs, const srv_tenant_t *t, rdev_v1_JobStatus *out, int max);
 /* The state names of the webhook events and the CLI ("queued", ...). */
 const char *srv_job_state_name(rdev_v1_JobState s);
 
-/* For the runner (job_exec.c): */
-/* Enters state (and saves the record, sends the webhook). */
+/* Enters state: its times, its webhook event, its watchers; _locked with
+ * jobs->mu held (the caller saves the record then), else it saves it. */
 void srv_job_enter(srv_job_t *job, rdev_v1_JobState state);
+void srv_job_enter_locked(srv_job_t *j, rdev_v1_JobState state);
+/* Sets the failure's place, code and message (jobs->mu held). */
+void srv_job_set_failure_locked(srv_job_t *j, const char *at, int code, const char *msg);
 /* Ends the job FAILED (or CANCELLED when code is RDEV_CANCELLED because the
  * client asked) at failed_at, with code and a message. */
 void srv_job_fail(srv_job_t *job, const char *failed_at, int code, const char *fmt, ...)
@@ -158,21 +179,22 @@ uint64_t srv_job_mono_ms(void);
 /* Wakes j's watchers and, once it is final, answers its CancelJob calls
  * (jobs->mu held). */
 void srv_job_wake_locked(srv_job_t *j);
+/* Writes job's record (spec, status, secret, event count) through
+ * job_store.c; one save of a job at a time, in order. 0 or -1 (logged). */
+int srv_job_save(srv_job_t *job);
+/* Queues the webhook event of j's state now, if it has a callback URL
+ * (jobs->mu held); a job_hook.c worker sends it. Frees j's unsent events. */
+void srv_job_hook_locked(srv_job_t *j);
+void srv_job_hooks_free(srv_job_t *j);
 
 /* ---- job_hook.c ---- */
 
 /* Starts the webhook workers: 0, or -1 (logged). */
 int srv_job_hooks_start(srv_jobs_t *jobs);
-/* Queues the webhook event of j's state now, if it has a callback URL
- * (jobs->mu held); a worker sends it. */
-void srv_job_hook_locked(srv_job_t *j);
 /* Lets the workers send what is queued for up to grace_ms, then stops
  * them (a delivery under way gives up) and waits for them. Events left are
  * not sent. */
 void srv_job_hooks_stop(srv_jobs_t *jobs, int grace_ms);
-/* Frees j's events not sent. */
-void srv_job_hooks_free(srv_job_t *j);
-
 /* ---- job_spec.c ---- */
 
 /* Checks spec against the contract in job.proto and every URL against
@@ -194,8 +216,9 @@ void srv_job_exec(srv_job_t *job);
 
 /* Makes dir if missing (0700). 0, or -1 (logged). */
 int srv_job_store_init(const char *dir);
-/* Writes job's record atomically (a temporary file, fsync, rename). 0 or -1 (logged). */
-int srv_job_store_save(srv_jobs_t *jobs, srv_job_t *job);
+/* Writes the record of job id atomically (a temporary file, fsync,
+ * rename). 0 or -1 (logged). */
+int srv_job_store_write(srv_jobs_t *jobs, const char *id, const rdev_v1_JobRecord *rec);
 /* Calls fn for each record in the directory with the id its file is named
  * by (16 lowercase hex digits; unreadable records are logged and skipped,
  * leftovers of cut writes removed); the record's pointer fields are fn's

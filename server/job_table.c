@@ -1,9 +1,10 @@
 /*
- * server/jobs.c — the job table (jobs.h): submission and the tenant's
- * limits, the queue (first in, first out; a job starts when its tenant has
- * a running slot and the server a runner), the runner threads, states and
- * progress, cancel, watchers, expiry of kept outputs and old records, and
- * the drain. Webhooks are job_hook.c's.
+ * server/job_table.c — the job table (jobs.h): submission and the tenant's
+ * limits, lookup, cancel and the list; the queue (first in, first out; a
+ * job starts when its tenant has a running slot and the server a runner)
+ * and the runner threads; expiry of kept outputs and old records; the
+ * restart (records loaded) and the drain. A job's own states are
+ * job_state.c's.
  */
 #define _GNU_SOURCE
 #include "jobs.h"
@@ -17,220 +18,6 @@
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
-
-struct final_call {
-  final_call_t *next;
-  grpc_call *call;
-};
-
-uint64_t srv_job_mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-int64_t srv_job_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-const char *srv_job_state_name(rdev_v1_JobState s) {
-  switch (s) {
-    case rdev_v1_JobState_QUEUED: return "queued";
-    case rdev_v1_JobState_FETCHING: return "fetching";
-    case rdev_v1_JobState_RUNNING: return "running";
-    case rdev_v1_JobState_DELIVERING: return "delivering";
-    case rdev_v1_JobState_SUCCEEDED: return "succeeded";
-    case rdev_v1_JobState_FAILED: return "failed";
-    case rdev_v1_JobState_CANCELLED: return "cancelled";
-    default: return "unknown";
-  }
-}
-
-srv_allow_t *srv_job_allow(const srv_tenant_t *t) {
-  srv_allow_t *list = NULL;
-  srv_tenant_t *m = (srv_tenant_t *)t;
-  pthread_mutex_lock(&m->mu);
-  for (const char *p = t->allow; p && *p;) {
-    const char *e = strchr(p, '\n');
-    size_t n = e ? (size_t)(e - p) : strlen(p);
-    char one[SRV_LINE_MAX + 1], why[128];
-    snprintf(one, sizeof one, "%.*s", (int)n, p);
-    srv_allow_add(&list, one, why, sizeof why); /* checked when the tenants file was read */
-    p += n + (e != NULL);
-  }
-  pthread_mutex_unlock(&m->mu);
-  return list;
-}
-
-/* ---- references, watchers --------------------------------------------------- */
-
-static void job_free(srv_job_t *j) {
-  while (j->finals) { /* cannot happen (runners end final); the server is gone by now */
-    final_call_t *f = j->finals;
-    j->finals = f->next;
-    grpc_call_unref(f->call);
-    free(f);
-  }
-  srv_job_hooks_free(j);
-  pb_release(rdev_v1_JobSpec_fields, &j->spec);
-  pthread_mutex_destroy(&j->save_mu);
-  free(j);
-}
-
-void srv_job_unref(srv_job_t *job) {
-  srv_jobs_t *jobs = job->jobs;
-  pthread_mutex_lock(&jobs->mu);
-  int last = --job->refs == 0;
-  pthread_mutex_unlock(&jobs->mu);
-  if (last) job_free(job);
-}
-
-void srv_job_wake_locked(srv_job_t *j) {
-  for (srv_watch_t *w = j->watchers; w; w = w->next) w->wake(w);
-  if (!srv_job_final(j->st.state)) return;
-  while (j->finals) { /* the CancelJob calls waiting for this */
-    final_call_t *f = j->finals;
-    j->finals = f->next;
-    rdev_v1_JobStatus st = j->st;
-    st.hooks_count = 0;
-    srv_call_respond(f->call, rdev_wire_encode(rdev_v1_JobStatus_fields, &st, NULL), GRPC_STATUS_OK, NULL);
-    free(f);
-  }
-}
-
-int srv_job_watch(srv_job_t *job, srv_watch_t *w) {
-  pthread_mutex_lock(&job->jobs->mu);
-  int n = 0;
-  for (srv_watch_t *o = job->watchers; o; o = o->next) n++;
-  if (n >= SRV_JOB_WATCHERS) {
-    pthread_mutex_unlock(&job->jobs->mu);
-    return -1;
-  }
-  w->prev = NULL;
-  w->next = job->watchers;
-  if (w->next) w->next->prev = w;
-  job->watchers = w;
-  w->wake(w);
-  pthread_mutex_unlock(&job->jobs->mu);
-  return 0;
-}
-
-void srv_job_unwatch(srv_job_t *job, srv_watch_t *w) {
-  pthread_mutex_lock(&job->jobs->mu);
-  if (w->prev)
-    w->prev->next = w->next;
-  else if (job->watchers == w)
-    job->watchers = w->next;
-  if (w->next) w->next->prev = w->prev;
-  w->prev = w->next = NULL;
-  pthread_mutex_unlock(&job->jobs->mu);
-}
-
-void srv_job_status(srv_job_t *job, rdev_v1_JobStatus *out, int brief) {
-  pthread_mutex_lock(&job->jobs->mu);
-  *out = job->st;
-  pthread_mutex_unlock(&job->jobs->mu);
-  if (brief) out->hooks_count = 0;
-}
-
-/* ---- states -------------------------------------------------------------------- */
-
-/* Enters state (jobs->mu held): times, watchers, webhook. The caller saves. */
-static void enter_locked(srv_job_t *j, rdev_v1_JobState state) {
-  if (srv_job_final(j->st.state)) return;
-  j->st.state = state;
-  int64_t now = srv_job_now_ms();
-  if (state == rdev_v1_JobState_FETCHING) j->st.started_ms = now;
-  if (srv_job_final(state)) j->st.finished_ms = now;
-  srv_job_hook_locked(j);
-  srv_job_wake_locked(j);
-  if (srv_job_final(state)) pthread_cond_broadcast(&j->jobs->cv);
-}
-
-void srv_job_enter(srv_job_t *job, rdev_v1_JobState state) {
-  pthread_mutex_lock(&job->jobs->mu);
-  enter_locked(job, state);
-  pthread_mutex_unlock(&job->jobs->mu);
-  srv_job_store_save(job->jobs, job);
-}
-
-/* Sets the failure's fields (jobs->mu held). */
-static void set_failure_locked(srv_job_t *j, const char *at, int code, const char *msg) {
-  snprintf(j->st.failed_at, sizeof j->st.failed_at, "%s", at);
-  j->st.code = code;
-  snprintf(j->st.message, sizeof j->st.message, "%s", msg);
-}
-
-void srv_job_fail(srv_job_t *job, const char *failed_at, int code, const char *fmt, ...) {
-  char msg[sizeof job->st.message];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  int cancelled = code == RDEV_CANCELLED && atomic_load(&job->cancel) == SRV_JOB_STOP_CLIENT;
-  pthread_mutex_lock(&job->jobs->mu);
-  if (!srv_job_final(job->st.state)) {
-    set_failure_locked(job, failed_at, code, msg);
-    enter_locked(job, cancelled ? rdev_v1_JobState_CANCELLED : rdev_v1_JobState_FAILED);
-  }
-  pthread_mutex_unlock(&job->jobs->mu);
-  srv_job_store_save(job->jobs, job);
-}
-
-void srv_job_progress(srv_job_t *job, uint64_t fetched, uint64_t fetch_total, uint64_t delivered, int steps) {
-  pthread_mutex_lock(&job->jobs->mu);
-  job->st.fetched_bytes += fetched;
-  job->st.fetch_total += fetch_total;
-  job->st.delivered_bytes += delivered;
-  job->st.steps_done += (uint32_t)steps;
-  int64_t now = srv_job_now_ms();
-  if (steps || now - job->progress_ms >= SRV_JOB_PROGRESS_MS) {
-    job->progress_ms = now;
-    srv_job_wake_locked(job);
-  }
-  pthread_mutex_unlock(&job->jobs->mu);
-}
-
-/* t's kept bytes on disk, and being written (jobs->mu held). */
-static uint64_t kept_bytes_locked(srv_jobs_t *jobs, const srv_tenant_t *t) {
-  uint64_t n = 0;
-  for (srv_job_t *j = jobs->all; j; j = j->next) {
-    if (j->tenant != t) continue;
-    n += j->kept_reserved;
-    for (pb_size_t i = 0; i < j->st.kept_count; i++)
-      if (j->st.kept[i].expires_ms) n += j->st.kept[i].bytes;
-  }
-  return n;
-}
-
-int srv_job_keep_reserve(srv_job_t *job, uint64_t bytes) {
-  srv_jobs_t *jobs = job->jobs;
-  pthread_mutex_lock(&jobs->mu);
-  uint64_t used = kept_bytes_locked(jobs, job->tenant);
-  pthread_mutex_lock(&job->tenant->mu);
-  uint64_t most = job->tenant->job_disk;
-  pthread_mutex_unlock(&job->tenant->mu);
-  int ok = used <= most && bytes <= most - used;
-  if (ok) job->kept_reserved += bytes;
-  pthread_mutex_unlock(&jobs->mu);
-  return ok ? 0 : -1;
-}
-
-void srv_job_keep_done(srv_job_t *job, const char *name, uint64_t bytes) {
-  srv_jobs_t *jobs = job->jobs;
-  pthread_mutex_lock(&jobs->mu);
-  job->kept_reserved -= bytes;
-  rdev_v1_JobStatus *st = &job->st;
-  if (name && st->kept_count < sizeof st->kept / sizeof st->kept[0]) {
-    rdev_v1_JobKept *k = &st->kept[st->kept_count++];
-    snprintf(k->name, sizeof k->name, "%s", name);
-    k->bytes = bytes;
-    k->expires_ms = srv_job_now_ms() + (int64_t)jobs->srv->cfg.job_keep_s * 1000;
-  }
-  pthread_mutex_unlock(&jobs->mu);
-}
 
 /* ---- submission, lookup, cancel ---------------------------------------------- */
 
@@ -288,7 +75,7 @@ int srv_job_submit(srv_jobs_t *jobs, srv_tenant_t *t, rdev_v1_JobSpec *spec, rde
   srv_job_t *j = job_new(jobs, t, spec);
   if (!j || getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
     if (j)
-      job_free(j);
+      srv_job_free(j);
     else
       pb_release(rdev_v1_JobSpec_fields, spec);
     snprintf(msg, msglen, "out of server resources");
@@ -313,7 +100,7 @@ int srv_job_submit(srv_jobs_t *jobs, srv_tenant_t *t, rdev_v1_JobSpec *spec, rde
   pthread_mutex_unlock(&t->mu);
   if (open >= most || find_locked(jobs, j->id)) {
     pthread_mutex_unlock(&jobs->mu);
-    job_free(j);
+    srv_job_free(j);
     snprintf(msg, msglen, "the tenant has %d jobs queued or running (max_queued_jobs %d)", open, most);
     srv_audit(SRV_LOG_WARN, "job refused", t->name, NULL, "reason=%s", msg);
     return GRPC_STATUS_RESOURCE_EXHAUSTED;
@@ -328,7 +115,7 @@ int srv_job_submit(srv_jobs_t *jobs, srv_tenant_t *t, rdev_v1_JobSpec *spec, rde
   snprintf(out->id, sizeof out->id, "%s", j->id);
   snprintf(out->secret, sizeof out->secret, "%s", j->secret);
   out->has_status = true;
-  srv_job_store_save(jobs, j);
+  srv_job_save(j);
   srv_audit(SRV_LOG_INFO, "job submitted", t->name, NULL, "job=%s", j->id);
   srv_job_unref(j);
   return GRPC_STATUS_OK;
@@ -365,14 +152,14 @@ void srv_job_cancel(srv_job_t *job, grpc_call *call) {
       *p = job->qnext;
       if (jobs->qtail == job) jobs->qtail = prev;
       job->queued = 0;
-      set_failure_locked(job, "job", RDEV_CANCELLED, "cancelled before it started");
-      enter_locked(job, rdev_v1_JobState_CANCELLED);
+      srv_job_set_failure_locked(job, "job", RDEV_CANCELLED, "cancelled before it started");
+      srv_job_enter_locked(job, rdev_v1_JobState_CANCELLED);
       saved = 1;
     }
   }
   if (srv_job_final(job->st.state)) srv_job_wake_locked(job); /* answers call when it was final already */
   pthread_mutex_unlock(&jobs->mu);
-  if (saved) srv_job_store_save(jobs, job);
+  if (saved) srv_job_save(job);
 }
 
 int srv_jobs_list(srv_jobs_t *jobs, const srv_tenant_t *t, rdev_v1_JobStatus *out, int max) {
@@ -394,12 +181,12 @@ static void *runner_main(void *arg) {
   srv_job_exec(j);
   srv_jobs_t *jobs = j->jobs;
   pthread_mutex_lock(&jobs->mu);
-  j->live = 0; /* its session is closed: the tenant's next job may have its place */
+  j->live = 0;               /* its session is closed: the tenant's next job may have its place */
   int last = --j->refs == 0; /* under the lock: once running is 0, srv_jobs_free may free the rest */
   jobs->running--;
   pthread_cond_broadcast(&jobs->cv);
   pthread_mutex_unlock(&jobs->mu);
-  if (last) job_free(j); /* expired while it ran: no longer listed */
+  if (last) srv_job_free(j); /* expired while it ran: no longer listed */
   return NULL;
 }
 
@@ -432,8 +219,8 @@ static void start_jobs_locked(srv_jobs_t *jobs, srv_job_t **changed, int *nchang
     if (jobs->qtail == j) jobs->qtail = prev;
     j->queued = 0;
     if (removed) { /* a reload took its tenant away while it waited */
-      set_failure_locked(j, "job", RDEV_UNAUTHENTICATED, "its tenant was removed before it started");
-      enter_locked(j, rdev_v1_JobState_FAILED);
+      srv_job_set_failure_locked(j, "job", RDEV_UNAUTHENTICATED, "its tenant was removed before it started");
+      srv_job_enter_locked(j, rdev_v1_JobState_FAILED);
       j->refs++;
       changed[(*nchanged)++] = j;
       j = next;
@@ -449,8 +236,8 @@ static void start_jobs_locked(srv_jobs_t *jobs, srv_job_t **changed, int *nchang
       j->live = 0;
       j->refs--;
       jobs->running--;
-      set_failure_locked(j, "job", RDEV_INTERNAL_ERROR, "cannot start a runner thread");
-      enter_locked(j, rdev_v1_JobState_FAILED);
+      srv_job_set_failure_locked(j, "job", RDEV_INTERNAL_ERROR, "cannot start a runner thread");
+      srv_job_enter_locked(j, rdev_v1_JobState_FAILED);
       j->refs++;
       changed[(*nchanged)++] = j;
     }
@@ -482,7 +269,7 @@ static void expire_locked(srv_jobs_t *jobs, char (*gone)[SRV_JOB_ID_LEN + 1 + 32
         *ngone < max) {
       snprintf(gone[(*ngone)++], sizeof gone[0], "%s", j->id);
       *p = j->next;
-      job_free(j);
+      srv_job_free(j);
       continue;
     }
     if (touched && *nchanged < maxc) {
@@ -515,7 +302,7 @@ static void *sched_main(void *arg) {
         }
       }
       for (int i = 0; i < nchanged; i++) {
-        srv_job_store_save(jobs, changed[i]);
+        srv_job_save(changed[i]);
         srv_job_unref(changed[i]);
       }
       pthread_mutex_lock(&jobs->mu);
@@ -583,10 +370,10 @@ static void load_one(srv_jobs_t *jobs, const char *id, rdev_v1_JobRecord *rec) {
   j->next = *p;
   *p = j;
   if (why[0]) {
-    set_failure_locked(j, "job", RDEV_UNAVAILABLE, why);
+    srv_job_set_failure_locked(j, "job", RDEV_UNAVAILABLE, why);
     j->st.state = rdev_v1_JobState_JOB_STATE_UNSPECIFIED; /* not final: enter_locked takes it */
-    enter_locked(j, rdev_v1_JobState_FAILED);             /* its webhook goes out once the workers run */
-    srv_job_store_save(jobs, j);
+    srv_job_enter_locked(j, rdev_v1_JobState_FAILED);     /* its webhook goes out once the workers run */
+    srv_job_save(j);
   } else if (j->st.state == rdev_v1_JobState_QUEUED) {
     srv_job_t **q = &jobs->qhead;
     while (*q && (*q)->st.submitted_ms <= j->st.submitted_ms) q = &(*q)->qnext;
@@ -620,7 +407,7 @@ int srv_jobs_open(srv_t *srv) {
     pthread_cond_destroy(&jobs->hook_cv);
     while (jobs->all) {
       srv_job_t *n = jobs->all->next;
-      job_free(jobs->all);
+      srv_job_free(jobs->all);
       jobs->all = n;
     }
     free(jobs);
@@ -667,7 +454,7 @@ void srv_jobs_free(srv_t *srv) {
   if (!jobs) return;
   while (jobs->all) { /* the calls that held jobs went with the server */
     srv_job_t *n = jobs->all->next;
-    job_free(jobs->all);
+    srv_job_free(jobs->all);
     jobs->all = n;
   }
   pthread_mutex_destroy(&jobs->mu);
