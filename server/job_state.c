@@ -59,7 +59,7 @@ srv_allow_t *srv_job_allow(const srv_tenant_t *t) {
 /* ---- references, watchers --------------------------------------------------- */
 
 void srv_job_free(srv_job_t *j) {
-  while (j->finals) { /* cannot happen (runners end final); the server is gone by now */
+  while (j->finals) { /* answered when it became final; left only at a stop, the server gone */
     final_call_t *f = j->finals;
     j->finals = f->next;
     grpc_call_unref(f->call);
