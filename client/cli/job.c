@@ -276,14 +276,12 @@ static int watch(rdev_jobs_t *j, const char *id) {
 
 /* ---- commands ------------------------------------------------------------- */
 
-/* The whole of path ("-": stdin), at most RDEV_CLI_JOB_MAX_TEXT + 1 bytes
- * (more is refused by the parser). NULL with errno on failure. */
-static char *read_spec(const char *path, size_t *len) {
+char *rdev_cli_read_file(const char *path, size_t max, size_t *len) {
   FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
   if (!f) return NULL;
   size_t cap = 4096, n = 0;
   char *buf = malloc(cap);
-  while (buf && n <= RDEV_CLI_JOB_MAX_TEXT) {
+  while (buf && n <= max) {
     if (n == cap) {
       char *nb = realloc(buf, cap *= 2);
       if (!nb) {
@@ -328,7 +326,7 @@ static int cmd_submit(const char *target, int argc, char **argv) {
     return EXIT_ERROR;
   }
   size_t len;
-  char *text = read_spec(path, &len);
+  char *text = rdev_cli_read_file(path, RDEV_CLI_JOB_MAX_TEXT, &len); /* more: the parser refuses it */
   if (!text) {
     fprintf(stderr, "rdev: job submit: cannot read %s: %s\n", path, strerror(errno));
     return EXIT_ERROR;

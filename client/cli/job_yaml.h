@@ -31,6 +31,11 @@ int rdev_cli_job_parse(const char *text, size_t len, const rdev_v1_InfoReply *ke
  * empties it; the spec itself stays the caller's. */
 void rdev_cli_job_free(rdev_v1_JobSpec *spec);
 
+/* The whole of path ("-": stdin) into a malloc'd buffer, reading no more
+ * once it holds more than max bytes; *len its length. NULL with errno on
+ * failure. (job.c; the tool's commands share it.) */
+char *rdev_cli_read_file(const char *path, size_t max, size_t *len);
+
 /* `rdev job ARGS...` against target: returns the tool's exit status. */
 int rdev_cli_job(const char *target, int argc, char **argv);
 

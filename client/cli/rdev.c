@@ -185,44 +185,13 @@ static int cmd_ping(int argc, char **argv) {
   return ret;
 }
 
-static unsigned char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 1 << 20, n = 0;
-  unsigned char *buf = malloc(cap);
-  while (buf) {
-    if (n == cap) {
-      unsigned char *nb = realloc(buf, cap *= 2);
-      if (!nb) {
-        free(buf);
-        buf = NULL;
-        errno = ENOMEM;
-        break;
-      }
-      buf = nb;
-    }
-    size_t got = fread(buf + n, 1, cap - n, f);
-    n += got;
-    if (got == 0) {
-      if (ferror(f)) {
-        free(buf);
-        buf = NULL;
-      }
-      break;
-    }
-  }
-  fclose(f);
-  *len = n;
-  return buf;
-}
-
 static int cmd_roundtrip(int argc, char **argv) {
   if (argc != 1) {
     fprintf(stderr, "rdev: roundtrip wants one FILE\n");
     return 2;
   }
   size_t len = 0;
-  unsigned char *data = read_file(argv[0], &len);
+  unsigned char *data = (unsigned char *)rdev_cli_read_file(argv[0], SIZE_MAX, &len);
   if (!data) {
     fprintf(stderr, "rdev: roundtrip: cannot read %s: %s\n", argv[0], strerror(errno));
     return 1;

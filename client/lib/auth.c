@@ -95,3 +95,23 @@ int rdev_token_hash(const char *token, char *hash, size_t len) {
   for (int i = 0; i < 32; i++) n += snprintf(hash + n, len - (size_t)n, "%02x", h[i]);
   return RDEV_OK;
 }
+
+int cl_channel_create(const char *target, const rdev_options_t *opts, const cl_int_arg_t *iargs, int n, cl_auth_t *a,
+                      grpc_channel **out) {
+  *out = NULL;
+  grpc_arg args[16];
+  if (n > (int)(sizeof args / sizeof args[0])) return cl_error(RDEV_INTERNAL_ERROR, "too many channel arguments");
+  memset(args, 0, sizeof args);
+  for (int i = 0; i < n; i++) {
+    args[i].type = GRPC_ARG_INTEGER;
+    args[i].key = (char *)iargs[i].key;
+    args[i].value.integer = iargs[i].value;
+  }
+  grpc_channel_args chargs = {(size_t)n, args};
+  grpc_channel_credentials *creds;
+  int rc = cl_auth_setup(a, opts, &creds);
+  if (rc) return rc;
+  *out = grpc_channel_create(target, creds, &chargs);
+  grpc_channel_credentials_release(creds);
+  return *out ? RDEV_OK : cl_error(RDEV_UNAVAILABLE, "cannot make a channel to %s", target);
+}

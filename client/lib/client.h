@@ -174,6 +174,17 @@ int cl_auth_setup(cl_auth_t *a, const rdev_options_t *opts, grpc_channel_credent
 /* Releases what cl_auth_setup put in *a (a zeroed *a: nothing). */
 void cl_auth_release(cl_auth_t *a);
 
+/* An integer channel argument (GRPC_ARG_...). */
+typedef struct {
+  const char *key;
+  int value;
+} cl_int_arg_t;
+/* cl_auth_setup into *a, then a channel to target with the n integer
+ * arguments into *out: RDEV_OK, or a status (last error set; *out NULL).
+ * *a is released by cl_auth_release either way. */
+int cl_channel_create(const char *target, const rdev_options_t *opts, const cl_int_arg_t *iargs, int n, cl_auth_t *a,
+                      grpc_channel **out);
+
 /* ==== addr.c: device addresses ================================================= */
 
 typedef struct {

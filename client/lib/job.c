@@ -117,10 +117,7 @@ int rdev_jobs_open(const char *target, const rdev_options_t *opts, rdev_jobs_t *
    * limits; reconnect quickly to a server that is just starting (open
    * waits for it up to the connect timeout); no retries (SubmitJob is not
    * idempotent). */
-  struct {
-    const char *key;
-    int value;
-  } iargs[] = {
+  static const cl_int_arg_t iargs[] = {
       {GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, 4 * (int)RDEV_WIRE_MAX_CHUNK},
       {GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100},
       {GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100},
@@ -132,26 +129,10 @@ int rdev_jobs_open(const char *target, const rdev_options_t *opts, rdev_jobs_t *
       {GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000},
       {GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0},
   };
-  enum { NARGS = sizeof iargs / sizeof iargs[0] };
-  grpc_arg args[NARGS];
-  memset(args, 0, sizeof args);
-  for (int i = 0; i < NARGS; i++) {
-    args[i].type = GRPC_ARG_INTEGER;
-    args[i].key = (char *)iargs[i].key;
-    args[i].value.integer = iargs[i].value;
-  }
-  grpc_channel_args chargs = {NARGS, args};
-  grpc_channel_credentials *creds;
-  int rc = cl_auth_setup(&j->auth, opts, &creds);
+  int rc = cl_channel_create(target, opts, iargs, (int)(sizeof iargs / sizeof iargs[0]), &j->auth, &j->channel);
   if (rc) {
     rdev_jobs_close(j);
     return rc;
-  }
-  j->channel = grpc_channel_create(target, creds, &chargs);
-  grpc_channel_credentials_release(creds);
-  if (!j->channel) {
-    rdev_jobs_close(j);
-    return cl_error(RDEV_UNAVAILABLE, "cannot make a channel to %s", target);
   }
   if (!wait_connected(j->channel, timeout_ms)) {
     rdev_jobs_close(j);

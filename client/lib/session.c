@@ -93,10 +93,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
   /* Messages up to a chunk plus framing; reconnect quickly to a server that
    * is just starting (the session waits for it up to the connect timeout);
    * no transparent retries of the session call; a connection of its own. */
-  struct {
-    const char *key;
-    int value;
-  } iargs[] = {
+  static const cl_int_arg_t iargs[] = {
       {GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, (int)RDEV_WIRE_MAX_MESSAGE},
       {GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, (int)RDEV_WIRE_MAX_MESSAGE},
       {GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100},
@@ -107,23 +104,11 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
       {GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 8 << 20}, /* fixed window: see server.c */
       {GRPC_ARG_HTTP2_BDP_PROBE, 0},
   };
-  enum { NARGS = sizeof iargs / sizeof iargs[0] };
-  grpc_arg args[NARGS];
-  memset(args, 0, sizeof args);
-  for (int i = 0; i < NARGS; i++) {
-    args[i].type = GRPC_ARG_INTEGER;
-    args[i].key = (char *)iargs[i].key;
-    args[i].value.integer = iargs[i].value;
-  }
-  grpc_channel_args chargs = {NARGS, args};
-  grpc_channel_credentials *creds;
-  int arc = cl_auth_setup(&s->auth, opts, &creds);
+  int arc = cl_channel_create(target, opts, iargs, (int)(sizeof iargs / sizeof iargs[0]), &s->auth, &s->channel);
   if (arc) {
     session_free(s);
     return arc;
   }
-  s->channel = grpc_channel_create(target, creds, &chargs);
-  grpc_channel_credentials_release(creds);
   s->cq = grpc_completion_queue_create_for_next(NULL);
   s->call = grpc_channel_create_call(s->channel, NULL, GRPC_PROPAGATE_DEFAULTS, s->cq,
                                      grpc_slice_from_static_string(RDEV_WIRE_METHOD_SESSION), NULL,
