@@ -19,7 +19,7 @@ for _ in $(seq 100); do grep -q "listening on" "$log" && break; sleep 0.1; done
 addr=$(awk '/listening on/ {print $NF}' "$log")
 [ -n "$addr" ] || { echo "rdevd did not start"; exit 1; }
 echo "rdevd (sim) listening on $addr"
-out=$(RDEV_TARGET="$addr" LD_LIBRARY_PATH=build/client/acl build/tests/acl/sample_d2h_async 2>&1)
+out=$(RDEV_TARGET="$addr" LD_LIBRARY_PATH=build/client/cann build/tests/acl/sample_d2h_async 2>&1)
 echo "$out"
 # as the sample's run.sh checks: the kernel's print and what the host read back agree
 src=$(echo "$out" | sed -n 's/.*Source data: \(-\{0,1\}[0-9]*\).*/\1/p' | tail -1)

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobs.h"
+#include "jobs/jobs.h"
 #include "srv.h"
 
 /* Whether a resolved address is a loopback one (127/8, ::1, or 127/8

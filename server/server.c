@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jobs.h"
-#include "zerocopy.h"
+#include "jobs/jobs.h"
+#include "srv.h"
 
 enum { K_SESSION, K_INFO, K_LIST, K_HEALTH, K_DONE, K_JOB, K_UNKNOWN = K_JOB + SRV_JOB_CALLS };
 

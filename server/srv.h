@@ -1,13 +1,16 @@
 /*
- * server/srv.h — what rdevd's files share: the server object and its
- * completion-queue ops, the per-session handle table, sessions, tenants,
- * config and logging. Layering: server.c owns gRPC (listening, accepting,
- * unary calls, shutdown); a Session call is the work of the files that
- * share session.h (it says which does what), with buffers.c and
- * zerocopy.c below them; handles.c the handle table; tenants.c tenants,
- * quotas and caps; config.c settings and the log; main.c flags and
- * signals. Device work, staging buffers included, goes only through
- * rdev/runtime.h.
+ * server/srv.h — what rdevd's rooms share: the server object and its
+ * completion-queue ops, the per-session handle table, tenants, config and
+ * logging, and what the session room offers the others (serving a Session
+ * call, in-process sessions, the shown-reply bookkeeping). Layering:
+ * server.c owns gRPC (listening, accepting, unary calls, shutdown);
+ * respond.c answers unary calls; handles.c the handle table; tenants.c
+ * tenants, quotas and caps; config.c settings and the log; binaries.c the
+ * shared kernel binaries; main.c flags and signals. A Session call is the
+ * work of session/ (session/session.h says which file does what), detached
+ * jobs that of jobs/ (jobs/jobs.h is its contract); neither includes the
+ * other's headers. Device work, staging buffers included, goes only
+ * through rdev/runtime.h.
  */
 #ifndef RDEV_SRV_H
 #define RDEV_SRV_H
@@ -42,7 +45,7 @@ typedef struct {
   char acl_lib[256];       /* acl: the CANN runtime library; "" = the default places */
   char acl_kernels[256];   /* acl: directory of the built-in kernels' binaries; "" = none */
   int allow_uploaded;      /* take kernel binaries from clients where kernels are not confined (acl) */
-  /* jobs (jobs.h) */
+  /* jobs (jobs/jobs.h) */
   char job_dir[256];     /* state directory of job records and kept outputs; "" = no jobs */
   int job_keep_s;        /* how long kept outputs stay */
   int job_runners;       /* jobs running at once, all tenants together */
@@ -134,7 +137,7 @@ typedef struct {
   int dev;
   void *ptr;   /* device address, rdev_rt_stream_t *, rdev_rt_event_t * */
   size_t size; /* buffers: requested size */
-  void *ext;   /* the session's own record for it (session.h), or NULL */
+  void *ext;   /* the session's own record for it (session/session.h), or NULL */
 } srv_handle_t;
 
 typedef struct {
@@ -177,13 +180,13 @@ typedef struct srv_tenant {
   size_t max_inflight;
   int weight;
   char cert_subject[256]; /* "" = any (or no) client certificate */
-  /* jobs (jobs.h) */
-  char *allow;          /* URL prefixes its jobs may reach, one per line (allow.h); NULL = none */
+  /* jobs (jobs/jobs.h) */
+  char *allow;          /* URL prefixes its jobs may reach, one per line (jobs/allow.h); NULL = none */
   int max_queued_jobs;  /* jobs not yet final at once (queued or running) */
   int max_running_jobs; /* jobs running at once */
   size_t max_job_fetch; /* bytes one job may fetch in all */
   size_t job_disk;      /* bytes its kept outputs may take on disk */
-  int job_hooks_busy;   /* webhook workers serving its jobs (jobs.h; under the job table's lock) */
+  int job_hooks_busy;   /* webhook workers serving its jobs (jobs/; under the job table's lock) */
   int jobs_counted;     /* scratch of the job table's expiry (under its lock) */
   int removed, seen;
   /* usage */
@@ -259,11 +262,11 @@ struct srv {
   pthread_mutex_t tenants_mu; /* the tenants list */
   srv_tenant_t *tenants;
   atomic_uint_fast64_t next_session_id;
-  struct srv_zc *zc;       /* Read replies that show device memory (zerocopy.h) */
+  struct srv_zc *zc;       /* Read replies that show device memory (session/zerocopy.h) */
   pthread_mutex_t bins_mu; /* the kernel binaries (binaries.c) */
   struct srv_bin *bins;
-  struct srv_jobs *jobs; /* detached jobs (jobs.h); NULL without a job-dir */
-  void *m_jobs[6];       /* their methods, in jobs.h's SRV_JOB_* order */
+  struct srv_jobs *jobs; /* detached jobs (jobs/jobs.h); NULL without a job-dir */
+  void *m_jobs[6];       /* their methods, in jobs/jobs.h's SRV_JOB_* order */
 };
 
 /* Opens what serving needs besides gRPC: locks, the tenants, the runtime
@@ -293,6 +296,18 @@ void srv_bin_put(srv_t *srv, srv_bin_t *b);
 const rdev_rt_binary_t *srv_bin_rt(const srv_bin_t *b);
 
 /* ---- sessions --------------------------------------------------------------- */
+
+/* Read replies that show device memory (session/zerocopy.h has the rest):
+ * the server's part, its slices held, paused sessions and the resumer. */
+typedef struct srv_zc srv_zc_t;
+/* The server's part; NULL when out of memory. srv_zc_stop ends the resumer
+ * thread (once no session is paused); srv_zc_free frees it once
+ * srv_zc_held is 0. */
+srv_zc_t *srv_zc_new(void);
+void srv_zc_stop(srv_zc_t *zc);
+void srv_zc_free(srv_zc_t *zc);
+/* Shown replies whose slices gRPC still holds, server-wide. */
+int srv_zc_held(srv_zc_t *zc);
 
 /* Takes over an accepted Session call (its ref) for an authenticated
  * tenant: 0; or -1 with msg (the call still the caller's) when the session

@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allow.h"
+#include "jobs/jobs.h"
 #include "srv.h"
 
 /* ---- parsing ----------------------------------------------------------------- */

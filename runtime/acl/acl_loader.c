@@ -17,7 +17,7 @@
 
 #include "acl_internal.h"
 
-/* rdev's client library (client/acl/) exports this; CANN does not. */
+/* rdev's client library (client/cann/) exports this; CANN does not. */
 #define RDEV_CLIENT_MARKER "aclrdevClientLibrary"
 
 static pthread_mutex_t loader_mu = PTHREAD_MUTEX_INITIALIZER;

@@ -1,5 +1,5 @@
 /*
- * tests/acl/test_headers.c — compile-and-run check of rdev's ACL headers (client/acl/include/acl/) as C11: the exact
+ * tests/acl/test_headers.c — compile-and-run check of rdev's ACL headers (client/cann/include/acl/) as C11: the exact
  * type of every function (the prototypes of the open CANN runtime 1.17, parameter names dropped), enumerator values,
  * error numbers, macro values and LP64 type layouts, as docs/acl.md lists their sources. It needs the headers only:
  * nothing is called or linked (the checks use __typeof__ and sizeof), so it builds without any ACL library.

@@ -1,5 +1,5 @@
 /*
- * tests/acl/test_headers.cpp — compile-and-run check of rdev's ACL headers (client/acl/include/acl/) as C++11: the
+ * tests/acl/test_headers.cpp — compile-and-run check of rdev's ACL headers (client/cann/include/acl/) as C++11: the
  * exact type of every function (the prototypes of the open CANN runtime 1.17, parameter names dropped), enumerator
  * values, error numbers, macro values, LP64 type layouts and dim3's constructor, as docs/acl.md lists their sources.
  * It needs the headers only: nothing is called or linked (the checks use decltype and sizeof), so it builds without

@@ -3,7 +3,7 @@
  * beyond CANN's: setting up the devices the next aclInit opens and arming
  * device faults. Tests and rdevd's acl backend find them with dlsym; they
  * are exported with the acl* calls. Everything else the double does is
- * CANN's API, declared in client/acl/include/acl/acl.h.
+ * CANN's API, declared in client/cann/include/acl/acl.h.
  *
  * Choices where CANN leaves a number open (each failure also sets the
  * thread's aclGetRecentErrMsg text):

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allow.h"
-#include "jobs.h"
+#include "jobs/allow.h"
+#include "jobs/job_private.h"
 
 #define CHECK(c) \
   do { \

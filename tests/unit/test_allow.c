@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allow.h"
+#include "jobs/allow.h"
 
 static srv_allow_t *list_of(const char *const *prefixes) {
   srv_allow_t *l = NULL;

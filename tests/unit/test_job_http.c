@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "job_http.h"
+#include "jobs/job_http.h"
 #include "rdev/status.h"
 
 #define MIB (1u << 20)

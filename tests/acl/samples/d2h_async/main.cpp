@@ -3,7 +3,7 @@
  * main.cpp as the seed document shows it (its includes added, and the '&'
  * the document's rendering lost), otherwise unmodified: it compiles against
  * rdev's acl headers and runs against rdevd through libascendcl.so and the
- * sim kernel library (client/acl/samples/).
+ * sim kernel library (client/cann/samples/).
  */
 #include "acl/acl.h"
 #include "utils.h"

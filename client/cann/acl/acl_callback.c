@@ -1,0 +1,327 @@
+/*
+ * client/cann/acl/acl_callback.c — host callbacks in stream order, as CANN
+ * runs them: aclrtLaunchCallback queues a report that a thread the program
+ * subscribed to the stream (aclrtSubscribeReport) runs in
+ * aclrtProcessReport; aclrtLaunchHostFunc runs its function on rdev's
+ * host-call thread. Both stand on rdev_launch_host_func: with
+ * ACL_CALLBACK_BLOCK (and for host functions) the stream waits until the
+ * function returned, holding no device slot.
+ *
+ * Its own lock (cb_mu), never the library's: rdev's host-call thread takes
+ * it. aclFinalize waits (acl_callbacks_end) until no callback runs before
+ * the session closes, and is refused inside one.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "acl/acl.h"
+#include "acl_lib.h"
+#include "rdev/clock.h"
+
+/* A reached aclrtLaunchCallback waiting for its thread's ProcessReport. */
+typedef struct report {
+  aclrtCallback fn;
+  void *user;
+  int block;              /* ACL_CALLBACK_BLOCK */
+  rdev_host_call_t *call; /* reached and blocking: done once fn returned */
+  uint64_t thread;
+  struct report *next;
+} report_t;
+
+/* A subscribed thread: its reports, and the streams subscribed to it. */
+typedef struct sub_thread {
+  uint64_t id;
+  report_t *head, *tail;
+  int nstreams, waiters; /* freed once neither: unsubscribed and not waited on */
+  int gone;              /* unsubscribed from its last stream (or finalize) */
+  pthread_cond_t cv;
+  struct sub_thread *next;
+} sub_thread_t;
+
+typedef struct sub {
+  rdev_stream_t *st;
+  sub_thread_t *t;
+  struct sub *next;
+} sub_t;
+
+static pthread_mutex_t cb_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cb_idle = PTHREAD_COND_INITIALIZER; /* running reached 0 */
+static sub_t *subs;
+static sub_thread_t *threads;
+static int running;                   /* callbacks and host functions running now */
+static _Thread_local int in_callback; /* this thread runs one */
+
+/* A callback or host function starts / ends running. */
+static void run_begin(void) {
+  pthread_mutex_lock(&cb_mu);
+  running++;
+  pthread_mutex_unlock(&cb_mu);
+  in_callback++;
+}
+
+static void run_end(void) {
+  in_callback--;
+  pthread_mutex_lock(&cb_mu);
+  if (--running == 0) pthread_cond_broadcast(&cb_idle);
+  pthread_mutex_unlock(&cb_mu);
+}
+
+int acl_in_callback(void) { return in_callback > 0; }
+
+static sub_thread_t *thread_find(uint64_t id) {
+  sub_thread_t *t = threads;
+  while (t && (t->id != id || t->gone)) t = t->next;
+  return t;
+}
+
+static void thread_maybe_free(sub_thread_t *t) {
+  if (!t->gone || t->waiters) return;
+  sub_thread_t **pp = &threads;
+  while (*pp != t) pp = &(*pp)->next;
+  *pp = t->next;
+  pthread_cond_destroy(&t->cv);
+  free(t);
+}
+
+/* Reports never processed: their blocking calls let their streams go. */
+static void drop_reports(report_t *r) {
+  while (r) {
+    report_t *n = r->next;
+    if (r->call) rdev_host_call_done(r->call);
+    free(r);
+    r = n;
+  }
+}
+
+/* cb_mu held: the thread leaves; its reports are handed back to drop. */
+static report_t *thread_gone(sub_thread_t *t) {
+  report_t *r = t->head;
+  t->head = t->tail = NULL;
+  t->gone = 1;
+  pthread_cond_broadcast(&t->cv);
+  thread_maybe_free(t);
+  return r;
+}
+
+aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream) {
+  rdev_stream_t *st;
+  aclError rc = acl_stream_get(stream, &st);
+  if (rc) return rc;
+  pthread_mutex_lock(&cb_mu);
+  sub_t *s = subs;
+  while (s && s->st != st) s = s->next;
+  sub_thread_t *t = thread_find(threadId);
+  int fresh = !t;
+  sub_t *n = s ? NULL : malloc(sizeof *n);
+  if (s) {
+    rc = acl_fail(ACL_ERROR_REPEAT_SUBSCRIBE, "stream %p is subscribed already", (void *)st);
+  } else if (!n || (fresh && !(t = calloc(1, sizeof *t)))) {
+    free(n);
+    rc = acl_fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
+  } else {
+    if (fresh) {
+      t->id = threadId;
+      rdev_clock_cond_init(&t->cv);
+      t->next = threads;
+      threads = t;
+    }
+    t->nstreams++;
+    *n = (sub_t){st, t, subs};
+    subs = n;
+  }
+  pthread_mutex_unlock(&cb_mu);
+  return rc;
+}
+
+aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream) {
+  rdev_stream_t *st;
+  aclError rc = acl_stream_get(stream, &st);
+  if (rc) return rc;
+  report_t *drop = NULL;
+  pthread_mutex_lock(&cb_mu);
+  sub_t **pp = &subs;
+  while (*pp && !((*pp)->st == st && (*pp)->t->id == threadId)) pp = &(*pp)->next;
+  if (!*pp) {
+    rc = acl_fail(ACL_ERROR_STREAM_NOT_SUBSCRIBE, "stream %p is not subscribed to thread %llu", (void *)st,
+                  (unsigned long long)threadId);
+  } else {
+    sub_t *s = *pp;
+    *pp = s->next;
+    if (--s->t->nstreams == 0) drop = thread_gone(s->t);
+    free(s);
+  }
+  pthread_mutex_unlock(&cb_mu);
+  drop_reports(drop);
+  return rc;
+}
+
+/* On rdev's host-call thread: the stream reached an aclrtLaunchCallback. */
+static void report_reached(rdev_host_call_t *call, void *user, int status) {
+  report_t *r = user;
+  if (status != RDEV_OK) { /* it never will: the callback does not run */
+    rdev_host_call_done(call);
+    free(r);
+    return;
+  }
+  if (r->block)
+    r->call = call;
+  else
+    rdev_host_call_done(call); /* ACL_CALLBACK_NO_BLOCK: the stream goes on now */
+  pthread_mutex_lock(&cb_mu);
+  sub_thread_t *t = thread_find(r->thread);
+  if (t) {
+    r->next = NULL;
+    if (t->tail)
+      t->tail->next = r;
+    else
+      t->head = r;
+    t->tail = r;
+    pthread_cond_signal(&t->cv);
+    r = NULL;
+  }
+  pthread_mutex_unlock(&cb_mu);
+  if (r) drop_reports(r); /* its thread unsubscribed meanwhile */
+}
+
+aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBlockType blockType, aclrtStream stream) {
+  if (!fn) return acl_fail(ACL_ERROR_INVALID_PARAM, "fn is NULL");
+  if (blockType != ACL_CALLBACK_NO_BLOCK && blockType != ACL_CALLBACK_BLOCK)
+    return acl_fail(ACL_ERROR_INVALID_PARAM, "unknown callback block type %d", (int)blockType);
+  rdev_stream_t *st;
+  aclError rc = acl_stream_get(stream, &st);
+  if (rc) return rc;
+  report_t *r = calloc(1, sizeof *r);
+  if (!r) return acl_fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
+  r->fn = fn;
+  r->user = userData;
+  pthread_mutex_lock(&cb_mu);
+  sub_t *s = subs;
+  while (s && s->st != st) s = s->next;
+  if (s) r->thread = s->t->id;
+  pthread_mutex_unlock(&cb_mu);
+  if (!s) {
+    free(r);
+    return acl_fail(ACL_ERROR_STREAM_NOT_SUBSCRIBE, "stream %p has no thread subscribed (aclrtSubscribeReport)",
+                    (void *)st);
+  }
+  r->block = blockType == ACL_CALLBACK_BLOCK;
+  rc = acl_result(rdev_launch_host_func(st, r->block, report_reached, r), "aclrtLaunchCallback");
+  if (rc) free(r);
+  return rc;
+}
+
+aclError aclrtProcessReport(int32_t timeout) {
+  if (timeout < -1 || timeout == 0)
+    return acl_fail(ACL_ERROR_INVALID_PARAM, "timeout %d: -1 (forever) or milliseconds above 0", (int)timeout);
+  uint64_t self = (uint64_t)pthread_self();
+  struct timespec end = rdev_clock_deadline_ns(timeout > 0 ? (uint64_t)timeout * 1000000u : 0);
+  pthread_mutex_lock(&cb_mu);
+  sub_thread_t *t = thread_find(self);
+  if (!t) {
+    pthread_mutex_unlock(&cb_mu);
+    return acl_fail(ACL_ERROR_THREAD_NOT_SUBSCRIBE, "no stream is subscribed to this thread (aclrtSubscribeReport)");
+  }
+  t->waiters++;
+  int timed_out = 0;
+  while (!t->head && !t->gone && !timed_out)
+    if (timeout < 0)
+      pthread_cond_wait(&t->cv, &cb_mu);
+    else
+      timed_out = pthread_cond_timedwait(&t->cv, &cb_mu, &end) != 0 && !t->head;
+  report_t *r = t->head;
+  if (r) {
+    t->head = r->next;
+    if (!t->head) t->tail = NULL;
+    running++; /* taken under the same lock: aclFinalize sees it */
+    in_callback++;
+  }
+  int gone = t->gone;
+  t->waiters--;
+  thread_maybe_free(t);
+  pthread_mutex_unlock(&cb_mu);
+  if (!r) {
+    if (gone) return acl_fail(ACL_ERROR_THREAD_NOT_SUBSCRIBE, "this thread was unsubscribed while it waited");
+    return acl_fail(ACL_ERROR_RT_REPORT_TIMEOUT, "no callback came within %d ms", (int)timeout);
+  }
+  r->fn(r->user);
+  if (r->call) rdev_host_call_done(r->call); /* the stream goes on */
+  free(r);
+  run_end();
+  return ACL_SUCCESS;
+}
+
+/* aclrtLaunchHostFunc: runs on rdev's host-call thread, its stream waiting. */
+typedef struct {
+  aclrtHostFunc fn;
+  void *args;
+} host_fn_t;
+
+static void host_fn_reached(rdev_host_call_t *call, void *user, int status) {
+  host_fn_t *h = user;
+  run_begin();
+  if (status == RDEV_OK) h->fn(h->args);
+  rdev_host_call_done(call);
+  free(h);
+  run_end();
+}
+
+aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args) {
+  if (!fn) return acl_fail(ACL_ERROR_INVALID_PARAM, "fn is NULL");
+  rdev_stream_t *st;
+  aclError rc = acl_stream_get(stream, &st);
+  if (rc) return rc;
+  host_fn_t *h = malloc(sizeof *h);
+  if (!h) return acl_fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
+  *h = (host_fn_t){fn, args};
+  rc = acl_result(rdev_launch_host_func(st, 1, host_fn_reached, h), "aclrtLaunchHostFunc");
+  if (rc) free(h);
+  return rc;
+}
+
+void *acl_callbacks_stream_detach(rdev_stream_t *st) {
+  pthread_mutex_lock(&cb_mu);
+  sub_t **pp = &subs, *s = NULL;
+  while (*pp && (*pp)->st != st) pp = &(*pp)->next;
+  if (*pp) { /* out of the list: no launch or subscription finds it; its thread still takes reports */
+    s = *pp;
+    *pp = s->next;
+  }
+  pthread_mutex_unlock(&cb_mu);
+  return s;
+}
+
+void acl_callbacks_stream_gone(void *detached) {
+  sub_t *s = detached;
+  if (!s) return;
+  report_t *drop = NULL;
+  pthread_mutex_lock(&cb_mu);
+  if (--s->t->nstreams == 0) drop = thread_gone(s->t);
+  free(s);
+  pthread_mutex_unlock(&cb_mu);
+  drop_reports(drop);
+}
+
+void acl_callbacks_end(void) {
+  report_t *drop = NULL;
+  pthread_mutex_lock(&cb_mu);
+  while (running) pthread_cond_wait(&cb_idle, &cb_mu); /* their calls must be done before the session closes */
+  while (subs) {
+    sub_t *n = subs->next;
+    free(subs);
+    subs = n;
+  }
+  for (sub_thread_t *t = threads, *n; t; t = n) {
+    n = t->next;
+    t->nstreams = 0;
+    report_t *r = thread_gone(t);
+    while (r) {
+      report_t *rn = r->next;
+      r->next = drop;
+      drop = r;
+      r = rn;
+    }
+  }
+  pthread_mutex_unlock(&cb_mu);
+  drop_reports(drop);
+}

@@ -1,0 +1,227 @@
+/*
+ * server/session/flow.c — a session's flow over its call: the send queue (one
+ * SEND_MESSAGE at a time, replies encoded with held print output), the
+ * receives (one outstanding; an in-process session is "ready" instead),
+ * backpressure on inflight bytes and on full device streams, and the
+ * call's OK status once the client half-closed and everything is out.
+ */
+#include <pb_encode.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session.h"
+
+void srv_start_batch(srv_session_t *s, const grpc_op *ops, size_t n, srv_op_t *tag) {
+  srv_session_ref(s);
+  RDEV_HANDOFF_GIVE(tag);
+  grpc_call_error e = grpc_call_start_batch(s->call, ops, n, tag, NULL);
+  if (e != GRPC_CALL_OK) {
+    srv_log(SRV_LOG_ERROR, "session %llu: start_batch failed (%d)", (unsigned long long)s->id, e);
+    atomic_fetch_sub(&s->refs, 1); /* the close batch still holds one: never the last */
+  }
+}
+
+void srv_post_recv(srv_session_t *s) {
+  if (!s->call) {
+    s->local_ready = 1;
+    pthread_cond_broadcast(&s->local_cv);
+    return;
+  }
+  grpc_op op = {.op = GRPC_OP_RECV_MESSAGE};
+  op.data.recv_message.recv_message = &s->recv_bb;
+  srv_start_batch(s, &op, 1, &s->recv_op);
+}
+
+/* mu held */
+static void start_send(srv_session_t *s) {
+  grpc_op op = {.op = GRPC_OP_SEND_MESSAGE};
+  op.data.send_message.send_message = s->sq_head->bb;
+  s->send_busy = 1;
+  srv_start_batch(s, &op, 1, &s->send_op);
+}
+
+void srv_maybe_send_status(srv_session_t *s) {
+  if (!s->call || !s->half_closed || !s->released || s->send_busy || s->status_started || s->broken) return;
+  s->status_started = 1;
+  grpc_op op = {.op = GRPC_OP_SEND_STATUS_FROM_SERVER};
+  op.data.send_status_from_server.status = GRPC_STATUS_OK;
+  srv_start_batch(s, &op, 1, &s->status_op);
+}
+
+/* mu held */
+static void maybe_resume_recv(srv_session_t *s) {
+  if (s->recv_paused && s->inflight < s->max_inflight && !s->streams_full && !s->released && !s->half_closed) {
+    s->recv_paused = 0;
+    srv_post_recv(s);
+  }
+}
+
+void srv_inflight_add(srv_session_t *s, size_t n) {
+  pthread_mutex_lock(&s->mu);
+  s->inflight += n;
+  pthread_mutex_unlock(&s->mu);
+}
+
+void srv_inflight_sub(srv_session_t *s, size_t n) {
+  pthread_mutex_lock(&s->mu);
+  s->inflight -= n;
+  maybe_resume_recv(s);
+  pthread_mutex_unlock(&s->mu);
+}
+
+bool srv_encode_text(pb_ostream_t *os, const pb_field_t *f, void *const *arg) {
+  const text_t *t = *arg;
+  return pb_encode_tag_for_field(os, f) && pb_encode_string(os, (const pb_byte_t *)t->text, t->len);
+}
+
+void srv_send_reply(srv_session_t *s, rdev_v1_Reply *r, const grpc_slice *payload) {
+  reply_node_t *n = malloc(sizeof *n);
+  rdev_wire_utf8_fix(r->message, strlen(r->message));
+  pthread_mutex_lock(&s->mu);
+  if (!n || s->status_started || s->broken || s->cancelled) {
+    pthread_mutex_unlock(&s->mu);
+    free(n);
+    return;
+  }
+  text_t held = {s->held, r->print.funcs.encode ? 0 : s->held_len};
+  if (held.len) {
+    r->print.funcs.encode = srv_encode_text;
+    r->print.arg = &held;
+  }
+  grpc_byte_buffer *bb = rdev_wire_encode(rdev_v1_Reply_fields, r, payload);
+  if (!bb) {
+    pthread_mutex_unlock(&s->mu);
+    free(n);
+    srv_log(SRV_LOG_ERROR, "session %llu: cannot encode a reply", (unsigned long long)s->id);
+    return;
+  }
+  s->held_len = 0;
+  if (!s->call) { /* in-process: handed over, in the order encoded */
+    s->local_fn(s->local_user, bb);
+    pthread_mutex_unlock(&s->mu);
+    free(n);
+    return;
+  }
+  n->next = NULL;
+  n->bb = bb;
+  n->bytes = 64 + grpc_byte_buffer_length(bb); /* what it holds, payload and print included */
+  if (s->sq_tail)
+    s->sq_tail->next = n;
+  else
+    s->sq_head = n;
+  s->sq_tail = n;
+  s->inflight += n->bytes;
+  if (!s->send_busy) start_send(s);
+  pthread_mutex_unlock(&s->mu);
+}
+
+void srv_drop_queue(srv_session_t *s) {
+  reply_node_t *n = s->send_busy ? s->sq_head->next : s->sq_head;
+  if (s->send_busy)
+    s->sq_head->next = NULL, s->sq_tail = s->sq_head;
+  else
+    s->sq_head = s->sq_tail = NULL;
+  while (n) {
+    reply_node_t *next = n->next;
+    s->inflight -= n->bytes;
+    grpc_byte_buffer_destroy(n->bb);
+    free(n);
+    n = next;
+  }
+}
+
+void srv_send_status(srv_session_t *s, uint64_t seq, uint64_t stream, int status, const char *msg) {
+  rdev_v1_Reply r = rdev_v1_Reply_init_zero;
+  r.seq = seq;
+  r.status = status;
+  r.stream = stream;
+  snprintf(r.message, sizeof r.message, "%s", msg ? msg : "");
+  srv_send_reply(s, &r, NULL);
+}
+
+void srv_post_next_recv(srv_session_t *s) {
+  if (s->released || s->half_closed) return;
+  if (s->inflight >= s->max_inflight || s->streams_full)
+    s->recv_paused = 1;
+  else
+    srv_post_recv(s);
+}
+
+static void on_start(srv_op_t *op, int ok) {
+  srv_session_t *s = (srv_session_t *)((char *)op - offsetof(srv_session_t, start_op));
+  (void)ok;
+  srv_session_unref(s);
+}
+
+static void on_send(srv_op_t *op, int ok) {
+  srv_session_t *s = (srv_session_t *)((char *)op - offsetof(srv_session_t, send_op));
+  pthread_mutex_lock(&s->mu);
+  reply_node_t *n = s->sq_head;
+  s->sq_head = n->next;
+  if (!s->sq_head) s->sq_tail = NULL;
+  s->inflight -= n->bytes;
+  s->send_busy = 0;
+  if (!ok) {
+    s->broken = 1;
+    srv_drop_queue(s);
+  } else if (s->sq_head) {
+    start_send(s);
+  }
+  srv_maybe_send_status(s);
+  maybe_resume_recv(s);
+  pthread_mutex_unlock(&s->mu);
+  grpc_byte_buffer_destroy(n->bb);
+  free(n);
+  srv_session_unref(s);
+}
+
+static void on_status(srv_op_t *op, int ok) {
+  srv_session_t *s = (srv_session_t *)((char *)op - offsetof(srv_session_t, status_op));
+  (void)ok;
+  srv_session_unref(s);
+}
+
+void srv_send_data(srv_session_t *s, uint64_t seq, grpc_slice data) {
+  rdev_v1_Reply r = rdev_v1_Reply_init_zero;
+  r.seq = seq;
+  srv_send_reply(s, &r, &data);
+  grpc_slice_unref(data);
+}
+
+/* A stream's queue drained to where room_cb was queued: reading may go on. */
+static void room_cb(void *user, int status) {
+  srv_session_t *s = user;
+  (void)status;
+  pthread_mutex_lock(&s->mu);
+  s->streams_full--;
+  maybe_resume_recv(s);
+  pthread_mutex_unlock(&s->mu);
+  srv_session_unref(s);
+}
+
+/* At most what one request queues on a stream: a fence, a gather, its
+ * callback and a room_cb (an async Write after a shown Read). What one
+ * message may queue past the receive pause must fit in the rest of the
+ * ring: the completion-queue thread (or the resumer) must never wait in a
+ * submit (a fence may hold the stream until this very thread sent
+ * replies). */
+#define TASKS_PER_REQUEST 4
+#define ROOM_AT ((size_t)SRV_STREAM_DEPTH - (size_t)(RDEV_WIRE_MAX_BATCH + 1) * TASKS_PER_REQUEST)
+_Static_assert(ROOM_AT >= SRV_STREAM_DEPTH / 4, "a stream's ring too small for a full batch past the pause");
+
+void srv_check_room(srv_session_t *s, rdev_rt_stream_t *st) {
+  size_t pending = 0;
+  if (rdev_rt_stream_pending(st, &pending) != RDEV_OK || pending < ROOM_AT) return;
+  srv_session_ref(s);
+  pthread_mutex_lock(&s->mu);
+  s->streams_full++;
+  pthread_mutex_unlock(&s->mu);
+  if (rdev_rt_launch_callback(st, room_cb, s) != RDEV_OK) room_cb(s, RDEV_CANCELLED);
+}
+
+void srv_flow_init(srv_session_t *s) {
+  s->start_op.done = on_start;
+  s->send_op.done = on_send;
+  s->status_op.done = on_status;
+}

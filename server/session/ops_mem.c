@@ -1,0 +1,333 @@
+/*
+ * server/session/ops_mem.c — the memory requests: Malloc (charged to the tenant,
+ * zeroed), Free (the memory goes once nothing may touch it: srv_mem_t),
+ * Write (gathered now, or held until its stream gathers it), Read (through
+ * runtime staging, or shown where the device shows its memory:
+ * zerocopy.h), Copy, Memset, ValueWrite, ValueWait, MemInfo.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "session.h"
+
+/* An async Write's payload, held until the device copied it: the request's
+ * references to the received slices and the gather list over them, or,
+ * below HOLD_COPY_BELOW, a copy of its own behind a one-piece list (a
+ * reference keeps gRPC's whole read buffer, which inflight would not
+ * count). The list points into this copy of the slices, never the
+ * request's: a short slice keeps its bytes inline, in the grpc_slice. */
+#define HOLD_COPY_BELOW ((size_t)64 << 10)
+typedef struct {
+  rdev_wire_payload_t data; /* no parts when copied */
+  int niov;
+  rdev_rt_iov_t iov[]; /* niov pieces; a copy's bytes follow them */
+} held_write_t;
+
+static held_write_t *held_write_new(rdev_wire_payload_t *p) {
+  int copy = p->len < HOLD_COPY_BELOW, niov = copy ? 1 : p->nparts;
+  held_write_t *h = malloc(sizeof *h + (size_t)niov * sizeof h->iov[0] + (copy ? p->len : 0));
+  if (!h) return NULL;
+  h->niov = niov;
+  if (copy) {
+    char *c = (char *)&h->iov[1];
+    h->data.nparts = 0;
+    h->iov[0] = (rdev_rt_iov_t){c, p->len};
+    for (int i = 0; i < p->nparts; c += GRPC_SLICE_LENGTH(p->parts[i]), i++)
+      memcpy(c, GRPC_SLICE_START_PTR(p->parts[i]), GRPC_SLICE_LENGTH(p->parts[i]));
+    return h;
+  }
+  h->data = *p; /* the references move here */
+  p->nparts = 0;
+  for (int i = 0; i < niov; i++)
+    h->iov[i] = (rdev_rt_iov_t){GRPC_SLICE_START_PTR(h->data.parts[i]), GRPC_SLICE_LENGTH(h->data.parts[i])};
+  return h;
+}
+
+static void held_write_free(held_write_t *h) {
+  rdev_wire_payload_release(&h->data);
+  free(h);
+}
+
+static void write_done_cb(void *user, int status) {
+  cb_ctx_t *c = user;
+  (void)status;
+  held_write_free(c->buf);
+  srv_inflight_sub(c->s, c->len);
+  srv_cb_done(c);
+}
+
+/* gRPC let go of a staged reply's slice. */
+static void staging_put(void *p) {
+  RDEV_HANDOFF_TAKE(p);
+  rdev_rt_staging_put(p);
+}
+
+/* A slice over the first n bytes of staging buffer p, which it takes. */
+static grpc_slice staging_slice(void *p, size_t n) {
+  RDEV_HANDOFF_GIVE(p); /* gRPC gives it back, maybe on another thread */
+  return grpc_slice_new(p, n, staging_put);
+}
+
+/* Sends an async Read's data once the device copied it to staging. */
+static void read_cb(void *user, int status) {
+  cb_ctx_t *c = user;
+  if (status == RDEV_OK) {
+    srv_send_data(c->s, c->seq, staging_slice(c->buf, c->len));
+  } else { /* discarded (an abort, or the session's end) */
+    rdev_rt_staging_put(c->buf);
+    srv_send_status(c->s, c->seq, 0, RDEV_RT_STREAM_ABORT, "the stream was aborted before this read");
+  }
+  srv_inflight_sub(c->s, c->len);
+  srv_cb_done(c);
+}
+
+/* Sends an async shown Read's data once its stream reached it. */
+static void read_shown_cb(void *user, int status) {
+  cb_ctx_t *c = user;
+  if (status == RDEV_OK) {
+    srv_send_data(c->s, c->seq, srv_zc_read_slice(c->buf));
+  } else {
+    srv_zc_read_drop(c->buf);
+    srv_send_status(c->s, c->seq, 0, RDEV_RT_STREAM_ABORT, "the stream was aborted before this read");
+  }
+  srv_cb_done(c);
+}
+
+static void defer_on_entry(srv_handle_t *e, void *arg) { srv_mem_defer_on(arg, e->ptr); }
+
+/* Memory is charged to the tenant at the size the device really reserves,
+ * and zeroed before the tenant can read it: nothing another tenant left in
+ * it is ever visible. */
+int srv_op_malloc(srv_req_t *x) {
+  const rdev_v1_Malloc *m = &x->q->op.malloc;
+  srv_tenant_t *t = x->s->tenant;
+  rdev_rt_t *rt = x->s->srv->rt;
+  void *p = NULL;
+  int dev, rc = srv_check_device(x, m->device, &dev);
+  if (rc) return rc;
+  size_t size = (size_t)m->size, reserved = rdev_rt_mem_reserved_size(size);
+  if (size && !reserved) return srv_fail(x, RDEV_RT_DEVICE_OOM, "size %zu overflows", size);
+  if (reserved && srv_tenant_take(t, SRV_Q_MEMORY, dev, reserved, x->s->peer, x->r.message, sizeof x->r.message))
+    return RDEV_QUOTA_EXCEEDED;
+  rc = rdev_rt_malloc_in(x->s->space, dev, &p, size, (rdev_mem_policy_t)m->policy);
+  if (rc) {
+    if (reserved) srv_tenant_give(t, SRV_Q_MEMORY, dev, reserved);
+    return srv_rt_failed(x, rc);
+  }
+  /* from here the record gives the memory and the quota back */
+  srv_mem_t *mem = srv_mem_new(rt, p, size, t, dev, reserved);
+  if (!mem) {
+    if (reserved) srv_tenant_give(t, SRV_Q_MEMORY, dev, reserved);
+    rdev_rt_free(rt, p);
+    return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  }
+  rc = rdev_rt_memset(rt, p, size, 0, size);
+  if (rc || srv_handles_put(&x->s->buffers, (uint64_t)(uintptr_t)p, SRV_H_BUF, dev, p, size, mem) != 0) {
+    rc = rc ? srv_rt_failed(x, rc) : srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
+    srv_mem_unref(mem);
+    return rc;
+  }
+  x->r.addr = (uint64_t)(uintptr_t)p;
+  return RDEV_OK;
+}
+
+void srv_release_buffer(srv_session_t *s, const srv_handle_t *e) {
+  srv_handles_each(&s->handles, SRV_H_STREAM, defer_on_entry, e->ext);
+  for (dead_stream_t *ds = s->dead; ds; ds = ds->next) srv_mem_defer_on(e->ext, ds->st);
+  srv_mem_unref(e->ext);
+}
+
+static void check_room_entry(srv_handle_t *e, void *arg) { srv_check_room(arg, e->ptr); }
+
+int srv_op_free(srv_req_t *x) {
+  uint64_t a = x->q->op.free.addr;
+  srv_handle_t *e = srv_handles_get(&x->s->buffers, a, SRV_H_BUF);
+  if (!e)
+    return srv_fail(x, RDEV_INVALID_PARAM, "free: 0x%llx is not the start of an allocation of this session",
+                    (unsigned long long)a);
+  srv_release_buffer(x->s, e);
+  srv_handles_del(&x->s->buffers, a);
+  /* it queued a callback on each busy stream: mind their depth */
+  srv_handles_each(&x->s->handles, SRV_H_STREAM, check_room_entry, x->s);
+  for (dead_stream_t *d = x->s->dead; d; d = d->next) srv_check_room(x->s, d->st);
+  return RDEV_OK;
+}
+
+/* Looks up the stream of an async request (0 = synchronous: *st = NULL). */
+static int opt_stream(srv_req_t *x, uint64_t h, rdev_rt_stream_t **st) {
+  *st = NULL;
+  return h ? srv_get_stream(x, h, st) : RDEV_OK;
+}
+
+int srv_op_write(srv_req_t *x) {
+  const rdev_v1_Write *w = &x->q->op.write;
+  rdev_rt_stream_t *st = NULL;
+  char *dst = NULL;
+  size_t n = x->data->len;
+  int rc = opt_stream(x, w->stream, &st);
+  if (rc || (rc = srv_check_count(x, n, w->dest_max)) || (rc = srv_buf_range(x, "write", w->addr, n, &dst, NULL)))
+    return rc;
+  if (n == 0) return st || w->quiet ? SRV_LATER : RDEV_OK;
+  rdev_wire_payload_t *p = x->data;
+  if (!st) { /* synchronous: gathered now, so that later requests see it */
+    rdev_rt_iov_t iov[RDEV_WIRE_MAX_PARTS];
+    for (int i = 0; i < p->nparts; i++)
+      iov[i] = (rdev_rt_iov_t){GRPC_SLICE_START_PTR(p->parts[i]), GRPC_SLICE_LENGTH(p->parts[i])};
+    if ((rc = rdev_rt_memcpy_gather(x->s->srv->rt, dst, n, iov, p->nparts))) return srv_rt_failed(x, rc);
+    return w->quiet ? SRV_LATER : RDEV_OK; /* quiet: no news is good news */
+  }
+  /* async: the stream copies out of the held payload when its turn comes */
+  held_write_t *h = held_write_new(p);
+  cb_ctx_t *c = h ? srv_cb_new(x->s, x->q->seq, st, h, n) : NULL;
+  if (!c) {
+    if (h) held_write_free(h);
+    return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  }
+  if ((rc = rdev_rt_memcpy_gather_async(x->s->srv->rt, dst, n, h->iov, h->niov, st))) {
+    srv_cb_done(c);
+    held_write_free(h);
+    return srv_rt_failed(x, rc);
+  }
+  if (rdev_rt_launch_callback(st, write_done_cb, c) != RDEV_OK) {
+    rdev_rt_stream_synchronize(st); /* cannot happen on a live stream: hold the slices until copied */
+    held_write_free(h);
+    srv_cb_done(c);
+    return SRV_LATER;
+  }
+  srv_inflight_add(x->s, n);
+  return SRV_LATER;
+}
+
+int srv_op_read(srv_req_t *x) {
+  const rdev_v1_Read *rd = &x->q->op.read;
+  rdev_rt_t *rt = x->s->srv->rt;
+  srv_handle_t *se = NULL;
+  char *src = NULL;
+  srv_mem_t *mem = NULL;
+  int rc = rd->stream ? srv_find_stream(x, rd->stream, &se) : RDEV_OK; /* no fence: reads go on */
+  if (rc || (rc = srv_check_count(x, rd->count, rd->dest_max))) return rc;
+  if (rd->count > RDEV_WIRE_MAX_CHUNK)
+    return srv_fail(x, RDEV_INVALID_PARAM, "read of %llu bytes exceeds the %u-byte chunk limit",
+                    (unsigned long long)rd->count, RDEV_WIRE_MAX_CHUNK);
+  if ((rc = srv_buf_range(x, "read", rd->addr, rd->count, &src, &mem))) return rc;
+  rdev_rt_stream_t *st = se ? se->ptr : NULL;
+  size_t n = (size_t)rd->count;
+  const void *view = rdev_rt_host_view(rt, src, n); /* NULL where memory is not host-mapped */
+  if (view && !st && srv_zc_read(x->s->zc, mem, view, n, &x->payload) == 0) {
+    x->has_payload = 1; /* later changes wait for it to leave: must_wait */
+    return RDEV_OK;
+  }
+  srv_zc_read_t *shown = NULL;
+  if (view && st) {
+    srv_views_t *v = se->ext; /* the stream's shown replies: made on its first */
+    shown = srv_zc_read_async(x->s->zc, &v, mem, view, n);
+    se->ext = v;
+  }
+  if (shown) {
+    cb_ctx_t *c = srv_cb_new(x->s, x->q->seq, st, shown, n);
+    if (!c || (rc = rdev_rt_launch_callback(st, read_shown_cb, c)) != RDEV_OK) {
+      srv_zc_read_drop(shown);
+      if (!c) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
+      srv_cb_done(c);
+      return srv_rt_failed(x, rc);
+    }
+    return SRV_LATER;
+  }
+  void *staging = rdev_rt_staging_get(rt, n);
+  if (!staging) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  if (!st) {
+    rc = n ? rdev_rt_memcpy(rt, staging, n, src, n, RDEV_MEMCPY_DEVICE_TO_HOST) : RDEV_OK;
+    if (rc) {
+      rdev_rt_staging_put(staging);
+      return srv_rt_failed(x, rc);
+    }
+    x->payload = staging_slice(staging, n);
+    x->has_payload = 1;
+    return RDEV_OK;
+  }
+  cb_ctx_t *c = srv_cb_new(x->s, x->q->seq, st, staging, n);
+  if (!c) {
+    rdev_rt_staging_put(staging);
+    return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  }
+  if (n && (rc = rdev_rt_memcpy_async(rt, staging, n, src, n, RDEV_MEMCPY_DEVICE_TO_HOST, st))) {
+    srv_cb_done(c);
+    rdev_rt_staging_put(staging);
+    return srv_rt_failed(x, rc);
+  }
+  srv_inflight_add(x->s, n);
+  rc = rdev_rt_launch_callback(st, read_cb, c);
+  if (rc) {
+    rdev_rt_stream_synchronize(st);
+    read_cb(c, RDEV_CANCELLED);
+    return srv_rt_failed(x, rc);
+  }
+  return SRV_LATER;
+}
+
+int srv_op_copy(srv_req_t *x) {
+  const rdev_v1_Copy *cp = &x->q->op.copy;
+  rdev_rt_stream_t *st = NULL;
+  char *dst = NULL, *src = NULL;
+  int rc = opt_stream(x, cp->stream, &st);
+  if (rc || (rc = srv_check_count(x, cp->count, cp->dest_max)) ||
+      (rc = srv_buf_range(x, "copy dst", cp->dst, cp->count, &dst, NULL)) ||
+      (rc = srv_buf_range(x, "copy src", cp->src, cp->count, &src, NULL)))
+    return rc;
+  if (cp->count && (cp->dst | cp->src) % RDEV_RT_MEM_ALIGN)
+    return srv_fail(x, RDEV_MEMORY_ADDRESS_UNALIGNED,
+                    "copy: device-to-device copies need %d-byte-aligned addresses (dst 0x%llx, src 0x%llx)",
+                    RDEV_RT_MEM_ALIGN, (unsigned long long)cp->dst, (unsigned long long)cp->src);
+  size_t n = (size_t)cp->count;
+  rc = st ? rdev_rt_memcpy_async(x->s->srv->rt, dst, n, src, n, RDEV_MEMCPY_DEVICE_TO_DEVICE, st)
+          : rdev_rt_memcpy(x->s->srv->rt, dst, n, src, n, RDEV_MEMCPY_DEVICE_TO_DEVICE);
+  if (rc) return srv_rt_failed(x, rc);
+  return st ? SRV_LATER : RDEV_OK;
+}
+
+int srv_op_memset(srv_req_t *x) {
+  const rdev_v1_Memset *m = &x->q->op.memset;
+  rdev_rt_stream_t *st = NULL;
+  char *dst = NULL;
+  int rc = opt_stream(x, m->stream, &st);
+  if (rc || (rc = srv_check_count(x, m->count, m->dest_max)) ||
+      (rc = srv_buf_range(x, "memset", m->addr, m->count, &dst, NULL)))
+    return rc;
+  size_t n = (size_t)m->count;
+  rc = st ? rdev_rt_memset_async(x->s->srv->rt, dst, n, m->value, n, st)
+          : rdev_rt_memset(x->s->srv->rt, dst, n, m->value, n);
+  if (rc) return srv_rt_failed(x, rc);
+  return st ? SRV_LATER : RDEV_OK;
+}
+
+int srv_op_value_write(srv_req_t *x) {
+  const rdev_v1_ValueWrite *v = &x->q->op.value_write;
+  rdev_rt_stream_t *st;
+  char *dst;
+  int rc = srv_get_stream(x, v->stream, &st);
+  if (rc || (rc = srv_buf_range(x, "value write", v->addr, sizeof(uint64_t), &dst, NULL))) return rc;
+  if ((rc = rdev_rt_value_write(st, dst, v->value))) return srv_rt_failed(x, rc);
+  return SRV_LATER;
+}
+
+int srv_op_value_wait(srv_req_t *x) {
+  const rdev_v1_ValueWait *v = &x->q->op.value_wait;
+  rdev_rt_stream_t *st;
+  char *dst;
+  int rc = srv_get_stream(x, v->stream, &st);
+  if (rc || (rc = srv_buf_range(x, "value wait", v->addr, sizeof(uint64_t), &dst, NULL))) return rc;
+  if ((rc = rdev_rt_value_wait(st, dst, v->value, (rdev_value_cond_t)v->cond, v->timeout_ms)))
+    return srv_rt_failed(x, rc);
+  return SRV_LATER;
+}
+
+int srv_op_mem_info(srv_req_t *x) {
+  size_t f, t;
+  int dev, rc = srv_check_device(x, x->q->op.mem_info.device, &dev);
+  if (rc) return rc;
+  rc = rdev_rt_mem_info(x->s->srv->rt, dev, &f, &t);
+  if (rc) return srv_rt_failed(x, rc);
+  x->r.value = f;
+  x->r.value2 = t;
+  return RDEV_OK;
+}

@@ -1,0 +1,111 @@
+/*
+ * server/session/request.c — the context a request is handled in: its error
+ * reply, lookups of what the request names (device addresses within the
+ * session's buffers, streams, events, the tenant's devices), and the
+ * callback contexts of work that answers later.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "session.h"
+
+int srv_fail(srv_req_t *x, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(x->r.message, sizeof x->r.message, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+int srv_rt_failed(srv_req_t *x, int rc) { return srv_fail(x, rc, "%s", rdev_rt_last_error()); }
+
+srv_handle_t *srv_get_handle(srv_req_t *x, uint64_t h, int type) { return srv_handles_get(&x->s->handles, h, type); }
+
+int srv_find_stream(srv_req_t *x, uint64_t h, srv_handle_t **e) {
+  *e = srv_get_handle(x, h, SRV_H_STREAM);
+  if (!*e)
+    return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "stream 0x%llx is not a stream of this session",
+                    (unsigned long long)h);
+  x->used = (*e)->ptr;
+  return RDEV_OK;
+}
+
+int srv_get_stream(srv_req_t *x, uint64_t h, rdev_rt_stream_t **st) {
+  srv_handle_t *e;
+  int rc = srv_find_stream(x, h, &e);
+  if (rc) return rc;
+  *st = e->ptr;
+  return (rc = srv_zc_fence(e->ext, e->ptr)) ? srv_rt_failed(x, rc) : RDEV_OK;
+}
+
+int srv_get_event(srv_req_t *x, uint64_t h, srv_handle_t **e) {
+  *e = srv_get_handle(x, h, SRV_H_EVENT);
+  if (!*e)
+    return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "event 0x%llx is not an event of this session",
+                    (unsigned long long)h);
+  return RDEV_OK;
+}
+
+srv_handle_t *srv_buffer_at(srv_session_t *s, uint64_t addr) {
+  void *base;
+  size_t size;
+  int dev;
+  if (rdev_rt_mem_lookup(s->srv->rt, (void *)(uintptr_t)addr, &base, &size, &dev) != RDEV_OK) return NULL;
+  return srv_handles_get(&s->buffers, (uint64_t)(uintptr_t)base, SRV_H_BUF);
+}
+
+int srv_buf_range(srv_req_t *x, const char *what, uint64_t addr, uint64_t count, char **dptr, srv_mem_t **mem) {
+  srv_handle_t *e = srv_buffer_at(x->s, addr);
+  if (!e)
+    return srv_fail(x, RDEV_INVALID_PARAM, "%s: 0x%llx is not inside an allocation of this session", what,
+                    (unsigned long long)addr);
+  uint64_t off = addr - (uint64_t)(uintptr_t)e->ptr;
+  if (count > e->size - off)
+    return srv_fail(
+        x, RDEV_INVALID_PARAM, "%s: %llu bytes at 0x%llx run past the end of the %zu-byte allocation at 0x%llx", what,
+        (unsigned long long)count, (unsigned long long)addr, e->size, (unsigned long long)(uintptr_t)e->ptr);
+  *dptr = (char *)e->ptr + off;
+  if (mem) *mem = e->ext;
+  return RDEV_OK;
+}
+
+int srv_check_device(srv_req_t *x, int local, int *dev) {
+  int n = 0;
+  rdev_rt_device_count(x->s->srv->rt, &n);
+  *dev = srv_tenant_device(x->s->tenant, n, local);
+  if (*dev < 0)
+    return srv_fail(x, RDEV_RT_INVALID_DEVICEID, "device %d does not exist (this tenant has %d)", local,
+                    srv_tenant_device_count(x->s->tenant, n));
+  return RDEV_OK;
+}
+
+int srv_check_count(srv_req_t *x, uint64_t count, uint64_t dest_max) {
+  if (count > dest_max)
+    return srv_fail(x, RDEV_RT_PARAM_INVALID, "count %llu exceeds destMax %llu", (unsigned long long)count,
+                    (unsigned long long)dest_max);
+  return RDEV_OK;
+}
+
+cb_ctx_t *srv_cb_new(srv_session_t *s, uint64_t seq, rdev_rt_stream_t *st, void *buf, size_t len) {
+  cb_ctx_t *c = malloc(sizeof *c);
+  if (!c) return NULL;
+  srv_session_ref(s);
+  *c = (cb_ctx_t){s, seq, st, buf, len};
+  return c;
+}
+
+void srv_cb_done(cb_ctx_t *c) {
+  srv_session_unref(c->s);
+  free(c);
+}
+
+int srv_queue_callback(srv_req_t *x, rdev_rt_stream_t *st, rdev_rt_host_fn fn, cb_ctx_t *c) {
+  if (!c) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  int rc = rdev_rt_launch_callback(st, fn, c);
+  if (rc != RDEV_OK) {
+    srv_cb_done(c);
+    return srv_rt_failed(x, rc);
+  }
+  return SRV_LATER;
+}

@@ -1,0 +1,413 @@
+/*
+ * server/session/session.h — what the files of a session share (private to
+ * them; the rest of rdevd sees the session room through srv.h):
+ * its state, the request context, and each file's functions for the
+ * others. From the bottom up: session.c the session object and its
+ * references; flow.c the call's send queue, receives and backpressure;
+ * request.c the request context (lookups, checks, callbacks that answer
+ * later); ops_mem.c, ops_stream.c, ops_kernel.c and ops_host.c the handlers; dispatch.c a message's
+ * requests; release.c a session's end; call.c the gRPC call's events and
+ * local.c in-process sessions on top. buffers.c and zerocopy.c lie below
+ * them all.
+ *
+ * Lifecycle. A session holds one reference for its RECV_CLOSE_ON_SERVER
+ * batch (which completes last, on a normal end or a cancel) and one for each
+ * outstanding batch and each runtime callback that may still reply. One
+ * RECV_MESSAGE is outstanding at a time, so a session's requests are handled
+ * in order, one after another; after a small request the next one is posted
+ * late (see DEFER_RECV_BELOW), the receive's reference kept meanwhile.
+ * Replies go through a FIFO send queue with at most one SEND_MESSAGE
+ * outstanding (gRPC's rule). When the client half-closes, or the call is
+ * cancelled (client crash, network loss, deadline, server drain),
+ * everything the session made is released: streams are force-destroyed
+ * (queued work discarded, their callbacks run with RDEV_CANCELLED), events
+ * destroyed, buffers freed.
+ *
+ * Backpressure. `inflight` counts bytes the session holds on the server:
+ * async Write payloads until the device copied them, Read staging and
+ * every queued reply until gRPC sent it. While it is at or over
+ * cfg.max_inflight the session stops reading requests; gRPC flow control
+ * then stops the client. So neither a client that sends without reading nor
+ * a slow reader can grow the server's memory past about max_inflight plus
+ * one message per session (a batch may ask for RDEV_WIRE_MAX_BATCH_XFER).
+ * Likewise a session whose device stream has half its queue depth of tasks
+ * waiting stops being read until the stream worked that off, so a
+ * completion-queue thread never blocks on a full stream. A client that
+ * stops reading replies stalls only itself: its staged Reads were staged
+ * when their requests were read, so its streams run to the end and hold
+ * nothing another session needs.
+ *
+ * Device work never blocks a completion-queue thread on the device: stream
+ * and event synchronization, stream destruction and async reads complete
+ * from host callbacks queued on the device streams, which send the reply.
+ * (A stream synchronize first watches a busy stream for up to
+ * SYNC_WATCH_NS, so that a small kernel's synchronize is answered at once.)
+ *
+ * Reads. A Read's data leaves through a runtime staging buffer
+ * (rdev_rt_staging_get), copied by the device, for every backend; where
+ * the device shows its memory to the host, zerocopy.h sends it from device
+ * memory itself instead.
+ */
+#ifndef RDEV_SRV_SESSION_H
+#define RDEV_SRV_SESSION_H
+
+#include "buffers.h"
+#include "zerocopy.h"
+
+typedef struct reply_node {
+  struct reply_node *next;
+  grpc_byte_buffer *bb;
+  size_t bytes;
+} reply_node_t;
+
+typedef struct srv_gate srv_gate_t; /* a host function of the session (ops_host.c) */
+
+typedef struct dead_stream { /* destroyed by the client, waiting for its queued work */
+  struct dead_stream *next;
+  rdev_rt_stream_t *st;
+} dead_stream_t;
+
+/* Where handling of one received message stands: a batch may hold at most
+ * RDEV_WIRE_MAX_BATCH requests, and the message move at most
+ * RDEV_WIRE_MAX_BATCH_XFER bytes of Read and Write data in all, which
+ * bounds what one message may add to the session's inflight bytes
+ * (backpressure acts between messages). A message whose handling paused
+ * (srv_zc_pause) resumes past the requests it handled (walk.skip). */
+typedef struct {
+  srv_session_t *s;
+  int count;   /* batch requests run so far (the limits) */
+  size_t xfer; /* the Read and Write bytes of the requests run so far */
+  rdev_wire_walk_t walk;
+} batch_t;
+
+struct srv_session {
+  srv_t *srv;
+  grpc_call *call;
+  uint64_t id;
+  char key[RDEV_WIRE_SESSION_KEY_LEN + 1]; /* secret to its client: names it in HostFuncDone calls */
+  srv_tenant_t *tenant;                    /* who it is: quotas, devices */
+  char *peer;
+  gpr_timespec deadline; /* the call's */
+  const char *end_why;   /* why the server ends it (tenant removed, drain): mu */
+  size_t buffers_freed;  /* by its release: mu */
+  /* Its caps: the tenant's in tenants mode; its own in open mode, where
+   * every session is the tenant "anonymous" (own_caps). */
+  int own_caps;
+  uint32_t group;          /* its scheduling group on the devices */
+  atomic_int *dev_streams; /* own_caps: its streams per device */
+  size_t max_inflight;
+  atomic_int refs;
+  srv_session_t *prev, *next; /* srv->sessions */
+
+  pthread_mutex_t req_mu;          /* request handling vs release: handles, streams below */
+  srv_handles_t handles;           /* streams and events, by random handle */
+  srv_handles_t buffers;           /* buffers, by device address (ext: srv_mem_t) */
+  rdev_rt_space_t *space;          /* its device address range: Malloc allocates in it */
+  rdev_rt_stream_t **sync_streams; /* per device, for EventSync; lazily made */
+  dead_stream_t *dead;
+
+  pthread_mutex_t mu; /* from here to `gate_cv` */
+  srv_op_t start_op, recv_op, send_op, status_op, close_op;
+  grpc_byte_buffer *recv_bb;
+  grpc_metadata_array recv_md;
+  int cancelled; /* written by gRPC for close_op */
+  reply_node_t *sq_head, *sq_tail;
+  int send_busy, recv_paused, half_closed, released, status_started, broken;
+  int streams_full; /* streams at half depth, each with a room_cb queued */
+  size_t inflight;
+  char *held; /* kernel print output not sent yet (at most HOLD_MAX) */
+  size_t held_len, held_cap;
+  srv_gate_t *gates;        /* host functions queued and not yet over (ops_host.c) */
+  grpc_metadata open_md[3]; /* sent when it opens (call.c) */
+  pthread_cond_t gate_cv;   /* a gate opened, or the session is released */
+  srv_zc_session_t *zc;     /* its shown Read replies (zerocopy.h) */
+  grpc_byte_buffer *paused; /* a message whose handling paused, and where (dispatch.c) */
+  batch_t paused_at;
+  srv_session_t *defer_next; /* not under mu: its CQ thread's deferred list */
+  /* In-process sessions (call == NULL): replies go to local_fn, and
+   * local_ready says the session takes its next message (mu). */
+  srv_reply_fn local_fn;
+  void *local_user;
+  int local_ready;
+  pthread_cond_t local_cv;
+};
+
+/* Kernel print output waits for the session's next reply and rides in it
+ * (CANN shows device printf output at synchronization); this much at most,
+ * past which it goes out at once as a PRINT reply. */
+#define HOLD_MAX ((size_t)64 << 10)
+
+/* Reply.print from a (pointer, length) pair. */
+typedef struct {
+  const char *text;
+  size_t len;
+} text_t;
+
+/* A request being handled: handlers fill `r` and return a status, or
+ * SRV_LATER when a runtime callback will answer (or, for async requests,
+ * nothing needs to). */
+#define SRV_LATER (-1)
+
+typedef struct {
+  srv_session_t *s;
+  const rdev_v1_Request *q;
+  const rdev_wire_request_t *w; /* q as decoded, with the Launch name and arguments */
+  rdev_wire_payload_t *data;    /* Write payload: references to the received slices */
+  rdev_v1_Reply r;
+  grpc_slice payload;
+  int has_payload;
+  uint64_t stream;        /* async requests: the stream, named in an error reply (request_stream) */
+  rdev_rt_stream_t *used; /* the device stream the request may have queued work on */
+} srv_req_t;
+
+/* Runtime callbacks that answer later carry this. */
+typedef struct {
+  srv_session_t *s;
+  uint64_t seq;
+  rdev_rt_stream_t *st; /* the stream whose errors a sync takes */
+  void *buf;            /* an async Read's staging or shown read, an async Write's held payload */
+  size_t len;
+} cb_ctx_t;
+
+typedef int (*op_fn)(srv_req_t *x);
+
+/* ---- session.c ---- */
+
+/* A new session of tenant on call (NULL: in-process), holding one
+ * reference (the close batch's, or the in-process owner's) and a session
+ * of the tenant's quota; NULL with msg when it cannot be opened. */
+srv_session_t *srv_session_new(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant, char *msg,
+                               size_t msglen);
+
+void srv_session_ref(srv_session_t *s);
+
+/* Drops a reference; the last one unlinks and frees the session. */
+void srv_session_unref(srv_session_t *s);
+
+/* The audit line of a session that ended, for why. */
+void srv_session_closed(srv_session_t *s, const char *why);
+
+/* Why a call that ended without the client's half-close ended: what the
+ * server said when it ended it, else its deadline if passed, else the
+ * client cancelled (or vanished). */
+const char *srv_end_reason(srv_session_t *s);
+
+/* The server ends s (its lock order: srv->mu may be held). */
+void srv_session_end(srv_session_t *s, const char *why, grpc_status_code code, const char *details);
+
+/* ---- flow.c ---- */
+
+/* The session's batch completions that flow.c handles (send, status,
+ * initial metadata); before its first batch. */
+void srv_flow_init(srv_session_t *s);
+
+/* Starts a batch of the session's call, holding a reference until tag's
+ * completion. */
+void srv_start_batch(srv_session_t *s, const grpc_op *ops, size_t n, srv_op_t *tag);
+
+/* mu held: receives the next message (an in-process session: is ready for
+ * it), at once. */
+void srv_post_recv(srv_session_t *s);
+
+/* mu held: the next receive, unless the session holds too much (reading
+ * pauses until it drained) or is ending. */
+void srv_post_next_recv(srv_session_t *s);
+
+/* mu held: after the client half-closed and resources are released, once
+ * the queued replies are out, end the call with OK. */
+void srv_maybe_send_status(srv_session_t *s);
+
+/* mu held: forget unsent replies (the call is broken or cancelled). */
+void srv_drop_queue(srv_session_t *s);
+
+/* Counts n bytes more (or, sub, fewer) held for the session; fewer may
+ * let a paused receive go on. */
+void srv_inflight_add(srv_session_t *s, size_t n);
+
+void srv_inflight_sub(srv_session_t *s, size_t n);
+
+/* Encodes a text_t (arg) as a string field: Reply.print. */
+bool srv_encode_text(pb_ostream_t *os, const pb_field_t *f, void *const *arg);
+
+/* Encodes r with an optional payload and queues it to be sent; it counts
+ * toward inflight until sent. Held print output rides along in r.print.
+ * Dropped once the call is ending. r.message is made valid UTF-8 here (it
+ * may quote what a client sent, or be cut inside a character); held print
+ * output was made so when it was held. */
+void srv_send_reply(srv_session_t *s, rdev_v1_Reply *r, const grpc_slice *payload);
+
+/* Queues a reply of status and msg for seq (stream: the async request's). */
+void srv_send_status(srv_session_t *s, uint64_t seq, uint64_t stream, int status, const char *msg);
+
+/* A Read's answer: data, whose reference it takes. */
+void srv_send_data(srv_session_t *s, uint64_t seq, grpc_slice data);
+
+/* After queueing work on st: past ROOM_AT tasks (about half depth), stop
+ * reading until it drained. req_mu held. */
+void srv_check_room(srv_session_t *s, rdev_rt_stream_t *st);
+
+/* ---- request.c ---- */
+
+int srv_fail(srv_req_t *x, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* A runtime failure: its own detail. */
+int srv_rt_failed(srv_req_t *x, int rc);
+
+/* The live entry of handle h of the given type in x's session, or NULL. */
+srv_handle_t *srv_get_handle(srv_req_t *x, uint64_t h, int type);
+
+/* Stream handle h's entry in *e. */
+int srv_find_stream(srv_req_t *x, uint64_t h, srv_handle_t **e);
+
+/* The stream behind h, in *st, for work the caller queues on it: behind a
+ * fence if shown async Reads went before (srv_zc_fence). */
+int srv_get_stream(srv_req_t *x, uint64_t h, rdev_rt_stream_t **st);
+
+/* Event handle h's entry in *e, or INVALID_RESOURCE_HANDLE. */
+int srv_get_event(srv_req_t *x, uint64_t h, srv_handle_t **e);
+
+/* The session's buffer entry holding device address addr, or NULL: an
+ * address of another session (or of a buffer this one freed) is unknown
+ * here whoever else owns it. req_mu held. */
+srv_handle_t *srv_buffer_at(srv_session_t *s, uint64_t addr);
+
+/* count bytes at device address addr, which must lie inside one of the
+ * session's buffers for all of them (checked without overflow); *dptr gets
+ * the address, *mem (if asked) the buffer's memory record. */
+int srv_buf_range(srv_req_t *x, const char *what, uint64_t addr, uint64_t count, char **dptr, srv_mem_t **mem);
+
+/* The device behind the tenant's device number `local`, in *dev. A tenant
+ * sees only its devices; others do not exist for it. */
+int srv_check_device(srv_req_t *x, int local, int *dev);
+
+/* count > dest_max is RT_PARAM_INVALID (aclrtMemcpy's rule). */
+int srv_check_count(srv_req_t *x, uint64_t count, uint64_t dest_max);
+
+/* A callback context holding a reference to s (NULL out of memory);
+ * srv_cb_done releases it. */
+cb_ctx_t *srv_cb_new(srv_session_t *s, uint64_t seq, rdev_rt_stream_t *st, void *buf, size_t len);
+
+void srv_cb_done(cb_ctx_t *c);
+
+/* Queues fn(c) on st; on failure releases c and returns the error. */
+int srv_queue_callback(srv_req_t *x, rdev_rt_stream_t *st, rdev_rt_host_fn fn, cb_ctx_t *c);
+
+/* ---- ops_mem.c ---- */
+
+/* The handlers, one per op (dispatch.c's table): each runs x's request,
+ * req_mu held, and returns its status (x->r filled), or SRV_LATER when a
+ * callback answers later or an async request needs no answer. */
+
+/* Memory is charged to the tenant at the size the device really reserves,
+ * and zeroed before the tenant can read it: nothing another tenant left in
+ * it is ever visible. */
+int srv_op_malloc(srv_req_t *x);
+
+/* Gives buffer entry e back: its memory goes once every stream of the
+ * session has passed the work queued so far and no shown reply shows it
+ * any more (srv_mem_t). req_mu held or the session released. */
+void srv_release_buffer(srv_session_t *s, const srv_handle_t *e);
+
+/* aclrtFree returns at once; the memory goes back later (release_buffer). */
+int srv_op_free(srv_req_t *x);
+
+/* Synchronous Writes are gathered into device memory now; async ones are
+ * held until their stream gathers them. */
+int srv_op_write(srv_req_t *x);
+
+/* Through a staging buffer the device copies into (for an async Read when
+ * its stream reaches it), or shown where the device shows its memory. */
+int srv_op_read(srv_req_t *x);
+
+int srv_op_copy(srv_req_t *x);
+
+int srv_op_memset(srv_req_t *x);
+
+int srv_op_mem_info(srv_req_t *x);
+
+/* aclrtValueWrite / aclrtValueWait, queued on their stream. */
+int srv_op_value_write(srv_req_t *x);
+int srv_op_value_wait(srv_req_t *x);
+
+/* ---- ops_stream.c ---- */
+
+/* Gives back a stream s had on device dev: to the tenant's quota and cap,
+ * and in open mode to the session's own cap (streams_take). */
+void srv_streams_give(srv_session_t *s, int dev);
+
+/* Streams the client destroyed while work was queued finish that work first
+ * (aclrtDestroyStream); they are reaped here once idle. req_mu held. */
+void srv_reap_dead(srv_session_t *s);
+
+/* A stream in the session's scheduling group: its tenant's share of the
+ * device by weight, and at most its cap of the device's slots at once. */
+int srv_op_stream_create(srv_req_t *x);
+
+int srv_op_stream_destroy(srv_req_t *x);
+
+int srv_op_stream_sync(srv_req_t *x);
+
+int srv_op_stream_query(srv_req_t *x);
+
+/* aclrtSetStreamFailureMode: answered at once (it holds for work queued
+ * after it). */
+int srv_op_stream_failure_mode(srv_req_t *x);
+
+/* aclrtStreamAbort: the stream's queued work is discarded; answered at once. */
+int srv_op_stream_abort(srv_req_t *x);
+
+int srv_op_event_create(srv_req_t *x);
+
+int srv_op_event_destroy(srv_req_t *x);
+
+int srv_op_event_record(srv_req_t *x);
+
+int srv_op_stream_wait_event(srv_req_t *x);
+
+/* EventSync waits on a session-internal stream of the event's device: the
+ * stream waits for the event, then a callback answers. */
+int srv_op_event_sync(srv_req_t *x);
+
+int srv_op_event_query(srv_req_t *x);
+
+int srv_op_event_elapsed(srv_req_t *x);
+
+/* ---- ops_kernel.c ---- */
+
+/* Launch: a built-in kernel by name, its print output held for the next reply. */
+int srv_op_launch(srv_req_t *x);
+
+/* Kernel binaries: load (shared per tenant and content), functions,
+ * unload (its functions with it), and launches of a function from an
+ * argument blob. */
+int srv_op_binary_load(srv_req_t *x);
+int srv_op_binary_function(srv_req_t *x);
+int srv_op_binary_unload(srv_req_t *x);
+int srv_op_launch_function(srv_req_t *x);
+
+/* A binary's or function's handle entry goes: its binary reference with it. */
+void srv_release_kernel_entry(srv_session_t *s, srv_handle_t *e);
+
+/* ---- ops_host.c ---- */
+
+/* Queues a host function: the callback on the stream answers (and, for a
+ * blocking one, holds the stream until HostFuncDone or the session's end). */
+int srv_op_host_func(srv_req_t *x);
+
+/* ---- dispatch.c ---- */
+
+/* Handles one received message: its batch's requests, run as they are
+ * decoded, then its own (rdev_wire_walk). Returns 1 when a request must
+ * wait: the rest of the message, and bb with it, then belongs to the
+ * resumer, which receives next; else 0 (bb still the caller's). */
+int srv_handle_message(srv_session_t *s, grpc_byte_buffer *bb);
+
+/* ---- release.c ---- */
+
+/* Releases everything the session made; the first caller does it. Streams go
+ * first, so that no queued work still uses the buffers freed after them.
+ * Why the session ended is known only once its call ended (on_close):
+ * the audit line waits for it (srv_session_closed). */
+void srv_session_release(srv_session_t *s);
+
+#endif
