@@ -6,7 +6,8 @@
  * runs the host side of the work (callbacks, event records and waits,
  * value waits) itself and hands each device task to the backend's exec
  * (rt_backend_t, rt_internal.h), so that stream semantics are the same on
- * every backend. engine.c has streams and slots, engine_event.c events.
+ * every backend. engine.c has streams, engine_sched.c execution slots,
+ * engine_event.c events.
  */
 #ifndef RDEV_RT_ENGINE_H
 #define RDEV_RT_ENGINE_H
@@ -96,6 +97,26 @@ void rt_engine_close(rt_engine_t *e);
 static inline int eng_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, const struct timespec *dl) {
   return dl ? pthread_cond_timedwait(cv, mu, dl) : pthread_cond_wait(cv, mu);
 }
+
+/* Whether the task s's worker runs now is discarded: the stream is
+ * force-destroyed or aborted, or the task was queued before a discard
+ * (rdev_rt_stream_discard). On the worker only (it alone moves head). */
+static inline int eng_cut_off(eng_stream_t *s) {
+  return atomic_load(&s->abort) || s->head < atomic_load(&s->discard_to);
+}
+
+/* Execution slots (engine_sched.c), on s's worker: eng_slot_acquire takes
+ * one for s's next device task (1: held, 0: the device is unscheduled,
+ * -1: s was cut off); eng_slot_release gives it back, charging ns of
+ * device time to s's group, and with more queues s for its next task at
+ * once; eng_slot_forget takes s out of the queue when its task was
+ * discarded instead. */
+int eng_slot_acquire(eng_stream_t *s);
+void eng_slot_release(eng_stream_t *s, uint64_t ns, int more);
+void eng_slot_forget(eng_stream_t *s);
+/* s is being destroyed, its worker stopped: it leaves the slot queue and
+ * its scheduling group (engine_sched.c). */
+void eng_sched_leave(eng_stream_t *s);
 
 /* Drops one reference to ev: the last frees it (engine_event.c). */
 void eng_event_unref(eng_event_t *ev);

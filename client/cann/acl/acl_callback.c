@@ -10,6 +10,10 @@
  * Its own lock (cb_mu), never the library's: rdev's host-call thread takes
  * it. aclFinalize waits (acl_callbacks_end) until no callback runs before
  * the session closes, and is refused inside one.
+ *
+ * Everything here is keyed by rdev streams: the calls that name an
+ * aclrtStream resolve it first (acl_callback_stream.c), and a stream's
+ * destroy (acl_stream.c) ends its subscription here.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -104,10 +108,8 @@ static report_t *thread_gone(sub_thread_t *t) {
   return r;
 }
 
-aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream) {
-  rdev_stream_t *st;
-  aclError rc = acl_stream_get(stream, &st);
-  if (rc) return rc;
+aclError acl_callbacks_subscribe(uint64_t threadId, rdev_stream_t *st) {
+  aclError rc = ACL_SUCCESS;
   pthread_mutex_lock(&cb_mu);
   sub_t *s = subs;
   while (s && s->st != st) s = s->next;
@@ -134,10 +136,8 @@ aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream) {
   return rc;
 }
 
-aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream) {
-  rdev_stream_t *st;
-  aclError rc = acl_stream_get(stream, &st);
-  if (rc) return rc;
+aclError acl_callbacks_unsubscribe(uint64_t threadId, rdev_stream_t *st) {
+  aclError rc = ACL_SUCCESS;
   report_t *drop = NULL;
   pthread_mutex_lock(&cb_mu);
   sub_t **pp = &subs;
@@ -184,13 +184,7 @@ static void report_reached(rdev_host_call_t *call, void *user, int status) {
   if (r) drop_reports(r); /* its thread unsubscribed meanwhile */
 }
 
-aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBlockType blockType, aclrtStream stream) {
-  if (!fn) return acl_fail(ACL_ERROR_INVALID_PARAM, "fn is NULL");
-  if (blockType != ACL_CALLBACK_NO_BLOCK && blockType != ACL_CALLBACK_BLOCK)
-    return acl_fail(ACL_ERROR_INVALID_PARAM, "unknown callback block type %d", (int)blockType);
-  rdev_stream_t *st;
-  aclError rc = acl_stream_get(stream, &st);
-  if (rc) return rc;
+aclError acl_callbacks_launch(rdev_stream_t *st, aclrtCallback fn, void *userData, aclrtCallbackBlockType blockType) {
   report_t *r = calloc(1, sizeof *r);
   if (!r) return acl_fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
   r->fn = fn;
@@ -206,7 +200,7 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBloc
                     (void *)st);
   }
   r->block = blockType == ACL_CALLBACK_BLOCK;
-  rc = acl_result(rdev_launch_host_func(st, r->block, report_reached, r), "aclrtLaunchCallback");
+  aclError rc = acl_result(rdev_launch_host_func(st, r->block, report_reached, r), "aclrtLaunchCallback");
   if (rc) free(r);
   return rc;
 }
@@ -266,15 +260,11 @@ static void host_fn_reached(rdev_host_call_t *call, void *user, int status) {
   run_end();
 }
 
-aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args) {
-  if (!fn) return acl_fail(ACL_ERROR_INVALID_PARAM, "fn is NULL");
-  rdev_stream_t *st;
-  aclError rc = acl_stream_get(stream, &st);
-  if (rc) return rc;
+aclError acl_callbacks_launch_host_func(rdev_stream_t *st, aclrtHostFunc fn, void *args) {
   host_fn_t *h = malloc(sizeof *h);
   if (!h) return acl_fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
   *h = (host_fn_t){fn, args};
-  rc = acl_result(rdev_launch_host_func(st, 1, host_fn_reached, h), "aclrtLaunchHostFunc");
+  aclError rc = acl_result(rdev_launch_host_func(st, 1, host_fn_reached, h), "aclrtLaunchHostFunc");
   if (rc) free(h);
   return rc;
 }

@@ -96,6 +96,15 @@ void acl_callbacks_end(void);
 void *acl_callbacks_stream_detach(rdev_stream_t *st);
 void acl_callbacks_stream_gone(void *detached);
 
+/* The callback calls past their argument checks, their stream resolved
+ * (acl_callback_stream.c), with the contracts of aclrtSubscribeReport,
+ * aclrtUnSubscribeReport, aclrtLaunchCallback and aclrtLaunchHostFunc
+ * (acl_callback.c). No lock held. */
+aclError acl_callbacks_subscribe(uint64_t threadId, rdev_stream_t *st);
+aclError acl_callbacks_unsubscribe(uint64_t threadId, rdev_stream_t *st);
+aclError acl_callbacks_launch(rdev_stream_t *st, aclrtCallback fn, void *userData, aclrtCallbackBlockType blockType);
+aclError acl_callbacks_launch_host_func(rdev_stream_t *st, aclrtHostFunc fn, void *args);
+
 /* Whether the calling thread runs a callback or host function now. */
 int acl_in_callback(void);
 

@@ -3,7 +3,8 @@
  * messages to and from gRPC byte buffers, method paths and wire limits.
  * Messages are decoded straight from the received slices (never flattened)
  * and a payload travels as its own slice behind the nanopb-encoded fields,
- * so a payload can be sent without copying it.
+ * so a payload can be sent without copying it. wire.c encodes (and holds
+ * the small helpers), wire_decode.c decodes.
  */
 #ifndef RDEV_WIRE_H
 #define RDEV_WIRE_H
