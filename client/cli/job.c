@@ -1,26 +1,24 @@
 /*
  * client/cli/job.c — `rdev job ...`: submit a job spec (job_yaml.c reads
- * it), and look at, watch, cancel and list the tenant's jobs and fetch what
- * they kept, over a jobs connection (rdev/job.h: no device session).
+ * it), and look at, watch, cancel and list the tenant's jobs, over a jobs
+ * connection (rdev/job.h: no device session); job_fetch.c fetches what
+ * they kept. job_private.h is what the two share.
  *
  * Exit status: 0 done (for submit --wait and watch: the job SUCCEEDED), 1
  * the watched job ended FAILED or CANCELLED, 2 anything else (usage, a bad
  * spec, no connection, a call the server refused, a file not written).
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "job_private.h"
 #include "job_yaml.h"
 #include "rdev/job.h"
-
-enum { EXIT_OK = 0, EXIT_JOB_FAILED = 1, EXIT_ERROR = 2 };
 
 static void job_usage(FILE *f) {
   fprintf(f,
@@ -66,19 +64,19 @@ static void job_usage(FILE *f) {
 }
 
 /* Prints "rdev: job WHAT: message (code NAME): detail"; returns EXIT_ERROR. */
-static int fail(const char *what, int rc) {
+int cli_job_fail(const char *what, int rc) {
   const char *detail = rdev_jobs_last_error();
   fprintf(stderr, "rdev: job %s: %s (%d %s)%s%s\n", what, rdev_strerror(rc), rc, rdev_status_name(rc),
           detail && *detail ? ": " : "", detail ? detail : "");
   return EXIT_ERROR;
 }
 
-static int open_jobs(const char *cmd, const char *target, rdev_jobs_t **j) {
+int cli_job_open(const char *cmd, const char *target, rdev_jobs_t **j) {
   int rc = rdev_jobs_open(target, NULL, j);
   if (rc) {
     char what[300];
     snprintf(what, sizeof what, "%s: cannot connect to %s", cmd, target);
-    return fail(what, rc);
+    return cli_job_fail(what, rc);
   }
   return EXIT_OK;
 }
@@ -266,7 +264,7 @@ static int watch(rdev_jobs_t *j, const char *id) {
   int rc = rdev_job_watch(j, id, on_status, ui);
   int ret;
   if (rc) {
-    ret = fail("watch", rc);
+    ret = cli_job_fail("watch", rc);
   } else {
     ret = ui->prev.state == rdev_v1_JobState_SUCCEEDED ? EXIT_OK : EXIT_JOB_FAILED;
   }
@@ -347,11 +345,11 @@ static int cmd_submit(const char *target, int argc, char **argv) {
     fprintf(stderr, "rdev: job submit: %s: %s\n", path, err);
     goto out;
   }
-  if (open_jobs("submit", target, &j)) goto out;
+  if (cli_job_open("submit", target, &j)) goto out;
   if (rc == RDEV_CLI_JOB_NEED_KERNELS) {
     rc = rdev_jobs_info(j, info);
     if (rc) {
-      fail("submit: the kernels' signatures (Info)", rc);
+      cli_job_fail("submit: the kernels' signatures (Info)", rc);
       goto out;
     }
     if (rdev_cli_job_parse(text, len, info, spec, err, sizeof err)) {
@@ -361,7 +359,7 @@ static int cmd_submit(const char *target, int argc, char **argv) {
   }
   rc = rdev_job_submit(j, spec, rep);
   if (rc) {
-    fail("submit", rc);
+    cli_job_fail("submit", rc);
     goto out;
   }
   clean(rep->id);
@@ -383,7 +381,7 @@ out:
 
 static int cmd_status(const char *target, const char *id) {
   rdev_jobs_t *j;
-  if (open_jobs("status", target, &j)) return EXIT_ERROR;
+  if (cli_job_open("status", target, &j)) return EXIT_ERROR;
   rdev_v1_JobStatus *st = malloc(sizeof *st);
   if (!st) {
     rdev_jobs_close(j);
@@ -394,7 +392,7 @@ static int cmd_status(const char *target, const char *id) {
   rdev_jobs_close(j);
   if (rc) {
     free(st);
-    return fail("status", rc);
+    return cli_job_fail("status", rc);
   }
   clean_status(st);
   char t[32], a[32], b[32];
@@ -440,7 +438,7 @@ static int cmd_status(const char *target, const char *id) {
 
 static int cmd_watch(const char *target, const char *id) {
   rdev_jobs_t *j;
-  if (open_jobs("watch", target, &j)) return EXIT_ERROR;
+  if (cli_job_open("watch", target, &j)) return EXIT_ERROR;
   int ret = watch(j, id);
   rdev_jobs_close(j);
   return ret;
@@ -448,13 +446,13 @@ static int cmd_watch(const char *target, const char *id) {
 
 static int cmd_cancel(const char *target, const char *id) {
   rdev_jobs_t *j;
-  if (open_jobs("cancel", target, &j)) return EXIT_ERROR;
+  if (cli_job_open("cancel", target, &j)) return EXIT_ERROR;
   rdev_v1_JobStatus *st = malloc(sizeof *st);
   int rc = st ? rdev_job_cancel(j, id, st) : RDEV_BAD_ALLOC;
   rdev_jobs_close(j);
   int ret = EXIT_OK;
   if (rc) {
-    ret = st ? fail("cancel", rc) : (fprintf(stderr, "rdev: job cancel: out of memory\n"), EXIT_ERROR);
+    ret = st ? cli_job_fail("cancel", rc) : (fprintf(stderr, "rdev: job cancel: out of memory\n"), EXIT_ERROR);
   } else {
     clean_status(st);
     printf("%s ", st->id);
@@ -467,13 +465,13 @@ static int cmd_cancel(const char *target, const char *id) {
 
 static int cmd_list(const char *target) {
   rdev_jobs_t *j;
-  if (open_jobs("list", target, &j)) return EXIT_ERROR;
+  if (cli_job_open("list", target, &j)) return EXIT_ERROR;
   rdev_v1_ListJobsReply rep;
   int rc = rdev_job_list(j, &rep);
   rdev_jobs_close(j);
   if (rc) {
     pb_release(rdev_v1_ListJobsReply_fields, &rep);
-    return fail("list", rc);
+    return cli_job_fail("list", rc);
   }
   for (pb_size_t i = 0; i < rep.jobs_count; i++) {
     rdev_v1_JobStatus *st = &rep.jobs[i];
@@ -484,103 +482,6 @@ static int cmd_list(const char *target) {
   }
   pb_release(rdev_v1_ListJobsReply_fields, &rep);
   return EXIT_OK;
-}
-
-/* fetch: the connection, for the SIGINT handler (rdev_jobs_interrupt is
- * async-signal-safe: the fetch ends within 200 ms, and the file is removed). */
-static rdev_jobs_t *volatile g_fetching;
-static volatile sig_atomic_t g_interrupted;
-
-static void on_sigint(int sig) {
-  (void)sig;
-  g_interrupted = 1;
-  rdev_jobs_interrupt(g_fetching);
-}
-
-typedef struct {
-  FILE *f;
-  int err; /* errno of a failed write */
-} sink_t;
-
-static int on_chunk(void *user, const void *data, size_t len, uint64_t total) {
-  sink_t *s = user;
-  if (g_interrupted) return EINTR;
-  if (fwrite(data, 1, len, s->f) != len) {
-    s->err = errno ? errno : EIO;
-    return s->err;
-  }
-  return 0;
-}
-
-static int cmd_fetch(const char *target, const char *id, const char *output, const char *path) {
-  bool to_stdout = !strcmp(path, "-");
-  sink_t sink = {.f = stdout};
-  char tmp[4096]; /* FILE.XXXXXX next to FILE: made new (O_EXCL), so no link is followed */
-  if (!to_stdout && snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp) {
-    fprintf(stderr, "rdev: job fetch: path too long\n");
-    return EXIT_ERROR;
-  }
-  rdev_jobs_t *j;
-  if (open_jobs("fetch", target, &j)) return EXIT_ERROR;
-  /* ^C ends the fetch (unless the shell started us ignoring it) */
-  struct sigaction sa, old;
-  sigaction(SIGINT, NULL, &old);
-  if (old.sa_handler != SIG_IGN) {
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    g_fetching = j;
-    sigaction(SIGINT, &sa, NULL);
-  }
-  if (!to_stdout) {
-    int fd = mkstemp(tmp);
-    sink.f = fd >= 0 ? fdopen(fd, "wb") : NULL;
-    if (!sink.f) {
-      fprintf(stderr, "rdev: job fetch: cannot create %s: %s\n", tmp, strerror(errno));
-      if (fd >= 0) close(fd), unlink(tmp);
-      sigaction(SIGINT, &old, NULL);
-      g_fetching = NULL;
-      rdev_jobs_close(j);
-      return EXIT_ERROR;
-    }
-    mode_t um = umask(0);
-    umask(um);
-    fchmod(fd, 0666 & ~um); /* as a new file gets; mkstemp made it 0600 */
-  }
-  int rc = g_interrupted ? RDEV_CANCELLED : rdev_job_fetch(j, id, output, on_chunk, &sink);
-  sigaction(SIGINT, &old, NULL);
-  g_fetching = NULL;
-  rdev_jobs_close(j);
-  int ret = EXIT_OK;
-  if (g_interrupted) {
-    fprintf(stderr, "rdev: job fetch: interrupted\n");
-    ret = EXIT_ERROR;
-  } else if (rc && sink.err && rc == sink.err) {
-    fprintf(stderr, "rdev: job fetch: cannot write %s: %s\n", to_stdout ? "stdout" : tmp, strerror(sink.err));
-    ret = EXIT_ERROR;
-  } else if (rc) {
-    ret = fail("fetch", rc);
-  }
-  if (to_stdout) {
-    if (fflush(stdout) != 0 && !ret) {
-      fprintf(stderr, "rdev: job fetch: cannot write stdout: %s\n", strerror(errno));
-      ret = EXIT_ERROR;
-    }
-  } else {
-    int werr = 0;
-    if (fflush(sink.f) != 0 || fsync(fileno(sink.f)) != 0) werr = errno;
-    if (fclose(sink.f) != 0 && !werr) werr = errno;
-    if (!ret && werr) {
-      fprintf(stderr, "rdev: job fetch: cannot write %s: %s\n", tmp, strerror(werr));
-      ret = EXIT_ERROR;
-    }
-    if (!ret && rename(tmp, path) != 0) {
-      fprintf(stderr, "rdev: job fetch: cannot rename %s to %s: %s\n", tmp, path, strerror(errno));
-      ret = EXIT_ERROR;
-    }
-    if (ret) unlink(tmp);
-  }
-  return ret;
 }
 
 int rdev_cli_job(const char *target, int argc, char **argv) {
@@ -596,7 +497,7 @@ int rdev_cli_job(const char *target, int argc, char **argv) {
   if (!strcmp(sub, "watch") && n == 1) return cmd_watch(target, a[0]);
   if (!strcmp(sub, "cancel") && n == 1) return cmd_cancel(target, a[0]);
   if (!strcmp(sub, "list") && n == 0) return cmd_list(target);
-  if (!strcmp(sub, "fetch") && n == 3) return cmd_fetch(target, a[0], a[1], a[2]);
+  if (!strcmp(sub, "fetch") && n == 3) return cli_job_cmd_fetch(target, a[0], a[1], a[2]);
   fprintf(stderr, "rdev: job: unknown command or arguments: %s (rdev job help)\n", sub);
   return EXIT_ERROR;
 }

@@ -1,10 +1,10 @@
 /*
  * client/cli/job_yaml.c — the job spec reader: YAML (JSON is a subset of
- * it) into an rdev.v1.JobSpec. libyaml's event parser builds a small tree
- * of the document (one document; no aliases; bounded depth and size), which
- * is then read against the spec's schema: every key known, every value of
- * its type and within job.proto's limits, every buffer named declared.
- * Each error names the line and column of the value at fault.
+ * it) into an rdev.v1.JobSpec. yaml_tree.c loads the document into a tree;
+ * here it is read against the spec's schema, a reader per section, with
+ * yaml_value.c reading each value: every key known, every value of its
+ * type and within job.proto's limits, every buffer named declared. Each
+ * error names the line and column of the value at fault.
  *
  *   name: square-256M
  *   buffers: [{name: x, size: 256MiB, device: 0}]
@@ -23,486 +23,15 @@
 #include <float.h>
 #include <math.h>
 #include <pb_decode.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <yaml.h>
 
-#define MAX_DEPTH 32     /* nesting of lists and maps (a spec needs 5) */
-#define MAX_NODES 200000 /* nodes of a document */
-#define MAX_NAME 31      /* buffer, output and step names */
-#define MAX_URL 2047     /* bytes of a URL (job.proto) */
-#define MAX_STREAM 7     /* a step's stream */
-#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#include "yaml_tree.h"
 
-/* ---- the document tree --------------------------------------------------- */
-
-enum { N_SCALAR, N_SEQ, N_MAP };
-
-typedef struct node {
-  int kind;
-  int line, col; /* 1-based */
-  bool plain;    /* a plain (unquoted) scalar */
-  char *s;       /* scalar: its text, NUL-terminated (it may hold NULs of its own) */
-  size_t len;
-  struct node **kid; /* list: its items; map: key, value, key, value, ... */
-  size_t n, cap;
-} node_t;
-
-typedef struct {
-  char *err;
-  size_t errlen;
-  const rdev_v1_InfoReply *kernels;
-  bool need_kernels;
-  size_t nnodes;
-  rdev_v1_JobSpec *spec;
-  int buf_line[16]; /* where each buffer was declared */
-} ctx_t;
-
-static void node_free(node_t *n) {
-  if (!n) return;
-  for (size_t i = 0; i < n->n; i++) node_free(n->kid[i]);
-  free(n->kid);
-  free(n->s);
-  free(n);
-}
-
-static bool node_add(node_t *p, node_t *k) {
-  if (p->n == p->cap) {
-    size_t cap = p->cap ? 2 * p->cap : 4;
-    node_t **kid = realloc(p->kid, cap * sizeof *kid);
-    if (!kid) return false;
-    p->kid = kid;
-    p->cap = cap;
-  }
-  p->kid[p->n++] = k;
-  return true;
-}
-
-/* ---- errors --------------------------------------------------------------- */
-
-static int errat(ctx_t *c, int line, int col, const char *where, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static int errat(ctx_t *c, int line, int col, const char *where, const char *fmt, ...) {
-  if (!c->errlen) return -1;
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  const char *sep = where && *where ? ": " : "";
-  if (line > 0)
-    snprintf(c->err, c->errlen, "line %d, column %d: %s%s%s", line, col, where ? where : "", sep, msg);
-  else
-    snprintf(c->err, c->errlen, "%s%s%s", where ? where : "", sep, msg);
-  return -1;
-}
-
-#define errn(c, n, where, ...) errat((c), (n)->line, (n)->col, (where), __VA_ARGS__)
-
-/* A scalar's text for a message: quoted, at most 40 bytes of it, anything
- * unprintable as '?'. */
-static const char *shown(const node_t *n, char out[48]) {
-  size_t k = 0;
-  out[k++] = '"';
-  for (size_t i = 0; i < n->len && k < 42; i++) {
-    unsigned char ch = (unsigned char)n->s[i];
-    out[k++] = ch >= 0x20 && ch != 0x7f ? (char)ch : '?';
-  }
-  if (n->len > 40) {
-    memcpy(out + k, "...", 3);
-    k += 3;
-  }
-  out[k++] = '"';
-  out[k] = '\0';
-  return out;
-}
-
-static const char *kind_name(const node_t *n) {
-  return n->kind == N_SEQ ? "a list" : n->kind == N_MAP ? "a map" : "a scalar";
-}
-
-/* ---- loading -------------------------------------------------------------- */
-
-static int yaml_error(ctx_t *c, const yaml_parser_t *p, const char *text, size_t len) {
-  if (p->error == YAML_MEMORY_ERROR) return errat(c, 0, 0, NULL, "out of memory");
-  const char *problem = p->problem ? p->problem : "malformed YAML";
-  if (p->error == YAML_READER_ERROR) { /* marks are not set: count lines up to the offset */
-    int line = 1, col = 1;
-    for (size_t i = 0; i < p->problem_offset && i < len; i++) {
-      if (text[i] == '\n') {
-        line++;
-        col = 1;
-      } else {
-        col++;
-      }
-    }
-    if (p->problem_value != -1) return errat(c, line, col, NULL, "%s (byte 0x%x)", problem, (unsigned)p->problem_value);
-    return errat(c, line, col, NULL, "%s", problem);
-  }
-  int line = (int)p->problem_mark.line + 1, col = (int)p->problem_mark.column + 1;
-  if (p->context)
-    return errat(c, line, col, NULL, "%s (%s at line %d)", problem, p->context, (int)p->context_mark.line + 1);
-  return errat(c, line, col, NULL, "%s", problem);
-}
-
-/* The one document of text into *root (NULL: the document is empty). */
-static int load(ctx_t *c, const char *text, size_t len, node_t **root) {
-  *root = NULL;
-  yaml_parser_t p;
-  if (!yaml_parser_initialize(&p)) return errat(c, 0, 0, NULL, "out of memory");
-  yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-  node_t *stack[MAX_DEPTH];
-  int depth = 0, docs = 0, rc = 0;
-  bool done = false;
-  while (!done && !rc) {
-    yaml_event_t ev;
-    if (!yaml_parser_parse(&p, &ev)) {
-      rc = yaml_error(c, &p, text, len);
-      break;
-    }
-    int line = (int)ev.start_mark.line + 1, col = (int)ev.start_mark.column + 1;
-    switch (ev.type) {
-      case YAML_STREAM_END_EVENT: done = true; break;
-      case YAML_DOCUMENT_START_EVENT:
-        if (++docs > 1) rc = errat(c, line, col, NULL, "a spec is one YAML document; this is a second one");
-        break;
-      case YAML_ALIAS_EVENT: rc = errat(c, line, col, NULL, "aliases (*name) are not supported"); break;
-      case YAML_SCALAR_EVENT:
-      case YAML_SEQUENCE_START_EVENT:
-      case YAML_MAPPING_START_EVENT: {
-        if (++c->nnodes > MAX_NODES) {
-          rc = errat(c, line, col, NULL, "too many values (more than %d)", MAX_NODES);
-          break;
-        }
-        node_t *n = calloc(1, sizeof *n);
-        if (!n) {
-          rc = errat(c, 0, 0, NULL, "out of memory");
-          break;
-        }
-        n->line = line;
-        n->col = col;
-        if (ev.type == YAML_SCALAR_EVENT) {
-          n->kind = N_SCALAR;
-          n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-          n->len = ev.data.scalar.length;
-          n->s = malloc(n->len + 1);
-          if (n->s) {
-            memcpy(n->s, ev.data.scalar.value, n->len);
-            n->s[n->len] = '\0';
-          }
-        } else {
-          n->kind = ev.type == YAML_SEQUENCE_START_EVENT ? N_SEQ : N_MAP;
-        }
-        bool attached = depth ? node_add(stack[depth - 1], n) : !*root;
-        if (attached && !depth) *root = n;
-        if (!attached) {
-          node_free(n);
-          rc = errat(c, line, col, NULL, depth ? "out of memory" : "a spec is one YAML document");
-        } else if (n->kind == N_SCALAR && !n->s) {
-          rc = errat(c, 0, 0, NULL, "out of memory");
-        } else if (n->kind != N_SCALAR) {
-          if (depth == MAX_DEPTH)
-            rc = errat(c, line, col, NULL, "nested too deeply (more than %d levels)", MAX_DEPTH);
-          else
-            stack[depth++] = n;
-        }
-        break;
-      }
-      case YAML_SEQUENCE_END_EVENT:
-      case YAML_MAPPING_END_EVENT:
-        if (depth > 0) depth--;
-        break;
-      default: break;
-    }
-    yaml_event_delete(&ev);
-  }
-  yaml_parser_delete(&p);
-  if (rc) {
-    node_free(*root);
-    *root = NULL;
-  }
-  return rc;
-}
-
-/* ---- values --------------------------------------------------------------- */
-
-static bool is_null(const node_t *n) {
-  if (n->kind != N_SCALAR || !n->plain) return false;
-  return n->len == 0 || !strcmp(n->s, "~") || !strcmp(n->s, "null") || !strcmp(n->s, "Null") || !strcmp(n->s, "NULL");
-}
-
-static bool key_is(const node_t *k, const char *name) { return k->len == strlen(name) && !memcmp(k->s, name, k->len); }
-
-/* Reads map m whose keys are among keys[0..nkeys): vals[i] gets the value
- * of keys[i] (NULL when absent or null). Refuses anything else, each key at
- * most once. */
-static int fields(ctx_t *c, const node_t *m, const char *where, const char *const *keys, int nkeys,
-                  const node_t **vals) {
-  if (m->kind != N_MAP) return errn(c, m, where, "must be a map {key: value, ...}, not %s", kind_name(m));
-  for (int i = 0; i < nkeys; i++) vals[i] = NULL;
-  uint32_t seen = 0;
-  for (size_t i = 0; i + 1 < m->n; i += 2) {
-    const node_t *k = m->kid[i], *v = m->kid[i + 1];
-    char q[48];
-    if (k->kind != N_SCALAR) return errn(c, k, where, "a key must be a word, not %s", kind_name(k));
-    int j = 0;
-    while (j < nkeys && !key_is(k, keys[j])) j++;
-    if (j == nkeys) {
-      char known[256] = "";
-      for (int x = 0; x < nkeys; x++)
-        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", x ? ", " : "", keys[x]);
-      return errn(c, k, where, "unknown key %s (known here: %s)", shown(k, q), known);
-    }
-    if (seen >> j & 1) return errn(c, k, where, "duplicate key %s", shown(k, q));
-    seen |= 1u << j;
-    vals[j] = is_null(v) ? NULL : v;
-  }
-  return 0;
-}
-
-/* List n of at most max items. */
-static int list_of(ctx_t *c, const node_t *n, const char *where, size_t max) {
-  if (n->kind != N_SEQ) return errn(c, n, where, "must be a list [...], not %s", kind_name(n));
-  if (n->n > max) return errn(c, n->kid[max], where, "too many items: %zu, at most %zu", n->n, max);
-  return 0;
-}
-
-static int scalar(ctx_t *c, const node_t *n, const char *where, const char *what) {
-  if (n->kind != N_SCALAR) return errn(c, n, where, "must be %s, not %s", what, kind_name(n));
-  return 0;
-}
-
-/* A string of at most size-1 bytes into dst; no NUL or control bytes. */
-static int get_text(ctx_t *c, const node_t *n, const char *where, char *dst, size_t size) {
-  if (scalar(c, n, where, "a string")) return -1;
-  for (size_t i = 0; i < n->len; i++) {
-    unsigned char ch = (unsigned char)n->s[i];
-    if (ch < 0x20 || ch == 0x7f) return errn(c, n, where, "holds a control character (byte 0x%02x)", ch);
-  }
-  if (n->len >= size) return errn(c, n, where, "too long: %zu bytes, at most %zu", n->len, size - 1);
-  memcpy(dst, n->s, n->len);
-  dst[n->len] = '\0';
-  return 0;
-}
-
-/* A name: 1 to 31 bytes of [A-Za-z0-9_.-]. */
-static int get_name(ctx_t *c, const node_t *n, const char *where, char dst[MAX_NAME + 1]) {
-  char q[48];
-  if (scalar(c, n, where, "a name")) return -1;
-  bool ok = n->len >= 1 && n->len <= MAX_NAME;
-  for (size_t i = 0; ok && i < n->len; i++) {
-    char ch = n->s[i];
-    ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' ||
-         ch == '-';
-  }
-  if (!ok) return errn(c, n, where, "bad name %s: a name is 1 to 31 of A-Z a-z 0-9 _ . -", shown(n, q));
-  memcpy(dst, n->s, n->len);
-  dst[n->len] = '\0';
-  return 0;
-}
-
-/* An http(s) URL of at most MAX_URL bytes, malloc'd into *dst (freed with the
- * spec by pb_release). */
-static int get_url(ctx_t *c, const node_t *n, const char *where, char **dst) {
-  if (scalar(c, n, where, "a URL")) return -1;
-  if (n->len == 0) return errn(c, n, where, "empty URL");
-  if (n->len > MAX_URL) return errn(c, n, where, "URL too long: %zu bytes, at most %d", n->len, MAX_URL);
-  for (size_t i = 0; i < n->len; i++) {
-    unsigned char ch = (unsigned char)n->s[i];
-    if (ch <= 0x20 || ch == 0x7f) return errn(c, n, where, "a URL holds no spaces or control characters");
-  }
-  if (strncasecmp(n->s, "http://", 7) != 0 && strncasecmp(n->s, "https://", 8) != 0) {
-    char q[48];
-    return errn(c, n, where, "%s is not an http:// or https:// URL", shown(n, q));
-  }
-  *dst = malloc(n->len + 1);
-  if (!*dst) return errn(c, n, where, "out of memory");
-  memcpy(*dst, n->s, n->len + 1);
-  return 0;
-}
-
-/* Parses an integer at the start of s[0..len): an optional sign, then
- * decimal digits or 0x and hex digits. *used: the bytes it took (0: no
- * integer there). Returns false when the magnitude overflows 64 bits. */
-static bool int_prefix(const char *s, size_t len, bool *neg, uint64_t *mag, size_t *used) {
-  size_t i = 0;
-  *neg = false;
-  *mag = 0;
-  *used = 0;
-  if (i < len && (s[i] == '-' || s[i] == '+')) *neg = s[i++] == '-';
-  unsigned base = 10;
-  if (i + 2 < len && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
-    base = 16;
-    i += 2;
-  }
-  size_t start = i;
-  bool over = false;
-  for (; i < len; i++) {
-    char ch = s[i];
-    unsigned d;
-    if (ch >= '0' && ch <= '9')
-      d = (unsigned)(ch - '0');
-    else if (base == 16 && ch >= 'a' && ch <= 'f')
-      d = (unsigned)(ch - 'a' + 10);
-    else if (base == 16 && ch >= 'A' && ch <= 'F')
-      d = (unsigned)(ch - 'A' + 10);
-    else
-      break;
-    if (*mag > (UINT64_MAX - d) / base) over = true;
-    *mag = *mag * base + d;
-  }
-  if (i == start) return true; /* no digits: *used stays 0 */
-  *used = i;
-  return !over;
-}
-
-/* An unsigned integer of at most max. */
-static int get_u64(ctx_t *c, const node_t *n, const char *where, uint64_t max, uint64_t *out) {
-  char q[48];
-  if (scalar(c, n, where, "a number")) return -1;
-  bool neg;
-  uint64_t v;
-  size_t used;
-  bool fits = int_prefix(n->s, n->len, &neg, &v, &used);
-  if (!used || used != n->len) return errn(c, n, where, "%s is not an integer", shown(n, q));
-  if (neg && v) return errn(c, n, where, "must not be negative");
-  if (!fits || v > max)
-    return errn(c, n, where, "%s is too large (at most %llu)", shown(n, q), (unsigned long long)max);
-  *out = v;
-  return 0;
-}
-
-/* A signed integer in [min, max]. */
-static int get_i64(ctx_t *c, const node_t *n, const char *where, int64_t min, int64_t max, int64_t *out) {
-  char q[48];
-  if (scalar(c, n, where, "a number")) return -1;
-  bool neg;
-  uint64_t v;
-  size_t used;
-  bool fits = int_prefix(n->s, n->len, &neg, &v, &used);
-  if (!used || used != n->len) return errn(c, n, where, "%s is not an integer", shown(n, q));
-  bool in = fits && (neg ? v <= (uint64_t)INT64_MAX + 1 : v <= (uint64_t)INT64_MAX);
-  int64_t x = !in ? 0 : neg ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v) : (int64_t)v;
-  if (!in || x < min || x > max)
-    return errn(c, n, where, "%s is out of range (%lld to %lld)", shown(n, q), (long long)min, (long long)max);
-  *out = x;
-  return 0;
-}
-
-/* A byte count: an integer, or one with a unit: K M G T, KiB MiB GiB TiB
- * (powers of 2), KB MB GB TB (powers of 10), B. */
-static int get_size(ctx_t *c, const node_t *n, const char *where, uint64_t *out) {
-  static const struct {
-    const char *unit;
-    uint64_t mul;
-  } units[] = {
-      {"B", 1},
-      {"K", 1ull << 10},
-      {"M", 1ull << 20},
-      {"G", 1ull << 30},
-      {"T", 1ull << 40},
-      {"KiB", 1ull << 10},
-      {"MiB", 1ull << 20},
-      {"GiB", 1ull << 30},
-      {"TiB", 1ull << 40},
-      {"KB", 1000ull},
-      {"MB", 1000000ull},
-      {"GB", 1000000000ull},
-      {"TB", 1000000000000ull},
-  };
-  char q[48];
-  if (scalar(c, n, where, "a size")) return -1;
-  bool neg;
-  uint64_t v;
-  size_t used;
-  bool fits = int_prefix(n->s, n->len, &neg, &v, &used);
-  if (!used) return errn(c, n, where, "%s is not a size (bytes, or a number with K, MiB, GB, ...)", shown(n, q));
-  if (neg && v) return errn(c, n, where, "a size must not be negative");
-  size_t i = used;
-  while (i < n->len && n->s[i] == ' ') i++;
-  uint64_t mul = 1;
-  if (i < n->len) {
-    size_t k = 0;
-    while (k < ARRAY_LEN(units) &&
-           !(strlen(units[k].unit) == n->len - i && !memcmp(units[k].unit, n->s + i, n->len - i)))
-      k++;
-    if (k == ARRAY_LEN(units))
-      return errn(c, n, where, "%s: unknown unit (K M G T, KiB MiB GiB TiB, KB MB GB TB or B)", shown(n, q));
-    mul = units[k].mul;
-  } else if (used != n->len) {
-    return errn(c, n, where, "%s is not a size", shown(n, q));
-  }
-  if (!fits || v > UINT64_MAX / mul) return errn(c, n, where, "%s is too large (over 2^64 bytes)", shown(n, q));
-  *out = v * mul;
-  return 0;
-}
-
-/* Seconds: an integer, or terms such as 30s, 10m, 2h, 1d (1h30m). */
-static int get_seconds(ctx_t *c, const node_t *n, const char *where, uint32_t *out) {
-  char q[48];
-  if (scalar(c, n, where, "a duration")) return -1;
-  uint64_t total = 0;
-  size_t i = 0;
-  bool any = false;
-  while (i < n->len) {
-    uint64_t v = 0;
-    size_t start = i;
-    for (; i < n->len && n->s[i] >= '0' && n->s[i] <= '9'; i++) {
-      v = v * 10 + (uint64_t)(n->s[i] - '0');
-      if (v > UINT32_MAX) return errn(c, n, where, "%s is too long (at most %u seconds)", shown(n, q), UINT32_MAX);
-    }
-    if (i == start) break;
-    uint64_t mul = 1;
-    if (i < n->len) {
-      switch (n->s[i]) {
-        case 's': mul = 1; break;
-        case 'm': mul = 60; break;
-        case 'h': mul = 3600; break;
-        case 'd': mul = 86400; break;
-        default: return errn(c, n, where, "%s is not a duration (seconds, or 30s, 10m, 2h, 1d)", shown(n, q));
-      }
-      i++;
-    } else if (any) {
-      return errn(c, n, where, "%s: a unit after each number (1h30m)", shown(n, q));
-    }
-    total += v * mul;
-    any = true;
-    if (total > UINT32_MAX) return errn(c, n, where, "%s is too long (at most %u seconds)", shown(n, q), UINT32_MAX);
-  }
-  if (!any || i != n->len) return errn(c, n, where, "%s is not a duration (seconds, or 30s, 10m, 2h, 1d)", shown(n, q));
-  *out = (uint32_t)total;
-  return 0;
-}
-
-/* Whether scalar text looks like a number: a sign, then a digit or a dot
- * and a digit. */
-static bool looks_numeric(const node_t *n) {
-  size_t i = 0;
-  if (i < n->len && (n->s[i] == '-' || n->s[i] == '+')) i++;
-  if (i < n->len && n->s[i] == '.') i++;
-  return i < n->len && n->s[i] >= '0' && n->s[i] <= '9';
-}
-
-/* A finite floating-point number (an integer is one too). */
-static int get_f64(ctx_t *c, const node_t *n, const char *where, double *out) {
-  char q[48];
-  if (scalar(c, n, where, "a number")) return -1;
-  if (!looks_numeric(n) || n->len > 64 || strlen(n->s) != n->len)
-    return errn(c, n, where, "%s is not a number", shown(n, q));
-  char *end;
-  double v = strtod(n->s, &end);
-  if (end != n->s + n->len) return errn(c, n, where, "%s is not a number", shown(n, q));
-  if (!isfinite(v)) return errn(c, n, where, "%s is out of range", shown(n, q));
-  *out = v;
-  return 0;
-}
-
-/* ---- the spec ------------------------------------------------------------- */
+#define MAX_STREAM 7 /* a step's stream */
 
 /* "base.key" into buf. */
 static const char *at(char *buf, size_t size, const char *base, const char *key) {
@@ -518,7 +47,7 @@ static int find_buffer(const rdev_v1_JobSpec *s, const char *name) {
 
 /* The buffer named by scalar n into dst; its index into *bi. */
 static int get_buffer_name(ctx_t *c, const node_t *n, const char *where, char dst[MAX_NAME + 1], int *bi) {
-  if (get_name(c, n, where, dst)) return -1;
+  if (yt_get_name(c, n, where, dst)) return -1;
   *bi = find_buffer(c->spec, dst);
   if (*bi < 0) {
     char known[256] = "";
@@ -552,89 +81,76 @@ static int get_ref(ctx_t *c, const node_t *n, const char *where, rdev_v1_JobRef 
   if (n->kind != N_MAP) return errn(c, n, where, "must be a buffer name or {buffer: NAME, offset: N}, not a list");
   static const char *const keys[] = {"buffer", "offset"};
   const node_t *v[2];
-  if (fields(c, n, where, keys, 2, v)) return -1;
+  if (yt_fields(c, n, where, keys, 2, v)) return -1;
   if (!v[0]) return errn(c, n, where, "missing buffer");
   if (get_buffer_name(c, v[0], at(w, sizeof w, where, "buffer"), r->buffer, bi)) return -1;
   r->offset = 0;
-  if (v[1] && get_size(c, v[1], at(w, sizeof w, where, "offset"), &r->offset)) return -1;
+  if (v[1] && yt_get_size(c, v[1], at(w, sizeof w, where, "offset"), &r->offset)) return -1;
   return check_range(c, v[1] ? v[1] : n, where, *bi, r->offset, 0, "count");
 }
 
 static int read_buffers(ctx_t *c, const node_t *list) {
   static const char *const keys[] = {"name", "size", "device"};
-  if (list_of(c, list, "buffers", ARRAY_LEN(c->spec->buffers))) return -1;
+  if (yt_list_of(c, list, "buffers", ARRAY_LEN(c->spec->buffers))) return -1;
   for (size_t i = 0; i < list->n; i++) {
     const node_t *m = list->kid[i], *v[3];
     char where[32], w[64];
     snprintf(where, sizeof where, "buffers[%zu]", i);
-    if (fields(c, m, where, keys, 3, v)) return -1;
+    if (yt_fields(c, m, where, keys, 3, v)) return -1;
     rdev_v1_JobBuffer *b = &c->spec->buffers[c->spec->buffers_count];
     if (!v[0]) return errn(c, m, where, "missing name");
-    if (get_name(c, v[0], at(w, sizeof w, where, "name"), b->name)) return -1;
+    if (yt_get_name(c, v[0], at(w, sizeof w, where, "name"), b->name)) return -1;
     int dup = find_buffer(c->spec, b->name);
     if (dup >= 0) return errn(c, v[0], w, "duplicate buffer name \"%s\" (first at line %d)", b->name, c->buf_line[dup]);
     if (!v[1]) return errn(c, m, where, "missing size");
-    if (get_size(c, v[1], at(w, sizeof w, where, "size"), &b->size)) return -1;
+    if (yt_get_size(c, v[1], at(w, sizeof w, where, "size"), &b->size)) return -1;
     if (!b->size) return errn(c, v[1], w, "a buffer's size must be more than 0");
     int64_t dev = 0;
-    if (v[2] && get_i64(c, v[2], at(w, sizeof w, where, "device"), 0, INT32_MAX, &dev)) return -1;
+    if (v[2] && yt_get_i64(c, v[2], at(w, sizeof w, where, "device"), 0, INT32_MAX, &dev)) return -1;
     b->device = (int32_t)dev;
     c->buf_line[c->spec->buffers_count++] = v[0]->line;
   }
   return 0;
 }
 
-/* 64 hex digits into out (lowercased). */
-static int get_sha256(ctx_t *c, const node_t *n, const char *where, char out[65]) {
-  if (get_text(c, n, where, out, 65)) return -1;
-  size_t len = strlen(out);
-  bool ok = len == 64;
-  for (size_t k = 0; ok && k < len; k++) {
-    char ch = out[k];
-    if (ch >= 'A' && ch <= 'F') out[k] = (char)(ch - 'A' + 'a');
-    ok = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
-  }
-  return ok ? 0 : errn(c, n, where, "a sha256 is 64 hex digits");
-}
-
 static int read_binaries(ctx_t *c, const node_t *list) {
   static const char *const keys[] = {"name", "url", "sha256"};
-  if (list_of(c, list, "binaries", ARRAY_LEN(c->spec->binaries))) return -1;
+  if (yt_list_of(c, list, "binaries", ARRAY_LEN(c->spec->binaries))) return -1;
   for (size_t i = 0; i < list->n; i++) {
     const node_t *m = list->kid[i], *v[3];
     char where[32], w[64];
     snprintf(where, sizeof where, "binaries[%zu]", i);
-    if (fields(c, m, where, keys, 3, v)) return -1;
+    if (yt_fields(c, m, where, keys, 3, v)) return -1;
     rdev_v1_JobBinary *b = &c->spec->binaries[c->spec->binaries_count++]; /* counted: pb_release frees its URL */
     if (!v[0]) return errn(c, m, where, "missing name");
-    if (get_name(c, v[0], at(w, sizeof w, where, "name"), b->name)) return -1;
+    if (yt_get_name(c, v[0], at(w, sizeof w, where, "name"), b->name)) return -1;
     for (pb_size_t k = 0; k + 1 < c->spec->binaries_count; k++)
       if (!strcmp(c->spec->binaries[k].name, b->name)) return errn(c, v[0], w, "duplicate binary name \"%s\"", b->name);
     if (!v[1]) return errn(c, m, where, "missing url");
-    if (get_url(c, v[1], at(w, sizeof w, where, "url"), &b->url)) return -1;
-    if (v[2] && get_sha256(c, v[2], at(w, sizeof w, where, "sha256"), b->sha256)) return -1;
+    if (yt_get_url(c, v[1], at(w, sizeof w, where, "url"), &b->url)) return -1;
+    if (v[2] && yt_get_sha256(c, v[2], at(w, sizeof w, where, "sha256"), b->sha256)) return -1;
   }
   return 0;
 }
 
 static int read_inputs(ctx_t *c, const node_t *list) {
   static const char *const keys[] = {"buffer", "url", "sha256", "offset", "max_bytes"};
-  if (list_of(c, list, "inputs", ARRAY_LEN(c->spec->inputs))) return -1;
+  if (yt_list_of(c, list, "inputs", ARRAY_LEN(c->spec->inputs))) return -1;
   for (size_t i = 0; i < list->n; i++) {
     const node_t *m = list->kid[i], *v[5];
     char where[32], w[64];
     snprintf(where, sizeof where, "inputs[%zu]", i);
-    if (fields(c, m, where, keys, 5, v)) return -1;
+    if (yt_fields(c, m, where, keys, 5, v)) return -1;
     /* Counted before its URL is set: pb_release frees what is counted. */
     rdev_v1_JobInput *in = &c->spec->inputs[c->spec->inputs_count++];
     int bi;
     if (!v[0]) return errn(c, m, where, "missing buffer");
     if (get_buffer_name(c, v[0], at(w, sizeof w, where, "buffer"), in->buffer, &bi)) return -1;
     if (!v[1]) return errn(c, m, where, "missing url");
-    if (get_url(c, v[1], at(w, sizeof w, where, "url"), &in->url)) return -1;
-    if (v[2] && get_sha256(c, v[2], at(w, sizeof w, where, "sha256"), in->sha256)) return -1;
-    if (v[3] && get_size(c, v[3], at(w, sizeof w, where, "offset"), &in->offset)) return -1;
-    if (v[4] && get_size(c, v[4], at(w, sizeof w, where, "max_bytes"), &in->max_bytes)) return -1;
+    if (yt_get_url(c, v[1], at(w, sizeof w, where, "url"), &in->url)) return -1;
+    if (v[2] && yt_get_sha256(c, v[2], at(w, sizeof w, where, "sha256"), in->sha256)) return -1;
+    if (v[3] && yt_get_size(c, v[3], at(w, sizeof w, where, "offset"), &in->offset)) return -1;
+    if (v[4] && yt_get_size(c, v[4], at(w, sizeof w, where, "max_bytes"), &in->max_bytes)) return -1;
     if (check_range(c, v[4] ? v[4] : v[3] ? v[3] : m, where, bi, in->offset, in->max_bytes, "max_bytes")) return -1;
   }
   return 0;
@@ -656,28 +172,28 @@ static int typed_arg(ctx_t *c, const node_t *n, const char *where, const char *t
   uint64_t u;
   double d;
   if (!strcmp(type, "i32")) {
-    if (get_i64(c, n, where, INT32_MIN, INT32_MAX, &i)) return -1;
+    if (yt_get_i64(c, n, where, INT32_MIN, INT32_MAX, &i)) return -1;
     a->which_v = rdev_v1_JobArg_i32_tag;
     a->v.i32 = (int32_t)i;
   } else if (!strcmp(type, "u32")) {
-    if (get_u64(c, n, where, UINT32_MAX, &u)) return -1;
+    if (yt_get_u64(c, n, where, UINT32_MAX, &u)) return -1;
     a->which_v = rdev_v1_JobArg_u32_tag;
     a->v.u32 = (uint32_t)u;
   } else if (!strcmp(type, "i64")) {
-    if (get_i64(c, n, where, INT64_MIN, INT64_MAX, &i)) return -1;
+    if (yt_get_i64(c, n, where, INT64_MIN, INT64_MAX, &i)) return -1;
     a->which_v = rdev_v1_JobArg_i64_tag;
     a->v.i64 = i;
   } else if (!strcmp(type, "u64")) {
-    if (get_u64(c, n, where, UINT64_MAX, &u)) return -1;
+    if (yt_get_u64(c, n, where, UINT64_MAX, &u)) return -1;
     a->which_v = rdev_v1_JobArg_u64_tag;
     a->v.u64 = u;
   } else if (!strcmp(type, "f32")) {
-    if (get_f64(c, n, where, &d)) return -1;
+    if (yt_get_f64(c, n, where, &d)) return -1;
     if (fabs(d) > FLT_MAX) return errn(c, n, where, "out of range for f32");
     a->which_v = rdev_v1_JobArg_f32_tag;
     a->v.f32 = (float)d;
   } else if (!strcmp(type, "f64")) {
-    if (get_f64(c, n, where, &d)) return -1;
+    if (yt_get_f64(c, n, where, &d)) return -1;
     a->which_v = rdev_v1_JobArg_f64_tag;
     a->v.f64 = d;
   } else {
@@ -693,7 +209,7 @@ static int read_arg(ctx_t *c, const node_t *n, const char *where, const char *kn
   const char *pname = sig ? sig->params[idx].name : "";
   char q[48];
   int bi;
-  if (n->kind == N_SCALAR && n->plain && looks_numeric(n)) { /* a bare number: typed by the signature */
+  if (n->kind == N_SCALAR && n->plain && yt_looks_numeric(n)) { /* a bare number: typed by the signature */
     if (!sig) {
       if (!c->kernels) {
         c->need_kernels = true;
@@ -707,14 +223,14 @@ static int read_arg(ctx_t *c, const node_t *n, const char *where, const char *kn
     }
     if (!strcmp(ptype, "ptr"))
       return errn(c, n, where, "argument %d (%s) of %s is a pointer: name a buffer, not %s", idx + 1, pname, kname,
-                  shown(n, q));
+                  yt_shown(n, q));
     return typed_arg(c, n, where, ptype, a);
   }
   if (n->kind == N_SEQ)
     return errn(c, n, where, "an argument is a buffer, {buffer: NAME, offset: N} or {TYPE: NUMBER}");
   bool ref = n->kind == N_SCALAR;
   for (size_t k = 0; !ref && k + 1 < n->n; k += 2)
-    ref = n->kid[k]->kind == N_SCALAR && (key_is(n->kid[k], "buffer") || key_is(n->kid[k], "offset"));
+    ref = n->kid[k]->kind == N_SCALAR && (yt_key_is(n->kid[k], "buffer") || yt_key_is(n->kid[k], "offset"));
   if (ref) {
     if (ptype && strcmp(ptype, "ptr"))
       return errn(c, n, where, "argument %d (%s) of %s is %s, not a buffer", idx + 1, pname, kname, ptype);
@@ -727,12 +243,12 @@ static int read_arg(ctx_t *c, const node_t *n, const char *where, const char *kn
                 "an argument is a buffer, {buffer: NAME, offset: N}, or one of {i32|u32|i64|u64|f32|f64: NUMBER}");
   const node_t *k = n->kid[0];
   size_t t = 0;
-  while (t < ARRAY_LEN(arg_types) && !key_is(k, arg_types[t])) t++;
+  while (t < ARRAY_LEN(arg_types) && !yt_key_is(k, arg_types[t])) t++;
   if (t == ARRAY_LEN(arg_types))
-    return errn(c, k, where, "unknown argument type %s (i32, u32, i64, u64, f32, f64; or buffer)", shown(k, q));
+    return errn(c, k, where, "unknown argument type %s (i32, u32, i64, u64, f32, f64; or buffer)", yt_shown(k, q));
   if (ptype && strcmp(ptype, arg_types[t]))
     return errn(c, k, where, "argument %d (%s) of %s is %s, not %s", idx + 1, pname, kname, ptype, arg_types[t]);
-  if (is_null(n->kid[1])) return errn(c, n->kid[1], where, "missing %s value", arg_types[t]);
+  if (yt_is_null(n->kid[1])) return errn(c, n->kid[1], where, "missing %s value", arg_types[t]);
   return typed_arg(c, n->kid[1], where, arg_types[t], a);
 }
 
@@ -742,17 +258,17 @@ static int read_launch(ctx_t *c, const node_t *m, const node_t *kernel, const no
   at(w, sizeof w, where, "launch");
   if (kernel->kind != N_SCALAR)
     return errn(c, kernel, w, "launch names the kernel: {launch: KERNEL, blocks: N, args: [...]}");
-  if (get_text(c, kernel, w, l->kernel, sizeof l->kernel)) return -1;
+  if (yt_get_text(c, kernel, w, l->kernel, sizeof l->kernel)) return -1;
   if (!l->kernel[0]) return errn(c, kernel, w, "no kernel name");
   uint64_t b;
   if (!blocks) return errn(c, m, where, "missing blocks (of the launch)");
-  if (get_u64(c, blocks, at(w, sizeof w, where, "blocks"), UINT32_MAX, &b)) return -1;
+  if (yt_get_u64(c, blocks, at(w, sizeof w, where, "blocks"), UINT32_MAX, &b)) return -1;
   if (!b) return errn(c, blocks, w, "blocks must be at least 1");
   l->blocks = (uint32_t)b;
   const rdev_v1_KernelInfo *sig = find_kernel(c, l->kernel);
   size_t nargs = 0;
   if (args) {
-    if (list_of(c, args, at(w, sizeof w, where, "args"), ARRAY_LEN(l->args))) return -1;
+    if (yt_list_of(c, args, at(w, sizeof w, where, "args"), ARRAY_LEN(l->args))) return -1;
     nargs = args->n;
   }
   if (sig && nargs != sig->params_count) {
@@ -780,28 +296,28 @@ static int read_function(ctx_t *c, const node_t *m, const node_t *name, const no
   at(w, sizeof w, where, "function");
   if (name->kind != N_SCALAR)
     return errn(c, name, w, "function names the binary's kernel: {function: NAME, binary: B, blocks: N, args: [...]}");
-  if (get_text(c, name, w, f->name, sizeof f->name)) return -1;
+  if (yt_get_text(c, name, w, f->name, sizeof f->name)) return -1;
   if (!f->name[0]) return errn(c, name, w, "no function name");
   if (!binary) return errn(c, m, where, "missing binary (of the function)");
-  if (get_text(c, binary, at(w, sizeof w, where, "binary"), f->binary, sizeof f->binary)) return -1;
+  if (yt_get_text(c, binary, at(w, sizeof w, where, "binary"), f->binary, sizeof f->binary)) return -1;
   pb_size_t k = 0;
   while (k < c->spec->binaries_count && strcmp(c->spec->binaries[k].name, f->binary)) k++;
   if (k == c->spec->binaries_count) return errn(c, binary, w, "no binary \"%s\" (binaries: come first)", f->binary);
   uint64_t b;
   if (!blocks) return errn(c, m, where, "missing blocks (of the function)");
-  if (get_u64(c, blocks, at(w, sizeof w, where, "blocks"), UINT32_MAX, &b)) return -1;
+  if (yt_get_u64(c, blocks, at(w, sizeof w, where, "blocks"), UINT32_MAX, &b)) return -1;
   if (!b) return errn(c, blocks, w, "blocks must be at least 1");
   f->blocks = (uint32_t)b;
   size_t nargs = 0;
   if (args) {
-    if (list_of(c, args, at(w, sizeof w, where, "args"), ARRAY_LEN(f->args))) return -1;
+    if (yt_list_of(c, args, at(w, sizeof w, where, "args"), ARRAY_LEN(f->args))) return -1;
     nargs = args->n;
   }
   for (size_t i = 0; i < nargs; i++) {
     char wa[80];
     snprintf(wa, sizeof wa, "%s.args[%zu]", where, i);
     const node_t *n = args->kid[i];
-    if (n->kind == N_SCALAR && n->plain && looks_numeric(n))
+    if (n->kind == N_SCALAR && n->plain && yt_looks_numeric(n))
       return errn(c, n, wa, "a function's arguments are written typed, e.g. {i32: %.40s}", n->s);
     if (read_arg(c, n, wa, f->name, NULL, (int)i, &f->args[i])) return -1;
     f->args_count++;
@@ -814,13 +330,13 @@ static int read_copy(ctx_t *c, const node_t *n, const char *where, rdev_v1_JobCo
   const node_t *v[3];
   char w[64];
   int dbi, sbi;
-  if (fields(c, n, where, keys, 3, v)) return -1;
+  if (yt_fields(c, n, where, keys, 3, v)) return -1;
   if (!v[0]) return errn(c, n, where, "missing dst");
   if (!v[1]) return errn(c, n, where, "missing src");
   if (get_ref(c, v[0], at(w, sizeof w, where, "dst"), &cp->dst, &dbi)) return -1;
   if (get_ref(c, v[1], at(w, sizeof w, where, "src"), &cp->src, &sbi)) return -1;
   cp->has_dst = cp->has_src = true;
-  if (v[2] && get_size(c, v[2], at(w, sizeof w, where, "count"), &cp->count)) return -1;
+  if (v[2] && yt_get_size(c, v[2], at(w, sizeof w, where, "count"), &cp->count)) return -1;
   if (check_range(c, v[2] ? v[2] : v[0], where, dbi, cp->dst.offset, cp->count, "count")) return -1;
   return check_range(c, v[2] ? v[2] : v[1], where, sbi, cp->src.offset, cp->count, "count");
 }
@@ -830,14 +346,14 @@ static int read_memset(ctx_t *c, const node_t *n, const char *where, rdev_v1_Job
   const node_t *v[3];
   char w[64];
   int bi;
-  if (fields(c, n, where, keys, 3, v)) return -1;
+  if (yt_fields(c, n, where, keys, 3, v)) return -1;
   if (!v[0]) return errn(c, n, where, "missing dst");
   if (get_ref(c, v[0], at(w, sizeof w, where, "dst"), &ms->dst, &bi)) return -1;
   ms->has_dst = true;
   int64_t value = 0;
-  if (v[1] && get_i64(c, v[1], at(w, sizeof w, where, "value"), 0, 255, &value)) return -1;
+  if (v[1] && yt_get_i64(c, v[1], at(w, sizeof w, where, "value"), 0, 255, &value)) return -1;
   ms->value = (int32_t)value;
-  if (v[2] && get_size(c, v[2], at(w, sizeof w, where, "count"), &ms->count)) return -1;
+  if (v[2] && yt_get_size(c, v[2], at(w, sizeof w, where, "count"), &ms->count)) return -1;
   return check_range(c, v[2] ? v[2] : v[0], where, bi, ms->dst.offset, ms->count, "count");
 }
 
@@ -845,16 +361,16 @@ static int read_steps(ctx_t *c, const node_t *list) {
   enum { K_NAME, K_STREAM, K_LAUNCH, K_BLOCKS, K_ARGS, K_COPY, K_MEMSET, K_FUNCTION, K_BINARY, K_N };
   static const char *const keys[] = {"name", "stream", "launch",   "blocks", "args",
                                      "copy", "memset", "function", "binary"};
-  if (list_of(c, list, "steps", ARRAY_LEN(c->spec->steps))) return -1;
+  if (yt_list_of(c, list, "steps", ARRAY_LEN(c->spec->steps))) return -1;
   for (size_t i = 0; i < list->n; i++) {
     const node_t *m = list->kid[i], *v[K_N];
     char where[32], w[64];
     snprintf(where, sizeof where, "steps[%zu]", i);
-    if (fields(c, m, where, keys, K_N, v)) return -1;
+    if (yt_fields(c, m, where, keys, K_N, v)) return -1;
     rdev_v1_JobStep *st = &c->spec->steps[c->spec->steps_count++];
-    if (v[K_NAME] && get_name(c, v[K_NAME], at(w, sizeof w, where, "name"), st->name)) return -1;
+    if (v[K_NAME] && yt_get_name(c, v[K_NAME], at(w, sizeof w, where, "name"), st->name)) return -1;
     uint64_t stream = 0;
-    if (v[K_STREAM] && get_u64(c, v[K_STREAM], at(w, sizeof w, where, "stream"), MAX_STREAM, &stream)) return -1;
+    if (v[K_STREAM] && yt_get_u64(c, v[K_STREAM], at(w, sizeof w, where, "stream"), MAX_STREAM, &stream)) return -1;
     st->stream = (uint32_t)stream;
     int nops = !!v[K_LAUNCH] + !!v[K_COPY] + !!v[K_MEMSET] + !!v[K_FUNCTION];
     if (nops == 0) return errn(c, m, where, "a step needs one of launch, function, copy or memset");
@@ -889,34 +405,34 @@ static int read_steps(ctx_t *c, const node_t *list) {
 
 static int read_outputs(ctx_t *c, const node_t *list) {
   static const char *const keys[] = {"name", "buffer", "offset", "size", "url", "method"};
-  if (list_of(c, list, "outputs", ARRAY_LEN(c->spec->outputs))) return -1;
+  if (yt_list_of(c, list, "outputs", ARRAY_LEN(c->spec->outputs))) return -1;
   for (size_t i = 0; i < list->n; i++) {
     const node_t *m = list->kid[i], *v[6];
     char where[32], w[64];
     snprintf(where, sizeof where, "outputs[%zu]", i);
-    if (fields(c, m, where, keys, 6, v)) return -1;
+    if (yt_fields(c, m, where, keys, 6, v)) return -1;
     rdev_v1_JobOutput *o = &c->spec->outputs[c->spec->outputs_count++];
     int bi;
     if (!v[0]) return errn(c, m, where, "missing name");
-    if (get_name(c, v[0], at(w, sizeof w, where, "name"), o->name)) return -1;
+    if (yt_get_name(c, v[0], at(w, sizeof w, where, "name"), o->name)) return -1;
     for (pb_size_t k = 0; k + 1 < c->spec->outputs_count; k++)
       if (!strcmp(c->spec->outputs[k].name, o->name)) return errn(c, v[0], w, "duplicate output name \"%s\"", o->name);
     if (!v[1]) return errn(c, m, where, "missing buffer");
     if (get_buffer_name(c, v[1], at(w, sizeof w, where, "buffer"), o->buffer, &bi)) return -1;
-    if (v[2] && get_size(c, v[2], at(w, sizeof w, where, "offset"), &o->offset)) return -1;
-    if (v[3] && get_size(c, v[3], at(w, sizeof w, where, "size"), &o->size)) return -1;
+    if (v[2] && yt_get_size(c, v[2], at(w, sizeof w, where, "offset"), &o->offset)) return -1;
+    if (v[3] && yt_get_size(c, v[3], at(w, sizeof w, where, "size"), &o->size)) return -1;
     if (check_range(c, v[3] ? v[3] : v[2] ? v[2] : m, where, bi, o->offset, o->size, "size")) return -1;
-    if (v[4] && get_url(c, v[4], at(w, sizeof w, where, "url"), &o->url)) return -1;
+    if (v[4] && yt_get_url(c, v[4], at(w, sizeof w, where, "url"), &o->url)) return -1;
     if (v[5]) {
       if (!v[4]) return errn(c, v[5], where, "method goes with a url (an output without one is kept)");
       char q[48];
-      if (scalar(c, v[5], at(w, sizeof w, where, "method"), "PUT or POST")) return -1;
+      if (yt_scalar(c, v[5], at(w, sizeof w, where, "method"), "PUT or POST")) return -1;
       if (v[5]->len == 3 && !strncasecmp(v[5]->s, "PUT", 3))
         memcpy(o->method, "PUT", 4);
       else if (v[5]->len == 4 && !strncasecmp(v[5]->s, "POST", 4))
         memcpy(o->method, "POST", 5);
       else
-        return errn(c, v[5], w, "method %s: PUT or POST", shown(v[5], q));
+        return errn(c, v[5], w, "method %s: PUT or POST", yt_shown(v[5], q));
     }
   }
   return 0;
@@ -929,19 +445,19 @@ static int read_spec(ctx_t *c, const node_t *root) {
   const node_t *v[K_N];
   rdev_v1_JobSpec *s = c->spec;
   if (root->kind != N_MAP)
-    return errn(c, root, "spec", "must be a map (name:, buffers:, steps:, ...), not %s", kind_name(root));
-  if (fields(c, root, NULL, keys, K_N, v)) return -1;
-  if (v[K_NAME] && get_text(c, v[K_NAME], "name", s->name, sizeof s->name)) return -1;
+    return errn(c, root, "spec", "must be a map (name:, buffers:, steps:, ...), not %s", yt_kind_name(root));
+  if (yt_fields(c, root, NULL, keys, K_N, v)) return -1;
+  if (v[K_NAME] && yt_get_text(c, v[K_NAME], "name", s->name, sizeof s->name)) return -1;
   /* Buffers first: the rest names them, wherever they stand. */
   if (v[K_BUFFERS] && read_buffers(c, v[K_BUFFERS])) return -1;
   if (v[K_INPUTS] && read_inputs(c, v[K_INPUTS])) return -1;
   if (v[K_BINARIES] && read_binaries(c, v[K_BINARIES])) return -1; /* before the steps that name them */
   if (v[K_STEPS] && read_steps(c, v[K_STEPS])) return -1;
   if (v[K_OUTPUTS] && read_outputs(c, v[K_OUTPUTS])) return -1;
-  if (v[K_CALLBACK] && get_url(c, v[K_CALLBACK], "callback_url", &s->callback_url)) return -1;
-  if (v[K_TIMEOUT] && get_seconds(c, v[K_TIMEOUT], "timeout", &s->timeout_s)) return -1;
+  if (v[K_CALLBACK] && yt_get_url(c, v[K_CALLBACK], "callback_url", &s->callback_url)) return -1;
+  if (v[K_TIMEOUT] && yt_get_seconds(c, v[K_TIMEOUT], "timeout", &s->timeout_s)) return -1;
   uint64_t retries = 0;
-  if (v[K_RETRIES] && get_u64(c, v[K_RETRIES], "retries", UINT32_MAX, &retries)) return -1;
+  if (v[K_RETRIES] && yt_get_u64(c, v[K_RETRIES], "retries", UINT32_MAX, &retries)) return -1;
   s->retries = (uint32_t)retries;
   return 0;
 }
@@ -956,17 +472,17 @@ int rdev_cli_job_parse(const char *text, size_t len, const rdev_v1_InfoReply *ke
                        size_t errlen) {
   ctx_t c = {.err = err, .errlen = err ? errlen : 0, .kernels = kernels, .spec = spec};
   if (c.errlen) err[0] = '\0';
-  if (!spec) return errat(&c, 0, 0, NULL, "no spec to fill");
+  if (!spec) return yt_errat(&c, 0, 0, NULL, "no spec to fill");
   memset(spec, 0, sizeof *spec);
-  if (!text && len) return errat(&c, 0, 0, NULL, "no text");
+  if (!text && len) return yt_errat(&c, 0, 0, NULL, "no text");
   if (len > RDEV_CLI_JOB_MAX_TEXT)
-    return errat(&c, 0, 0, NULL, "the spec is too large: %zu bytes, at most %u", len, RDEV_CLI_JOB_MAX_TEXT);
+    return yt_errat(&c, 0, 0, NULL, "the spec is too large: %zu bytes, at most %u", len, RDEV_CLI_JOB_MAX_TEXT);
   node_t *root = NULL;
-  int rc = len ? load(&c, text, len, &root) : 0;
-  if (!rc && (!root || is_null(root)))
-    rc = errat(&c, root ? root->line : 1, root ? root->col : 1, NULL, "the spec is empty");
+  int rc = len ? yt_load(&c, text, len, &root) : 0;
+  if (!rc && (!root || yt_is_null(root)))
+    rc = yt_errat(&c, root ? root->line : 1, root ? root->col : 1, NULL, "the spec is empty");
   if (!rc) rc = read_spec(&c, root);
-  node_free(root);
+  yt_node_free(root);
   if (rc) {
     rdev_cli_job_free(spec);
     return c.need_kernels ? RDEV_CLI_JOB_NEED_KERNELS : -1;

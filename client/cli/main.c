@@ -1,7 +1,8 @@
 /*
- * client/cli/rdev.c — the `rdev` tool: look at an rdevd and exercise it from
- * a shell, and run detached jobs on it (job.c). Built only on the public API
- * (rdev/rdev.h, rdev/job.h), as curl's tool is on libcurl.
+ * client/cli/main.c — the `rdev` tool's entry point: its command line, and
+ * the commands that look at an rdevd and exercise it from a shell; detached
+ * jobs are job.c's (`rdev job`). Built only on the public API (rdev/rdev.h,
+ * rdev/job.h), as curl's tool is on libcurl.
  *
  *   rdev [--target ADDR] devices | info | ping [-n N] | roundtrip FILE | token | bench [...]
  *                        | job submit|status|watch|cancel|list|fetch ... | help
