@@ -6,10 +6,13 @@
  * and the runner threads, cancel, expiry, restart and the drain). job_spec.c checks a
  * spec before it is queued. job_exec.c runs one job: it drives an
  * in-process session of the job's tenant (local.c), so a job's device work
- * takes the same paths, checks, slots and quotas as a client's, and moves
- * bytes between the device and HTTP through job_http.h. job_store.c keeps
- * records and kept outputs in the job directory. job_rpc.c answers the job
- * calls of the Device service; job_hook.c sends the webhooks.
+ * takes the same paths, checks, slots and quotas as a client's; its steps
+ * are job_exec_steps.c's, and job_exec_transfer.c moves bytes between the
+ * device and HTTP through job_http.h (job_exec.h is what those three
+ * share). job_store.c keeps records and kept outputs in the job
+ * directory. job_rpc.c answers the job calls of the Device service;
+ * job_hook.c sends the webhooks (through job_http.h, whose libcurl loop is
+ * job_http_drive.c).
  *
  * Lock order: jobs->mu, then a tenant's mu. A job's status, watchers and
  * hook queue are under jobs->mu; nothing under it blocks or calls out, but

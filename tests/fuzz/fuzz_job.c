@@ -37,7 +37,7 @@ static int in_buffer(const rdev_v1_JobSpec *s, const char *name, uint64_t off, u
   return b >= 0 && off <= s->buffers[b].size && count <= s->buffers[b].size - off;
 }
 
-/* What a spec that passed the check promises (job_exec.c relies on it). */
+/* What a spec that passed the check promises (job_exec_steps.c and job_exec_transfer.c rely on it). */
 static void check_spec(const rdev_v1_JobSpec *s) {
   CHECK(s->buffers_count >= 1);
   for (pb_size_t i = 0; i < s->inputs_count; i++) {
