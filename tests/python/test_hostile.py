@@ -46,7 +46,7 @@ import stubs  # noqa: E402
 
 GEN, pb, pbg, health_pb2 = stubs.generate(PROTO_DIR)
 
-# rdev status codes (runtime/include/rdev/status.h)
+# rdev status codes (proto/include/rdev/status.h)
 INVALID_PARAM = 100000
 MEMORY_ADDRESS_UNALIGNED = 200003
 INVALID_RESOURCE_HANDLE = 200005

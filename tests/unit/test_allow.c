@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_allow.c — server/allow.c: which URLs a tenant's allow
+ * tests/unit/test_allow.c — server/jobs/allow.c: which URLs a tenant's allow
  * list admits (parsed parts, not strings: case, default ports, dot
  * segments, encoded traversal, user info, path boundaries) and which
  * connected addresses a transfer may use (loopback, private and the other
