@@ -1,8 +1,9 @@
 /*
  * client/cli/job.c — `rdev job ...`: submit a job spec (job_yaml.c reads
  * it), and look at, watch, cancel and list the tenant's jobs, over a jobs
- * connection (rdev/job.h: no device session); job_fetch.c fetches what
- * they kept. job_private.h is what the two share.
+ * connection (rdev/job.h: no device session; job_conn.c opens it and
+ * reports a failed call); job_fetch.c fetches what they kept.
+ * job_conn.h and job_fetch.h are what the three offer each other.
  *
  * Exit status: 0 done (for submit --wait and watch: the job SUCCEEDED), 1
  * the watched job ended FAILED or CANCELLED, 2 anything else (usage, a bad
@@ -16,7 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "job_private.h"
+#include "job_conn.h"
+#include "job_fetch.h"
 #include "job_yaml.h"
 #include "rdev/job.h"
 
@@ -61,24 +63,6 @@ static void job_usage(FILE *f) {
           "or a bare number, typed by the kernel's signature (the server's Info); a function's\n"
           "arguments are written typed (only its binary knows them).\n"
           "Names: 1 to 31 of A-Z a-z 0-9 _ . -\n");
-}
-
-/* Prints "rdev: job WHAT: message (code NAME): detail"; returns EXIT_ERROR. */
-int cli_job_fail(const char *what, int rc) {
-  const char *detail = rdev_jobs_last_error();
-  fprintf(stderr, "rdev: job %s: %s (%d %s)%s%s\n", what, rdev_strerror(rc), rc, rdev_status_name(rc),
-          detail && *detail ? ": " : "", detail ? detail : "");
-  return EXIT_ERROR;
-}
-
-int cli_job_open(const char *cmd, const char *target, rdev_jobs_t **j) {
-  int rc = rdev_jobs_open(target, NULL, j);
-  if (rc) {
-    char what[300];
-    snprintf(what, sizeof what, "%s: cannot connect to %s", cmd, target);
-    return cli_job_fail(what, rc);
-  }
-  return EXIT_OK;
 }
 
 /* Replaces anything unprintable in s (a server's text, shown on a

@@ -14,7 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "job_private.h"
+#include "job_conn.h"
+#include "job_fetch.h"
 
 /* fetch: the connection, for the SIGINT handler (rdev_jobs_interrupt is
  * async-signal-safe: the fetch ends within 200 ms, and the file is removed). */

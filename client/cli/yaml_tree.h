@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "job_yaml.h"
+#include "rdev/v1/rdev.pb.h" /* rdev_v1_JobSpec (job.pb.h) and rdev_v1_InfoReply */
 
 #define MAX_NAME 31 /* buffer, output and step names */
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
