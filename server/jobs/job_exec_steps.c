@@ -1,6 +1,6 @@
 /*
- * server/jobs/job_exec_steps.c — a job's steps (job_exec.h), fed to its
- * in-process session once the inputs are in: each step becomes a Launch,
+ * server/jobs/job_exec_steps.c — a job's steps (job_exec_steps.h), fed to
+ * its in-process session once the inputs are in: each step becomes a Launch,
  * LaunchFunction, Copy or Memset on the stream the spec names (made at
  * first use, on the device of the step's first buffer), followed by a
  * synchronize of that stream whose reply says how the step ended; steps on
@@ -10,7 +10,7 @@
 #define _GNU_SOURCE
 #include <string.h>
 
-#include "job_exec.h"
+#include "job_exec_steps.h"
 
 /* The stream handle for step index idx on dev, made at first use. */
 static int stream_for(run_t *r, uint32_t idx, int dev, uint64_t *out) {

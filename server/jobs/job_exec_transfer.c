@@ -1,9 +1,9 @@
 /*
  * server/jobs/job_exec_transfer.c — a job's bytes between HTTP
- * (job_http.h) and its device buffers (job_exec.h). Fetch: the inputs, all
- * at once, each body streamed through 1 MiB quiet Writes (only a refusal
- * answers) straight into its buffer (the runtime's staging where device
- * memory is not host-mapped), the binaries into host memory for
+ * (job_http.h) and its device buffers (job_exec_session.h). Fetch: the
+ * inputs, all at once, each body streamed through 1 MiB quiet Writes (only
+ * a refusal answers) straight into its buffer (the runtime's staging where
+ * device memory is not host-mapped), the binaries into host memory for
  * BinaryLoad, within the tenant's cap on fetched bytes (max_job_fetch);
  * then the sha256 digests checked. Deliver: each output read back in 1 MiB
  * Reads, PUT or POSTed to its URL or written to a kept file in the job
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "job_exec.h"
+#include "job_exec_transfer.h"
 #include "job_http.h"
 
 /* ---- fetch ------------------------------------------------------------------------ */
@@ -91,7 +91,7 @@ static void http_opts(run_t *r, srv_http_opts_t *o, const srv_allow_t *allow) {
                          .max_redirects = 5,
                          .cancel = &r->x->job->cancel,
                          .resolve = cfg->job_resolve[0] ? cfg->job_resolve : NULL};
-  /* the deadline in http's clock: CLOCK_MONOTONIC ms, as job_exec.c's mono_ms */
+  /* the deadline in http's clock: CLOCK_MONOTONIC ms, as srv_job_mono_ms */
   o->deadline_ms = r->x->deadline_ms;
 }
 

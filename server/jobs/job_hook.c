@@ -1,7 +1,8 @@
 /*
  * server/jobs/job_hook.c — the workers that send jobs' webhooks (jobs.h; the
  * events are made and queued by job_state.c): signed and retried by
- * job_http.c, each delivery recorded in the job's status (the latest 16). A worker takes a job with events and sends them
+ * srv_http_hook (job_http.h), each delivery recorded in the job's status
+ * (the latest 16). A worker takes a job with events and sends them
  * in order; no two workers hold jobs of one tenant, so a tenant's slow
  * receiver holds at most one worker, for at most HOOK_DEADLINE_MS an event.
  */

@@ -1,15 +1,17 @@
 /*
  * server/jobs/job_http_drive.c — the loop that runs a job's HTTP(S)
- * transfers (job_http.h) on a libcurl multi handle: it starts each attempt
- * (the easy handle's options for a GET, PUT, POST or webhook), reads how it
- * ended, follows redirects by hand, schedules retries with backoff and
- * stops everything on *cancel or the deadline. Owns libcurl's callbacks:
- * the allow-list check of every address when its socket is opened
- * (OPENSOCKETFUNCTION, before any packet) and before each request goes out
- * (PREREQFUNCTION, which also covers reused connections); the response's
- * headers (status, Content-Length, Content-Range); the body into the
- * caller's sink (skipping what arrived before, hashing it) or, for a PUT or
- * POST, from its source. job_http_xfer.h is what it shares with job_http.c.
+ * transfers (job_http_drive.h) on a libcurl multi handle: it starts each
+ * attempt (the easy handle's options for a GET, PUT, POST or webhook),
+ * reads how it ended, follows redirects by hand, schedules retries with
+ * backoff and stops everything on *cancel or the deadline. Owns the URL
+ * check (http or https, under the allow list: the caller's URL before
+ * anything starts, each redirect target before it is requested) and
+ * libcurl's callbacks: the allow-list check of every address when its
+ * socket is opened (OPENSOCKETFUNCTION, before any packet) and before each
+ * request goes out (PREREQFUNCTION, which also covers reused connections);
+ * the response's headers (status, Content-Length, Content-Range); the body
+ * into the caller's sink (skipping what arrived before, hashing it) or, for
+ * a PUT or POST, from its source.
  */
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -23,7 +25,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "job_http_xfer.h"
+#include "job_http_drive.h"
 #include "rdev/status.h"
 
 #define DISCARD_MAX ((uint64_t)1 << 20) /* an error page or redirect body longer than this is cut */
@@ -37,6 +39,24 @@ static int stopped(const srv_http_opts_t *o) {
   if (o->cancel && atomic_load(o->cancel)) return RDEV_CANCELLED;
   if (o->deadline_ms && now_ms() >= o->deadline_ms) return RDEV_RT_WAIT_TIMEOUT;
   return 0;
+}
+
+/* ---- the URL check ---------------------------------------------------------------- */
+
+int srv_http_url_allowed(xfer_t *x, int redirect) {
+  CURLU *u = curl_url();
+  char *scheme = NULL, why[192];
+  int web = u && x->url && curl_url_set(u, CURLUPART_URL, x->url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK &&
+            curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+            (!strcasecmp(scheme, "http") || !strcasecmp(scheme, "https"));
+  curl_free(scheme);
+  curl_url_cleanup(u);
+  if (!web) {
+    srv_http_fail(x, redirect ? RDEV_PERMISSION_DENIED : RDEV_INVALID_PARAM, "%s", "not an http or https URL");
+  } else if (!srv_allow_url(x->o->allow, x->url, why, sizeof why)) {
+    srv_http_fail(x, RDEV_PERMISSION_DENIED, "%s not allowed: %s", redirect ? "redirect target" : "URL", why);
+  }
+  return !x->status;
 }
 
 /* ---- callbacks ------------------------------------------------------------------- */

@@ -1,9 +1,10 @@
 /*
- * server/jobs/job_http_xfer.h — one HTTP(S) transfer (xfer_t) as the two
- * files of job_http.h share it, private to them: only job_http.c (the
- * entry points, set-up and clean-up, the URL checks and error texts) and
- * job_http_drive.c (the multi loop, the attempts and libcurl's callbacks)
- * include it.
+ * server/jobs/job_http_xfer.h — one HTTP(S) transfer (xfer_t) as the files
+ * that make a job's transfers share it, and what they all use of
+ * job_http_xfer.c (the clock, ending a transfer with its error text).
+ * Private to them: only job_http_xfer.c, job_http_drive.h/.c (the multi
+ * loop, the attempts and libcurl's callbacks) and job_http_ops.c (the
+ * entry points, set-up and clean-up) include it.
  */
 #ifndef RDEV_SERVER_JOB_HTTP_XFER_H
 #define RDEV_SERVER_JOB_HTTP_XFER_H
@@ -51,7 +52,7 @@ typedef struct {
   size_t len;
 } xfer_t;
 
-/* ---- job_http.c ---- */
+/* ---- job_http_xfer.c ---- */
 
 /* The clock c's time in ms (CLOCK_MONOTONIC for deadlines and backoff,
  * CLOCK_REALTIME for a webhook's at_ms). */
@@ -59,15 +60,5 @@ uint64_t srv_http_clock_ms(clockid_t c);
 /* Ends x with status and "METHOD URL: what" as its error; the first reason
  * stands. */
 void srv_http_fail(xfer_t *x, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Whether x->url may be requested: http or https, under the allow list. A
- * caller's bad URL is RDEV_INVALID_PARAM; any refusal of a redirect target,
- * or of a URL outside the list, RDEV_PERMISSION_DENIED. */
-int srv_http_url_allowed(xfer_t *x, int redirect);
-
-/* ---- job_http_drive.c ---- */
-
-/* Runs xs[0..n) to their ends. The first failure's status (the others are
- * stopped then, RDEV_CANCELLED), or RDEV_OK. */
-int srv_http_drive(xfer_t *xs, int n, const srv_http_opts_t *o);
 
 #endif

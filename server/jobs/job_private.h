@@ -4,15 +4,19 @@
  * progress, watchers, webhook events, its record); job_table.c owns the job
  * table (submission and limits, the per-tenant first-in-first-out queue
  * and the runner threads, cancel, expiry, restart and the drain). job_spec.c checks a
- * spec before it is queued. job_exec.c runs one job: it drives an
- * in-process session of the job's tenant (local.c), so a job's device work
- * takes the same paths, checks, slots and quotas as a client's; its steps
- * are job_exec_steps.c's, and job_exec_transfer.c moves bytes between the
- * device and HTTP through job_http.h (job_exec.h is what those three
- * share). job_store.c keeps records and kept outputs in the job
+ * spec before it is queued. job_exec.c runs one job over an in-process
+ * session of the job's tenant (local.c), so a job's device work takes the
+ * same paths, checks, slots and quotas as a client's: job_exec_session.c
+ * drives that session (its replies and requests; job_exec_session.h is
+ * what the run's files share), job_exec_steps.c feeds it the steps, and
+ * job_exec_transfer.c moves bytes between the device and HTTP through
+ * job_http.h. job_store.c keeps records and kept outputs in the job
  * directory. job_rpc.c answers the job calls of the Device service;
- * job_hook.c sends the webhooks (through job_http.h, whose libcurl loop is
- * job_http_drive.c).
+ * job_hook.c sends the webhooks. job_http.h's transfers are made by
+ * job_http_ops.c (the entry points, set-up and clean-up), which hands
+ * them to job_http_drive.c (the libcurl multi loop, retries, redirects and
+ * URL checks); both end a transfer through job_http_xfer.c (error texts,
+ * the clock), and job_http.c signs the webhooks.
  *
  * Lock order: jobs->mu, then a tenant's mu. A job's status, watchers and
  * hook queue are under jobs->mu; nothing under it blocks or calls out, but

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_job_http.c — server/jobs/job_http.c against tests/jobs/httpd.py
+ * tests/unit/test_job_http.c — server/jobs/job_http*.c against tests/jobs/httpd.py
  * (started here, on loopback): fetches of several bodies at once checked
  * byte for byte and by SHA-256, size limits, retries of 503s and of bodies
  * cut short (resumed by Range, or skipped when the server ignores it), the

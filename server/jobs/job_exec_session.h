@@ -1,14 +1,13 @@
 /*
- * server/jobs/job_exec.h — what the three files that run one job share,
- * private to them: only job_exec.c (the in-process session driver: its
- * replies and requests, the buffers and binaries, the run itself),
- * job_exec_steps.c (the spec's steps, fed to the session) and
- * job_exec_transfer.c (the inputs and binaries fetched into device
- * buffers, the outputs delivered from them) include it. The rest of the
- * jobs room sees srv_job_exec (job_private.h).
+ * server/jobs/job_exec_session.h — one run's in-process session (ex_t) and
+ * device side (run_t), and the driver that feeds the session requests and
+ * takes its replies (job_exec_session.c). Private to the files that run
+ * one job: only job_exec_session.c, job_exec_steps.h/.c,
+ * job_exec_transfer.h/.c and job_exec.c include it. The rest of the jobs
+ * room sees srv_job_exec (job_private.h).
  */
-#ifndef RDEV_SERVER_JOB_EXEC_H
-#define RDEV_SERVER_JOB_EXEC_H
+#ifndef RDEV_SERVER_JOB_EXEC_SESSION_H
+#define RDEV_SERVER_JOB_EXEC_SESSION_H
 
 #include "job_private.h"
 
@@ -19,7 +18,7 @@ typedef struct {
   srv_job_t *job;
   srv_session_t *s;
   uint64_t deadline_ms; /* monotonic */
-  pthread_mutex_t mu;   /* from here on: on_reply writes, the runner reads */
+  pthread_mutex_t mu;   /* from here on: srv_job_on_reply writes, the runner reads */
   pthread_cond_t cv;
   uint64_t seq;  /* the last request's */
   uint64_t want; /* the synchronous request waited for */
@@ -48,30 +47,19 @@ typedef struct {
   uint64_t bin_handle[4];                              /* and its handle once loaded */
 } run_t;
 
-/* ---- job_exec.c ---- */
+/* ---- job_exec_session.c ---- */
 
+/* The session's reply callback (srv_session_open_local's on_reply; user is
+ * the run's ex_t): records what each reply tells the runner. */
+void srv_job_on_reply(void *user, grpc_byte_buffer *bb);
 /* Feeds q (its seq set here; with payload when non-NULL) to the session,
  * waiting while it takes no message. RDEV_OK, or why it stopped. */
 int srv_job_send_req(ex_t *x, rdev_v1_Request *q, const grpc_slice *payload, int wait_for_reply);
 /* Waits until done(x) holds (x->mu held by the caller), or the job must stop. */
 int srv_job_wait_until(ex_t *x, int (*done)(ex_t *x));
+/* Whether the synchronous request's reply came (a done for srv_job_wait_until). */
+int srv_job_got_reply(ex_t *x);
 /* Sends q and waits for its reply: its status (the message in x->msg). */
 int srv_job_request(ex_t *x, rdev_v1_Request *q);
-
-/* ---- job_exec_steps.c ---- */
-
-/* Queues the spec's steps, each followed by a synchronize of its stream,
- * and waits until they are over or one failed. RDEV_OK; or a failure the
- * job was failed with (srv_job_fail); or RDEV_CANCELLED or
- * RDEV_RT_WAIT_TIMEOUT, which the run explains. */
-int srv_job_run_steps(run_t *r);
-
-/* ---- job_exec_transfer.c ---- */
-
-/* Fetches the inputs into their buffers and the binaries into r->bin, all
- * at once, then checks the digests the spec gives. */
-int srv_job_fetch_inputs(run_t *r, const srv_allow_t *allow);
-/* Delivers each output from its buffer, to its URL or to a kept file. */
-int srv_job_deliver_outputs(run_t *r, const srv_allow_t *allow);
 
 #endif
