@@ -35,7 +35,7 @@ static int acl_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
   a->own.base.rt = rt;
   atomic_init(&a->own.refs, 1);
   uint32_t n = 0;
-  int e = api->aclrtGetDeviceCount(&n);
+  int e = api->rtGetDeviceCount(&n);
   if (e || n == 0 || n > 64) {
     rc =
         e ? acl_fail(a, e, "aclrtGetDeviceCount") : rt_fail(RDEV_INVALID_DEVICE, "the CANN runtime sees %u devices", n);
@@ -48,7 +48,7 @@ static int acl_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
     return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
   }
   for (uint32_t d = 0; d < n; d++) {
-    e = api->aclrtCreateContext(&a->devs[d].ctx, (int32_t)d);
+    e = api->rtCreateContext(&a->devs[d].ctx, (int32_t)d);
     acl_forget(0); /* creating a context made it current: the cache does not know which */
     if (e) {
       char what[64];
@@ -59,7 +59,7 @@ static int acl_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
     }
     a->ndev = (int)d + 1;
   }
-  const char *soc = api->aclrtGetSocName();
+  const char *soc = api->rtGetSocName();
   snprintf(a->soc, sizeof a->soc, "%s", soc ? soc : "Ascend");
   if (cfg->acl_kernels && (rc = acl_kernels_load(a, cfg->acl_kernels))) {
     acl_close(a);
@@ -74,7 +74,7 @@ static void acl_close(void *impl) {
   if (a->devs) {
     acl_kernels_unload(a);
     acl_mem_free_all(a);
-    for (int d = 0; d < a->ndev; d++) a->api->aclrtDestroyContext(a->devs[d].ctx);
+    for (int d = 0; d < a->ndev; d++) a->api->rtDestroyContext(a->devs[d].ctx);
     free(a->devs);
   }
   acl_forget(a->gen);
@@ -93,16 +93,16 @@ int acl_device_info(void *impl, int dev, rdev_rt_device_info_t *info) {
   snprintf(info->name, sizeof info->name, "%s", a->soc);
   int rc = acl_enter(a, dev);
   if (rc) return rc;
-  int e = a->api->aclrtGetMemInfo(1 /* ACL_HBM_MEM */, &info->free_bytes, &info->total_bytes);
+  int e = a->api->rtGetMemInfo(1 /* ACL_HBM_MEM */, &info->free_bytes, &info->total_bytes);
   return e ? acl_fail(a, e, "aclrtGetMemInfo") : RDEV_OK;
 }
 
 /* Faults are the test double's (tests/acl_double/); CANN has none. */
 static int acl_fault_inject(void *impl, int dev, rdev_fault_kind_t kind, uint32_t nth, uint32_t hang_ms) {
   acl_t *a = impl;
-  if (!a->api->acldoubleFaultInject)
+  if (!a->api->doubleFaultInject)
     return rt_fail(RDEV_API_NOT_SUPPORT, "fault injection needs the ACL test double, not the CANN runtime");
-  int e = a->api->acldoubleFaultInject(dev, (int32_t)kind, nth, hang_ms);
+  int e = a->api->doubleFaultInject(dev, (int32_t)kind, nth, hang_ms);
   return e ? acl_fail(a, e, "acldoubleFaultInject") : RDEV_OK;
 }
 

@@ -19,13 +19,13 @@ static _Thread_local struct {
 } current;
 
 int acl_fail(acl_t *a, int code, const char *what) {
-  const char *msg = a->api->aclGetRecentErrMsg();
+  const char *msg = a->api->GetRecentErrMsg();
   return rt_fail(code, "%s failed (%d)%s%s", what, code, msg && *msg ? ": " : "", msg ? msg : "");
 }
 
 int acl_enter(acl_t *a, int dev) {
   if (current.gen == a->gen && current.dev == dev) return RDEV_OK;
-  int e = a->api->aclrtSetCurrentContext(a->devs[dev].ctx);
+  int e = a->api->rtSetCurrentContext(a->devs[dev].ctx);
   if (e) return acl_fail(a, e, "aclrtSetCurrentContext");
   current.gen = a->gen;
   current.dev = dev;

@@ -36,18 +36,18 @@ int acl_stream_open(rdev_rt_stream_t *s) {
   acl_t *a = s->rt->impl;
   int rc = acl_enter(a, s->dev);
   if (rc) return rc;
-  int e = a->api->aclrtCreateStream(&s->dev_stream);
+  int e = a->api->rtCreateStream(&s->dev_stream);
   return e ? acl_fail(a, e, "aclrtCreateStream") : RDEV_OK;
 }
 
 void acl_stream_close(rdev_rt_stream_t *s) {
   acl_t *a = s->rt->impl;
-  if (acl_enter(a, s->dev) == RDEV_OK) a->api->aclrtDestroyStream(s->dev_stream);
+  if (acl_enter(a, s->dev) == RDEV_OK) a->api->rtDestroyStream(s->dev_stream);
 }
 
 void acl_interrupt(rdev_rt_stream_t *s) {
   acl_t *a = s->rt->impl;
-  if (acl_enter(a, s->dev) == RDEV_OK) a->api->aclrtStreamAbort(s->dev_stream);
+  if (acl_enter(a, s->dev) == RDEV_OK) a->api->rtStreamAbort(s->dev_stream);
 }
 
 /* Waits for work issued on s (e its issue's result). A task cut short by
@@ -56,7 +56,7 @@ void acl_interrupt(rdev_rt_stream_t *s) {
  * sim. */
 static int finish(acl_t *a, rdev_rt_stream_t *s, int e, const char *what) {
   if (e) return acl_fail(a, e, what);
-  e = a->api->aclrtSynchronizeStreamWithTimeout(s->dev_stream, -1);
+  e = a->api->rtSynchronizeStreamWithTimeout(s->dev_stream, -1);
   if (e == RDEV_RT_STREAM_ABORT && rt_engine_cut_off(s)) return RDEV_OK;
   return e ? acl_fail(a, e, "aclrtSynchronizeStreamWithTimeout") : RDEV_OK;
 }
@@ -76,7 +76,7 @@ static int copy_on(acl_t *a, rdev_rt_stream_t *s, void *dst, const void *src, si
   }
   if (!on_stream) return acl_copy(a, dst, src, n, kind);
   int rc = acl_enter(a, s->dev);
-  return rc ? rc : finish(a, s, a->api->aclrtMemcpyAsync(dst, n, src, n, (int)kind, s->dev_stream), "aclrtMemcpyAsync");
+  return rc ? rc : finish(a, s, a->api->rtMemcpyAsync(dst, n, src, n, (int)kind, s->dev_stream), "aclrtMemcpyAsync");
 }
 
 static int launch(acl_t *a, rdev_rt_stream_t *s, const rt_task_t *t) {
@@ -92,9 +92,9 @@ static int launch(acl_t *a, rdev_rt_stream_t *s, const rt_task_t *t) {
   const rdev_kernel_sig_t *sig = &rdev_rt_kernels(&nk)[t->u.kernel.index];
   unsigned char blob[RDEV_RT_MAX_KERNEL_ARGS * 8];
   size_t len = rt_blob_pack(t->u.kernel.args, sig->nparams, blob);
-  int rc = finish(
-      a, s, a->api->aclrtLaunchKernelWithHostArgs(fh, t->u.kernel.blocks, s->dev_stream, NULL, blob, len, NULL, 0),
-      "aclrtLaunchKernelWithHostArgs");
+  int rc =
+      finish(a, s, a->api->rtLaunchKernelWithHostArgs(fh, t->u.kernel.blocks, s->dev_stream, NULL, blob, len, NULL, 0),
+             "aclrtLaunchKernelWithHostArgs");
   /* CANN prints a kernel's output on the host process's stdout, not per launch */
   if (t->u.kernel.print_fn) t->u.kernel.print_fn(t->u.kernel.print_user, "", 0);
   return rc;
@@ -117,7 +117,7 @@ int acl_exec(rdev_rt_stream_t *s, rt_task_t *t) {
     }
     case RT_TASK_MEMSET:
       if (acl_dev_of(a, t->u.mem.dst) != s->dev) return acl_memset(a, t->u.mem.dst, t->u.mem.value, t->u.mem.n);
-      return finish(a, s, a->api->aclrtMemsetAsync(t->u.mem.dst, t->u.mem.n, t->u.mem.value, t->u.mem.n, s->dev_stream),
+      return finish(a, s, a->api->rtMemsetAsync(t->u.mem.dst, t->u.mem.n, t->u.mem.value, t->u.mem.n, s->dev_stream),
                     "aclrtMemsetAsync");
     case RT_TASK_KERNEL: return launch(a, s, t);
     case RT_TASK_VALUE_WRITE: {
@@ -141,7 +141,7 @@ int acl_kernel_offered(void *impl, int index) {
 
 static void unload_bins(acl_t *a, void **bins, int n) {
   for (int d = 0; d < n; d++)
-    if (bins[d] && acl_enter(a, d) == RDEV_OK) a->api->aclrtBinaryUnLoad(bins[d]);
+    if (bins[d] && acl_enter(a, d) == RDEV_OK) a->api->rtBinaryUnLoad(bins[d]);
 }
 
 int acl_binary_load(void *impl, rdev_rt_binary_t *b, const void *data, size_t len) {
@@ -154,12 +154,12 @@ int acl_binary_load(void *impl, rdev_rt_binary_t *b, const void *data, size_t le
   for (int d = 0; d < a->ndev && !rc; d++) {
     int e;
     if ((rc = acl_enter(a, d))) break;
-    if ((e = a->api->aclrtBinaryLoadFromData(data, len, NULL, &ab->bins[d]))) {
+    if ((e = a->api->rtBinaryLoadFromData(data, len, NULL, &ab->bins[d]))) {
       rc = acl_fail(a, e, "aclrtBinaryLoadFromData");
       break;
     }
     for (int i = 0; i < b->nfuncs && !rc; i++)
-      if ((e = a->api->aclrtBinaryGetFunction(ab->bins[d], b->funcs[i].name, &ab->fns[d * b->nfuncs + i])))
+      if ((e = a->api->rtBinaryGetFunction(ab->bins[d], b->funcs[i].name, &ab->fns[d * b->nfuncs + i])))
         rc = acl_fail(a, e, "aclrtBinaryGetFunction");
   }
   if (rc) {
@@ -218,20 +218,20 @@ static int load_kernel_file(acl_t *a, const char *path, int nk, const rdev_kerne
     void *bin = NULL;
     int e, used = 0;
     if ((rc = acl_enter(a, d))) break;
-    if ((e = a->api->aclrtBinaryLoadFromData(data, len, NULL, &bin))) {
+    if ((e = a->api->rtBinaryLoadFromData(data, len, NULL, &bin))) {
       char what[4200];
       snprintf(what, sizeof what, "aclrtBinaryLoadFromData of %s", path);
       rc = acl_fail(a, e, what);
       break;
     }
     for (int i = 0; i < nk; i++)
-      if (!dv->builtin[i] && a->api->aclrtBinaryGetFunction(bin, sigs[i].name, &dv->builtin[i]) == 0) used = 1;
+      if (!dv->builtin[i] && a->api->rtBinaryGetFunction(bin, sigs[i].name, &dv->builtin[i]) == 0) used = 1;
     void **more = used ? realloc(dv->kbins, (size_t)(dv->nkbins + 1) * sizeof *more) : NULL;
     if (more) {
       dv->kbins = more;
       dv->kbins[dv->nkbins++] = bin;
     } else {
-      a->api->aclrtBinaryUnLoad(bin);
+      a->api->rtBinaryUnLoad(bin);
       if (used) rc = rt_fail(RDEV_BAD_ALLOC, "out of host memory");
     }
   }
@@ -270,7 +270,7 @@ void acl_kernels_unload(acl_t *a) {
   for (int d = 0; d < a->ndev; d++) {
     acl_dev_t *dv = &a->devs[d];
     for (int i = 0; i < dv->nkbins; i++)
-      if (acl_enter(a, d) == RDEV_OK) a->api->aclrtBinaryUnLoad(dv->kbins[i]);
+      if (acl_enter(a, d) == RDEV_OK) a->api->rtBinaryUnLoad(dv->kbins[i]);
     free(dv->kbins);
     free(dv->builtin);
     dv->kbins = NULL;

@@ -19,37 +19,39 @@
 
 typedef int acl_error_t;
 
-/* Every CANN function the backend calls, as CANN declares it. */
+/* Every CANN function the backend calls, as CANN declares it; member X is
+ * CANN's function aclX (named apart from it: the backend calls CANN, never a
+ * function of this name in rdev's own client library). */
 typedef struct {
-  acl_error_t (*aclInit)(const char *config);
-  acl_error_t (*aclFinalize)(void);
-  const char *(*aclGetRecentErrMsg)(void);
-  acl_error_t (*aclrtGetDeviceCount)(uint32_t *count);
-  const char *(*aclrtGetSocName)(void);
-  acl_error_t (*aclrtCreateContext)(void **ctx, int32_t dev);
-  acl_error_t (*aclrtDestroyContext)(void *ctx);
-  acl_error_t (*aclrtSetCurrentContext)(void *ctx);
-  acl_error_t (*aclrtGetMemInfo)(int attr, size_t *free_bytes, size_t *total_bytes);
-  acl_error_t (*aclrtMalloc)(void **p, size_t size, int policy);
-  acl_error_t (*aclrtFree)(void *p);
-  acl_error_t (*aclrtMallocHost)(void **p, size_t size);
-  acl_error_t (*aclrtFreeHost)(void *p);
-  acl_error_t (*aclrtMemcpy)(void *dst, size_t max, const void *src, size_t n, int kind);
-  acl_error_t (*aclrtMemcpyAsync)(void *dst, size_t max, const void *src, size_t n, int kind, void *stream);
-  acl_error_t (*aclrtMemset)(void *p, size_t max, int32_t value, size_t n);
-  acl_error_t (*aclrtMemsetAsync)(void *p, size_t max, int32_t value, size_t n, void *stream);
-  acl_error_t (*aclrtCreateStream)(void **stream);
-  acl_error_t (*aclrtDestroyStream)(void *stream);
-  acl_error_t (*aclrtSynchronizeStreamWithTimeout)(void *stream, int32_t timeout_ms);
-  acl_error_t (*aclrtStreamAbort)(void *stream);
-  acl_error_t (*aclrtBinaryLoadFromData)(const void *data, size_t len, const void *options, void **bin);
-  acl_error_t (*aclrtBinaryUnLoad)(void *bin);
-  acl_error_t (*aclrtBinaryGetFunction)(void *bin, const char *name, void **fn);
-  acl_error_t (*aclrtLaunchKernelWithHostArgs)(void *fn, uint32_t blocks, void *stream, void *cfg, void *args,
-                                               size_t args_size, void *placeholders, size_t nplaceholders);
+  acl_error_t (*Init)(const char *config);
+  acl_error_t (*Finalize)(void);
+  const char *(*GetRecentErrMsg)(void);
+  acl_error_t (*rtGetDeviceCount)(uint32_t *count);
+  const char *(*rtGetSocName)(void);
+  acl_error_t (*rtCreateContext)(void **ctx, int32_t dev);
+  acl_error_t (*rtDestroyContext)(void *ctx);
+  acl_error_t (*rtSetCurrentContext)(void *ctx);
+  acl_error_t (*rtGetMemInfo)(int attr, size_t *free_bytes, size_t *total_bytes);
+  acl_error_t (*rtMalloc)(void **p, size_t size, int policy);
+  acl_error_t (*rtFree)(void *p);
+  acl_error_t (*rtMallocHost)(void **p, size_t size);
+  acl_error_t (*rtFreeHost)(void *p);
+  acl_error_t (*rtMemcpy)(void *dst, size_t max, const void *src, size_t n, int kind);
+  acl_error_t (*rtMemcpyAsync)(void *dst, size_t max, const void *src, size_t n, int kind, void *stream);
+  acl_error_t (*rtMemset)(void *p, size_t max, int32_t value, size_t n);
+  acl_error_t (*rtMemsetAsync)(void *p, size_t max, int32_t value, size_t n, void *stream);
+  acl_error_t (*rtCreateStream)(void **stream);
+  acl_error_t (*rtDestroyStream)(void *stream);
+  acl_error_t (*rtSynchronizeStreamWithTimeout)(void *stream, int32_t timeout_ms);
+  acl_error_t (*rtStreamAbort)(void *stream);
+  acl_error_t (*rtBinaryLoadFromData)(const void *data, size_t len, const void *options, void **bin);
+  acl_error_t (*rtBinaryUnLoad)(void *bin);
+  acl_error_t (*rtBinaryGetFunction)(void *bin, const char *name, void **fn);
+  acl_error_t (*rtLaunchKernelWithHostArgs)(void *fn, uint32_t blocks, void *stream, void *cfg, void *args,
+                                            size_t args_size, void *placeholders, size_t nplaceholders);
   /* the ACL test double's control entry points (tests/acl_double/); NULL in CANN */
-  acl_error_t (*acldoubleConfigure)(int32_t devices, size_t mem_bytes);
-  acl_error_t (*acldoubleFaultInject)(int32_t dev, int32_t kind, uint32_t nth, uint32_t hang_ms);
+  acl_error_t (*doubleConfigure)(int32_t devices, size_t mem_bytes);
+  acl_error_t (*doubleFaultInject)(int32_t dev, int32_t kind, uint32_t nth, uint32_t hang_ms);
 } acl_api_t;
 
 /* Loads the CANN runtime once per process (later calls share it; path must

@@ -54,37 +54,37 @@ static void *open_lib(const char *path, char *used, size_t cap, char *tried, siz
 /* Resolves every function into api; the first missing one is named. */
 static int resolve(void *h, const char *from) {
 #define NEED(f) \
-  if (!(*(void **)&api.f = dlsym(h, #f))) \
+  if (!(*(void **)&api.f = dlsym(h, "acl" #f))) \
     return rt_fail(RDEV_API_NOT_SUPPORT, "%s lacks %s, which the acl backend needs (CANN 8.0 or later has it)", from, \
-                   #f);
-  NEED(aclInit)
-  NEED(aclFinalize)
-  NEED(aclGetRecentErrMsg)
-  NEED(aclrtGetDeviceCount)
-  NEED(aclrtGetSocName)
-  NEED(aclrtCreateContext)
-  NEED(aclrtDestroyContext)
-  NEED(aclrtSetCurrentContext)
-  NEED(aclrtGetMemInfo)
-  NEED(aclrtMalloc)
-  NEED(aclrtFree)
-  NEED(aclrtMallocHost)
-  NEED(aclrtFreeHost)
-  NEED(aclrtMemcpy)
-  NEED(aclrtMemcpyAsync)
-  NEED(aclrtMemset)
-  NEED(aclrtMemsetAsync)
-  NEED(aclrtCreateStream)
-  NEED(aclrtDestroyStream)
-  NEED(aclrtSynchronizeStreamWithTimeout)
-  NEED(aclrtStreamAbort)
-  NEED(aclrtBinaryLoadFromData)
-  NEED(aclrtBinaryUnLoad)
-  NEED(aclrtBinaryGetFunction)
-  NEED(aclrtLaunchKernelWithHostArgs)
+                   "acl" #f);
+  NEED(Init)
+  NEED(Finalize)
+  NEED(GetRecentErrMsg)
+  NEED(rtGetDeviceCount)
+  NEED(rtGetSocName)
+  NEED(rtCreateContext)
+  NEED(rtDestroyContext)
+  NEED(rtSetCurrentContext)
+  NEED(rtGetMemInfo)
+  NEED(rtMalloc)
+  NEED(rtFree)
+  NEED(rtMallocHost)
+  NEED(rtFreeHost)
+  NEED(rtMemcpy)
+  NEED(rtMemcpyAsync)
+  NEED(rtMemset)
+  NEED(rtMemsetAsync)
+  NEED(rtCreateStream)
+  NEED(rtDestroyStream)
+  NEED(rtSynchronizeStreamWithTimeout)
+  NEED(rtStreamAbort)
+  NEED(rtBinaryLoadFromData)
+  NEED(rtBinaryUnLoad)
+  NEED(rtBinaryGetFunction)
+  NEED(rtLaunchKernelWithHostArgs)
 #undef NEED
-  *(void **)&api.acldoubleConfigure = dlsym(h, "acldoubleConfigure");
-  *(void **)&api.acldoubleFaultInject = dlsym(h, "acldoubleFaultInject");
+  *(void **)&api.doubleConfigure = dlsym(h, "acldoubleConfigure");
+  *(void **)&api.doubleFaultInject = dlsym(h, "acldoubleFaultInject");
   return RDEV_OK;
 }
 
@@ -112,10 +112,10 @@ int acl_load(const char *path, size_t devices_hint, size_t mem_hint, const acl_a
     rc = rt_fail(RDEV_API_NOT_SUPPORT, "the CANN runtime is already loaded from %s, not %s", loaded_path, path);
   }
   if (rc == RDEV_OK && users == 0) {
-    if (api.acldoubleConfigure) api.acldoubleConfigure((int32_t)devices_hint, mem_hint);
-    int e = api.aclInit(NULL);
+    if (api.doubleConfigure) api.doubleConfigure((int32_t)devices_hint, mem_hint);
+    int e = api.Init(NULL);
     if (e != 0 && e != 100002) /* ACL_ERROR_REPEAT_INITIALIZE: someone else did */
-      rc = rt_fail(e, "aclInit failed (%d): %s", e, api.aclGetRecentErrMsg ? api.aclGetRecentErrMsg() : "");
+      rc = rt_fail(e, "aclInit failed (%d): %s", e, api.GetRecentErrMsg ? api.GetRecentErrMsg() : "");
   }
   if (rc == RDEV_OK) {
     users++;
@@ -127,6 +127,6 @@ int acl_load(const char *path, size_t devices_hint, size_t mem_hint, const acl_a
 
 void acl_unload(void) {
   pthread_mutex_lock(&loader_mu);
-  if (users > 0 && --users == 0) api.aclFinalize();
+  if (users > 0 && --users == 0) api.Finalize();
   pthread_mutex_unlock(&loader_mu);
 }

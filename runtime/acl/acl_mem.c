@@ -119,10 +119,10 @@ int acl_malloc(void *impl, rdev_rt_space_t *space, int dev, void **dptr, size_t 
   /* the policy is CANN's own enum, and HUGE_FIRST is what every caller
    * gets; the generic layer has checked it */
   void *p = NULL;
-  int e = a->api->aclrtMalloc(&p, size, 0);
+  int e = a->api->rtMalloc(&p, size, 0);
   if (e) return acl_fail(a, e, "aclrtMalloc");
   if ((uintptr_t)p % RDEV_RT_MEM_ALIGN) {
-    a->api->aclrtFree(p);
+    a->api->rtFree(p);
     return rt_fail(RDEV_INTERNAL_ERROR, "aclrtMalloc returned %p, not %d-byte aligned", p, RDEV_RT_MEM_ALIGN);
   }
   acl_space_t *sp = space ? (acl_space_t *)space : &a->own;
@@ -130,7 +130,7 @@ int acl_malloc(void *impl, rdev_rt_space_t *space, int dev, void **dptr, size_t 
   if (sp != &a->own) atomic_fetch_add(&sp->refs, 1); /* the runtime's own is not counted */
   if (!table_add(&a->dmem, &b)) {
     if (sp != &a->own) space_unref(a, sp);
-    a->api->aclrtFree(p);
+    a->api->rtFree(p);
     return rt_fail(RDEV_BAD_ALLOC, "cannot record the allocation at %p", p);
   }
   *dptr = p;
@@ -142,7 +142,7 @@ int acl_free(void *impl, void *dptr) {
   acl_block_t b;
   if (!table_remove(&a->dmem, dptr, &b))
     return rt_fail(RDEV_INVALID_PARAM, "%p is not the start of a live device allocation", dptr);
-  int rc = acl_enter(a, b.dev), e = rc ? 0 : a->api->aclrtFree(dptr);
+  int rc = acl_enter(a, b.dev), e = rc ? 0 : a->api->rtFree(dptr);
   if (!rc && e) rc = acl_fail(a, e, "aclrtFree");
   if (rc) { /* still CANN's: keep it where close frees it */
     table_add(&a->dmem, &b);
@@ -168,11 +168,11 @@ int acl_malloc_host(void *impl, void **p, size_t size) {
   int rc = acl_enter(a, 0); /* CANN pins host memory for the current context */
   if (rc) return rc;
   void *m = NULL;
-  int e = a->api->aclrtMallocHost(&m, size);
+  int e = a->api->rtMallocHost(&m, size);
   if (e) return acl_fail(a, e, "aclrtMallocHost");
   acl_block_t b = {.addr = (uintptr_t)m, .size = size, .dev = -1};
   if (!table_add(&a->hmem, &b)) {
-    a->api->aclrtFreeHost(m);
+    a->api->rtFreeHost(m);
     return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
   }
   *p = m;
@@ -184,7 +184,7 @@ int acl_free_host(void *impl, void *p) {
   acl_block_t b;
   if (!table_remove(&a->hmem, p, &b)) return rt_fail(RDEV_INVALID_PARAM, "%p was not allocated by malloc_host", p);
   int rc = acl_enter(a, 0);
-  int e = rc ? 0 : a->api->aclrtFreeHost(p);
+  int e = rc ? 0 : a->api->rtFreeHost(p);
   return rc ? rc : e ? acl_fail(a, e, "aclrtFreeHost") : RDEV_OK;
 }
 
@@ -192,13 +192,13 @@ static acl_t *freeing; /* acl_mem_free_all's instance (close is single-threaded)
 
 static void free_dev_node(void *n) {
   acl_block_t *b = n;
-  if (acl_enter(freeing, b->dev) == RDEV_OK) freeing->api->aclrtFree((void *)b->addr);
+  if (acl_enter(freeing, b->dev) == RDEV_OK) freeing->api->rtFree((void *)b->addr);
   free(b);
 }
 
 static void free_host_node(void *n) {
   acl_block_t *b = n;
-  if (acl_enter(freeing, 0) == RDEV_OK) freeing->api->aclrtFreeHost((void *)b->addr);
+  if (acl_enter(freeing, 0) == RDEV_OK) freeing->api->rtFreeHost((void *)b->addr);
   free(b);
 }
 
@@ -251,7 +251,7 @@ int acl_copy(void *impl, void *dst, const void *src, size_t n, rdev_memcpy_kind_
     return rt_fail(RDEV_INVALID_PARAM, "%s copy names no device memory",
                    kind == RDEV_MEMCPY_HOST_TO_DEVICE ? "H2D" : "D2H/D2D");
   if ((rc = acl_enter(a, dev))) return rc;
-  int e = a->api->aclrtMemcpy(dst, n, src, n, (int)kind);
+  int e = a->api->rtMemcpy(dst, n, src, n, (int)kind);
   return e ? acl_fail(a, e, "aclrtMemcpy") : RDEV_OK;
 }
 
@@ -260,6 +260,6 @@ int acl_memset(void *impl, void *dst, int value, size_t n) {
   int dev = acl_dev_of(a, dst), rc;
   if (dev < 0) return rt_fail(RDEV_INVALID_PARAM, "%p is not device memory", dst);
   if ((rc = acl_enter(a, dev))) return rc;
-  int e = a->api->aclrtMemset(dst, n, value, n);
+  int e = a->api->rtMemset(dst, n, value, n);
   return e ? acl_fail(a, e, "aclrtMemset") : RDEV_OK;
 }
