@@ -94,6 +94,9 @@ typedef struct {
   void *print_user;
 } cl_pending_state_t;
 
+/* poll.c: at most this many received messages are held (CL_HELD_BYTES in all). */
+#define CL_HELD_MAX 32
+
 /* poll.c: who polls the call's completion queue, the receiver thread, the
  * one RECV_MESSAGE, and the call's end. */
 typedef struct {
@@ -107,6 +110,13 @@ typedef struct {
   int64_t park_until;     /* the receiver parks till then (CLOCK_MONOTONIC ns) */
   grpc_byte_buffer *recv_bb;
   bool recv_posted, recv_ended; /* a RECV_MESSAGE is out; the call sends no more */
+  /* The latest large messages received, kept alive (whoever polls owns
+   * them; see poll.c's "held messages"). */
+  grpc_byte_buffer *held[CL_HELD_MAX]; /* oldest first */
+  uintptr_t held_top[CL_HELD_MAX];     /* the highest address each reaches */
+  int held_n;
+  size_t held_bytes;
+  int64_t held_at; /* when the last one was received (CLOCK_MONOTONIC ns) */
   grpc_metadata_array trailing_md;
   grpc_status_code status;
   grpc_slice status_details;

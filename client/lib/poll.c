@@ -17,6 +17,21 @@
  * send to send.c; the call's status ends the session (every pending request
  * fails, the send queue is dropped). Owns s->poll; calls send.c, pending.c
  * and error.c.
+ *
+ * Held messages. gRPC reads each message into fresh 64 KiB slices from
+ * malloc. Destroyed as soon as it is handled, a message's slices often end
+ * on top of the heap, which glibc then gives back to the kernel (its trim
+ * threshold is 128 KiB unless the process tunes it); the next message's
+ * slices are faulted in anew, page by page: D2H ran at a tenth of the
+ * network's speed. So the poller keeps the latest large messages alive,
+ * up to CL_HELD_BYTES, and destroys the oldest as new ones come, except the
+ * one that reaches highest in its heap (it likely borders the top): what
+ * it frees lies below memory still in use, stays mapped, and is what the
+ * next messages are read into. The process's allocator is left as it is.
+ * The receiver lets them all go once the session has received nothing for
+ * HELD_IDLE_NS, and the session's end does. This is a measured remedy
+ * (docs/performance.md, "Memory"), not a guarantee: reading bulk data
+ * straight into the caller's memory needs a data path of rdev's own.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,6 +48,11 @@ enum { POLL_NONE, POLL_RX, POLL_CALLER };
 
 #define RX_PARK_NS (20 * 1000000LL)
 
+/* Held messages (above): how many bytes, which messages, and how long. */
+#define CL_HELD_BYTES (16u << 20)
+#define HELD_MIN_BYTES (64u << 10)
+#define HELD_IDLE_NS (1000 * 1000000LL)
+
 static bool past(const struct timespec *dl) {
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
@@ -48,7 +68,69 @@ void cl_poll_init(rdev_session_t *s) {
   s->poll.status_details = grpc_empty_slice();
 }
 
+/* The highest address a message's bytes reach (0 when it has none). */
+static uintptr_t bb_top(grpc_byte_buffer *bb) {
+  uintptr_t top = 0;
+  grpc_slice_buffer *sb = &bb->data.raw.slice_buffer;
+  for (size_t i = 0; i < sb->count; i++) {
+    uintptr_t e = (uintptr_t)GRPC_SLICE_START_PTR(sb->slices[i]) + GRPC_SLICE_LENGTH(sb->slices[i]);
+    if (e > top) top = e;
+  }
+  return top;
+}
+
+/* Whether held message i reaches highest among the held ones of its heap
+ * (a glibc heap is at most 64 MiB): its memory likely borders the heap's
+ * top, where freeing it would let glibc trim. */
+static bool held_topmost(cl_poll_state_t *p, int i) {
+  uintptr_t t = p->held_top[i];
+  for (int j = 0; j < p->held_n; j++)
+    if (j != i && p->held_top[j] >> 26 == t >> 26 && p->held_top[j] > t) return false;
+  return true;
+}
+
+/* Destroys held message i. */
+static void held_drop(cl_poll_state_t *p, int i) {
+  p->held_bytes -= grpc_byte_buffer_length(p->held[i]);
+  grpc_byte_buffer_destroy(p->held[i]);
+  for (int j = i + 1; j < p->held_n; j++) {
+    p->held[j - 1] = p->held[j];
+    p->held_top[j - 1] = p->held_top[j];
+  }
+  p->held_n--;
+}
+
+/* Destroys the oldest held message that does not border its heap's top
+ * (or the oldest, when each does). */
+static void held_drop_oldest(cl_poll_state_t *p) {
+  int i = 0;
+  while (i < p->held_n - 1 && held_topmost(p, i)) i++;
+  held_drop(p, i);
+}
+
+/* Keeps bb (handled) alive among the held messages, or destroys it when it
+ * is small. Only the poller touches them (or, under s->mu, the receiver
+ * when no one polls), so they need no lock of their own. */
+static void held_put(cl_poll_state_t *p, grpc_byte_buffer *bb) {
+  size_t n = grpc_byte_buffer_length(bb);
+  if (n < HELD_MIN_BYTES || n > CL_HELD_BYTES || bb->type != GRPC_BB_RAW) {
+    grpc_byte_buffer_destroy(bb);
+    return;
+  }
+  while (p->held_n == CL_HELD_MAX || (p->held_n && p->held_bytes + n > CL_HELD_BYTES)) held_drop_oldest(p);
+  p->held[p->held_n] = bb;
+  p->held_top[p->held_n] = bb_top(bb);
+  p->held_n++;
+  p->held_bytes += n;
+  p->held_at = (int64_t)rdev_clock_now_ns();
+}
+
+static void held_drop_all(cl_poll_state_t *p) {
+  while (p->held_n) held_drop(p, p->held_n - 1);
+}
+
 void cl_poll_destroy(rdev_session_t *s) {
+  held_drop_all(&s->poll);
   grpc_metadata_array_destroy(&s->poll.trailing_md);
   grpc_slice_unref(s->poll.status_details);
   if (s->poll.recv_bb) grpc_byte_buffer_destroy(s->poll.recv_bb);
@@ -174,7 +256,7 @@ static void dispatch(rdev_session_t *s, grpc_event ev) {
         char why[160];
         if (ev.success && !cl_reply_handle(s, bb, why, sizeof why))
           grpc_call_cancel_with_status(s->call, GRPC_STATUS_INTERNAL, why, NULL);
-        grpc_byte_buffer_destroy(bb);
+        held_put(&s->poll, bb);
       }
       break;
     }
@@ -250,7 +332,17 @@ static void *rx_main(void *arg) {
     }
     s->poll.park_until = 0;
     cl_pending_take_completed_locked(s); /* count this poll's completions only */
-    if (poll_once_locked(s, POLL_RX, gpr_inf_future(GPR_CLOCK_MONOTONIC)) == GRPC_QUEUE_SHUTDOWN) break;
+    /* While messages are held, poll only until they have been held idle
+     * long enough, then let them go. */
+    gpr_timespec dl = gpr_inf_future(GPR_CLOCK_MONOTONIC);
+    if (s->poll.held_n) {
+      int64_t left = s->poll.held_at + HELD_IDLE_NS - (int64_t)rdev_clock_now_ns();
+      dl = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_nanos(left > 0 ? left : 0, GPR_TIMESPAN));
+    }
+    grpc_completion_type type = poll_once_locked(s, POLL_RX, dl);
+    if (type == GRPC_QUEUE_SHUTDOWN) break;
+    if (type == GRPC_QUEUE_TIMEOUT && s->poll.held_n && (int64_t)rdev_clock_now_ns() - s->poll.held_at >= HELD_IDLE_NS)
+      held_drop_all(&s->poll); /* under s->mu no one polls: they are no poller's */
     /* A caller just got its reply here: it may well call again soon. */
     if (cl_pending_take_completed_locked(s) && !background_locked(s))
       s->poll.park_until = (int64_t)rdev_clock_now_ns() + RX_PARK_NS;

@@ -159,7 +159,10 @@ int rdev_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t p
 int rdev_ptr_on_device(rdev_session_t *s, const void *p);
 /* aclrtFree: dptr must be what rdev_malloc returned. */
 int rdev_free(rdev_session_t *s, void *dptr);
-/* aclrtMallocHost: local page-aligned host memory for transfers. */
+/* aclrtMallocHost: local page-aligned host memory for transfers, resident
+ * on return (faulted in, as CANN's pinned memory is; on transparent huge
+ * pages from 2 MiB where the kernel offers them). Blocks while the pages
+ * are faulted in; its contents are unspecified. Free with rdev_free_host. */
 int rdev_malloc_host(rdev_session_t *s, void **ptr, size_t size);
 /* aclrtFreeHost. */
 int rdev_free_host(rdev_session_t *s, void *ptr);
