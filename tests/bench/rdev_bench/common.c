@@ -1,12 +1,14 @@
 /*
  * tests/bench/rdev_bench/common.c — the helpers every part of rdev_bench
- * uses (common.h): failing, statistics, size labels, host buffers, the data
- * pattern, the seeded shuffle and byte-for-byte checks.
+ * uses (common.h): failing, statistics, size labels, host buffers, paths
+ * next to the binary, the data pattern, the seeded shuffle and
+ * byte-for-byte checks.
  */
 #define _GNU_SOURCE
 #include "common.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -66,6 +68,16 @@ void *xalloc(size_t n) {
   void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) die("cannot map %zu host bytes: %s", n, strerror(errno));
   return p;
+}
+
+void exe_relative(const char *rel, char *out, size_t len) {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) die("cannot read /proc/self/exe to find %s next to this program", rel);
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (slash) *slash = '\0';
+  if ((size_t)snprintf(out, len, "%s/%s", exe, rel) >= len) die("path too long: %s/%s", exe, rel);
 }
 
 void fill_pattern(uint8_t *p, size_t n, uint64_t seed) {

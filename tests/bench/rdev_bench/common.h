@@ -1,8 +1,9 @@
 /*
  * tests/bench/rdev_bench/common.h — what every part of rdev_bench shares:
- * failing (die, CHECK for rdev calls, BL for baseline calls), the clock,
- * statistics (median, percentile), size labels, host buffers and the data
- * pattern, the seeded shuffle, and byte-for-byte comparison. Implemented in
+ * failing (die, CHECK for rdev calls, BL for baseline calls, CL for the
+ * other clients' calls), the clock, statistics (median, percentile), size
+ * labels, host buffers, paths next to the binary and the data pattern, the
+ * seeded shuffle, and byte-for-byte comparison. Implemented in
  * common.c. No state: a failure ends the process (stopping the rdevd the
  * bench started, through rdevd.h).
  */
@@ -34,6 +35,12 @@ void check_fail(const char *call, int rc, int line) __attribute__((noreturn));
     if ((call) != 0) die("line %d: baseline %s failed: %s", __LINE__, #call, bl_error()); \
   } while (0)
 
+/* A call of another client (clients.h) that must return 0. */
+#define CL(call) \
+  do { \
+    if ((call) != 0) die("line %d: %s failed: %s", __LINE__, #call, bl_error()); \
+  } while (0)
+
 static inline double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -49,6 +56,9 @@ void size_label(size_t n, char *buf, size_t len);
 /* n bytes of MAP_SHARED anonymous memory (the bare-gRPC helper processes
  * see it at the same address); dies when there is none. */
 void *xalloc(size_t n);
+/* rel resolved against the folder of this program's binary (e.g.
+ * "../server/rdevd") into out; dies if it cannot tell. */
+void exe_relative(const char *rel, char *out, size_t len);
 /* A pattern that differs per seed and per 8-byte word. */
 void fill_pattern(uint8_t *p, size_t n, uint64_t seed);
 /* Puts a[0..n) in a random order (Fisher-Yates; splitmix64 on *state). */

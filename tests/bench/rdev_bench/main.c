@@ -1,27 +1,38 @@
 /*
  * tests/bench/rdev_bench/main.c — rdev_bench, the data-plane benchmark of
  * rdev: its entry point, which owns the order of a run and the state the
- * phases share (bench_t). Every rdev figure is measured through the public
- * API (rdev/rdev.h) only; the baselines it is compared with (raw TCP, bare
- * gRPC, the in-process runtime) are behind baseline.h. `rdev bench` runs
- * this program.
+ * phases share (bench_t). Every figure of the C API is measured through the
+ * public API (rdev/rdev.h) only, the ACL library's and the Python package's
+ * through their own (behind clients.h); the baselines they are compared
+ * with (raw TCP, bare gRPC, the in-process runtime, local memcpy) are behind
+ * baseline.h. `rdev bench` runs this program.
  *
  *   rdev_bench [--target ADDR] [--rdevd PATH] [--quick] [--sizes LIST] [--reps N] [--malloc-tune]
+ *              [--python-path DIR] [--guard]
  *
  * Files: options.c (command line), rdevd.c (the rdevd it starts), the
  * phases phase_memory.c, phase_copies.c, phase_latency.c, phase_sessions.c,
- * report.c (table, summary line), targets.c (the targets, one table), the
- * baselines baseline_tcp.c, baseline_grpc*.c, baseline_rt.c, and common.c.
+ * report.c (tables, summary line), targets.c (the targets and the guard's
+ * floors, one table), the baselines baseline_tcp.c, baseline_grpc*.c,
+ * baseline_rt.c, the other clients client_acl.c, client_py.c (with
+ * py_peer.py, which the build copies next to the binary as
+ * rdev_bench_py_peer.py), and common.c.
  *
  * Without --target the bench starts its own rdevd on 127.0.0.1:0 (the binary
  * from --rdevd, else ../server/rdevd next to this binary; 1 sim device) and
  * stops it at the end; only then can it measure the server's memory.
- * $RDEV_TARGET is not used here: measuring a server someone else runs must
- * be asked for. The rdev client runs in this process with glibc's malloc
- * defaults, as in a user's program (--malloc-tune: keep freed memory, to
- * see what trimming costs the client); the bare-gRPC baseline's server and
- * client run in two forked helper processes, tuned (baseline_grpc.c says
- * how and why).
+ * $RDEV_TARGET is not read here: measuring a server someone else runs must
+ * be asked for; the bench sets it, in its own environment, to the rdevd it
+ * measures, for the ACL library's aclInit. The rdev client runs in this
+ * process with glibc's malloc defaults, as in a user's program
+ * (--malloc-tune: keep freed memory, to see what trimming costs the
+ * client), and so does the ACL library, with a session of its own; the
+ * Python package runs in a python3 child (/usr/bin/python3, else the first
+ * on PATH; the package from --python-path, else ../python next to this
+ * binary, the build's), with a session of its own, driven line by line over
+ * a pipe; when Python, numpy or the package cannot be found its figures are
+ * "na", with a note. The bare-gRPC baseline's server and client run in two
+ * forked helper processes, tuned (baseline_grpc.c says how and why).
  *
  * What one run measures (clock_gettime(CLOCK_MONOTONIC); 1 GB = 1e9 bytes;
  * copies move chunks of the server's max_chunk (1 MiB), as rdev's wire does,
@@ -33,25 +44,36 @@
  *    alternating sync memcpy H2D+D2H and async H2D+D2H+synchronize. Peak =
  *    max(VmRSS sampled every 2 ms, VmHWM reset via /proc/PID/clear_refs at
  *    the baseline); server_rss_mib = peak - baseline.
- * 2. Copies per size (4 KiB..256 MiB [..16 MiB]). Methods: rdev_memcpy H2D
+ * 2. Copies per size (4 KiB..256 MiB [..64 MiB]). Methods: rdev_memcpy H2D
  *    and D2H (sync; the headline figures); k x rdev_memcpy_async + one
  *    rdev_stream_synchronize ("-a"); raw TCP; bare gRPC upload and download
- *    on one long-lived stream (TCP and gRPC from one chunk on: below it they
- *    measure something else than rdev's round trips); rdev_rt_memcpy
- *    in-process ("rt"). Each method is calibrated (k doubled) so that a
- *    sample takes ~0.1 s [0.02 s]; the methods' samples are interleaved in
- *    each of 9 [3] reps (fewer, down to 3, when a size's reps would take over
- *    15 s [1.5 s]). A rep runs the network methods in a random order, then
- *    the two runtime copies: those move the most memory, and on this VM
- *    whichever method ran right after them was 25-40% slower at 256 MiB.
- *    So the method that opens a rep (right after the runtime copies of the
- *    rep before, or of calibration) takes turns: none opens more than
- *    ceil(reps / 7) reps (ceil(reps / 4) below one chunk, where TCP and
- *    gRPC do not run). The table shows medians. A ratio (e.g. h2d/tcp) is
- *    the median over reps of the ratio of the two samples of the same rep,
- *    so slow drifts of the VM cancel. Every size is then verified byte for
- *    byte: rdev sync and async H2D+D2H, and the runtime, TCP and gRPC
- *    paths.
+ *    on one long-lived stream; the ACL library's aclrtMemcpy H2D and D2H
+ *    (from and to malloc'd host memory, touched once); the Python package's
+ *    d.set(a) and d.get(out=a) (an existing numpy array and DeviceArray;
+ *    timed in the child); rdev_rt_memcpy in-process ("rt"). TCP, gRPC, ACL
+ *    and Python from one chunk on (below it TCP and gRPC measure something
+ *    else than rdev's round trips). From the headline size on (and above
+ *    32 MiB, where malloc maps each block anew) also D2H into fresh memory:
+ *    rdev_memcpy D2H into a buffer just malloc'd, and its
+ *    baseline, memcpy from the warm source into one; each transfer mallocs
+ *    its buffer and frees it after, the copy alone timed. Each method is
+ *    calibrated (k doubled) so that a sample takes ~0.1 s [0.02 s; 0.05 s
+ *    from 64 MiB]; the methods' samples are interleaved in each of 9 [3; 7
+ *    from 64 MiB] reps (fewer, down to 3, when a size's reps would take over
+ *    15 s [1.5 s; 15 s from 64 MiB]). A rep runs the other methods in a
+ *    random order, then the two runtime copies: those move the most memory,
+ *    and on this VM whichever method ran right after them was 25-40% slower
+ *    at 256 MiB. So the method that opens a rep (right after the runtime
+ *    copies of the rep before, or of calibration) takes turns: none opens
+ *    more than ceil(reps / L) reps, L the number of those other methods at
+ *    the size (13 from the headline size on, 11 from one chunk, 4 below it;
+ *    2 fewer without Python). The tables show medians. A ratio (e.g.
+ *    h2d/tcp, acl-h2d/tcp, d2h-fresh/memcpy-fresh) is the median over reps
+ *    of the ratio of the two samples of the same rep, so slow drifts of the
+ *    VM cancel. Every size is then verified byte for byte: rdev sync and
+ *    async H2D+D2H, D2H into fresh memory and its memcpy, the ACL library's
+ *    and the Python package's H2D+D2H (each into memory set to other bytes
+ *    before), and the runtime, TCP and gRPC paths.
  * 3. Latency: write_i32 launch (blocks=1) + rdev_stream_synchronize, a bare
  *    gRPC empty unary call and a synchronous rdev call (rdev_mem_info),
  *    sampled interleaved; medians and p99 of 2000 [200]. rtt_vs_grpc_unary
@@ -73,10 +95,17 @@
  * d2h_vs_tcp, h2d_vs_grpc, d2h_vs_grpc (sizes >= 64 MiB, or the largest size
  * when all are smaller: ratio_sizes_from_mib), rtt_vs_grpc_unary,
  * ops_per_s, server_rss_mib ("na" against --target), scale_4_sessions, the
- * raw figures behind them and targets_met=M/N (targets.c). Targets are
- * reported (met/MISSED), never fatal. Exit status: 0; 1 when any rdev or
+ * raw figures behind them, then acl_h2d_vs_tcp, acl_d2h_vs_tcp,
+ * py_h2d_vs_tcp, py_d2h_vs_tcp ("na" without Python),
+ * d2h_fresh_vs_memcpy_fresh ("na" without a size above 32 MiB) and their
+ * raw figures, guard=off|ok|FAILED and
+ * targets_met=M/N (targets.c). Targets are reported (met/MISSED), never
+ * fatal. --guard (ctest's rdev_bench_quick) adds the Guard block: each bulk
+ * ratio (every client against raw TCP, D2H fresh against memcpy fresh) must
+ * reach half its target. Exit status: 0; 1 when any rdev, ACL, Python or
  * baseline call fails, data differ, or the rdevd the bench started died or
- * did not exit cleanly; 2 on bad usage.
+ * did not exit cleanly; 2 on bad usage; 3 with --guard when a bulk ratio is
+ * below its floor or missing.
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -128,7 +157,7 @@ int main(int argc, char **argv) {
     else
       rdevd_default_path(rdevd, sizeof rdevd);
     size_t arena = (size_t)1 << 30;
-    size_t need = 2 * max_size + 4 * cfg.sess_buf + cfg.rss_buf + 64 * MiB;
+    size_t need = 4 * max_size + 4 * cfg.sess_buf + cfg.rss_buf + 64 * MiB; /* C API, ACL, Python */
     if (need > arena) arena = need;
     b.server_pid = rdevd_start(rdevd, arena, cfg.addr, sizeof cfg.addr);
   } else {
@@ -159,11 +188,23 @@ int main(int argc, char **argv) {
   CHECK(rdev_stream_create(b.s, &b.st));
   CHECK(rdev_malloc(b.s, &b.dev, max_size, RDEV_MEM_MALLOC_HUGE_FIRST));
   CHECK(rdev_memset(b.s, b.dev, max_size, 0x33, max_size));
+  /* the other clients, each with its own session */
+  CL(cl_acl_open(&b.acl, cfg.addr, max_size));
+  {
+    char script[PATH_MAX], pkg[PATH_MAX];
+    exe_relative("rdev_bench_py_peer.py", script, sizeof script);
+    if (cfg.python_dir)
+      snprintf(pkg, sizeof pkg, "%s", cfg.python_dir);
+    else
+      exe_relative("../python", pkg, sizeof pkg);
+    CL(cl_py_open(&b.py, script, pkg, cfg.addr, b.py_note, sizeof b.py_note));
+  }
 
   /* 2. copies */
-  report_copies_start(&b);
+  report_copies_start(&b, big);
   copies_result_t copies = phase_copies(&b, big, report_copies_row);
   report_copies_end();
+  report_clients(&b, &copies);
 
   /* 3. latency, 4. small ops */
   void *small;
@@ -179,6 +220,8 @@ int main(int argc, char **argv) {
   report_sessions(&cfg, &sess);
 
   /* teardown */
+  CL(cl_py_close(b.py));
+  CL(cl_acl_close(b.acl));
   CHECK(rdev_free(b.s, b.dev));
   CHECK(rdev_stream_destroy(b.st));
   rdev_session_close(b.s);
@@ -190,7 +233,7 @@ int main(int argc, char **argv) {
   munmap(b.dst, host_len);
 
   /* targets and the summary line */
-  summary_t sum = summary_make(&cfg, big, &rss, &copies, &lat, &ops, &sess);
-  report_end(&sum, big, now_s() - t_start);
-  return server_bad ? 1 : 0;
+  summary_t sum = summary_make(&cfg, big, &rss, &copies, &lat, &ops, &sess, b.py != NULL);
+  int below = report_end(&sum, big, now_s() - t_start, cfg.guard);
+  return server_bad ? 1 : below ? 3 : 0;
 }

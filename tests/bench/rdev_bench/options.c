@@ -15,15 +15,18 @@ static const size_t kDefaultSizes[] = {4u << 10, 64u << 10, 1u << 20, 4u << 20, 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: rdev_bench [--target ADDR] [--rdevd PATH] [--quick] [--sizes LIST] [--reps N]\n"
-          "                  [--malloc-tune]\n"
+          "                  [--malloc-tune] [--python-path DIR] [--guard]\n"
           "       rdev [--target ADDR] bench [OPTIONS]   (the same: rdev runs this program)\n"
           "  --target ADDR  measure the rdevd at ADDR (no server-memory figure); default: start one\n"
           "  --rdevd PATH   the rdevd to start (default: ../server/rdevd next to this binary)\n"
-          "  --quick        sizes up to 16 MiB, 256 MiB in the memory phase, few reps (~20 s; CI)\n"
+          "  --quick        sizes up to 64 MiB, 256 MiB in the memory phase, few reps (~25 s; CI)\n"
           "  --sizes LIST   copy sizes, e.g. 4K,1M,64M (suffixes K, M, G; at most 1G each)\n"
-          "  --reps N       samples per size and method (1..15; default 9, --quick 3)\n"
+          "  --reps N       samples per size and method (1..15; default 9, --quick 3, and 7 from 64 MiB)\n"
           "  --malloc-tune  keep freed memory in this process's heap (mallopt), as the bare-gRPC\n"
           "                 helper always does: shows what glibc's trimming costs the rdev client\n"
+          "  --python-path DIR  where the `rdev` Python package is (default: ../python next to this\n"
+          "                 binary, the build's); python3 is /usr/bin/python3, else the first on PATH\n"
+          "  --guard        fail (exit 3) when a bulk ratio is below half its target, or missing\n"
           "Prints a table and, last, one line of key=value figures. Exit 1 on any error.\n");
 }
 
@@ -66,6 +69,12 @@ int bench_parse_args(cfg_t *c, int argc, char **argv) {
       c->quick = 1;
     } else if (!strcmp(a, "--malloc-tune")) {
       c->malloc_tune = 1;
+    } else if (!strcmp(a, "--guard")) {
+      c->guard = 1;
+    } else if (!strcmp(a, "--python-path") && i + 1 < argc) {
+      c->python_dir = argv[++i];
+    } else if (!strncmp(a, "--python-path=", 14)) {
+      c->python_dir = a + 14;
     } else if (!strcmp(a, "--target") && i + 1 < argc) {
       c->target = argv[++i];
     } else if (!strncmp(a, "--target=", 9)) {
@@ -97,6 +106,11 @@ int bench_parse_args(cfg_t *c, int argc, char **argv) {
   }
   c->reps = c->quick ? 3 : 9;
   c->sample_s = c->quick ? 0.02 : 0.1;
+  /* from the headline size on (the targets' and the guard's sizes): more
+   * and longer samples in quick mode, so that noise cannot fail --guard */
+  c->big_reps = c->quick ? 7 : 9;
+  c->big_sample_s = c->quick ? 0.05 : 0.1;
+  c->big_budget_s = 15;
   c->rtt_n = c->quick ? 200 : 2000;
   c->ops_n = c->quick ? 20000 : 100000;
   c->ops_reps = c->quick ? 1 : 3;
@@ -107,7 +121,7 @@ int bench_parse_args(cfg_t *c, int argc, char **argv) {
   c->sess_buf = c->quick ? 16 * MiB : 64 * MiB;
   c->sess_s = c->quick ? 0.2 : 1.0;
   c->sess_reps = c->quick ? 2 : 7;
-  if (reps) c->reps = reps;
+  if (reps) c->reps = c->big_reps = reps;
   if (sizes) {
     char *dup = strdup(sizes), *save = NULL;
     for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -125,7 +139,7 @@ int bench_parse_args(cfg_t *c, int argc, char **argv) {
     }
   } else {
     for (size_t i = 0; i < sizeof kDefaultSizes / sizeof kDefaultSizes[0]; i++)
-      if (!c->quick || kDefaultSizes[i] <= 16 * MiB) c->sizes[c->nsizes++] = kDefaultSizes[i];
+      if (!c->quick || kDefaultSizes[i] <= 64 * MiB) c->sizes[c->nsizes++] = kDefaultSizes[i];
   }
   return 0;
 }

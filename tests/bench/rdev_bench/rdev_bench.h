@@ -9,9 +9,11 @@
  *     (phase_copies.c), latency and pipelined small ops (phase_latency.c),
  *     concurrent sessions (phase_sessions.c);
  *   - the report (report.c): the table and the key=value summary line;
- *   - the targets, test policy in one table (targets.c).
- * Every rdev figure is measured through rdev/rdev.h only; the baselines are
- * behind baseline.h.
+ *   - the targets and the guard's floors, test policy in one table
+ *     (targets.c).
+ * Every rdev figure of the C API is measured through rdev/rdev.h only, the
+ * ACL library's and the Python package's through their own APIs (behind
+ * clients.h); the baselines are behind baseline.h.
  */
 #ifndef RDEV_BENCH_H
 #define RDEV_BENCH_H
@@ -21,6 +23,7 @@
 #include <sys/types.h>
 
 #include "baseline.h"
+#include "clients.h"
 #include "common.h"
 #include "rdev/rdev.h"
 
@@ -28,6 +31,10 @@
 #define MAX_REPS 15
 #define KMAX 1000000L       /* most transfers in one sample */
 #define BIG_SIZE (64 * MiB) /* the headline ratios are taken from this size on */
+/* D2H into fresh memory runs above this size only: glibc's malloc maps
+ * every block this large anew (its mmap threshold grows no further), while
+ * it hands back kept, touched memory for smaller ones. */
+#define FRESH_MIN (32 * MiB)
 
 /* ---- configuration (options.c) ----------------------------------------------------- */
 
@@ -48,6 +55,10 @@ typedef struct {
   double sess_s; /* each concurrent-sessions sample lasts this long */
   int sess_reps;
   int malloc_tune;
+  int guard;              /* --guard: a bulk ratio below its floor (targets.c) fails the run */
+  const char *python_dir; /* --python-path: where the `rdev` package is; NULL: ../python next to this binary */
+  int big_reps;           /* reps, sample time and budget from the headline size on (main.c's big) */
+  double big_sample_s, big_budget_s;
 } cfg_t;
 
 /* Fills c from argv[0..argc) (the arguments after the program name) and
@@ -69,6 +80,9 @@ typedef struct {
   bl_tcp_t *tcp;
   bl_grpc_t *grpc;
   bl_rt_t *rt;
+  cl_acl_t *acl;     /* the ACL library, its own session */
+  cl_py_t *py;       /* the Python package's child; NULL when there is none: */
+  char py_note[512]; /* why (its figures are then "na") */
 } bench_t;
 
 /* A new session with b->cfg->addr; dies on failure. */
@@ -89,43 +103,61 @@ rss_result_t phase_memory(bench_t *b);
 
 /* ---- 2. copies (phase_copies.c) ------------------------------------------------------ */
 
-/* The network methods, then the runtime's two (phase_copies relies on it). */
-enum { M_H2D, M_H2D_ASYNC, M_D2H, M_D2H_ASYNC, M_TCP, M_GRPC_UP, M_GRPC_DOWN, M_RT_H2D, M_RT_D2H, NM };
-
-/* Figures pooled over the reps of sizes >= the headline size: paired
- * ratios, then raw GB/s. */
+/* The methods: rdev's four through the C API, the baselines over the
+ * network, the ACL library's and the Python package's copies, D2H into fresh
+ * memory and its local baseline, then the runtime's two (phase_copies
+ * relies on them being last). */
 enum {
-  P_H2D_TCP,
-  P_D2H_TCP,
-  P_H2D_GRPC,
-  P_D2H_GRPC,
-  P_H2DA_TCP,
-  P_D2HA_TCP,
-  P_H2DA_GRPC,
-  P_D2HA_GRPC,
-  P_H2D,
-  P_D2H,
-  P_H2DA,
-  P_D2HA,
-  P_TCP,
-  P_GRPC_UP,
-  P_GRPC_DOWN,
-  P_RT_H2D,
-  P_RT_D2H,
-  NPOOLS
+  M_H2D,
+  M_H2D_ASYNC,
+  M_D2H,
+  M_D2H_ASYNC,
+  M_TCP,
+  M_GRPC_UP,
+  M_GRPC_DOWN,
+  M_ACL_H2D,
+  M_ACL_D2H,
+  M_PY_H2D,
+  M_PY_D2H,
+  M_D2H_FRESH,    /* rdev_memcpy D2H into a buffer just malloc'd, freed after */
+  M_MEMCPY_FRESH, /* memcpy from the warm source into a buffer just malloc'd */
+  M_RT_H2D,
+  M_RT_D2H,
+  NM
+};
+
+/* The paired ratios (numerator method / denominator method of the same
+ * rep; phase_copies.c's kRatios). */
+enum {
+  R_H2D_TCP,
+  R_D2H_TCP,
+  R_H2D_GRPC,
+  R_D2H_GRPC,
+  R_H2DA_TCP,
+  R_D2HA_TCP,
+  R_H2DA_GRPC,
+  R_D2HA_GRPC,
+  R_ACL_H2D_TCP,
+  R_ACL_D2H_TCP,
+  R_PY_H2D_TCP,
+  R_PY_D2H_TCP,
+  R_FRESH_MEMCPY, /* d2h_fresh / memcpy_fresh */
+  NR
 };
 
 typedef struct {
   size_t size;
   int reps;
-  double gbps[NM]; /* medians; NAN where the method did not run */
-  double ratio[4]; /* median paired ratios h2d/tcp, d2h/tcp, h2d/grpc, d2h/grpc; NAN without TCP */
+  double gbps[NM];  /* medians; NAN where the method did not run */
+  double ratio[NR]; /* median paired ratios; NAN where either method did not run */
 } size_row_t;
 
 typedef struct {
   int nrows;
   size_row_t rows[MAX_SIZES];
-  double pm[NPOOLS]; /* medians of the pools */
+  /* pooled over the reps of sizes >= the headline size: medians */
+  double pr[NR]; /* paired ratios */
+  double pg[NM]; /* GB/s */
 } copies_result_t;
 
 /* Measures every size of the configuration; on_row (may be NULL) gets each
@@ -161,12 +193,16 @@ sessions_result_t phase_sessions(bench_t *b);
 
 void report_start(const bench_t *b, const rdev_server_info_t *info, size_t max_size);
 void report_memory(const cfg_t *c, const rss_result_t *r);
-void report_copies_start(const bench_t *b);
+void report_copies_start(const bench_t *b, size_t big);
 void report_copies_row(const bench_t *b, const size_row_t *row);
 void report_copies_end(void);
 void report_latency(const cfg_t *c, const lat_result_t *r);
 void report_ops(const cfg_t *c, const ops_result_t *r);
 void report_sessions(const cfg_t *c, const sessions_result_t *r);
+
+/* The Clients table: the ACL library, the Python package and fresh memory
+ * per size, from the rows phase_copies returned. */
+void report_clients(const bench_t *b, const copies_result_t *cp);
 
 /* One figure of the summary line: key=value, value printed with fmt (or
  * str); "na" when not present (the targets on it then do not count). */
@@ -177,23 +213,28 @@ typedef struct {
 } figure_t;
 
 typedef struct {
-  figure_t f[64];
+  figure_t f[80];
   int n;
 } summary_t;
 
 /* Every figure of the summary line, in its order (targets_met comes last). */
 summary_t summary_make(const cfg_t *c, size_t big, const rss_result_t *rss, const copies_result_t *cp,
-                       const lat_result_t *lat, const ops_result_t *ops, const sessions_result_t *ss);
+                       const lat_result_t *lat, const ops_result_t *ops, const sessions_result_t *ss, int have_py);
 /* The figure named key; dies when there is none (a target naming an unknown key). */
 const figure_t *summary_find(const summary_t *s, const char *key);
-/* The end: the targets, the run time and the summary line. */
-void report_end(const summary_t *s, size_t big, double run_s);
+/* The end: the targets, the guard (when guard is set), the run time and
+ * the summary line. Returns the number of figures below the guard's floors
+ * (0 without guard). */
+int report_end(const summary_t *s, size_t big, double run_s, int guard);
 
 /* ---- the targets (targets.c) --------------------------------------------------------------- */
 
 /* Prints the Targets block (each met, MISSED or n/a) and counts them. */
 void targets_report(const summary_t *s, int *met, int *counted);
-/* The comparison and threshold of the target on key, e.g. ">= 0.75". */
+/* The comparison and threshold of the target on key, e.g. ">= 0.90". */
 const char *target_text(const char *key, char *buf, size_t len);
+/* Prints the Guard block: each bulk ratio against its floor (half its
+ * target), ok or FAILED ("na" fails), then which failed. Returns how many. */
+int guard_report(const summary_t *s);
 
 #endif

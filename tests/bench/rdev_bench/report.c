@@ -1,8 +1,11 @@
 /*
  * tests/bench/rdev_bench/report.c — what rdev_bench prints: the title, each
- * phase's part of the table (from the results the phases return), and the
- * end: the Targets block (targets.c), the run time and, last, the one
- * summary line of key=value figures, whose keys and order scripts rely on.
+ * phase's part of the table (from the results the phases return; the
+ * copies in two tables: the C API against the baselines, then the other
+ * clients and fresh memory), and the end: the Targets block and, with
+ * --guard, the Guard block (targets.c), the run time and, last, the one
+ * summary line of key=value figures, whose keys and order scripts rely on
+ * (new keys are added at the end, before guard and targets_met).
  */
 #include <math.h>
 #include <stdio.h>
@@ -40,16 +43,22 @@ void report_memory(const cfg_t *c, const rss_result_t *r) {
   fflush(stdout);
 }
 
-void report_copies_start(const bench_t *b) {
-  char chl[32], t_tcp[32], t_grpc[32];
+void report_copies_start(const bench_t *b, size_t big) {
+  const cfg_t *c = b->cfg;
+  char chl[32], t_tcp[32], t_grpc[32], each[64], bigl[32];
   size_label(b->chunk, chl, sizeof chl);
+  size_label(big, bigl, sizeof bigl);
+  if (c->big_sample_s != c->sample_s)
+    snprintf(each, sizeof each, "~%.2f s each, ~%.2f s from %s", c->sample_s, c->big_sample_s, bigl);
+  else
+    snprintf(each, sizeof each, "~%.2f s each", c->sample_s);
   printf(
-      "\nCopies, GB/s (medians of <reps> samples; ~%.2f s each). Sync = rdev_memcpy; async = k x "
+      "\nCopies, GB/s (medians of <reps> samples; %s). Sync = rdev_memcpy; async = k x "
       "rdev_memcpy_async + synchronize;\n"
       "tcp/grpc = raw TCP and bare gRPC (%s writes/messages, rdev's chunk, from %s on); rt = rdev_rt_memcpy "
       "in-process (no network).\n"
       "Ratios: rdev sync / baseline, paired per sample (target: %s x tcp, %s x grpc).\n",
-      b->cfg->sample_s, chl, chl, target_text("h2d_vs_tcp", t_tcp, sizeof t_tcp),
+      each, chl, chl, target_text("h2d_vs_tcp", t_tcp, sizeof t_tcp),
       target_text("h2d_vs_grpc", t_grpc, sizeof t_grpc));
   printf("%8s | %6s %6s %6s %6s | %6s %6s %6s | %6s %6s | %7s %7s %8s %8s | %4s\n", "size", "h2d", "h2d-a", "d2h",
          "d2h-a", "tcp", "grpc-u", "grpc-d", "rt-h2d", "rt-d2h", "h2d/tcp", "d2h/tcp", "h2d/grpc", "d2h/grpc", "reps");
@@ -59,14 +68,14 @@ void report_copies_row(const bench_t *b, const size_row_t *row) {
   (void)b;
   char lbl[32];
   size_label(row->size, lbl, sizeof lbl);
-  char cells[NM][16], rc[4][16];
+  char cells[NM][16], rc[NR][16];
   for (int m = 0; m < NM; m++) {
     if (isnan(row->gbps[m]))
       snprintf(cells[m], sizeof cells[m], "-");
     else
       snprintf(cells[m], sizeof cells[m], "%.2f", row->gbps[m]);
   }
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < NR; i++) {
     if (isnan(row->ratio[i]))
       snprintf(rc[i], sizeof rc[i], "-");
     else
@@ -79,7 +88,45 @@ void report_copies_row(const bench_t *b, const size_row_t *row) {
 }
 
 void report_copies_end(void) {
-  printf("Every size verified byte for byte: rdev sync and async H2D+D2H, runtime, TCP, gRPC up and down.\n");
+  printf(
+      "Every size verified byte for byte: rdev sync and async H2D+D2H, D2H into fresh memory, the ACL library,\n"
+      "the Python package, runtime, TCP, gRPC up and down.\n");
+}
+
+/* "%.2f" of v, or "-" */
+static void cell(char *buf, size_t len, double v) {
+  if (isnan(v))
+    snprintf(buf, len, "-");
+  else
+    snprintf(buf, len, "%.2f", v);
+}
+
+void report_clients(const bench_t *b, const copies_result_t *cp) {
+  char t_tcp[32], t_fresh[32];
+  printf(
+      "\nClients, GB/s (the same reps; ratios paired with the same rep's sample, medians): acl = aclrtMemcpy through\n"
+      "rdev's libascendcl.so (its own session); py = the Python package's d.set(a) / d.get(out=a) (a python3 child,\n"
+      "its own session); d2h-fr = rdev_memcpy D2H into a buffer just malloc'd, mcpy-fr = memcpy from a warm buffer\n"
+      "into one (one buffer per transfer, freed after; from the headline size on, above 32 MiB). Targets: %s x tcp,\n"
+      "fresh %s.\n",
+      target_text("acl_h2d_vs_tcp", t_tcp, sizeof t_tcp),
+      target_text("d2h_fresh_vs_memcpy_fresh", t_fresh, sizeof t_fresh));
+  if (!b->py) printf("Python package: na (%s)\n", b->py_note);
+  printf("%8s | %7s %7s %6s %6s | %6s | %6s %7s | %7s %7s %6s %6s %7s\n", "size", "acl-h2d", "acl-d2h", "py-h2d",
+         "py-d2h", "tcp", "d2h-fr", "mcpy-fr", "acl-h/t", "acl-d/t", "py-h/t", "py-d/t", "fr/mcpy");
+  for (int i = 0; i < cp->nrows; i++) {
+    const size_row_t *row = &cp->rows[i];
+    if (row->size < b->chunk) continue;
+    char lbl[32], c[7][16], r[5][16];
+    size_label(row->size, lbl, sizeof lbl);
+    static const int kM[] = {M_ACL_H2D, M_ACL_D2H, M_PY_H2D, M_PY_D2H, M_TCP, M_D2H_FRESH, M_MEMCPY_FRESH};
+    static const int kR[] = {R_ACL_H2D_TCP, R_ACL_D2H_TCP, R_PY_H2D_TCP, R_PY_D2H_TCP, R_FRESH_MEMCPY};
+    for (int j = 0; j < 7; j++) cell(c[j], sizeof c[j], row->gbps[kM[j]]);
+    for (int j = 0; j < 5; j++) cell(r[j], sizeof r[j], row->ratio[kR[j]]);
+    printf("%8s | %7s %7s %6s %6s | %6s | %6s %7s | %7s %7s %6s %6s %7s\n", lbl, c[0], c[1], c[2], c[3], c[4], c[5],
+           c[6], r[0], r[1], r[2], r[3], r[4]);
+  }
+  fflush(stdout);
 }
 
 void report_latency(const cfg_t *c, const lat_result_t *r) {
@@ -133,32 +180,39 @@ static void add_str(summary_t *s, const char *key, const char *str) {
   s->f[s->n - 1].str = str;
 }
 
+/* A figure that may be missing ("na"): the Python package's when there is
+ * none, D2H into fresh memory when no size was large enough. */
+static void add_if(summary_t *s, const char *key, const char *fmt, int present, double v) {
+  add(s, key, fmt, present ? v : NAN);
+  s->f[s->n - 1].present = present;
+}
+
 summary_t summary_make(const cfg_t *c, size_t big, const rss_result_t *rss, const copies_result_t *cp,
-                       const lat_result_t *lat, const ops_result_t *ops, const sessions_result_t *ss) {
+                       const lat_result_t *lat, const ops_result_t *ops, const sessions_result_t *ss, int have_py) {
   summary_t s;
   memset(&s, 0, sizeof s);
-  const double *pm = cp->pm;
-  add(&s, "h2d_vs_tcp", "%.3f", pm[P_H2D_TCP]);
-  add(&s, "d2h_vs_tcp", "%.3f", pm[P_D2H_TCP]);
-  add(&s, "h2d_vs_grpc", "%.3f", pm[P_H2D_GRPC]);
-  add(&s, "d2h_vs_grpc", "%.3f", pm[P_D2H_GRPC]);
+  const double *pr = cp->pr, *pg = cp->pg;
+  add(&s, "h2d_vs_tcp", "%.3f", pr[R_H2D_TCP]);
+  add(&s, "d2h_vs_tcp", "%.3f", pr[R_D2H_TCP]);
+  add(&s, "h2d_vs_grpc", "%.3f", pr[R_H2D_GRPC]);
+  add(&s, "d2h_vs_grpc", "%.3f", pr[R_D2H_GRPC]);
   add(&s, "rtt_vs_grpc_unary", "%.3f", lat->rtt_ratio);
   add(&s, "ops_per_s", "%.0f", ops->ops_per_s);
   add_rss(&s, "server_rss_mib", "%.1f", rss, rss->beyond_mib);
   add(&s, "scale_4_sessions", "%.3f", ss->scale[1]);
-  add(&s, "h2d_gbps", "%.3f", pm[P_H2D]);
-  add(&s, "d2h_gbps", "%.3f", pm[P_D2H]);
-  add(&s, "h2d_async_gbps", "%.3f", pm[P_H2DA]);
-  add(&s, "d2h_async_gbps", "%.3f", pm[P_D2HA]);
-  add(&s, "tcp_gbps", "%.3f", pm[P_TCP]);
-  add(&s, "grpc_gbps", "%.3f", pm[P_GRPC_UP]);
-  add(&s, "grpc_down_gbps", "%.3f", pm[P_GRPC_DOWN]);
-  add(&s, "rt_h2d_gbps", "%.3f", pm[P_RT_H2D]);
-  add(&s, "rt_d2h_gbps", "%.3f", pm[P_RT_D2H]);
-  add(&s, "h2d_async_vs_tcp", "%.3f", pm[P_H2DA_TCP]);
-  add(&s, "d2h_async_vs_tcp", "%.3f", pm[P_D2HA_TCP]);
-  add(&s, "h2d_async_vs_grpc", "%.3f", pm[P_H2DA_GRPC]);
-  add(&s, "d2h_async_vs_grpc", "%.3f", pm[P_D2HA_GRPC]);
+  add(&s, "h2d_gbps", "%.3f", pg[M_H2D]);
+  add(&s, "d2h_gbps", "%.3f", pg[M_D2H]);
+  add(&s, "h2d_async_gbps", "%.3f", pg[M_H2D_ASYNC]);
+  add(&s, "d2h_async_gbps", "%.3f", pg[M_D2H_ASYNC]);
+  add(&s, "tcp_gbps", "%.3f", pg[M_TCP]);
+  add(&s, "grpc_gbps", "%.3f", pg[M_GRPC_UP]);
+  add(&s, "grpc_down_gbps", "%.3f", pg[M_GRPC_DOWN]);
+  add(&s, "rt_h2d_gbps", "%.3f", pg[M_RT_H2D]);
+  add(&s, "rt_d2h_gbps", "%.3f", pg[M_RT_D2H]);
+  add(&s, "h2d_async_vs_tcp", "%.3f", pr[R_H2DA_TCP]);
+  add(&s, "d2h_async_vs_tcp", "%.3f", pr[R_D2HA_TCP]);
+  add(&s, "h2d_async_vs_grpc", "%.3f", pr[R_H2DA_GRPC]);
+  add(&s, "d2h_async_vs_grpc", "%.3f", pr[R_D2HA_GRPC]);
   add(&s, "rtt_us", "%.1f", lat->rtt_us);
   add(&s, "rtt_p99_us", "%.1f", lat->rtt_p99);
   add(&s, "grpc_unary_us", "%.1f", lat->unary_us);
@@ -174,6 +228,19 @@ summary_t summary_make(const cfg_t *c, size_t big, const rss_result_t *rss, cons
   add(&s, "ratio_sizes_from_mib", "%.0f", (double)(big >> 20));
   add_str(&s, "client_malloc", c->malloc_tune ? "tuned" : "default");
   add_str(&s, "mode", c->quick ? "quick" : "full");
+  /* the other clients and fresh memory */
+  add(&s, "acl_h2d_vs_tcp", "%.3f", pr[R_ACL_H2D_TCP]);
+  add(&s, "acl_d2h_vs_tcp", "%.3f", pr[R_ACL_D2H_TCP]);
+  add_if(&s, "py_h2d_vs_tcp", "%.3f", have_py, pr[R_PY_H2D_TCP]);
+  add_if(&s, "py_d2h_vs_tcp", "%.3f", have_py, pr[R_PY_D2H_TCP]);
+  int fresh = !isnan(pg[M_D2H_FRESH]);
+  add_if(&s, "d2h_fresh_vs_memcpy_fresh", "%.3f", fresh, pr[R_FRESH_MEMCPY]);
+  add(&s, "acl_h2d_gbps", "%.3f", pg[M_ACL_H2D]);
+  add(&s, "acl_d2h_gbps", "%.3f", pg[M_ACL_D2H]);
+  add_if(&s, "py_h2d_gbps", "%.3f", have_py, pg[M_PY_H2D]);
+  add_if(&s, "py_d2h_gbps", "%.3f", have_py, pg[M_PY_D2H]);
+  add_if(&s, "d2h_fresh_gbps", "%.3f", fresh, pg[M_D2H_FRESH]);
+  add_if(&s, "memcpy_fresh_gbps", "%.3f", fresh, pg[M_MEMCPY_FRESH]);
   return s;
 }
 
@@ -183,12 +250,13 @@ const figure_t *summary_find(const summary_t *s, const char *key) {
   die("no summary figure '%s'", key);
 }
 
-void report_end(const summary_t *s, size_t big, double run_s) {
+int report_end(const summary_t *s, size_t big, double run_s, int guard) {
   char bigl[32];
   size_label(big, bigl, sizeof bigl);
   printf("\nTargets (copies from %s; medians of paired ratios):\n", bigl);
   int met, counted;
   targets_report(s, &met, &counted);
+  int below = guard ? guard_report(s) : 0;
   printf("Run time %.1f s.\n", run_s);
   for (int i = 0; i < s->n; i++) {
     const figure_t *f = &s->f[i];
@@ -201,6 +269,7 @@ void report_end(const summary_t *s, size_t big, double run_s) {
       printf(f->fmt, f->v);
     putchar(' ');
   }
-  printf("targets_met=%d/%d\n", met, counted);
+  printf("guard=%s targets_met=%d/%d\n", !guard ? "off" : below ? "FAILED" : "ok", met, counted);
   fflush(stdout);
+  return below;
 }
