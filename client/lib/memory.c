@@ -7,6 +7,7 @@
  * and error.c.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,18 +82,41 @@ int rdev_free(rdev_session_t *s, void *dptr) {
 
 int rdev_ptr_on_device(rdev_session_t *s, const void *p) { return s && p && cl_addr_known(s, p, 1, NULL); }
 
+/* rdev_malloc_host memory is a mapping of its own (so that advice on it
+ * touches nothing of the process's heap); this record sits just below the
+ * pointer handed out, in a page of the mapping no caller byte uses. */
+typedef struct {
+  uint64_t magic;
+  void *base;
+  size_t len;
+} host_block_t;
+#define HOST_MAGIC 0x72646576686f7374ull /* "rdevhost" */
+
 int rdev_malloc_host(rdev_session_t *s, void **ptr, size_t size) {
   (void)s;
   if (!ptr) return cl_error(RDEV_INVALID_PARAM, "ptr is NULL");
   *ptr = NULL;
   if (size == 0) return cl_error(RDEV_INVALID_PARAM, "size 0");
-  void *p = NULL;
+  size_t pg = (size_t)sysconf(_SC_PAGESIZE), align = size >= HUGE_MIN ? HUGE_MIN : pg;
+  size_t body = (size + pg - 1) & ~(pg - 1);
+  if (body < size || body > SIZE_MAX - pg - align)
+    return cl_error(RDEV_BAD_ALLOC, "cannot allocate %zu host bytes", size);
+  size_t len = pg + body + (align > pg ? align : 0);
+  void *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) return cl_error(RDEV_BAD_ALLOC, "cannot allocate %zu host bytes", size);
+  uint8_t *p = (uint8_t *)(((uintptr_t)base + pg + align - 1) & ~(uintptr_t)(align - 1));
   /* As CANN's pinned memory: resident from the start, and on huge pages
    * where the kernel offers them (THP "madvise" mode asks for the advice). */
-  size_t align = size >= HUGE_MIN ? HUGE_MIN : 4096;
-  if (posix_memalign(&p, align, size) != 0) return cl_error(RDEV_BAD_ALLOC, "cannot allocate %zu host bytes", size);
   if (size >= HUGE_MIN) madvise(p, size & ~(size_t)(HUGE_MIN - 1), MADV_HUGEPAGE);
-  if (prefault(p, size) != 0) memset(p, 0, size);
+  if (prefault(p, size) != 0) {
+    if (errno != EINVAL) { /* out of memory now, rather than killed later */
+      munmap(base, len);
+      return cl_error(RDEV_BAD_ALLOC, "cannot fault in %zu host bytes", size);
+    }
+    memset(p, 0, size); /* a kernel without MADV_POPULATE_WRITE */
+  }
+  host_block_t *h = (host_block_t *)(void *)(p - sizeof *h);
+  *h = (host_block_t){HOST_MAGIC, base, len};
   *ptr = p;
   return RDEV_OK;
 }
@@ -100,7 +124,10 @@ int rdev_malloc_host(rdev_session_t *s, void **ptr, size_t size) {
 int rdev_free_host(rdev_session_t *s, void *ptr) {
   (void)s;
   if (!ptr) return cl_error(RDEV_INVALID_PARAM, "ptr is NULL");
-  free(ptr);
+  host_block_t *h = (host_block_t *)(void *)((uint8_t *)ptr - sizeof *h);
+  if (h->magic != HOST_MAGIC) return cl_error(RDEV_INVALID_PARAM, "%p was not made by rdev_malloc_host", ptr);
+  h->magic = 0;
+  munmap(h->base, h->len);
   return RDEV_OK;
 }
 

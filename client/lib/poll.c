@@ -104,8 +104,8 @@ static void held_drop(cl_poll_state_t *p, int i) {
  * (or the oldest, when each does). */
 static void held_drop_oldest(cl_poll_state_t *p) {
   int i = 0;
-  while (i < p->held_n - 1 && held_topmost(p, i)) i++;
-  held_drop(p, i);
+  while (i < p->held_n && held_topmost(p, i)) i++;
+  held_drop(p, i < p->held_n ? i : 0);
 }
 
 /* Keeps bb (handled) alive among the held messages, or destroys it when it

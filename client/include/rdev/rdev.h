@@ -159,18 +159,23 @@ int rdev_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t p
 int rdev_ptr_on_device(rdev_session_t *s, const void *p);
 /* aclrtFree: dptr must be what rdev_malloc returned. */
 int rdev_free(rdev_session_t *s, void *dptr);
-/* aclrtMallocHost: local page-aligned host memory for transfers, resident
- * on return (faulted in, as CANN's pinned memory is; on transparent huge
- * pages from 2 MiB where the kernel offers them). Blocks while the pages
- * are faulted in; its contents are unspecified. Free with rdev_free_host. */
+/* aclrtMallocHost: local page-aligned host memory for transfers, a mapping
+ * of its own, resident on return (faulted in, as CANN's pinned memory is;
+ * on transparent huge pages from 2 MiB where the kernel offers them).
+ * Blocks while the pages are faulted in; its contents are unspecified.
+ * RDEV_BAD_ALLOC when it cannot be mapped or faulted in. */
 int rdev_malloc_host(rdev_session_t *s, void **ptr, size_t size);
-/* aclrtFreeHost. */
+/* aclrtFreeHost: ptr must be what rdev_malloc_host returned (another
+ * pointer is RDEV_INVALID_PARAM where it can be told apart). */
 int rdev_free_host(rdev_session_t *s, void *ptr);
 
 /* aclrtMemcpy: returns when the copy is done (no stream is synchronized).
  * count > dest_max is RDEV_RT_PARAM_INVALID; count 0 a no-op success. */
 int rdev_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count, rdev_memcpy_kind_t kind);
-/* aclrtMemcpyAsync: queues the copy on stream and returns. */
+/* aclrtMemcpyAsync: queues the copy on stream and returns. A D2H copy of
+ * 1 MiB or more first faults in those of dst's pages not yet present
+ * (the copy would fault them in anyway), which takes about a millisecond
+ * per 6 MiB; dst's contents are not changed by it. */
 int rdev_memcpy_async(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count,
                       rdev_memcpy_kind_t kind, rdev_stream_t *stream);
 /* aclrtMemset on device memory. */
