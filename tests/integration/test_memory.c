@@ -7,6 +7,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "fixture.h"
 
@@ -118,6 +120,58 @@ START_TEST(test_malloc_host_free_host) {
   ck_assert_ptr_null(z);
   FX_EXPECT(rdev_free_host(s, NULL), RDEV_INVALID_PARAM);
   free(copy);
+  rdev_session_close(s);
+}
+END_TEST
+
+/* rdev_malloc_host memory is resident on return (as CANN's pinned memory),
+ * huge-page aligned from 2 MiB, and rdev_free_host refuses memory it did
+ * not make. */
+START_TEST(test_malloc_host_resident_and_owned) {
+  rdev_session_t *s = fx_open();
+  size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+  const size_t sizes[] = {100, 64 * 1024 + 3, 2 * FX_MiB, 5 * FX_MiB + 1};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    void *h = NULL;
+    FX_OK(rdev_malloc_host(s, &h, sizes[k]));
+    ck_assert_uint_eq((uintptr_t)h % (sizes[k] >= 2 * FX_MiB ? 2 * FX_MiB : pg), 0);
+    size_t npages = (sizes[k] + pg - 1) / pg;
+    unsigned char *vec = fx_xmalloc(npages);
+    ck_assert_int_eq(mincore(h, npages * pg, vec), 0);
+    for (size_t i = 0; i < npages; i++) ck_assert_msg(vec[i] & 1, "size %zu: page %zu not resident", sizes[k], i);
+    free(vec);
+    memset(h, 0x5A, sizes[k]);
+    FX_OK(rdev_free_host(s, h));
+  }
+  void *m = fx_xmalloc(4096);
+  memset(m, 0, 4096);
+  FX_EXPECT(rdev_free_host(s, (char *)m + 64), RDEV_INVALID_PARAM);
+  free(m);
+  rdev_session_close(s);
+}
+END_TEST
+
+/* D2H into memory just malloc'd (faulted in ahead of the copies) and, after
+ * the session has been idle long enough for the library to let go of the
+ * messages it held, again: byte for byte both times. */
+START_TEST(test_d2h_fresh_memory_and_after_idle) {
+  rdev_session_t *s = fx_open();
+  const size_t n = 24 * FX_MiB + 77;
+  uint8_t *src = fx_xmalloc(n);
+  fx_fill_random(src, n, 11);
+  void *d = NULL;
+  FX_OK(rdev_malloc(s, &d, n, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_memcpy(s, d, n, src, n, RDEV_MEMCPY_HOST_TO_DEVICE));
+  for (int round = 0; round < 2; round++) {
+    uint8_t *fresh = malloc(n);
+    ck_assert_ptr_nonnull(fresh);
+    FX_OK(rdev_memcpy(s, fresh + 0, n, d, n, RDEV_MEMCPY_DEVICE_TO_HOST));
+    FX_ASSERT_BYTES(fresh, src, n, "D2H into fresh memory");
+    free(fresh);
+    usleep(1300 * 1000); /* past the held messages' idle time */
+  }
+  FX_OK(rdev_free(s, d));
+  free(src);
   rdev_session_close(s);
 }
 END_TEST
@@ -641,6 +695,8 @@ Suite *suite_memory(void) {
   tcase_add_test(tc, test_free_rejects_foreign_interior_and_double);
   tcase_add_test(tc, test_other_sessions_addresses_are_unreachable);
   tcase_add_test(tc, test_malloc_host_free_host);
+  tcase_add_test(tc, test_malloc_host_resident_and_owned);
+  tcase_add_test(tc, test_d2h_fresh_memory_and_after_idle);
   tcase_add_test(tc, test_free_waits_for_queued_work);
   suite_add_tcase(su, tc);
   tc = fx_tcase("copy");
