@@ -22,8 +22,8 @@
  * malloc. Destroyed as soon as it is handled, a message's slices often end
  * on top of the heap, which glibc then gives back to the kernel (its trim
  * threshold is 128 KiB unless the process tunes it); the next message's
- * slices are faulted in anew, page by page: D2H ran at a tenth of the
- * network's speed. So the poller keeps the latest large messages alive,
+ * slices are faulted in anew, page by page, which holds D2H to a tenth
+ * of the network's speed. So the poller keeps the latest large messages alive,
  * up to CL_HELD_BYTES, and destroys the oldest as new ones come, except the
  * one that reaches highest in its heap (it likely borders the top): what
  * it frees lies below memory still in use, stays mapped, and is what the
