@@ -144,6 +144,7 @@ int srv_lines_next(srv_lines_t *it, char buf[SRV_LINE_MAX + 1], char **line, con
 void srv_config_defaults(srv_config_t *cfg) {
   memset(cfg, 0, sizeof *cfg);
   snprintf(cfg->listen, sizeof cfg->listen, "127.0.0.1:50051");
+  snprintf(cfg->bulk_listen, sizeof cfg->bulk_listen, "auto");
   snprintf(cfg->backend, sizeof cfg->backend, "sim");
   cfg->sim_devices = 2;
   cfg->sim_mem_bytes = (size_t)1 << 30;
@@ -221,6 +222,10 @@ int srv_config_set(srv_config_t *cfg, const char *key, const char *v, const char
   *err = NULL;
   if (!strcmp(key, "listen")) {
     if (set_string(cfg->listen, sizeof cfg->listen, v)) return *err = "listen: empty or too long", -1;
+  } else if (!strcmp(key, "bulk-listen")) {
+    if ((strcmp(v, "auto") && strcmp(v, "off") && !strchr(v, ':')) ||
+        set_string(cfg->bulk_listen, sizeof cfg->bulk_listen, v))
+      return *err = "bulk-listen: auto, off or host:port", -1;
   } else if (!strcmp(key, "backend")) {
     if (set_string(cfg->backend, sizeof cfg->backend, v)) return *err = "backend: empty or too long", -1;
   } else if (!strcmp(key, "sim-devices")) {

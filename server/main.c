@@ -85,6 +85,9 @@ static void usage(FILE *out) {
   fprintf(out,
           "usage: rdevd [options]\n"
           "  --listen ADDR        host:port or unix:/path (default 127.0.0.1:50051; port 0 picks one)\n"
+          "  --bulk-listen ADDR   where sessions attach their bulk connection for D2H data: auto (the\n"
+          "                       default: the listen host, a port the system picks), off, or\n"
+          "                       host:port. Plaintext TCP only: with TLS or a unix socket it is off\n"
           "  --config FILE        read settings from FILE (key = value, same names as the flags)\n"
           "  --backend NAME       device backend: sim (the default, a CPU-simulated device) or acl\n"
           "                       (Ascend NPUs through the CANN runtime, loaded at start-up)\n"

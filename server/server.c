@@ -342,7 +342,8 @@ int srv_start(srv_t *srv) {
   srv->port = creds ? grpc_server_add_http2_port(srv->server, srv->cfg.listen, creds) : 0;
   if (creds) grpc_server_credentials_release(creds);
   if (srv->port == 0) srv_log(SRV_LOG_ERROR, "cannot listen on %s", srv->cfg.listen);
-  if (srv->port == 0 || srv_jobs_open(srv) != 0) { /* jobs_open logs why */
+  if (srv->port == 0 || srv_bulk_start(srv) != 0 || srv_jobs_open(srv) != 0) { /* they log why */
+    srv_bulk_stop(srv);
     grpc_server_destroy(srv->server);
     for (int i = 0; i < srv->nthreads; i++) {
       grpc_completion_queue_shutdown(srv->cqs[i]);
@@ -397,6 +398,7 @@ static int wait_sessions(srv_t *srv, const struct timespec *deadline) {
 
 void srv_stop(srv_t *srv) {
   atomic_store(&srv->shutting_down, 1);
+  srv_bulk_stop(srv);
   shutdown_wait_t w = {.op.done = on_shutdown, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
   RDEV_HANDOFF_GIVE(&w.op);
   grpc_server_shutdown_and_notify(srv->server, srv->cqs[0], &w.op);

@@ -28,6 +28,7 @@
 
 typedef struct {
   char listen[256]; /* "host:port" or "unix:/path" */
+  char bulk_listen[256]; /* sessions' bulk connections: "auto", "off" or "host:port" (session/bulk.c) */
   char backend[32]; /* runtime backend name */
   int sim_devices;
   size_t sim_mem_bytes;
@@ -263,6 +264,9 @@ struct srv {
   srv_tenant_t *tenants;
   atomic_uint_fast64_t next_session_id;
   struct srv_zc *zc;       /* Read replies that show device memory (session/zerocopy.h) */
+  struct srv_bulk *bulk;   /* the bulk connections' listener (session/bulk.c); NULL: none */
+  int bulk_port;           /* where it listens; 0: none */
+  char bulk_port_str[8];   /* the same in decimal, for the open metadata */
   pthread_mutex_t bins_mu; /* the kernel binaries (binaries.c) */
   struct srv_bin *bins;
   struct srv_jobs *jobs; /* detached jobs (jobs/jobs.h); NULL without a job-dir */
@@ -308,6 +312,14 @@ void srv_zc_stop(srv_zc_t *zc);
 void srv_zc_free(srv_zc_t *zc);
 /* Shown replies whose slices gRPC still holds, server-wide. */
 int srv_zc_held(srv_zc_t *zc);
+
+/* The listener of the sessions' bulk connections (session/bulk.c), as
+ * cfg.bulk_listen says: none with "off", TLS or a unix socket. srv_start
+ * starts it after gRPC; 0, or -1 (logged) when an address given cannot be
+ * listened on ("auto" failing only logs). srv_stop stops it first: no
+ * connection attaches any more; sessions end theirs. */
+int srv_bulk_start(srv_t *srv);
+void srv_bulk_stop(srv_t *srv);
 
 /* Takes over an accepted Session call (its ref) for an authenticated
  * tenant: 0; or -1 with msg (the call still the caller's) when the session

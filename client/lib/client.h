@@ -14,7 +14,8 @@
  *   stream.c   streams, events, kernels  → submit pending (sticky errors) info addr error
  *   info.c     unary calls, devices      → submit poll error
  *   submit.c   the submit API            → poll send pending error
- *   poll.c     polling, waiting, the end → send pending error
+ *   poll.c     polling, waiting, the end → send bulk pending error
+ *   bulk.c     the bulk connection       → pending error
  *   send.c     send queue, batching      → error
  *   pending.c  pending requests, waiters, replies, sticky errors → error
  *   auth.c     credentials, tokens       → error
@@ -90,6 +91,9 @@ typedef struct {
   bool completed; /* a reply completed some caller's wait */
   atomic_uint_fast64_t next_seq;
   cl_sticky_t *sticky; /* registered streams, newest first */
+  pthread_cond_t bulk_cv; /* a bulk frame landed or failed, or the connection went */
+  int bulk_busy;          /* frames being read into their destinations */
+  bool bulk_lost;         /* the bulk connection is gone: no frame comes any more */
   rdev_print_fn print_fn;
   void *print_user;
 } cl_pending_state_t;
@@ -123,6 +127,18 @@ typedef struct {
   bool dead; /* the call ended */
   char dead_msg[CL_MSG_MAX];
 } cl_poll_state_t;
+
+/* bulk.c: the session's bulk connection (rdev/wire.h), read by a thread of
+ * its own. */
+typedef struct {
+  pthread_t thread;
+  bool started;
+  atomic_bool stop;  /* the session closes */
+  atomic_bool ready; /* attached: Reads may ask for it */
+  int fd;            /* -1 until connected (s->mu) */
+  int port;
+  char host[64]; /* the address the session's call reached */
+} cl_bulk_state_t;
 
 /* stream.c: the stream and event objects still open (freed at close). */
 typedef struct {
@@ -158,6 +174,7 @@ struct rdev_session {
   cl_send_state_t send;     /* send.c */
   cl_pending_state_t pend;  /* pending.c */
   cl_poll_state_t poll;     /* poll.c */
+  cl_bulk_state_t bulk;     /* bulk.c */
   cl_objects_t obj;         /* stream.c */
   cl_host_state_t host;     /* hostfn.c */
   struct rdev_binary *bins; /* binary.c: loaded, not unloaded */
@@ -300,13 +317,24 @@ void cl_pending_discard(cl_pending_t *e);
  * done): no reply will come for them. Takes s->mu. */
 void cl_pending_forget(rdev_session_t *s, uint64_t first, uint64_t n);
 
+/* bulk.c's side. A frame for seq of len bytes arrived: returns its Read's
+ * destination when that Read expects exactly len bytes (the reader writes
+ * into it, without s->mu, until it calls cl_pending_bulk_end; the Read's
+ * reply waits meanwhile), else NULL (the frame is dropped). Take s->mu. */
+void *cl_pending_bulk_begin(rdev_session_t *s, uint64_t seq, uint64_t len);
+void cl_pending_bulk_end(rdev_session_t *s, uint64_t seq, bool ok);
+/* The bulk connection is gone: replies waiting for a frame stop waiting
+ * (their Reads fail). Takes s->mu. */
+void cl_pending_bulk_lost(rdev_session_t *s);
+
 /* Handles one reply message: print output first, then its pending entry
  * (payload into the Read's destination, waiter completion, sticky error).
  * Called by the polling thread, without s->mu. False: bb is malformed; why
  * says how (the call must be cancelled). */
 bool cl_reply_handle(rdev_session_t *s, grpc_byte_buffer *bb, char *why, size_t why_len);
 /* Under s->mu: the call ended with msg: every pending request fails
- * (waiters complete with RDEV_UNAVAILABLE, async Reads go sticky). */
+ * (waiters complete with RDEV_UNAVAILABLE, async Reads go sticky), once no
+ * bulk frame is being read (the caller shut the bulk connection down). */
 void cl_pending_fail_all_locked(rdev_session_t *s, const char *msg);
 /* Under s->mu: replies must come with no caller polling (a caller is
  * blocked on a waiter, or async Reads are pending). */
@@ -323,6 +351,25 @@ void cl_sticky_unregister_locked(rdev_session_t *s, cl_sticky_t *st);
 /* Takes the sticky error of the stream with that handle: its status (0:
  * none) and, when nonzero, its message into msg; clears it. Takes s->mu. */
 int cl_sticky_take(rdev_session_t *s, uint64_t handle, char msg[CL_MSG_MAX]);
+
+/* ==== bulk.c: the bulk connection ============================================== */
+
+/* Sets up s->bulk (at open, before anything can fail). */
+void cl_bulk_init(rdev_session_t *s);
+/* Starts the thread that connects to the server's bulk port (the session
+ * is open: it has its key and its call's peer), attaches the connection
+ * and reads frames into their Reads' destinations until the connection
+ * or the session ends. Failing to connect is not an error: Reads stay
+ * in-band. */
+void cl_bulk_start(rdev_session_t *s, int port);
+/* Whether Reads may ask for the bulk connection now. No lock. */
+bool cl_bulk_ready(rdev_session_t *s);
+/* Under s->mu: the call ended: the connection is shut down (a frame being
+ * read fails at once). */
+void cl_bulk_abort_locked(rdev_session_t *s);
+/* Stops and joins the thread, closes the connection (at close, the call
+ * ended). */
+void cl_bulk_stop(rdev_session_t *s);
 
 /* ==== poll.c: polling, waiting, the call's end ================================= */
 

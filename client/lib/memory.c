@@ -23,6 +23,7 @@
 #endif
 
 #define PREFAULT_MIN (1u << 20) /* below this the first touches cost little */
+#define BULK_MIN (128u << 10)   /* smaller Reads stay in-band: one message, no hand-off */
 #define HUGE_MIN (2u << 20)     /* transparent huge pages are 2 MiB */
 
 /* Faults in the pages under [p, p+n) that are not yet present, writable,
@@ -169,6 +170,7 @@ static int read_chunks(rdev_session_t *s, uint64_t addr, uint8_t *dst, size_t co
     req.op.read.addr = addr + done;
     req.op.read.count = n;
     req.op.read.dest_max = dest_max - done;
+    req.op.read.bulk = n >= BULK_MIN && cl_bulk_ready(s);
     rc = stream ? cl_read_into_async(s, &req, dst + done) : cl_read_into(&g, &req, dst + done);
     if (rc) break;
     done += n;

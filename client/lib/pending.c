@@ -6,6 +6,13 @@
  * the sticky errors of streams (the first error of their asynchronous work
  * since their last synchronize). Owns s->pend and the waiter and pending
  * entry objects; calls only error.c and the wire codec.
+ *
+ * A Read whose bytes come on the bulk connection (bulk.c) completes in two
+ * parts: its frame, which bulk.c's thread reads straight into the
+ * destination, and its in-band reply, which may come first. The reply
+ * waits for the frame, so replies still complete in the server's order
+ * (a stream's synchronize never before its Reads' bytes landed), and an
+ * entry is never freed while the reader writes into its destination.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -45,7 +52,10 @@ struct cl_pending {
   void *final_arg;
   bool quiet; /* quiet Write: a reply comes only on error, and
                           * does not count toward w->remaining */
+  uint8_t bulk; /* Read: BULK_* of its frame */
 };
+
+enum { BULK_NONE, BULK_BUSY, BULK_DONE, BULK_FAILED };
 
 static void default_print(void *user, const char *text, size_t len) {
   (void)user;
@@ -55,6 +65,7 @@ static void default_print(void *user, const char *text, size_t len) {
 
 void cl_pending_init(rdev_session_t *s) {
   atomic_init(&s->pend.next_seq, 1);
+  pthread_cond_init(&s->pend.bulk_cv, NULL);
   s->pend.print_fn = default_print;
 }
 
@@ -264,6 +275,7 @@ void cl_pending_forget(rdev_session_t *s, uint64_t first, uint64_t n) {
 }
 
 void cl_pending_fail_all_locked(rdev_session_t *s, const char *msg) {
+  while (s->pend.bulk_busy) pthread_cond_wait(&s->pend.bulk_cv, &s->mu);
   for (size_t b = 0; b < CL_PENDING_BUCKETS; b++) {
     cl_pending_t *e = s->pend.buckets[b];
     s->pend.buckets[b] = NULL;
@@ -290,6 +302,53 @@ bool cl_pending_take_completed_locked(rdev_session_t *s) {
   return c;
 }
 
+/* ---- bulk frames ---------------------------------------------------------------- */
+
+void *cl_pending_bulk_begin(rdev_session_t *s, uint64_t seq, uint64_t len) {
+  pthread_mutex_lock(&s->mu);
+  cl_pending_t *e = pending_find_locked(s, seq);
+  void *dst = NULL;
+  if (e && e->dst && e->bulk == BULK_NONE && len == e->count) {
+    e->bulk = BULK_BUSY;
+    s->pend.bulk_busy++;
+    dst = e->dst;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return dst;
+}
+
+void cl_pending_bulk_end(rdev_session_t *s, uint64_t seq, bool ok) {
+  pthread_mutex_lock(&s->mu);
+  cl_pending_t *e = pending_find_locked(s, seq); /* BUSY entries stay */
+  if (e) {
+    e->bulk = ok ? BULK_DONE : BULK_FAILED;
+    if (ok) e->got = e->count;
+  }
+  s->pend.bulk_busy--;
+  pthread_cond_broadcast(&s->pend.bulk_cv);
+  pthread_mutex_unlock(&s->mu);
+}
+
+void cl_pending_bulk_lost(rdev_session_t *s) {
+  pthread_mutex_lock(&s->mu);
+  s->pend.bulk_lost = true;
+  pthread_cond_broadcast(&s->pend.bulk_cv);
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* Under s->mu: until the bulk reader is out of e's destination. */
+static void bulk_wait_idle_locked(rdev_session_t *s, cl_pending_t *e) {
+  while (e->bulk == BULK_BUSY) pthread_cond_wait(&s->pend.bulk_cv, &s->mu);
+}
+
+/* Under s->mu: a reply says seq's bytes went ahead as a frame: until the
+ * frame landed, failed, or cannot come any more. */
+static void bulk_wait_frame_locked(rdev_session_t *s, uint64_t seq) {
+  cl_pending_t *e = pending_find_locked(s, seq);
+  while (e && (e->bulk == BULK_BUSY || (e->bulk == BULK_NONE && !s->pend.bulk_lost)))
+    pthread_cond_wait(&s->pend.bulk_cv, &s->mu);
+}
+
 /* ---- replies -------------------------------------------------------------------- */
 
 typedef struct {
@@ -306,6 +365,7 @@ static bool data_decode(pb_istream_t *is, const pb_field_t *field, void **arg) {
   uint8_t *dst = NULL;
   pthread_mutex_lock(&c->s->mu);
   cl_pending_t *e = pending_find_locked(c->s, c->reply->seq);
+  if (e) bulk_wait_idle_locked(c->s, e); /* a frame the server could not finish */
   if (e && e->dst) {
     /* Only the polling thread removes Read entries: e stays valid unlocked. */
     e->got = n;
@@ -342,12 +402,16 @@ bool cl_reply_handle(rdev_session_t *s, grpc_byte_buffer *bb, char *why, size_t 
   if (r.kind == rdev_v1_ReplyKind_PRINT) return true;
 
   pthread_mutex_lock(&s->mu);
+  if (r.bulk) bulk_wait_frame_locked(s, r.seq);
   cl_pending_t *e = pending_take_locked(s, r.seq);
   if (e) {
     int st = r.status;
     const char *msg = r.message;
     char buf[96];
-    if (!st && e->dst && e->got != e->count) {
+    if (!st && r.bulk && e->dst && e->bulk != BULK_DONE) {
+      st = RDEV_UNAVAILABLE;
+      msg = "the bulk connection was lost before the read's data arrived";
+    } else if (!st && e->dst && e->got != e->count) {
       snprintf(buf, sizeof buf, "read reply carried %zu bytes, expected %zu", e->got, e->count);
       st = RDEV_PROTOCOL;
       msg = buf;

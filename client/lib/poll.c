@@ -235,6 +235,7 @@ static void on_status(rdev_session_t *s) {
   else
     snprintf(s->poll.dead_msg, sizeof s->poll.dead_msg, "session ended: %s (gRPC status %d)",
              *details ? details : "connection lost", (int)s->poll.status);
+  cl_bulk_abort_locked(s); /* a frame being read fails now */
   cl_pending_fail_all_locked(s, s->poll.dead_msg);
   cl_send_end_locked(s);
   pthread_cond_broadcast(&s->poll.dead_cv);

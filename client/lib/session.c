@@ -4,9 +4,9 @@
  * acceptance), and closing it (half-close, wait for the end, free
  * everything). While it is open, submit.c, poll.c, send.c and pending.c run
  * the call. Owns the session object and what open makes (channel,
- * completion queue, call, open metadata); calls auth.c, poll.c, send.c,
- * pending.c, info.c, stream.c and addr.c (to set up and tear down their
- * parts), and error.c.
+ * completion queue, call, open metadata); calls auth.c, poll.c, bulk.c,
+ * send.c, pending.c, info.c, stream.c and addr.c (to set up and tear down
+ * their parts), and error.c.
  */
 #define _GNU_SOURCE
 #include <grpc/grpc_security.h>
@@ -54,12 +54,17 @@ static void tune_malloc_once(void) {
 
 /* The server's batch limit from its open metadata: between one chunk (what
  * servers without the key take) and this client's own limit. */
-static size_t batch_xfer_of(grpc_slice v) {
+/* A decimal metadata value (0 for anything else). */
+static unsigned long long decimal_of(grpc_slice v) {
   char buf[24];
   size_t n = GRPC_SLICE_LENGTH(v) < sizeof buf - 1 ? GRPC_SLICE_LENGTH(v) : sizeof buf - 1;
   memcpy(buf, GRPC_SLICE_START_PTR(v), n);
   buf[n] = '\0';
-  unsigned long long x = strtoull(buf, NULL, 10);
+  return strtoull(buf, NULL, 10);
+}
+
+static size_t batch_xfer_of(grpc_slice v) {
+  unsigned long long x = decimal_of(v);
   if (x < RDEV_WIRE_MAX_CHUNK) return RDEV_WIRE_MAX_CHUNK;
   return x > RDEV_WIRE_MAX_BATCH_XFER ? RDEV_WIRE_MAX_BATCH_XFER : (size_t)x;
 }
@@ -84,10 +89,12 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
   grpc_init();
   pthread_mutex_init(&s->mu, NULL);
   cl_poll_init(s);
+  cl_bulk_init(s);
   cl_pending_init(s);
   cl_device_init(s);
   cl_host_init(s);
   size_t batch_xfer = RDEV_WIRE_MAX_CHUNK; /* until the server says more */
+  unsigned long long bulk_port = 0;        /* the server offers none */
   grpc_metadata_array_init(&s->init_md);
 
   /* Messages up to a chunk plus framing; reconnect quickly to a server that
@@ -162,6 +169,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
       const grpc_metadata *m = &s->init_md.metadata[i];
       marked |= grpc_slice_str_cmp(m->key, RDEV_WIRE_SESSION_OPEN_KEY) == 0;
       if (grpc_slice_str_cmp(m->key, RDEV_WIRE_BATCH_XFER_KEY) == 0) batch_xfer = batch_xfer_of(m->value);
+      if (grpc_slice_str_cmp(m->key, RDEV_WIRE_BULK_PORT_KEY) == 0) bulk_port = decimal_of(m->value);
       if (grpc_slice_str_cmp(m->key, RDEV_WIRE_SESSION_KEY_KEY) == 0 &&
           GRPC_SLICE_LENGTH(m->value) == RDEV_WIRE_SESSION_KEY_LEN)
         memcpy(s->host.key, GRPC_SLICE_START_PTR(m->value), RDEV_WIRE_SESSION_KEY_LEN);
@@ -183,6 +191,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
       session_free(s);
       return rc;
     }
+    cl_bulk_start(s, bulk_port > 65535 ? 0 : (int)bulk_port);
     *out = s;
     return RDEV_OK;
   }
@@ -217,6 +226,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
 void rdev_session_close(rdev_session_t *s) {
   if (!s) return;
   cl_poll_close(s, CLOSE_GRACE_MS); /* the call ended, the receiver stopped */
+  cl_bulk_stop(s);                  /* and the bulk connection's reader */
   cl_host_close(s);                 /* host functions told of the end ran */
   grpc_completion_queue_destroy(s->cq);
   s->cq = NULL;

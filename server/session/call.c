@@ -83,7 +83,7 @@ static void open_md_init(void) { snprintf(batch_xfer_str, sizeof batch_xfer_str,
 
 /* The open metadata: static strings, but the key, which the session holds
  * (it outlives the start batch, which holds a reference). */
-static void open_md_fill(srv_session_t *s) {
+static size_t open_md_fill(srv_session_t *s) {
   grpc_metadata *md = s->open_md;
   md[0].key = grpc_slice_from_static_string(RDEV_WIRE_SESSION_OPEN_KEY);
   md[0].value = grpc_slice_from_static_string("open");
@@ -91,6 +91,9 @@ static void open_md_fill(srv_session_t *s) {
   md[1].value = grpc_slice_from_static_string(batch_xfer_str);
   md[2].key = grpc_slice_from_static_string(RDEV_WIRE_SESSION_KEY_KEY);
   md[2].value = grpc_slice_from_static_string(s->key);
+  md[3].key = grpc_slice_from_static_string(RDEV_WIRE_BULK_PORT_KEY);
+  md[3].value = grpc_slice_from_static_string(s->srv->bulk_port_str);
+  return s->srv->bulk_port > 0 ? 4 : 3;
 }
 
 int srv_session_start(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant, char *msg,
@@ -108,9 +111,8 @@ int srv_session_start(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_te
   }
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, open_md_init);
-  open_md_fill(s);
   grpc_op start = {.op = GRPC_OP_SEND_INITIAL_METADATA};
-  start.data.send_initial_metadata.count = 3;
+  start.data.send_initial_metadata.count = open_md_fill(s);
   start.data.send_initial_metadata.metadata = s->open_md;
   pthread_mutex_lock(&s->mu);
   srv_start_batch(s, &start, 1, &s->start_op);

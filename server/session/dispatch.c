@@ -149,7 +149,12 @@ static int run_request(srv_session_t *s, rdev_wire_request_t *r, int index, cons
       srv_log(SRV_LOG_DEBUG, "session %llu seq %llu: %s (%d): %s", (unsigned long long)s->id,
               (unsigned long long)q->seq, rdev_status_name(rc), rc, x.r.message);
     }
-    srv_send_reply(s, &x.r, x.has_payload ? &x.payload : NULL);
+    if (rc == RDEV_OK && x.has_payload && q->which_op == rdev_v1_Request_read_tag && q->op.read.bulk) {
+      srv_send_data(s, q->seq, x.payload, 1); /* takes the reference */
+      x.has_payload = 0;
+    } else {
+      srv_send_reply(s, &x.r, x.has_payload ? &x.payload : NULL);
+    }
   }
   if (x.has_payload) grpc_slice_unref(x.payload);
   return wait ? RDEV_WIRE_STOP : cut ? RDEV_WIRE_CUT : 0;

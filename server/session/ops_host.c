@@ -79,7 +79,7 @@ int srv_host_func_done(srv_t *srv, srv_tenant_t *t, const char *key, uint64_t st
   pthread_mutex_lock(&srv->mu);
   for (s = srv->sessions; s; s = s->next)
     if (s->tenant == t && CRYPTO_memcmp(s->key, key, RDEV_WIRE_SESSION_KEY_LEN) == 0) break;
-  if (s) srv_session_ref(s);
+  if (s && !srv_session_ref_live(s)) s = NULL;
   pthread_mutex_unlock(&srv->mu);
   if (!s) return -1;
   pthread_mutex_lock(&s->mu);

@@ -72,7 +72,7 @@ static grpc_slice staging_slice(void *p, size_t n) {
 static void read_cb(void *user, int status) {
   cb_ctx_t *c = user;
   if (status == RDEV_OK) {
-    srv_send_data(c->s, c->seq, staging_slice(c->buf, c->len));
+    srv_send_data(c->s, c->seq, staging_slice(c->buf, c->len), c->bulk);
   } else { /* discarded (an abort, or the session's end) */
     rdev_rt_staging_put(c->buf);
     srv_send_status(c->s, c->seq, 0, RDEV_RT_STREAM_ABORT, "the stream was aborted before this read");
@@ -85,7 +85,7 @@ static void read_cb(void *user, int status) {
 static void read_shown_cb(void *user, int status) {
   cb_ctx_t *c = user;
   if (status == RDEV_OK) {
-    srv_send_data(c->s, c->seq, srv_zc_read_slice(c->buf));
+    srv_send_data(c->s, c->seq, srv_zc_read_slice(c->buf), c->bulk);
   } else {
     srv_zc_read_drop(c->buf);
     srv_send_status(c->s, c->seq, 0, RDEV_RT_STREAM_ABORT, "the stream was aborted before this read");
@@ -225,6 +225,7 @@ int srv_op_read(srv_req_t *x) {
   }
   if (shown) {
     cb_ctx_t *c = srv_cb_new(x->s, x->q->seq, st, shown, n);
+    if (c) c->bulk = rd->bulk;
     if (!c || (rc = rdev_rt_launch_callback(st, read_shown_cb, c)) != RDEV_OK) {
       srv_zc_read_drop(shown);
       if (!c) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
@@ -246,6 +247,7 @@ int srv_op_read(srv_req_t *x) {
     return RDEV_OK;
   }
   cb_ctx_t *c = srv_cb_new(x->s, x->q->seq, st, staging, n);
+  if (c) c->bulk = rd->bulk;
   if (!c) {
     rdev_rt_staging_put(staging);
     return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");

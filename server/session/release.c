@@ -51,6 +51,7 @@ void srv_session_release(srv_session_t *s) {
    * before any fence lets go. */
   srv_handles_each(&h, SRV_H_STREAM, abort_stream_entry, NULL);
   for (dead_stream_t *d = dead; d; d = d->next) rdev_rt_stream_abort(d->st);
+  srv_bulk_end(s); /* frames hold shown replies too */
   srv_zc_session_closing(s->zc);
   srv_handles_each(&h, SRV_H_STREAM, destroy_stream_entry, s);
   while (dead) {

@@ -91,7 +91,7 @@ cb_ctx_t *srv_cb_new(srv_session_t *s, uint64_t seq, rdev_rt_stream_t *st, void 
   cb_ctx_t *c = malloc(sizeof *c);
   if (!c) return NULL;
   srv_session_ref(s);
-  *c = (cb_ctx_t){s, seq, st, buf, len};
+  *c = (cb_ctx_t){.s = s, .seq = seq, .st = st, .buf = buf, .len = len};
   return c;
 }
 

@@ -47,6 +47,12 @@ void srv_session_end(srv_session_t *s, const char *why, grpc_status_code code, c
 
 void srv_session_ref(srv_session_t *s) { atomic_fetch_add(&s->refs, 1); }
 
+int srv_session_ref_live(srv_session_t *s) {
+  int r = atomic_load(&s->refs);
+  while (r > 0 && !atomic_compare_exchange_weak(&s->refs, &r, r + 1)) {}
+  return r > 0;
+}
+
 void srv_session_unref(srv_session_t *s) {
   if (atomic_fetch_sub(&s->refs, 1) != 1) return;
   srv_t *srv = s->srv;
@@ -74,6 +80,7 @@ void srv_session_unref(srv_session_t *s) {
   pthread_mutex_destroy(&s->mu);
   pthread_mutex_destroy(&s->req_mu);
   srv_zc_session_free(s->zc);
+  srv_bulk_free(s);
   free(s);
 }
 

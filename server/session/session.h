@@ -118,9 +118,10 @@ struct srv_session {
   char *held; /* kernel print output not sent yet (at most HOLD_MAX) */
   size_t held_len, held_cap;
   srv_gate_t *gates;        /* host functions queued and not yet over (ops_host.c) */
-  grpc_metadata open_md[3]; /* sent when it opens (call.c) */
+  grpc_metadata open_md[4]; /* sent when it opens (call.c) */
   pthread_cond_t gate_cv;   /* a gate opened, or the session is released */
   srv_zc_session_t *zc;     /* its shown Read replies (zerocopy.h) */
+  struct srv_bulk_conn *bulk; /* its bulk connection (bulk.c): set once, by the listener */
   grpc_byte_buffer *paused; /* a message whose handling paused, and where (dispatch.c) */
   batch_t paused_at;
   srv_session_t *defer_next; /* not under mu: its CQ thread's deferred list */
@@ -164,6 +165,7 @@ typedef struct {
 typedef struct {
   srv_session_t *s;
   uint64_t seq;
+  int bulk;             /* an async Read that may go on the bulk connection */
   rdev_rt_stream_t *st; /* the stream whose errors a sync takes */
   void *buf;            /* an async Read's staging or shown read, an async Write's held payload */
   size_t len;
@@ -194,6 +196,23 @@ const char *srv_end_reason(srv_session_t *s);
 
 /* The server ends s (its lock order: srv->mu may be held). */
 void srv_session_end(srv_session_t *s, const char *why, grpc_status_code code, const char *details);
+
+/* A reference more unless the last one is already gone (a session found in
+ * srv->sessions under srv->mu may be on its way out): 1 when taken. */
+int srv_session_ref_live(srv_session_t *s);
+
+/* ---- bulk.c ---- */
+
+/* Queues data (its reference taken) as request seq's frame on s's bulk
+ * connection and answers seq in-band (Reply.bulk): 1. 0 when s has no
+ * live connection: nothing done, the caller still owns data. Any thread. */
+int srv_bulk_send(srv_session_t *s, uint64_t seq, grpc_slice data);
+/* The session ends: frames not sent are dropped, a blocked send returns
+ * (release.c). */
+void srv_bulk_end(srv_session_t *s);
+/* Frees the connection (the session's last reference went: the writer is
+ * gone). */
+void srv_bulk_free(srv_session_t *s);
 
 /* ---- flow.c ---- */
 
@@ -239,8 +258,10 @@ void srv_send_reply(srv_session_t *s, rdev_v1_Reply *r, const grpc_slice *payloa
 /* Queues a reply of status and msg for seq (stream: the async request's). */
 void srv_send_status(srv_session_t *s, uint64_t seq, uint64_t stream, int status, const char *msg);
 
-/* A Read's answer: data, whose reference it takes. */
-void srv_send_data(srv_session_t *s, uint64_t seq, grpc_slice data);
+/* A Read's answer: data, whose reference it takes; on the session's bulk
+ * connection when bulk (the Read asked for it) and it has one, else
+ * in-band. */
+void srv_send_data(srv_session_t *s, uint64_t seq, grpc_slice data, int bulk);
 
 /* After queueing work on st: past ROOM_AT tasks (about half depth), stop
  * reading until it drained. req_mu held. */

@@ -164,6 +164,7 @@ Suite *suite_lifecycle(void);
 Suite *suite_programs(void);
 Suite *suite_hostfn(void);
 Suite *suite_binary(void);
+Suite *suite_bulk(void);
 
 /* A TCase with the checked server fixture and the long timeout. */
 TCase *fx_tcase(const char *name);

@@ -54,6 +54,27 @@
 #define RDEV_WIRE_SESSION_KEY_KEY "rdev-session-key"
 #define RDEV_WIRE_SESSION_KEY_LEN 32
 
+/* The bulk connection. A plaintext server may offer each session a TCP
+ * connection of its own for Read data, beside its gRPC call: the open
+ * metadata then names the port (decimal) on the address the call reached.
+ * The client connects and sends RDEV_WIRE_BULK_MAGIC and the session key
+ * (RDEV_WIRE_BULK_HELLO bytes in all); the server answers with the magic
+ * once the connection is the session's (and closes it when the key names
+ * no session, or one that has its connection already). From then on the
+ * server sends frames: a header of the Read's seq and its byte count
+ * (two little-endian uint64), then that many bytes. A Read asked for with
+ * bulk whose bytes go as a frame is answered in-band, in its place among
+ * the replies, with Reply.bulk and no data (the frame may arrive before or
+ * after that answer); otherwise its data comes in-band as always. The
+ * client sends nothing more; either side may close at any time: Reads
+ * answered with bulk whose frames did not arrive fail, and the session
+ * goes on in-band. */
+#define RDEV_WIRE_BULK_PORT_KEY "rdev-bulk-port"
+#define RDEV_WIRE_BULK_MAGIC "RDEVBLK1"
+#define RDEV_WIRE_BULK_MAGIC_LEN 8
+#define RDEV_WIRE_BULK_HELLO (RDEV_WIRE_BULK_MAGIC_LEN + RDEV_WIRE_SESSION_KEY_LEN)
+#define RDEV_WIRE_BULK_HEADER 16
+
 /* The limits of rdev.proto, which states each of them. */
 #define RDEV_WIRE_MAX_CHUNK (1u << 20) /* payload bytes per Write/Read */
 #define RDEV_WIRE_PAYLOAD_FIELD 100    /* Request.data and Reply.data */

@@ -1,0 +1,385 @@
+/*
+ * server/session/bulk.c — the sessions' bulk connections (rdev/wire.h, "The
+ * bulk connection"): the listener that attaches a plain TCP connection to
+ * the session whose key it presents, and per session the writer thread
+ * that sends Read data on it as frames, straight from the reply's slice
+ * (device memory where zerocopy.h shows it). The client reads each frame
+ * straight into the Read's destination: no gRPC framing, no message
+ * buffers, no fresh pages.
+ *
+ * The Read is answered in-band where its data reply would have been
+ * queued, with Reply.bulk and no data, so that replies keep their order
+ * (a stream's synchronize never overtakes its Reads); the client's
+ * handling of that reply waits for the frame. A frame holds its slice
+ * until it is sent, so everything that waits for gRPC to let go of a
+ * shown reply (fences, the pause of a later Write) waits for the frame
+ * likewise. Queued frames count toward the session's inflight bytes: a
+ * client that stops reading its bulk connection stops being read.
+ *
+ * Nothing of the protocol depends on it: a Read without the bulk flag, a
+ * session without a connection, and every Read after its connection
+ * failed go in-band. The frames queued when a send fails are lost, and
+ * their Reads fail on the client (RDEV_UNAVAILABLE): their answers went
+ * out already.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/crypto.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rdev/clock.h"
+#include "session.h"
+
+/* Connections still saying hello: at most this many at once, each for at
+ * most HELLO_MS. */
+#define HELLO_MAX 64
+#define HELLO_MS 2000
+
+/* ---- a session's connection and its writer -------------------------------------- */
+
+typedef struct bulk_frame {
+  struct bulk_frame *next;
+  uint64_t seq;
+  grpc_slice data;
+} bulk_frame_t;
+
+struct srv_bulk_conn {
+  int fd;
+  pthread_t thread;
+  pthread_mutex_t mu; /* the queue and the flags */
+  pthread_cond_t cv;
+  bulk_frame_t *head, *tail;
+  int closing; /* the session ends: drop what is queued */
+  int failed;  /* a send failed: no more frames */
+};
+
+/* Sends the frame's header and bytes; 0, or -1 when the connection failed. */
+static int send_frame(int fd, uint64_t seq, grpc_slice data) {
+  uint8_t hdr[RDEV_WIRE_BULK_HEADER];
+  uint64_t len = GRPC_SLICE_LENGTH(data);
+  for (int i = 0; i < 8; i++) {
+    hdr[i] = (uint8_t)(seq >> (8 * i));
+    hdr[8 + i] = (uint8_t)(len >> (8 * i));
+  }
+  struct iovec iov[2] = {{hdr, sizeof hdr}, {GRPC_SLICE_START_PTR(data), (size_t)len}};
+  struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
+  while (m.msg_iovlen) {
+    ssize_t n = sendmsg(fd, &m, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    while (m.msg_iovlen && (size_t)n >= m.msg_iov->iov_len) {
+      n -= (ssize_t)m.msg_iov->iov_len;
+      m.msg_iov++;
+      m.msg_iovlen--;
+    }
+    if (m.msg_iovlen) {
+      m.msg_iov->iov_base = (char *)m.msg_iov->iov_base + n;
+      m.msg_iov->iov_len -= (size_t)n;
+    }
+  }
+  return 0;
+}
+
+static void *writer_main(void *arg) {
+  srv_session_t *s = arg;
+  struct srv_bulk_conn *c = s->bulk;
+  pthread_mutex_lock(&c->mu);
+  for (;;) {
+    while (!c->head && !c->closing) pthread_cond_wait(&c->cv, &c->mu);
+    bulk_frame_t *f = c->head;
+    if (!f) break;
+    c->head = f->next;
+    if (!c->head) c->tail = NULL;
+    int closing = c->closing, failed = c->failed;
+    pthread_mutex_unlock(&c->mu);
+    size_t len = GRPC_SLICE_LENGTH(f->data);
+    if (!closing && !failed && send_frame(c->fd, f->seq, f->data) != 0) {
+      srv_log(SRV_LOG_INFO, "session %llu: bulk connection lost (%s); Reads go in-band", (unsigned long long)s->id,
+              strerror(errno));
+      pthread_mutex_lock(&c->mu);
+      c->failed = 1;
+      pthread_mutex_unlock(&c->mu);
+      shutdown(c->fd, SHUT_RDWR);
+    }
+    grpc_slice_unref(f->data);
+    srv_inflight_sub(s, len);
+    free(f);
+    pthread_mutex_lock(&c->mu);
+  }
+  pthread_mutex_unlock(&c->mu);
+  srv_session_unref(s); /* the writer's; the connection goes with the session */
+  return NULL;
+}
+
+int srv_bulk_send(srv_session_t *s, uint64_t seq, grpc_slice data) {
+  pthread_mutex_lock(&s->mu);
+  struct srv_bulk_conn *c = s->bulk;
+  pthread_mutex_unlock(&s->mu);
+  if (!c) return 0;
+  bulk_frame_t *f = malloc(sizeof *f);
+  if (!f) return 0;
+  f->next = NULL;
+  f->seq = seq;
+  f->data = data;
+  size_t len = GRPC_SLICE_LENGTH(data);
+  srv_inflight_add(s, len);
+  pthread_mutex_lock(&c->mu);
+  int ok = !c->closing && !c->failed;
+  if (ok) {
+    if (c->tail)
+      c->tail->next = f;
+    else
+      c->head = f;
+    c->tail = f;
+    pthread_cond_signal(&c->cv);
+  }
+  pthread_mutex_unlock(&c->mu);
+  if (!ok) {
+    srv_inflight_sub(s, len);
+    free(f);
+    return 0;
+  }
+  rdev_v1_Reply r = rdev_v1_Reply_init_zero;
+  r.seq = seq;
+  r.bulk = true;
+  srv_send_reply(s, &r, NULL);
+  return 1;
+}
+
+void srv_bulk_end(srv_session_t *s) {
+  pthread_mutex_lock(&s->mu);
+  struct srv_bulk_conn *c = s->bulk;
+  pthread_mutex_unlock(&s->mu);
+  if (!c) return;
+  pthread_mutex_lock(&c->mu);
+  c->closing = 1;
+  pthread_cond_signal(&c->cv);
+  pthread_mutex_unlock(&c->mu);
+  shutdown(c->fd, SHUT_RDWR); /* a send blocked on a client that stopped reading returns */
+}
+
+void srv_bulk_free(srv_session_t *s) {
+  struct srv_bulk_conn *c = s->bulk;
+  if (!c) return;
+  close(c->fd);
+  pthread_cond_destroy(&c->cv);
+  pthread_mutex_destroy(&c->mu);
+  free(c);
+}
+
+/* Makes fd the connection of the session whose key is key: 0 when it is
+ * (the connection owns fd from then on), -1 when no session takes it. */
+static int attach(srv_t *srv, int fd, const char *key) {
+  srv_session_t *s;
+  pthread_mutex_lock(&srv->mu);
+  for (s = srv->sessions; s; s = s->next)
+    if (s->call && CRYPTO_memcmp(s->key, key, RDEV_WIRE_SESSION_KEY_LEN) == 0) break;
+  if (s && !srv_session_ref_live(s)) s = NULL;
+  pthread_mutex_unlock(&srv->mu);
+  if (!s) return -1;
+  struct srv_bulk_conn *c = calloc(1, sizeof *c);
+  int rc = -1;
+  pthread_mutex_lock(&s->mu);
+  if (c && !s->bulk && !s->released && !s->broken && !s->cancelled) {
+    c->fd = fd;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    /* The answer goes before any frame: the socket's buffer is empty. */
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 &&
+        send(fd, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN, MSG_NOSIGNAL) == RDEV_WIRE_BULK_MAGIC_LEN) {
+      s->bulk = c;
+      srv_session_ref(s); /* the writer's */
+      if (pthread_create(&c->thread, NULL, writer_main, s) == 0) {
+        pthread_detach(c->thread);
+        rc = 0;
+      } else {
+        s->bulk = NULL;
+        atomic_fetch_sub(&s->refs, 1); /* we hold one more: never the last */
+      }
+    }
+    if (rc) {
+      pthread_cond_destroy(&c->cv);
+      pthread_mutex_destroy(&c->mu);
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+  if (rc)
+    free(c);
+  else
+    srv_log(SRV_LOG_DEBUG, "session %llu: bulk connection attached", (unsigned long long)s->id);
+  srv_session_unref(s);
+  return rc;
+}
+
+/* ---- the listener ------------------------------------------------------------------ */
+
+struct srv_bulk {
+  srv_t *srv;
+  int lfd;
+  int wake[2]; /* a byte on it stops the thread */
+  pthread_t thread;
+};
+
+typedef struct {
+  int fd;
+  int64_t until;
+  size_t got;
+  char buf[RDEV_WIRE_BULK_HELLO];
+} hello_t;
+
+/* Reads what the connection sent of its hello: 1 while incomplete, 0 when
+ * it is done (attached, or refused and closed), the entry free again. */
+static int hello_read(srv_t *srv, hello_t *h) {
+  ssize_t n = recv(h->fd, h->buf + h->got, sizeof h->buf - h->got, 0);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 1;
+  if (n > 0) h->got += (size_t)n;
+  if (n > 0 && h->got < sizeof h->buf) return 1;
+  char key[RDEV_WIRE_SESSION_KEY_LEN + 1] = {0};
+  int ok = h->got == sizeof h->buf && memcmp(h->buf, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN) == 0;
+  if (ok) memcpy(key, h->buf + RDEV_WIRE_BULK_MAGIC_LEN, RDEV_WIRE_SESSION_KEY_LEN);
+  if (!ok || attach(srv, h->fd, key) != 0) {
+    srv_log(SRV_LOG_INFO, "bulk connection refused: %s", ok ? "its key names no session that takes one" : "bad hello");
+    close(h->fd);
+  }
+  h->fd = -1;
+  return 0;
+}
+
+static void *listener_main(void *arg) {
+  struct srv_bulk *b = arg;
+  hello_t hs[HELLO_MAX];
+  int nh = 0;
+  for (;;) {
+    struct pollfd p[2 + HELLO_MAX];
+    p[0] = (struct pollfd){.fd = b->wake[0], .events = POLLIN};
+    p[1] = (struct pollfd){.fd = nh < HELLO_MAX ? b->lfd : -1, .events = POLLIN};
+    int64_t now = (int64_t)rdev_clock_now_ns(), wait_ms = -1;
+    for (int i = 0; i < nh; i++) {
+      p[2 + i] = (struct pollfd){.fd = hs[i].fd, .events = POLLIN};
+      int64_t left = (hs[i].until - now) / 1000000 + 1;
+      if (wait_ms < 0 || left < wait_ms) wait_ms = left;
+    }
+    if (poll(p, (nfds_t)(2 + nh), (int)wait_ms) < 0 && errno != EINTR) break;
+    if (p[0].revents) break;
+    now = (int64_t)rdev_clock_now_ns();
+    int k = 0;
+    for (int i = 0; i < nh; i++) { /* p[2 + i] is hs[i] as polled */
+      int open = 1;
+      if (p[2 + i].revents)
+        open = hello_read(b->srv, &hs[i]);
+      else if (now >= hs[i].until) {
+        close(hs[i].fd);
+        open = 0;
+      }
+      if (open) hs[k++] = hs[i];
+    }
+    nh = k;
+    if (p[1].revents & POLLIN) {
+      int fd = accept4(b->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd >= 0) hs[nh++] = (hello_t){.fd = fd, .until = now + (int64_t)HELLO_MS * 1000000};
+    }
+  }
+  for (int i = 0; i < nh; i++) close(hs[i].fd);
+  return NULL;
+}
+
+/* The address bulk connections attach to, from the config: host and port
+ * into host/port; 0, or -1 when there is none (off, TLS, a unix socket). */
+static int bulk_addr(const srv_config_t *cfg, char *host, size_t hlen, char *port, size_t plen) {
+  const char *a = cfg->bulk_listen;
+  if (!strcmp(a, "off") || cfg->tls_cert[0]) return -1;
+  if (!strcmp(a, "auto")) {
+    a = cfg->listen;
+    if (!strncmp(a, "unix:", 5) || !strncmp(a, "unix-abstract:", 14)) return -1;
+    if (!strncmp(a, "ipv4:", 5) || !strncmp(a, "ipv6:", 5)) a += 5;
+  }
+  const char *colon = strrchr(a, ':');
+  if (!colon) return -1;
+  size_t n = (size_t)(colon - a);
+  if (n >= 2 && a[0] == '[' && a[n - 1] == ']') a++, n -= 2; /* [v6]:port */
+  if (n >= hlen) return -1;
+  memcpy(host, a, n);
+  host[n] = '\0';
+  snprintf(port, plen, "%s", !strcmp(cfg->bulk_listen, "auto") ? "0" : colon + 1);
+  return 0;
+}
+
+static int listen_on(const char *host, const char *port, int *bound) {
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *res;
+  if (getaddrinfo(*host ? host : NULL, port, &hints, &res) != 0) return -1;
+  int fd = -1;
+  for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 64) != 0) {
+      close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(res);
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof ss;
+  if (fd >= 0 && getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+    *bound = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                             : ((struct sockaddr_in *)&ss)->sin_port);
+  return fd;
+}
+
+int srv_bulk_start(srv_t *srv) {
+  char host[256], port[16];
+  if (bulk_addr(&srv->cfg, host, sizeof host, port, sizeof port) != 0) {
+    if (strcmp(srv->cfg.bulk_listen, "off") && strcmp(srv->cfg.bulk_listen, "auto"))
+      srv_log(SRV_LOG_WARN, "bulk-listen %s: not with TLS; Reads go in-band", srv->cfg.bulk_listen);
+    return 0;
+  }
+  struct srv_bulk *b = calloc(1, sizeof *b);
+  if (!b) return -1;
+  b->srv = srv;
+  b->wake[0] = b->wake[1] = -1;
+  b->lfd = listen_on(host, port, &srv->bulk_port);
+  if (b->lfd < 0 || pipe2(b->wake, O_CLOEXEC) != 0 || pthread_create(&b->thread, NULL, listener_main, b) != 0) {
+    int given = strcmp(srv->cfg.bulk_listen, "auto") != 0;
+    srv_log(given ? SRV_LOG_ERROR : SRV_LOG_WARN, "cannot listen for bulk connections on %s:%s%s", host, port,
+            given ? "" : "; Reads go in-band");
+    if (b->lfd >= 0) close(b->lfd);
+    if (b->wake[0] >= 0) close(b->wake[0]), close(b->wake[1]);
+    free(b);
+    srv->bulk_port = 0;
+    return given ? -1 : 0;
+  }
+  srv->bulk = b;
+  snprintf(srv->bulk_port_str, sizeof srv->bulk_port_str, "%d", srv->bulk_port);
+  srv_log(SRV_LOG_INFO, "bulk connections on %s port %d", *host ? host : "*", srv->bulk_port);
+  return 0;
+}
+
+void srv_bulk_stop(srv_t *srv) {
+  struct srv_bulk *b = srv->bulk;
+  if (!b) return;
+  if (write(b->wake[1], "", 1) != 1) srv_log(SRV_LOG_ERROR, "cannot stop the bulk listener");
+  pthread_join(b->thread, NULL);
+  close(b->lfd);
+  close(b->wake[0]);
+  close(b->wake[1]);
+  free(b);
+  srv->bulk = NULL;
+  srv->bulk_port = 0;
+}

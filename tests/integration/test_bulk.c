@@ -1,0 +1,203 @@
+/*
+ * tests/integration/test_bulk.c — the bulk connection (rdev/wire.h): large
+ * D2H copies, sync and async, on several streams and mixed with small
+ * in-band ones, land byte for byte through it; a server without one
+ * (--bulk-listen off) gives the same bytes in-band; and what strangers
+ * send to the bulk port (garbage, short hellos, wrong keys, idle
+ * connections) is refused while the server and its sessions keep serving.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "rdev/wire.h"
+
+/* Waits up to 5 s for s's bulk connection; whether it attached. */
+static int wait_bulk(rdev_session_t *s) {
+  double until = fx_now() + 5;
+  while (!rdev_session_bulk(s) && fx_now() < until) fx_sleep_ms(5);
+  return rdev_session_bulk(s);
+}
+
+/* A port no one listens on now (the kernel's pick, released). */
+static int free_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t l = sizeof a;
+  ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+  ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+/* A connection to 127.0.0.1:port (reads time out after 3 s), or -1. */
+static int dial(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  struct timeval tv = {.tv_sec = 6};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* What the server does with a connection that sent what it sent: 0 when
+ * it closed it without a byte, 1 when it answered with the magic, -1 when
+ * nothing happened for 6 s (idle connections may hold every hello slot for
+ * their 2 s first). */
+static int server_answer(int fd) {
+  char b[RDEV_WIRE_BULK_MAGIC_LEN];
+  ssize_t n = recv(fd, b, sizeof b, MSG_WAITALL);
+  if (n == 0) return 0;
+  if (n == (ssize_t)sizeof b && !memcmp(b, RDEV_WIRE_BULK_MAGIC, sizeof b)) return 1;
+  return -1;
+}
+
+/* H2D of size random bytes (seed) into a new device buffer; the bytes in *host. */
+static void *device_random(rdev_session_t *s, size_t size, uint64_t seed, uint8_t **host) {
+  void *dev = NULL;
+  *host = fx_xmalloc(size);
+  fx_fill_random(*host, size, seed);
+  FX_OK(rdev_malloc(s, &dev, size, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_memcpy(s, dev, size, *host, size, RDEV_MEMCPY_HOST_TO_DEVICE));
+  return dev;
+}
+
+/* Sync and async D2H of every size in sizes (at offset off) against want,
+ * into memory just malloc'd, on two streams at once, with small reads
+ * between the large ones. */
+static void check_reads(rdev_session_t *s, uint8_t *dev, const uint8_t *want, size_t cap) {
+  static const size_t sizes[] = {128 << 10, FX_MiB, FX_MiB + 1, 5 * FX_MiB + 3, 12 * FX_MiB};
+  static const size_t offs[] = {0, 4097};
+  rdev_stream_t *a = NULL, *b = NULL;
+  FX_OK(rdev_stream_create(s, &a));
+  FX_OK(rdev_stream_create(s, &b));
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+    for (size_t k = 0; k < sizeof offs / sizeof offs[0]; k++) {
+      size_t n = sizes[i], off = offs[k];
+      if (off + n > cap) continue;
+      uint8_t *sync = fx_xmalloc(n), *x = fx_xmalloc(n), *y = fx_xmalloc(n), small[100];
+      FX_OK(rdev_memcpy(s, sync, n, dev + off, n, RDEV_MEMCPY_DEVICE_TO_HOST));
+      FX_ASSERT_BYTES(sync, want + off, n, "sync D2H of %zu at %zu", n, off);
+      FX_OK(rdev_memcpy_async(s, x, n, dev + off, n, RDEV_MEMCPY_DEVICE_TO_HOST, a));
+      FX_OK(rdev_memcpy(s, small, sizeof small, dev + off + 1, sizeof small, RDEV_MEMCPY_DEVICE_TO_HOST));
+      FX_OK(rdev_memcpy_async(s, y, n, dev + cap - n - off, n, RDEV_MEMCPY_DEVICE_TO_HOST, b));
+      FX_ASSERT_BYTES(small, want + off + 1, sizeof small, "small sync D2H between async ones");
+      FX_OK(rdev_stream_synchronize(a));
+      FX_ASSERT_BYTES(x, want + off, n, "async D2H of %zu at %zu", n, off);
+      FX_OK(rdev_stream_synchronize(b));
+      FX_ASSERT_BYTES(y, want + cap - n - off, n, "async D2H of %zu at the end less %zu", n, off);
+      free(sync);
+      free(x);
+      free(y);
+    }
+  FX_OK(rdev_stream_destroy(a));
+  FX_OK(rdev_stream_destroy(b));
+}
+
+#define CAP (24 * FX_MiB)
+
+START_TEST(test_bulk_reads_byte_for_byte) {
+  rdev_session_t *s = fx_open();
+  ck_assert_msg(wait_bulk(s), "the bulk connection did not attach");
+  uint8_t *want;
+  uint8_t *dev = device_random(s, CAP, 31, &want);
+  check_reads(s, dev, want, CAP);
+  ck_assert_msg(rdev_session_bulk(s), "the bulk connection was lost");
+  /* An async Read still queued when the session closes: nothing leaks,
+   * nothing is written after close returned. */
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  uint8_t *late = fx_xmalloc(CAP);
+  FX_OK(rdev_memcpy_async(s, late, CAP, dev, CAP, RDEV_MEMCPY_DEVICE_TO_HOST, st));
+  rdev_session_close(s);
+  free(late);
+  free(want);
+}
+END_TEST
+
+START_TEST(test_bulk_off_reads_in_band) {
+  fx_server_t srv;
+  char err[256];
+  const char *const extra[] = {"--bulk-listen", "off", NULL};
+  ck_assert_msg(fx_server_start(&srv, extra, err, sizeof err) == 0, "cannot start rdevd: %s", err);
+  rdev_session_t *s = fx_open_target(srv.target);
+  fx_sleep_ms(200);
+  ck_assert_int_eq(rdev_session_bulk(s), 0);
+  uint8_t *want;
+  uint8_t *dev = device_random(s, CAP, 32, &want);
+  check_reads(s, dev, want, CAP);
+  rdev_session_close(s);
+  free(want);
+  fx_server_stop(&srv);
+}
+END_TEST
+
+START_TEST(test_bulk_port_refuses_strangers) {
+  fx_server_t srv;
+  char err[256], port[32];
+  int p = free_port();
+  snprintf(port, sizeof port, "127.0.0.1:%d", p);
+  const char *const extra[] = {"--bulk-listen", port, NULL};
+  ck_assert_msg(fx_server_start(&srv, extra, err, sizeof err) == 0, "cannot start rdevd: %s", err);
+  rdev_session_t *s = fx_open_target(srv.target);
+  ck_assert_msg(wait_bulk(s), "the bulk connection did not attach");
+
+  /* Idle connections past the hello slots: dropped after their time. */
+  int idle[80];
+  for (int i = 0; i < 80; i++) idle[i] = dial(p);
+  /* Garbage, a short hello then EOF, a wrong key, the magic with a key of
+   * the wrong kind: each closed without an answer. */
+  static const char *bad[] = {
+      "GET / HTTP/1.1\r\nHost: x\r\n\r\n.............",
+      "RDEVBLK1",
+      "RDEVBLK1" "0123456789abcdef0123456789abcdef",
+      "RDEVBLK2" "0123456789abcdef0123456789abcdef",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int fd = dial(p);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(send(fd, bad[i], strlen(bad[i]), MSG_NOSIGNAL), (ssize_t)strlen(bad[i]));
+    shutdown(fd, SHUT_WR);
+    ck_assert_msg(server_answer(fd) == 0, "bad hello %zu was not refused", i);
+    close(fd);
+  }
+  for (int i = 0; i < 80; i++)
+    if (idle[i] >= 0) close(idle[i]);
+
+  /* The server still serves: a second session attaches, the first still
+   * reads byte for byte through its own connection. */
+  rdev_session_t *s2 = fx_open_target(srv.target);
+  ck_assert_msg(wait_bulk(s2), "a second session's bulk connection did not attach");
+  uint8_t *want;
+  uint8_t *dev = device_random(s, 8 * FX_MiB, 33, &want);
+  uint8_t *back = fx_xmalloc(8 * FX_MiB);
+  FX_OK(rdev_memcpy(s, back, 8 * FX_MiB, dev, 8 * FX_MiB, RDEV_MEMCPY_DEVICE_TO_HOST));
+  FX_ASSERT_BYTES(back, want, 8 * FX_MiB, "D2H after the strangers");
+  ck_assert(rdev_session_bulk(s) && rdev_session_bulk(s2));
+  rdev_session_close(s2);
+  rdev_session_close(s);
+  free(back);
+  free(want);
+  fx_server_stop(&srv);
+}
+END_TEST
+
+Suite *suite_bulk(void) {
+  Suite *su = suite_create("bulk");
+  TCase *tc = fx_tcase("bulk");
+  tcase_add_test(tc, test_bulk_reads_byte_for_byte);
+  tcase_add_test(tc, test_bulk_off_reads_in_band);
+  tcase_add_test(tc, test_bulk_port_refuses_strangers);
+  suite_add_tcase(su, tc);
+  return su;
+}
