@@ -27,9 +27,9 @@
 /* ---- config and logging ---------------------------------------------------- */
 
 typedef struct {
-  char listen[256]; /* "host:port" or "unix:/path" */
+  char listen[256];      /* "host:port" or "unix:/path" */
   char bulk_listen[256]; /* sessions' bulk connections: "auto", "off" or "host:port" (session/bulk.c) */
-  char backend[32]; /* runtime backend name */
+  char backend[32];      /* runtime backend name */
   int sim_devices;
   size_t sim_mem_bytes;
   int sim_slots;           /* tasks a device runs at once, shared fairly by tenant weight (sim, acl) */

@@ -90,7 +90,7 @@ typedef struct {
   int nblocked;   /* waiters whose caller is blocked in cl_wait */
   bool completed; /* a reply completed some caller's wait */
   atomic_uint_fast64_t next_seq;
-  cl_sticky_t *sticky; /* registered streams, newest first */
+  cl_sticky_t *sticky;    /* registered streams, newest first */
   pthread_cond_t bulk_cv; /* a bulk frame landed or failed, or the connection went */
   int bulk_busy;          /* frames being read into their destinations */
   bool bulk_lost;         /* the bulk connection is gone: no frame comes any more */

@@ -50,7 +50,7 @@ struct cl_pending {
   uint64_t stream;      /* asynchronous Read: server stream handle */
   cl_final_fn on_final; /* else: told the reply's status (or the call's end) */
   void *final_arg;
-  bool quiet; /* quiet Write: a reply comes only on error, and
+  bool quiet;   /* quiet Write: a reply comes only on error, and
                           * does not count toward w->remaining */
   uint8_t bulk; /* Read: BULK_* of its frame */
 };

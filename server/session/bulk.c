@@ -339,7 +339,7 @@ static int listen_on(const char *host, const char *port, int *bound) {
   socklen_t sl = sizeof ss;
   if (fd >= 0 && getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
     *bound = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                             : ((struct sockaddr_in *)&ss)->sin_port);
+                                            : ((struct sockaddr_in *)&ss)->sin_port);
   return fd;
 }
 

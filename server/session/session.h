@@ -117,12 +117,12 @@ struct srv_session {
   size_t inflight;
   char *held; /* kernel print output not sent yet (at most HOLD_MAX) */
   size_t held_len, held_cap;
-  srv_gate_t *gates;        /* host functions queued and not yet over (ops_host.c) */
-  grpc_metadata open_md[4]; /* sent when it opens (call.c) */
-  pthread_cond_t gate_cv;   /* a gate opened, or the session is released */
-  srv_zc_session_t *zc;     /* its shown Read replies (zerocopy.h) */
+  srv_gate_t *gates;          /* host functions queued and not yet over (ops_host.c) */
+  grpc_metadata open_md[4];   /* sent when it opens (call.c) */
+  pthread_cond_t gate_cv;     /* a gate opened, or the session is released */
+  srv_zc_session_t *zc;       /* its shown Read replies (zerocopy.h) */
   struct srv_bulk_conn *bulk; /* its bulk connection (bulk.c): set once, by the listener */
-  grpc_byte_buffer *paused; /* a message whose handling paused, and where (dispatch.c) */
+  grpc_byte_buffer *paused;   /* a message whose handling paused, and where (dispatch.c) */
   batch_t paused_at;
   srv_session_t *defer_next; /* not under mu: its CQ thread's deferred list */
   /* In-process sessions (call == NULL): replies go to local_fn, and

@@ -39,8 +39,8 @@ static int free_port(void) {
 /* A connection to 127.0.0.1:port (reads time out after 3 s), or -1. */
 static int dial(int port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  struct sockaddr_in a = {
+      .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   struct timeval tv = {.tv_sec = 6};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
@@ -160,8 +160,10 @@ START_TEST(test_bulk_port_refuses_strangers) {
   static const char *bad[] = {
       "GET / HTTP/1.1\r\nHost: x\r\n\r\n.............",
       "RDEVBLK1",
-      "RDEVBLK1" "0123456789abcdef0123456789abcdef",
-      "RDEVBLK2" "0123456789abcdef0123456789abcdef",
+      "RDEVBLK1"
+      "0123456789abcdef0123456789abcdef",
+      "RDEVBLK2"
+      "0123456789abcdef0123456789abcdef",
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     int fd = dial(p);
