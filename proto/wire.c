@@ -2,14 +2,19 @@
  * proto/wire.c — nanopb over gRPC byte buffers (see rdev/wire.h), the
  * sending side: encoding writes the small fields with nanopb into one
  * slice and appends the payload slice behind a hand-written field header,
- * the only hand-written encoding; batches of encoded requests, the Launch
+ * and a request's own op behind a hand-written seq (rdev_wire_encode_request:
+ * nanopb walks only the op's fields, not Request's many oneof members);
+ * batches of encoded requests, the Launch
  * encode callbacks, the UTF-8 repair of reply strings, and the PEM file
  * reader both sides' TLS credentials use. Decoding is wire_decode.c's.
  */
 #include "rdev/wire.h"
 
 #include <grpc/byte_buffer_reader.h>
+#include <pb_common.h>
 #include <pb_encode.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +101,54 @@ grpc_byte_buffer *rdev_wire_encode(const pb_msgdesc_t *fields, const void *msg, 
   grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(parts, payload && plen ? 2 : 1);
   grpc_slice_unref(head);
   return bb;
+}
+
+/* Request's ops by field number: each one's message type and where its
+ * struct lies in a Request (the oneof's union), read once from nanopb's
+ * descriptor. */
+#define OP_TAGS (RDEV_WIRE_BATCH_FIELD)
+static struct {
+  const pb_msgdesc_t *desc;
+  size_t offset;
+} ops[OP_TAGS];
+static pthread_once_t ops_once = PTHREAD_ONCE_INIT;
+
+static void ops_init(void) {
+  rdev_v1_Request r;
+  pb_field_iter_t it;
+  if (!pb_field_iter_begin(&it, rdev_v1_Request_fields, &r)) return;
+  do {
+    if (it.tag < OP_TAGS && PB_LTYPE_IS_SUBMSG(it.type) && PB_HTYPE(it.type) == PB_HTYPE_ONEOF) {
+      ops[it.tag].desc = it.submsg_desc;
+      ops[it.tag].offset = (size_t)((char *)it.pData - (char *)&r);
+    }
+  } while (pb_field_iter_next(&it));
+}
+
+size_t rdev_wire_encode_request(const rdev_v1_Request *req, uint8_t *buf, size_t cap) {
+  pthread_once(&ops_once, ops_init);
+  if (cap < 40) return 0;
+  size_t n = 0;
+  if (req->seq) {
+    n += put_varint(buf + n, 1u << 3);
+    n += put_varint(buf + n, req->seq);
+  }
+  if (!req->which_op) return n;
+  if (req->which_op >= OP_TAGS || !ops[req->which_op].desc) return 0;
+  const void *op = (const char *)req + ops[req->which_op].offset;
+  size_t size;
+  if (!pb_get_encoded_size(&size, ops[req->which_op].desc, op)) return 0;
+  n += put_varint(buf + n, ((uint64_t)req->which_op << 3) | 2u);
+  n += put_varint(buf + n, size);
+  if (size > cap - n) return 0;
+  pb_ostream_t os = pb_ostream_from_buffer(buf + n, size);
+  if (!pb_encode(&os, ops[req->which_op].desc, op)) return 0;
+  return n + os.bytes_written;
+}
+
+size_t rdev_wire_batch_header(uint8_t *p, size_t len) {
+  size_t n = put_varint(p, ((uint64_t)RDEV_WIRE_BATCH_FIELD << 3) | 2u);
+  return n + put_varint(p + n, len);
 }
 
 grpc_byte_buffer *rdev_wire_batch(grpc_byte_buffer *const *msgs, size_t n) {

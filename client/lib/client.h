@@ -235,12 +235,16 @@ void cl_addr_map_destroy(rdev_session_t *s);
 /* Sets the server's batch limit on Read bytes (at open, before any send). */
 void cl_send_init(rdev_session_t *s, size_t batch_xfer);
 /* Under s->mu, with the call accepting requests: sends bb (an encoded
- * Request) now if nothing is in flight, else queues it; xfer: the Read
- * bytes it asks for, batchable: it has no payload (may share a batch).
- * RDEV_OK: bb is the queue's, *queued says whether it waits behind another
- * send. RDEV_BAD_ALLOC (last error set): nothing done, bb is still the
- * caller's. */
-int cl_send_queue_locked(rdev_session_t *s, grpc_byte_buffer *bb, size_t xfer, bool batchable, bool *queued);
+ * Request with a payload) now if nothing is in flight, else queues it as
+ * a message of its own. RDEV_OK: bb is the queue's, *queued says whether
+ * it waits behind another send. RDEV_BAD_ALLOC (last error set): nothing
+ * done, bb is still the caller's. */
+int cl_send_message_locked(rdev_session_t *s, grpc_byte_buffer *bb, bool *queued);
+/* The same for a request without payload, encoded by
+ * rdev_wire_encode_request into enc[0..len) (copied): sent alone now, or
+ * framed into the batch that goes out next; xfer: the Read bytes it asks
+ * for (a batch's limit). */
+int cl_send_small_locked(rdev_session_t *s, const uint8_t *enc, size_t len, size_t xfer, bool *queued);
 /* The send in flight completed (ok: it was written): starts the next one,
  * or the half-close asked for once the queue is empty. Takes s->mu. */
 void cl_send_done(rdev_session_t *s, bool ok);

@@ -2,8 +2,10 @@
  * client/lib/send.c — the send queue. gRPC allows one SEND_MESSAGE in
  * flight per call: a request sent while one is in flight waits in the
  * queue, and what queued behind a send goes out as one batch message
- * (rdev_wire_batch) when it completes. Also the half-close, sent once the
- * queue drained. Owns s->send; calls only error.c and the wire codec.
+ * when it completes: small requests are framed into the batch being filled
+ * as they are queued, so a queued one costs no message of its own. Also
+ * the half-close, sent once the queue drained. Owns s->send; calls only
+ * error.c and the wire codec.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,14 +14,17 @@
 
 /* Batches stay well inside the server's message limit. */
 #define BATCH_BYTES (48u << 10)
+#define BATCH_FIRST 4096u /* a new batch's buffer; doubled as it fills */
 
-/* A request waiting for the one send gRPC allows in flight. Those without
- * payload go out together, as one batch message. */
+/* What waits for the one send gRPC allows in flight: a message of its own
+ * (a request with a payload), or a batch being filled with the framed
+ * small requests queued behind the previous unit, sent as one message. */
 typedef struct cl_send {
-  grpc_byte_buffer *bb;
-  size_t len;     /* encoded length */
-  size_t xfer;    /* Read bytes it asks for (batch limit) */
-  bool batchable; /* no payload */
+  grpc_byte_buffer *bb; /* a message of its own; NULL: a batch */
+  uint8_t *buf;         /* the batch: its elements, framed */
+  size_t len, cap;
+  int count;   /* its requests */
+  size_t xfer; /* the Read bytes they ask for (batch limit) */
   struct cl_send *next;
 } cl_send_t;
 
@@ -51,54 +56,84 @@ static void send_start_locked(rdev_session_t *s, grpc_byte_buffer *bb) {
   }
 }
 
-/* Under s->mu: takes the head of the send queue, together with the
- * batchable requests right behind a batchable head, within the batch
- * limits (count, Read bytes, size); returns the message to send. */
-static grpc_byte_buffer *take_next_locked(rdev_session_t *s) {
-  cl_send_state_t *q = &s->send;
-  grpc_byte_buffer *msgs[RDEV_WIRE_MAX_BATCH];
-  size_t n = 0, xfer = 0, bytes = 0;
-  for (cl_send_t *it = q->head; it && it->batchable && n < RDEV_WIRE_MAX_BATCH; it = it->next) {
-    size_t framed = it->len + 12; /* field tag and length */
-    if (xfer + it->xfer > q->batch_xfer || bytes + framed > BATCH_BYTES) break;
-    xfer += it->xfer;
-    bytes += framed;
-    msgs[n++] = it->bb;
-  }
-  grpc_byte_buffer *bb = n > 1 ? rdev_wire_batch(msgs, n) : NULL;
-  if (!bb)
-    n = 1; /* alone (or no memory to batch: one at a time) */
-  else
-    for (size_t i = 0; i < n; i++) grpc_byte_buffer_destroy(msgs[i]);
-  for (size_t i = 0; i < n; i++) {
-    cl_send_t *it = q->head;
-    q->head = it->next;
-    if (!bb) bb = it->bb;
-    free(it);
-  }
-  if (!q->head) q->tail = NULL;
+/* A byte buffer over the n bytes at p, which it takes (freed with it). */
+static grpc_byte_buffer *take_bytes(uint8_t *p, size_t n) {
+  grpc_slice sl = grpc_slice_new(p, n, free);
+  grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&sl, 1);
+  grpc_slice_unref(sl);
   return bb;
 }
 
-int cl_send_queue_locked(rdev_session_t *s, grpc_byte_buffer *bb, size_t xfer, bool batchable, bool *queued) {
+/* Under s->mu: takes the head of the send queue; returns the message to send. */
+static grpc_byte_buffer *take_next_locked(rdev_session_t *s) {
   cl_send_state_t *q = &s->send;
-  *queued = false;
-  if (!q->sending) {
-    send_start_locked(s, bb);
-    return RDEV_OK;
-  }
-  cl_send_t *it = malloc(sizeof *it);
-  if (!it) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
-  it->bb = bb;
-  it->len = grpc_byte_buffer_length(bb);
-  it->xfer = xfer;
-  it->batchable = batchable;
+  cl_send_t *it = q->head;
+  q->head = it->next;
+  if (!q->head) q->tail = NULL;
+  grpc_byte_buffer *bb = it->bb ? it->bb : take_bytes(it->buf, it->len);
+  free(it);
+  return bb;
+}
+
+static void unit_append_locked(cl_send_state_t *q, cl_send_t *it) {
   it->next = NULL;
   if (q->tail)
     q->tail->next = it;
   else
     q->head = it;
   q->tail = it;
+}
+
+int cl_send_message_locked(rdev_session_t *s, grpc_byte_buffer *bb, bool *queued) {
+  cl_send_state_t *q = &s->send;
+  *queued = false;
+  if (!q->sending) {
+    send_start_locked(s, bb);
+    return RDEV_OK;
+  }
+  cl_send_t *it = calloc(1, sizeof *it);
+  if (!it) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+  it->bb = bb;
+  unit_append_locked(q, it);
+  *queued = true;
+  return RDEV_OK;
+}
+
+int cl_send_small_locked(rdev_session_t *s, const uint8_t *enc, size_t len, size_t xfer, bool *queued) {
+  cl_send_state_t *q = &s->send;
+  *queued = false;
+  if (!q->sending) { /* goes at once, alone */
+    uint8_t *p = malloc(len ? len : 1);
+    if (!p) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+    memcpy(p, enc, len);
+    send_start_locked(s, take_bytes(p, len));
+    return RDEV_OK;
+  }
+  uint8_t hdr[20];
+  size_t hl = rdev_wire_batch_header(hdr, len), framed = hl + len;
+  cl_send_t *it = q->tail;
+  if (!it || it->bb || it->count >= RDEV_WIRE_MAX_BATCH || it->xfer + xfer > q->batch_xfer ||
+      it->len + framed > BATCH_BYTES) { /* a new batch */
+    it = calloc(1, sizeof *it);
+    uint8_t *b = it ? malloc(BATCH_FIRST) : NULL; /* framed < RDEV_WIRE_MAX_REQUEST_FIELDS < BATCH_FIRST */
+    if (!b) {
+      free(it);
+      return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+    }
+    it->buf = b;
+    it->cap = BATCH_FIRST;
+    unit_append_locked(q, it);
+  } else if (it->len + framed > it->cap) {
+    uint8_t *b = realloc(it->buf, 2 * it->cap); /* once is enough: framed < cap */
+    if (!b) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+    it->buf = b;
+    it->cap *= 2;
+  }
+  memcpy(it->buf + it->len, hdr, hl);
+  memcpy(it->buf + it->len + hl, enc, len);
+  it->len += framed;
+  it->count++;
+  it->xfer += xfer;
   *queued = true;
   return RDEV_OK;
 }
@@ -129,7 +164,8 @@ void cl_send_end_locked(rdev_session_t *s) {
   while (q->head) {
     cl_send_t *it = q->head;
     q->head = it->next;
-    grpc_byte_buffer_destroy(it->bb);
+    if (it->bb) grpc_byte_buffer_destroy(it->bb);
+    free(it->buf);
     free(it);
   }
   q->tail = NULL;

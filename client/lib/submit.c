@@ -113,8 +113,14 @@ static uint64_t seq_of(rdev_session_t *s, rdev_v1_Request *req) {
  * asynchronous Read's data). On error nothing was registered (e freed). */
 static int submit(rdev_session_t *s, rdev_v1_Request *req, const grpc_slice *payload, cl_pending_t *e,
                   bool caller_waits) {
-  grpc_byte_buffer *bb = rdev_wire_encode(rdev_v1_Request_fields, req, payload);
-  if (!bb) {
+  uint8_t enc[RDEV_WIRE_MAX_REQUEST_FIELDS];
+  size_t len = 0;
+  grpc_byte_buffer *bb = NULL;
+  if (payload)
+    bb = rdev_wire_encode(rdev_v1_Request_fields, req, payload);
+  else
+    len = rdev_wire_encode_request(req, enc, sizeof enc);
+  if (payload ? !bb : !len) {
     cl_pending_discard(e);
     return cl_error(RDEV_INTERNAL_ERROR, "cannot encode request");
   }
@@ -122,10 +128,10 @@ static int submit(rdev_session_t *s, rdev_v1_Request *req, const grpc_slice *pay
   bool queued = false;
   pthread_mutex_lock(&s->mu);
   int rc = cl_poll_check_open_locked(s);
-  if (!rc) rc = cl_send_queue_locked(s, bb, xfer, payload == NULL, &queued);
+  if (!rc) rc = bb ? cl_send_message_locked(s, bb, &queued) : cl_send_small_locked(s, enc, len, xfer, &queued);
   if (rc) {
     pthread_mutex_unlock(&s->mu);
-    grpc_byte_buffer_destroy(bb);
+    if (bb) grpc_byte_buffer_destroy(bb);
     cl_pending_discard(e);
     return rc;
   }

@@ -62,8 +62,6 @@ void srv_session_unref(srv_session_t *s) {
   else
     srv->sessions = s->next;
   if (s->next) s->next->prev = s->prev;
-  srv->nsessions--;
-  pthread_cond_broadcast(&srv->cv);
   pthread_mutex_unlock(&srv->mu);
   srv_tenant_give(s->tenant, SRV_Q_SESSIONS, 0, 1);
   if (s->call) grpc_call_unref(s->call);
@@ -82,6 +80,13 @@ void srv_session_unref(srv_session_t *s) {
   srv_zc_session_free(s->zc);
   srv_bulk_free(s);
   free(s);
+  /* Counted out last: the thread that drops the last reference (a bulk
+   * writer, which nobody joins) may be the one freeing it, and srv_stop
+   * closes the runtime once the count is 0. */
+  pthread_mutex_lock(&srv->mu);
+  srv->nsessions--;
+  pthread_cond_broadcast(&srv->cv);
+  pthread_mutex_unlock(&srv->mu);
 }
 
 srv_session_t *srv_session_new(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant, char *msg,

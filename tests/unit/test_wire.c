@@ -1,10 +1,12 @@
 /*
  * tests/unit/test_wire.c — the codec (proto/wire.c): the bound on a
- * request's fields that the message size limit is made of, the walk over
+ * request's fields that the message size limit is made of, the fast
+ * request encoder against nanopb's own bytes, the walk over
  * a message and its batch (faults, limits, resuming), wrong wire types,
  * and the UTF-8 repair of reply strings.
  */
 #include <check.h>
+#include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,6 +52,71 @@ START_TEST(test_largest_request_fits_the_field_bound) {
   c.op.copy = (rdev_v1_Copy){UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
   ck_assert_uint_le(encoded_size(&c) + OVERHEAD, launch + OVERHEAD);
   ck_assert_uint_eq(RDEV_WIRE_MAX_MESSAGE, 8454656u); /* the number rdev.proto states */
+}
+END_TEST
+
+/* The bytes of q as rdev_wire_encode makes them, flattened into out. */
+static size_t reference_bytes(const rdev_v1_Request *q, uint8_t *out, size_t cap) {
+  grpc_byte_buffer *bb = rdev_wire_encode(rdev_v1_Request_fields, q, NULL);
+  ck_assert_ptr_nonnull(bb);
+  grpc_byte_buffer_reader rd;
+  ck_assert(grpc_byte_buffer_reader_init(&rd, bb));
+  grpc_slice all = grpc_byte_buffer_reader_readall(&rd);
+  size_t n = GRPC_SLICE_LENGTH(all);
+  ck_assert_uint_le(n, cap);
+  memcpy(out, GRPC_SLICE_START_PTR(all), n);
+  grpc_slice_unref(all);
+  grpc_byte_buffer_reader_destroy(&rd);
+  grpc_byte_buffer_destroy(bb);
+  return n;
+}
+
+static void assert_same_encoding(const rdev_v1_Request *q) {
+  uint8_t want[RDEV_WIRE_MAX_REQUEST_FIELDS], got[RDEV_WIRE_MAX_REQUEST_FIELDS];
+  size_t nw = reference_bytes(q, want, sizeof want);
+  size_t ng = rdev_wire_encode_request(q, got, sizeof got);
+  ck_assert_msg(ng == nw && !memcmp(got, want, nw), "op %d seq %llu: %zu bytes, want %zu", (int)q->which_op,
+                (unsigned long long)q->seq, ng, nw);
+  ck_assert_uint_eq(rdev_wire_encode_request(q, got, nw - 1 < 40 ? 39 : nw - 1), 0); /* does not fit: 0 */
+}
+
+START_TEST(test_fast_request_encoding_is_nanopbs) {
+  /* every op, empty, with and without a seq */
+  for (pb_size_t tag = rdev_v1_Request_malloc_tag; tag <= rdev_v1_Request_stream_abort_tag; tag++) {
+    rdev_v1_Request q = rdev_v1_Request_init_zero;
+    q.which_op = tag;
+    assert_same_encoding(&q);
+    q.seq = 300;
+    assert_same_encoding(&q);
+  }
+  /* full fields: the largest Launch, a Copy, a Read asking for the bulk connection */
+  rdev_v1_Request q = rdev_v1_Request_init_zero;
+  q.seq = UINT64_MAX;
+  q.which_op = rdev_v1_Request_launch_tag;
+  q.op.launch.stream = 77;
+  q.op.launch.blocks = 3;
+  rdev_v1_Arg args[2] = {rdev_v1_Arg_init_zero, rdev_v1_Arg_init_zero};
+  args[0].which_v = rdev_v1_Arg_ptr_tag;
+  args[0].v.ptr = UINT64_MAX;
+  args[1].which_v = rdev_v1_Arg_i32_tag;
+  args[1].v.i32 = -5;
+  rdev_wire_launch_src_t src = {"add_vectors", args, 2};
+  rdev_wire_launch_encoder(&q.op.launch, &src);
+  assert_same_encoding(&q);
+  rdev_v1_Request c = rdev_v1_Request_init_zero;
+  c.seq = 1;
+  c.which_op = rdev_v1_Request_copy_tag;
+  c.op.copy = (rdev_v1_Copy){UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
+  assert_same_encoding(&c);
+  rdev_v1_Request r = rdev_v1_Request_init_zero;
+  r.seq = 12345678;
+  r.which_op = rdev_v1_Request_read_tag;
+  r.op.read = (rdev_v1_Read){.stream = 9, .addr = 1ull << 40, .count = 1 << 20, .dest_max = 1 << 21, .bulk = true};
+  assert_same_encoding(&r);
+  /* an op outside the oneof cannot be encoded */
+  r.which_op = RDEV_WIRE_BATCH_FIELD;
+  uint8_t buf[64];
+  ck_assert_uint_eq(rdev_wire_encode_request(&r, buf, sizeof buf), 0);
 }
 END_TEST
 
@@ -203,6 +270,7 @@ int main(void) {
   Suite *s = suite_create("wire");
   TCase *tc = tcase_create("wire");
   tcase_add_test(tc, test_largest_request_fits_the_field_bound);
+  tcase_add_test(tc, test_fast_request_encoding_is_nanopbs);
   tcase_add_test(tc, test_payload_with_a_varint_wire_type_is_malformed_not_a_crash);
   tcase_add_test(tc, test_batch_with_a_bad_and_an_oversized_request_goes_on);
   tcase_add_test(tc, test_nested_batch_is_a_malformed_request);

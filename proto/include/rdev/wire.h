@@ -210,6 +210,16 @@ size_t rdev_wire_utf8_fix(char *s, size_t len);
  * for the caller to destroy, or NULL if msg cannot be encoded. */
 grpc_byte_buffer *rdev_wire_encode(const pb_msgdesc_t *fields, const void *msg, const grpc_slice *payload);
 
+/* Encodes req's seq and op, no batch and no payload (a request that may
+ * travel in a batch), into buf[0..cap): the bytes rdev_wire_encode makes
+ * of it, faster, as nanopb walks only the op's own fields. Returns their
+ * length, or 0 when they do not fit (RDEV_WIRE_MAX_REQUEST_FIELDS always
+ * does) or cannot be encoded. */
+size_t rdev_wire_encode_request(const rdev_v1_Request *req, uint8_t *buf, size_t cap);
+/* Writes at p (at most 20 bytes) the field header of a batch element of
+ * len bytes; returns its length. */
+size_t rdev_wire_batch_header(uint8_t *p, size_t len);
+
 /* One Request whose batch (field RDEV_WIRE_BATCH_FIELD) holds the n encoded
  * Requests msgs[0..n) in order, copied (meant for small ones). Returns a new
  * byte buffer for the caller to destroy, or NULL out of memory. The msgs
