@@ -267,6 +267,7 @@ struct srv {
   struct srv_bulk *bulk;   /* the bulk connections' listener (session/bulk.c); NULL: none */
   int bulk_port;           /* where it listens; 0: none */
   char bulk_port_str[8];   /* the same in decimal, for the open metadata */
+  char bulk_path[108];     /* or the unix socket where it listens; "": none */
   pthread_mutex_t bins_mu; /* the kernel binaries (binaries.c) */
   struct srv_bin *bins;
   struct srv_jobs *jobs; /* detached jobs (jobs/jobs.h); NULL without a job-dir */
@@ -314,7 +315,9 @@ void srv_zc_free(srv_zc_t *zc);
 int srv_zc_held(srv_zc_t *zc);
 
 /* The listener of the sessions' bulk connections (session/bulk.c), as
- * cfg.bulk_listen says: none with "off", TLS or a unix socket. srv_start
+ * cfg.bulk_listen says: none with "off" or TLS; beside a unix socket
+ * ("auto": PATH.bulk), a unix socket too, where clients may also register
+ * host memory. srv_start
  * starts it after gRPC; 0, or -1 (logged) when an address given cannot be
  * listened on ("auto" failing only logs). srv_stop stops it first: no
  * connection attaches any more; sessions end theirs. */

@@ -1,15 +1,21 @@
 /*
  * client/lib/bulk.c — the session's bulk connection (rdev/wire.h, "The bulk
- * connection"): a plain TCP connection beside the gRPC call on which the
- * server sends large Reads' bytes, read by a thread of this file straight
- * into each Read's destination (pending.c hands it over and completes the
- * Read when its in-band reply came too). No gRPC framing and no message
- * buffers stand between the socket and the caller's memory, so a D2H copy
- * runs at the speed of the connection, into memory the process already
- * has. Owns s->bulk; calls pending.c and nothing above it.
+ * connection"): a plain TCP connection beside the gRPC call, or a unix
+ * socket on the server's host, on which the server sends large Reads'
+ * bytes, read by a thread of this file straight into each Read's
+ * destination (pending.c hands it over and completes the Read when its
+ * in-band reply came too). No gRPC framing and no message buffers stand
+ * between the socket and the caller's memory, so a D2H copy runs at the
+ * speed of the connection, into memory the process already has.
  *
- * Connecting is best effort, in the background: until the server answered
- * the hello, and for good after the connection failed, Reads go in-band.
+ * On a unix socket it also shares host memory (rdev/wire.h, "Host memory
+ * regions"): rdev_malloc_host's memfds are registered here, and copies
+ * from and into them move no byte on any connection: rdevd copies between
+ * the device and that memory itself. Owns s->bulk; calls pending.c and
+ * nothing above it.
+ *
+ * Connecting is best effort: until the server answered the hello, and for
+ * good after the connection failed, Reads go in-band.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,12 +29,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "client.h"
+#include "rdev/clock.h"
 
 #define CONNECT_MS 2000 /* to connect and be answered */
 #define STEP_MS 50      /* how often a wait looks at stop */
+#define REGISTER_MS 5000
+
+/* A registered host memory region: [base, base+size) here. */
+struct cl_region {
+  uint32_t id;
+  const uint8_t *base;
+  uint64_t size;
+  struct cl_region *next;
+};
 
 /* Waits until fd is ready for events, or the time ran out, or the session
  * closes: true when ready. */
@@ -68,14 +85,37 @@ static bool drain(int fd, uint64_t len) {
   return true;
 }
 
-/* Connects to the server's bulk port and attaches: the connected socket
- * (blocking), published in s->bulk.fd, or -1. */
-static int attach(rdev_session_t *s) {
+/* A socket connecting (non-blocking) to the server's bulk address: its
+ * unix path, or host:port; -1 when none can be made. */
+static int dial(rdev_session_t *s) {
+  if (s->bulk.local) {
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (strlen(s->bulk.host) >= sizeof a.sun_path) return -1;
+    memcpy(a.sun_path, s->bulk.host, strlen(s->bulk.host) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) != 0 && errno != EINPROGRESS && errno != EAGAIN) {
+      close(fd);
+      fd = -1;
+    }
+    return fd;
+  }
   char port[16];
   snprintf(port, sizeof port, "%d", s->bulk.port);
   struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST}, *res;
   if (getaddrinfo(s->bulk.host, port, &hints, &res) != 0) return -1;
   int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) != 0 && errno != EINPROGRESS) {
+    close(fd);
+    fd = -1;
+  }
+  freeaddrinfo(res);
+  return fd;
+}
+
+/* Connects and attaches: the connected socket (blocking), published in
+ * s->bulk.fd, or -1. */
+static int attach(rdev_session_t *s) {
+  int fd = dial(s);
   if (fd >= 0) {
     pthread_mutex_lock(&s->mu);
     if (atomic_load(&s->bulk.stop)) {
@@ -86,13 +126,10 @@ static int attach(rdev_session_t *s) {
     }
     pthread_mutex_unlock(&s->mu);
   }
-  bool ok = fd >= 0;
-  if (ok && connect(fd, res->ai_addr, res->ai_addrlen) != 0)
-    ok = errno == EINPROGRESS && wait_fd(s, fd, POLLOUT, CONNECT_MS);
-  freeaddrinfo(res);
   int err = 0;
   socklen_t el = sizeof err;
-  ok = ok && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err == 0;
+  bool ok = fd >= 0 && wait_fd(s, fd, POLLOUT, CONNECT_MS) && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 &&
+            err == 0;
   char hello[RDEV_WIRE_BULK_HELLO], answer[RDEV_WIRE_BULK_MAGIC_LEN];
   memcpy(hello, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN);
   memcpy(hello + RDEV_WIRE_BULK_MAGIC_LEN, s->host.key, RDEV_WIRE_SESSION_KEY_LEN);
@@ -104,17 +141,41 @@ static int attach(rdev_session_t *s) {
   return ok ? fd : -1;
 }
 
+/* A control frame: the answer to a registration. */
+static bool control(rdev_session_t *s, int fd, uint64_t len) {
+  uint8_t b[8];
+  if (len != sizeof b) return false;
+  if (!recv_all(fd, b, sizeof b)) return false;
+  uint32_t id = 0, st = 0;
+  for (int i = 3; i >= 0; i--) id = id << 8 | b[i], st = st << 8 | b[4 + i];
+  pthread_mutex_lock(&s->mu);
+  if (id == s->bulk.reg_id) {
+    s->bulk.reg_status = (int)st;
+    pthread_cond_broadcast(&s->bulk.cv);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return true;
+}
+
 static void *reader_main(void *arg) {
   rdev_session_t *s = arg;
   int fd = attach(s);
+  if (fd >= 0) atomic_store(&s->bulk.ready, true);
+  pthread_mutex_lock(&s->mu);
+  s->bulk.tried = true;
+  pthread_cond_broadcast(&s->bulk.cv);
+  pthread_mutex_unlock(&s->mu);
   if (fd >= 0) {
-    atomic_store(&s->bulk.ready, true);
     uint8_t hdr[RDEV_WIRE_BULK_HEADER];
     while (recv_all(fd, hdr, sizeof hdr)) {
       uint64_t seq = 0, len = 0;
       for (int i = 7; i >= 0; i--) {
         seq = seq << 8 | hdr[i];
         len = len << 8 | hdr[8 + i];
+      }
+      if (seq == 0) {
+        if (!control(s, fd, len)) break;
+        continue;
       }
       void *dst = cl_pending_bulk_begin(s, seq, len);
       bool ok = dst ? recv_all(fd, dst, (size_t)len) : drain(fd, len);
@@ -127,6 +188,7 @@ static void *reader_main(void *arg) {
   pthread_mutex_lock(&s->mu);
   if (s->bulk.fd >= 0) close(s->bulk.fd);
   s->bulk.fd = -1;
+  pthread_cond_broadcast(&s->bulk.cv); /* a registration waiting gets no answer */
   pthread_mutex_unlock(&s->mu);
   return NULL;
 }
@@ -145,22 +207,128 @@ static bool peer_host(const char *peer, char *host, size_t len) {
   return true;
 }
 
-void cl_bulk_init(rdev_session_t *s) { s->bulk.fd = -1; }
+void cl_bulk_init(rdev_session_t *s) {
+  s->bulk.fd = -1;
+  s->bulk.next_id = 1;
+  rdev_clock_cond_init(&s->bulk.cv); /* timed waits take CLOCK_MONOTONIC deadlines */
+  pthread_mutex_init(&s->bulk.reg_mu, NULL);
+}
 
-void cl_bulk_start(rdev_session_t *s, int port) {
+void cl_bulk_start(rdev_session_t *s, int port, const char *path) {
   const char *env = getenv("RDEV_BULK");
-  if (port <= 0 || port > 65535 || (env && !strcmp(env, "off"))) return;
-  char *peer = grpc_call_get_peer(s->call);
-  bool tcp = peer && peer_host(peer, s->bulk.host, sizeof s->bulk.host);
-  gpr_free(peer);
-  if (!tcp) return;
-  s->bulk.port = port;
+  if (env && !strcmp(env, "off")) return;
+  if (path) {
+    if (!*path || strlen(path) >= sizeof s->bulk.host) return;
+    snprintf(s->bulk.host, sizeof s->bulk.host, "%s", path);
+    s->bulk.local = true;
+  } else {
+    if (port <= 0 || port > 65535) return;
+    char *peer = grpc_call_get_peer(s->call);
+    bool tcp = peer && peer_host(peer, s->bulk.host, sizeof s->bulk.host);
+    gpr_free(peer);
+    if (!tcp) return;
+    s->bulk.port = port;
+  }
   s->bulk.started = pthread_create(&s->bulk.thread, NULL, reader_main, s) == 0;
+  if (!s->bulk.started || !s->bulk.local) return;
+  pthread_mutex_lock(&s->mu); /* a local attach takes moments: wait for it */
+  while (!s->bulk.tried) pthread_cond_wait(&s->bulk.cv, &s->mu);
+  pthread_mutex_unlock(&s->mu);
 }
 
 bool cl_bulk_ready(rdev_session_t *s) { return atomic_load(&s->bulk.ready); }
 
+bool cl_bulk_local(rdev_session_t *s) { return s->bulk.local && atomic_load(&s->bulk.ready); }
+
 int rdev_session_bulk(rdev_session_t *s) { return s && cl_bulk_ready(s); }
+
+/* Sends a REGISTER or UNREGISTER message (fd: the memfd, or -1). */
+static bool send_message(int sock, uint32_t kind, uint32_t id, uint64_t size, int fd) {
+  uint8_t hdr[RDEV_WIRE_BULK_HEADER];
+  for (int i = 0; i < 4; i++) hdr[i] = (uint8_t)(kind >> (8 * i)), hdr[4 + i] = (uint8_t)(id >> (8 * i));
+  for (int i = 0; i < 8; i++) hdr[8 + i] = (uint8_t)(size >> (8 * i));
+  union {
+    struct cmsghdr h;
+    char b[CMSG_SPACE(sizeof(int))];
+  } ctl;
+  memset(&ctl, 0, sizeof ctl);
+  struct iovec iov = {hdr, sizeof hdr};
+  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+  if (fd >= 0) {
+    m.msg_control = ctl.b;
+    m.msg_controllen = sizeof ctl.b;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  }
+  ssize_t n;
+  do n = sendmsg(sock, &m, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  return n == (ssize_t)sizeof hdr;
+}
+
+int cl_bulk_register(rdev_session_t *s, int fd, void *base, uint64_t size, uint32_t *id) {
+  if (!cl_bulk_local(s)) return cl_error(RDEV_UNAVAILABLE, "no same-host bulk connection");
+  cl_region_t *r = calloc(1, sizeof *r);
+  if (!r) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+  pthread_mutex_lock(&s->bulk.reg_mu);
+  pthread_mutex_lock(&s->mu);
+  uint32_t want = s->bulk.next_id++;
+  s->bulk.reg_id = want;
+  s->bulk.reg_status = 1;
+  int sock = s->bulk.fd;
+  bool sent = sock >= 0 && send_message(sock, RDEV_WIRE_REGION_REGISTER, want, size, fd);
+  struct timespec dl = rdev_clock_deadline_ns((uint64_t)REGISTER_MS * 1000000u);
+  while (sent && s->bulk.reg_status == 1 && s->bulk.fd >= 0)
+    if (pthread_cond_timedwait(&s->bulk.cv, &s->mu, &dl) == ETIMEDOUT) break;
+  int st = sent ? s->bulk.reg_status : -1;
+  s->bulk.reg_id = 0;
+  if (st == 0) {
+    r->id = want;
+    r->base = base;
+    r->size = size;
+    r->next = s->bulk.regions;
+    s->bulk.regions = r;
+  }
+  pthread_mutex_unlock(&s->mu);
+  pthread_mutex_unlock(&s->bulk.reg_mu);
+  if (st == 0) {
+    *id = want;
+    return RDEV_OK;
+  }
+  free(r);
+  if (st > 1 || st < -1) return cl_error(st, "rdevd refused to share host memory");
+  return cl_error(RDEV_UNAVAILABLE, "rdevd did not answer a host memory registration");
+}
+
+void cl_bulk_unregister(rdev_session_t *s, uint32_t id) {
+  pthread_mutex_lock(&s->bulk.reg_mu);
+  pthread_mutex_lock(&s->mu);
+  cl_region_t **pp = &s->bulk.regions;
+  while (*pp && (*pp)->id != id) pp = &(*pp)->next;
+  cl_region_t *r = *pp;
+  if (r) *pp = r->next;
+  if (r && s->bulk.fd >= 0) send_message(s->bulk.fd, RDEV_WIRE_REGION_UNREGISTER, id, 0, -1);
+  pthread_mutex_unlock(&s->mu);
+  pthread_mutex_unlock(&s->bulk.reg_mu);
+  free(r);
+}
+
+bool cl_bulk_region_of(rdev_session_t *s, const void *p, size_t n, uint32_t *id, uint64_t *off) {
+  const uint8_t *q = p;
+  bool found = false;
+  pthread_mutex_lock(&s->mu);
+  for (cl_region_t *r = s->bulk.regions; r && !found; r = r->next)
+    if (q >= r->base && (uint64_t)(q - r->base) <= r->size && n <= r->size - (uint64_t)(q - r->base)) {
+      *id = r->id;
+      *off = (uint64_t)(q - r->base);
+      found = true;
+    }
+  pthread_mutex_unlock(&s->mu);
+  return found;
+}
 
 void cl_bulk_abort_locked(rdev_session_t *s) {
   atomic_store(&s->bulk.ready, false);
@@ -174,4 +342,11 @@ void cl_bulk_stop(rdev_session_t *s) {
   pthread_mutex_unlock(&s->mu);
   if (s->bulk.started) pthread_join(s->bulk.thread, NULL);
   s->bulk.started = false;
+  while (s->bulk.regions) { /* memory freed after its session closed */
+    cl_region_t *r = s->bulk.regions;
+    s->bulk.regions = r->next;
+    free(r);
+  }
+  pthread_cond_destroy(&s->bulk.cv);
+  pthread_mutex_destroy(&s->bulk.reg_mu);
 }

@@ -130,14 +130,23 @@ typedef struct {
 
 /* bulk.c: the session's bulk connection (rdev/wire.h), read by a thread of
  * its own. */
+typedef struct cl_region cl_region_t; /* bulk.c: registered host memory */
 typedef struct {
   pthread_t thread;
   bool started;
   atomic_bool stop;  /* the session closes */
   atomic_bool ready; /* attached: Reads may ask for it */
+  bool local;        /* over a unix socket: host memory may be registered */
+  bool tried;        /* the first attach is over (s->mu) */
   int fd;            /* -1 until connected (s->mu) */
   int port;
-  char host[64]; /* the address the session's call reached */
+  char host[108];         /* the address the session's call reached, or the socket's path */
+  pthread_cond_t cv;      /* an attach ended, or a registration was answered */
+  pthread_mutex_t reg_mu; /* one registration at a time */
+  uint32_t next_id;       /* reg_mu */
+  uint32_t reg_id;        /* the registration waiting for its answer (s->mu) */
+  int reg_status;         /* its answer; 1 while none came (s->mu) */
+  cl_region_t *regions;   /* s->mu */
 } cl_bulk_state_t;
 
 /* stream.c: the stream and event objects still open (freed at close). */
@@ -360,12 +369,27 @@ int cl_sticky_take(rdev_session_t *s, uint64_t handle, char msg[CL_MSG_MAX]);
 
 /* Sets up s->bulk (at open, before anything can fail). */
 void cl_bulk_init(rdev_session_t *s);
-/* Starts the thread that connects to the server's bulk port (the session
- * is open: it has its key and its call's peer), attaches the connection
- * and reads frames into their Reads' destinations until the connection
- * or the session ends. Failing to connect is not an error: Reads stay
- * in-band. */
-void cl_bulk_start(rdev_session_t *s, int port);
+/* Starts the thread that connects to the server's bulk port, or to its
+ * unix socket at path when path is not NULL (the session is open: it has
+ * its key and its call's peer), attaches the connection and reads frames
+ * into their Reads' destinations until the connection or the session
+ * ends. A unix socket's attach is waited for (it takes moments; host
+ * memory made right after the open is then shared). Failing to connect is
+ * not an error: Reads stay in-band. */
+void cl_bulk_start(rdev_session_t *s, int port, const char *path);
+/* Shares the memory of memfd fd (size bytes, sealed against shrinking;
+ * the fd stays the caller's) with the server, mapped at base in this
+ * process: RDEV_OK with *id, once the server mapped it. Blocks for that
+ * answer (up to 5 s). RDEV_UNAVAILABLE without a unix-socket connection. */
+int cl_bulk_register(rdev_session_t *s, int fd, void *base, uint64_t size, uint32_t *id);
+/* Ends region id (after its memory's last use by this process). */
+void cl_bulk_unregister(rdev_session_t *s, uint32_t id);
+/* Whether [p, p+n) lies inside one registered region: then *id and the
+ * offset of p in it. Takes s->mu. */
+bool cl_bulk_region_of(rdev_session_t *s, const void *p, size_t n, uint32_t *id, uint64_t *off);
+/* Whether a unix-socket bulk connection is attached (host memory can be
+ * shared). No lock. */
+bool cl_bulk_local(rdev_session_t *s);
 /* Whether Reads may ask for the bulk connection now. No lock. */
 bool cl_bulk_ready(rdev_session_t *s);
 /* Under s->mu: the call ended: the connection is shut down (a frame being

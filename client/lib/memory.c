@@ -2,12 +2,15 @@
  * client/lib/memory.c — device memory as the caller sees it: rdev_malloc and
  * rdev_free (device addresses come from addr.c), host memory for transfers,
  * and copies and memsets, which become Write, Read, Copy and Memset
- * requests, split at RDEV_WIRE_MAX_CHUNK. Owns no session state; calls
- * submit.c, addr.c, stream.c (stream handles), info.c (the current device)
- * and error.c.
+ * requests, split at RDEV_WIRE_MAX_CHUNK. On the server's host, host
+ * memory is a memfd shared with rdevd (bulk.c), and copies from and into
+ * it name it instead of carrying bytes. Owns no session state; calls
+ * submit.c, bulk.c, addr.c, stream.c (stream handles), info.c (the current
+ * device) and error.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,11 +93,25 @@ typedef struct {
   uint64_t magic;
   void *base;
   size_t len;
+  uint32_t region; /* shared with rdevd (bulk.c); 0: not */
 } host_block_t;
 #define HOST_MAGIC 0x72646576686f7374ull /* "rdevhost" */
 
+/* A memfd of n bytes sealed against shrinking and growing, mapped shared
+ * over [at, at+n) (MAP_FIXED, inside a reservation of the caller's): its
+ * fd, or -1. */
+static int shared_map(uint8_t *at, size_t n) {
+  int fd = memfd_create("rdev-host", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return -1;
+  if (ftruncate(fd, (off_t)n) != 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
+      mmap(at, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 int rdev_malloc_host(rdev_session_t *s, void **ptr, size_t size) {
-  (void)s;
   if (!ptr) return cl_error(RDEV_INVALID_PARAM, "ptr is NULL");
   *ptr = NULL;
   if (size == 0) return cl_error(RDEV_INVALID_PARAM, "size 0");
@@ -106,6 +123,10 @@ int rdev_malloc_host(rdev_session_t *s, void **ptr, size_t size) {
   void *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (base == MAP_FAILED) return cl_error(RDEV_BAD_ALLOC, "cannot allocate %zu host bytes", size);
   uint8_t *p = (uint8_t *)(((uintptr_t)base + pg + align - 1) & ~(uintptr_t)(align - 1));
+  /* On the server's host: the body is a memfd rdevd maps too, so that
+   * copies name it instead of carrying its bytes (as a device's DMA
+   * reaches pinned memory). Anywhere else, or if that fails, private. */
+  int fd = s && cl_bulk_local(s) ? shared_map(p, body) : -1;
   /* As CANN's pinned memory: resident from the start, and on huge pages
    * where the kernel offers them (THP "madvise" mode asks for the advice). */
   if (size >= HUGE_MIN) madvise(p, size & ~(size_t)(HUGE_MIN - 1), MADV_HUGEPAGE);
@@ -117,17 +138,21 @@ int rdev_malloc_host(rdev_session_t *s, void **ptr, size_t size) {
     memset(p, 0, size); /* a kernel without MADV_POPULATE_WRITE */
   }
   host_block_t *h = (host_block_t *)(void *)(p - sizeof *h);
-  *h = (host_block_t){HOST_MAGIC, base, len};
+  *h = (host_block_t){HOST_MAGIC, base, len, 0};
+  if (fd >= 0) {
+    if (cl_bulk_register(s, fd, p, body, &h->region) != RDEV_OK) h->region = 0; /* still good host memory */
+    close(fd);
+  }
   *ptr = p;
   return RDEV_OK;
 }
 
 int rdev_free_host(rdev_session_t *s, void *ptr) {
-  (void)s;
   if (!ptr) return cl_error(RDEV_INVALID_PARAM, "ptr is NULL");
   host_block_t *h = (host_block_t *)(void *)((uint8_t *)ptr - sizeof *h);
   if (h->magic != HOST_MAGIC) return cl_error(RDEV_INVALID_PARAM, "%p was not made by rdev_malloc_host", ptr);
   h->magic = 0;
+  if (h->region && s) cl_bulk_unregister(s, h->region);
   munmap(h->base, h->len);
   return RDEV_OK;
 }
@@ -183,6 +208,24 @@ static int read_chunks(rdev_session_t *s, uint64_t addr, uint8_t *dst, size_t co
   return stream ? rc : cl_group_end(&g, rc);
 }
 
+/* A copy between device address dev and registered host memory (region,
+ * off): one request, no bytes on the wire; async ones answer only a
+ * failure (sticky on the stream). */
+static int region_copy(rdev_session_t *s, bool to_host, uint64_t dev, uint32_t region, uint64_t off, size_t count,
+                       size_t dest_max, uint64_t stream) {
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  if (to_host) {
+    req.which_op = rdev_v1_Request_read_tag;
+    req.op.read = (rdev_v1_Read){
+        .stream = stream, .addr = dev, .count = count, .dest_max = dest_max, .host_region = region, .host_offset = off};
+  } else {
+    req.which_op = rdev_v1_Request_write_tag;
+    req.op.write = (rdev_v1_Write){
+        .stream = stream, .addr = dev, .dest_max = dest_max, .host_region = region, .host_offset = off, .count = count};
+  }
+  return stream ? cl_send_async(s, &req) : cl_call(s, &req, NULL);
+}
+
 /* Copy and Memset: queued on a stream, or one synchronous call. */
 static int submit_or_call(rdev_session_t *s, rdev_v1_Request *req, uint64_t stream) {
   if (stream) return cl_send_async(s, req);
@@ -228,6 +271,12 @@ static int do_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *
   if (!dfit) return cl_error(RDEV_INVALID_PARAM, "dst range of %zu bytes runs past the end of its allocation", count);
   if (!sfit) return cl_error(RDEV_INVALID_PARAM, "src range of %zu bytes runs past the end of its allocation", count);
   uint64_t da = (uint64_t)(uintptr_t)dst, sa = (uint64_t)(uintptr_t)src;
+  uint32_t region;
+  uint64_t off;
+  if (kind == RDEV_MEMCPY_HOST_TO_DEVICE && cl_bulk_region_of(s, src, count, &region, &off))
+    return region_copy(s, false, da, region, off, count, dest_max, stream);
+  if (kind == RDEV_MEMCPY_DEVICE_TO_HOST && cl_bulk_region_of(s, dst, count, &region, &off))
+    return region_copy(s, true, sa, region, off, count, dest_max, stream);
 
   switch (kind) {
     case RDEV_MEMCPY_HOST_TO_HOST: memmove(dst, src, count); return RDEV_OK;

@@ -95,6 +95,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
   cl_host_init(s);
   size_t batch_xfer = RDEV_WIRE_MAX_CHUNK; /* until the server says more */
   unsigned long long bulk_port = 0;        /* the server offers none */
+  char bulk_path[108] = "";                /* or a unix socket */
   grpc_metadata_array_init(&s->init_md);
 
   /* Messages up to a chunk plus framing; reconnect quickly to a server that
@@ -170,6 +171,10 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
       marked |= grpc_slice_str_cmp(m->key, RDEV_WIRE_SESSION_OPEN_KEY) == 0;
       if (grpc_slice_str_cmp(m->key, RDEV_WIRE_BATCH_XFER_KEY) == 0) batch_xfer = batch_xfer_of(m->value);
       if (grpc_slice_str_cmp(m->key, RDEV_WIRE_BULK_PORT_KEY) == 0) bulk_port = decimal_of(m->value);
+      if (grpc_slice_str_cmp(m->key, RDEV_WIRE_BULK_PATH_KEY) == 0 && GRPC_SLICE_LENGTH(m->value) < sizeof bulk_path) {
+        memcpy(bulk_path, GRPC_SLICE_START_PTR(m->value), GRPC_SLICE_LENGTH(m->value));
+        bulk_path[GRPC_SLICE_LENGTH(m->value)] = '\0';
+      }
       if (grpc_slice_str_cmp(m->key, RDEV_WIRE_SESSION_KEY_KEY) == 0 &&
           GRPC_SLICE_LENGTH(m->value) == RDEV_WIRE_SESSION_KEY_LEN)
         memcpy(s->host.key, GRPC_SLICE_START_PTR(m->value), RDEV_WIRE_SESSION_KEY_LEN);
@@ -191,7 +196,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
       session_free(s);
       return rc;
     }
-    cl_bulk_start(s, bulk_port > 65535 ? 0 : (int)bulk_port);
+    cl_bulk_start(s, bulk_port > 65535 ? 0 : (int)bulk_port, bulk_path[0] ? bulk_path : NULL);
     *out = s;
     return RDEV_OK;
   }

@@ -16,6 +16,11 @@
  * likewise. Queued frames count toward the session's inflight bytes: a
  * client that stops reading its bulk connection stops being read.
  *
+ * Its reader thread takes what the client sends: on a unix socket, the
+ * memfds of its host memory regions (regions.c), each answered with a
+ * control frame (seq 0) once mapped; on TCP nothing is expected, and the
+ * reader only notices the client's end.
+ *
  * Nothing of the protocol depends on it: a Read without the bulk flag, a
  * session without a connection, and every Read after its connection
  * failed go in-band. The frames queued when a send fails are lost, and
@@ -34,7 +39,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,7 +63,9 @@ typedef struct bulk_frame {
 
 struct srv_bulk_conn {
   int fd;
-  pthread_t thread;
+  int local;          /* a unix socket: regions may be registered */
+  pthread_t thread;   /* the writer */
+  pthread_t reader;   /* what the client sends */
   pthread_mutex_t mu; /* the queue and the flags */
   pthread_cond_t cv;
   bulk_frame_t *head, *tail;
@@ -124,11 +133,9 @@ static void *writer_main(void *arg) {
   return NULL;
 }
 
-int srv_bulk_send(srv_session_t *s, uint64_t seq, grpc_slice data) {
-  pthread_mutex_lock(&s->mu);
-  struct srv_bulk_conn *c = s->bulk;
-  pthread_mutex_unlock(&s->mu);
-  if (!c) return 0;
+/* Queues data (its reference taken) as frame seq on s's connection c: 1,
+ * or 0 when c takes no more frames (data still the caller's). */
+static int queue_frame(srv_session_t *s, struct srv_bulk_conn *c, uint64_t seq, grpc_slice data) {
   bulk_frame_t *f = malloc(sizeof *f);
   if (!f) return 0;
   f->next = NULL;
@@ -150,8 +157,15 @@ int srv_bulk_send(srv_session_t *s, uint64_t seq, grpc_slice data) {
   if (!ok) {
     srv_inflight_sub(s, len);
     free(f);
-    return 0;
   }
+  return ok;
+}
+
+int srv_bulk_send(srv_session_t *s, uint64_t seq, grpc_slice data) {
+  pthread_mutex_lock(&s->mu);
+  struct srv_bulk_conn *c = s->bulk;
+  pthread_mutex_unlock(&s->mu);
+  if (!c || !queue_frame(s, c, seq, data)) return 0;
   rdev_v1_Reply r = rdev_v1_Reply_init_zero;
   r.seq = seq;
   r.bulk = true;
@@ -180,9 +194,84 @@ void srv_bulk_free(srv_session_t *s) {
   free(c);
 }
 
+/* Answers a REGISTER: a control frame (seq 0) with the id and status. */
+static void answer(srv_session_t *s, struct srv_bulk_conn *c, uint32_t id, int32_t status) {
+  uint8_t b[8];
+  for (int i = 0; i < 4; i++) {
+    b[i] = (uint8_t)(id >> (8 * i));
+    b[4 + i] = (uint8_t)((uint32_t)status >> (8 * i));
+  }
+  grpc_slice sl = grpc_slice_from_copied_buffer((const char *)b, sizeof b);
+  if (!queue_frame(s, c, 0, sl)) grpc_slice_unref(sl);
+}
+
+/* Receives one client message: 1 with *fd the descriptor it carried (-1:
+ * none), 0 at the end of the connection or on a malformed message. */
+static int recv_message(int sock, uint8_t hdr[RDEV_WIRE_BULK_HEADER], int *fd) {
+  size_t got = 0;
+  *fd = -1;
+  while (got < RDEV_WIRE_BULK_HEADER) {
+    union {
+      struct cmsghdr h;
+      char b[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    struct iovec iov = {hdr + got, RDEV_WIRE_BULK_HEADER - got};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof ctl.b};
+    ssize_t n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+    if (n < 0 && errno == EINTR) continue;
+    for (struct cmsghdr *h = n > 0 ? CMSG_FIRSTHDR(&m) : NULL; h; h = CMSG_NXTHDR(&m, h))
+      if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
+        int k = (int)((h->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        int fds[4];
+        memcpy(fds, CMSG_DATA(h), (size_t)(k < 4 ? k : 4) * sizeof(int));
+        for (int i = 0; i < k && i < 4; i++) {
+          if (*fd < 0)
+            *fd = fds[i];
+          else
+            close(fds[i]); /* one per message */
+        }
+      }
+    if (n <= 0 || (m.msg_flags & MSG_CTRUNC)) {
+      if (*fd >= 0) close(*fd);
+      *fd = -1;
+      return 0;
+    }
+    got += (size_t)n;
+  }
+  return 1;
+}
+
+static void *reader_main(void *arg) {
+  srv_session_t *s = arg;
+  struct srv_bulk_conn *c = s->bulk;
+  uint8_t hdr[RDEV_WIRE_BULK_HEADER];
+  int fd;
+  while (recv_message(c->fd, hdr, &fd)) {
+    uint32_t kind = 0, id = 0;
+    uint64_t size = 0;
+    for (int i = 3; i >= 0; i--) kind = kind << 8 | hdr[i], id = id << 8 | hdr[4 + i];
+    for (int i = 7; i >= 0; i--) size = size << 8 | hdr[8 + i];
+    if (kind == RDEV_WIRE_REGION_REGISTER && fd >= 0 && c->local) {
+      const char *why;
+      int rc = srv_region_add(s, id, fd, size, &why);
+      if (rc) srv_log(SRV_LOG_INFO, "session %llu: host region %u refused: %s", (unsigned long long)s->id, id, why);
+      answer(s, c, id, rc);
+    } else if (kind == RDEV_WIRE_REGION_UNREGISTER && fd < 0) {
+      srv_region_remove(s, id);
+    } else {
+      if (fd >= 0) close(fd);
+      srv_log(SRV_LOG_INFO, "session %llu: bulk connection: malformed message; closed", (unsigned long long)s->id);
+      break;
+    }
+  }
+  shutdown(c->fd, SHUT_RDWR); /* the writer stops sending to a client that left */
+  srv_session_unref(s);
+  return NULL;
+}
+
 /* Makes fd the connection of the session whose key is key: 0 when it is
  * (the connection owns fd from then on), -1 when no session takes it. */
-static int attach(srv_t *srv, int fd, const char *key) {
+static int attach(srv_t *srv, int fd, const char *key, int local) {
   srv_session_t *s;
   pthread_mutex_lock(&srv->mu);
   for (s = srv->sessions; s; s = s->next)
@@ -195,6 +284,7 @@ static int attach(srv_t *srv, int fd, const char *key) {
   pthread_mutex_lock(&s->mu);
   if (c && !s->bulk && !s->released && !s->broken && !s->cancelled) {
     c->fd = fd;
+    c->local = local;
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
     /* The answer goes before any frame: the socket's buffer is empty. */
@@ -208,6 +298,11 @@ static int attach(srv_t *srv, int fd, const char *key) {
       if (pthread_create(&c->thread, NULL, writer_main, s) == 0) {
         pthread_detach(c->thread);
         rc = 0;
+        srv_session_ref(s); /* the reader's */
+        if (pthread_create(&c->reader, NULL, reader_main, s) == 0)
+          pthread_detach(c->reader);
+        else
+          atomic_fetch_sub(&s->refs, 1); /* no reader: the writer goes on */
       } else {
         s->bulk = NULL;
         atomic_fetch_sub(&s->refs, 1); /* we hold one more: never the last */
@@ -232,6 +327,7 @@ static int attach(srv_t *srv, int fd, const char *key) {
 struct srv_bulk {
   srv_t *srv;
   int lfd;
+  int local;   /* a unix socket, at srv->bulk_path */
   int wake[2]; /* a byte on it stops the thread */
   pthread_t thread;
 };
@@ -245,7 +341,7 @@ typedef struct {
 
 /* Reads what the connection sent of its hello: 1 while incomplete, 0 when
  * it is done (attached, or refused and closed), the entry free again. */
-static int hello_read(srv_t *srv, hello_t *h) {
+static int hello_read(struct srv_bulk *b, hello_t *h) {
   ssize_t n = recv(h->fd, h->buf + h->got, sizeof h->buf - h->got, 0);
   if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 1;
   if (n > 0) h->got += (size_t)n;
@@ -253,7 +349,7 @@ static int hello_read(srv_t *srv, hello_t *h) {
   char key[RDEV_WIRE_SESSION_KEY_LEN + 1] = {0};
   int ok = h->got == sizeof h->buf && memcmp(h->buf, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN) == 0;
   if (ok) memcpy(key, h->buf + RDEV_WIRE_BULK_MAGIC_LEN, RDEV_WIRE_SESSION_KEY_LEN);
-  if (!ok || attach(srv, h->fd, key) != 0) {
+  if (!ok || attach(b->srv, h->fd, key, b->local) != 0) {
     srv_log(SRV_LOG_INFO, "bulk connection refused: %s", ok ? "its key names no session that takes one" : "bad hello");
     close(h->fd);
   }
@@ -282,7 +378,7 @@ static void *listener_main(void *arg) {
     for (int i = 0; i < nh; i++) { /* p[2 + i] is hs[i] as polled */
       int open = 1;
       if (p[2 + i].revents)
-        open = hello_read(b->srv, &hs[i]);
+        open = hello_read(b, &hs[i]);
       else if (now >= hs[i].until) {
         close(hs[i].fd);
         open = 0;
@@ -299,16 +395,22 @@ static void *listener_main(void *arg) {
   return NULL;
 }
 
-/* The address bulk connections attach to, from the config: host and port
- * into host/port; 0, or -1 when there is none (off, TLS, a unix socket). */
-static int bulk_addr(const srv_config_t *cfg, char *host, size_t hlen, char *port, size_t plen) {
+/* Where bulk connections attach, from the config: a unix socket's path
+ * into path (1), or a TCP host and port into host/port (0); -1 when there
+ * is none (off, TLS, an abstract socket, a path too long). */
+static int bulk_addr(const srv_config_t *cfg, char *host, size_t hlen, char *port, size_t plen, char *path,
+                     size_t pathlen) {
   const char *a = cfg->bulk_listen;
+  int autom = !strcmp(a, "auto");
+  path[0] = '\0';
   if (!strcmp(a, "off") || cfg->tls_cert[0]) return -1;
-  if (!strcmp(a, "auto")) {
-    a = cfg->listen;
-    if (!strncmp(a, "unix:", 5) || !strncmp(a, "unix-abstract:", 14)) return -1;
-    if (!strncmp(a, "ipv4:", 5) || !strncmp(a, "ipv6:", 5)) a += 5;
+  if (autom) a = cfg->listen;
+  if (!strncmp(a, "unix-abstract:", 14)) return -1;
+  if (!strncmp(a, "unix:", 5)) { /* auto: beside the session socket */
+    int n = snprintf(path, pathlen, "%s%s", a + 5, autom ? ".bulk" : "");
+    return n > 0 && (size_t)n < pathlen ? 1 : -1;
   }
+  if (!strncmp(a, "ipv4:", 5) || !strncmp(a, "ipv6:", 5)) a += 5;
   const char *colon = strrchr(a, ':');
   if (!colon) return -1;
   size_t n = (size_t)(colon - a);
@@ -316,11 +418,11 @@ static int bulk_addr(const srv_config_t *cfg, char *host, size_t hlen, char *por
   if (n >= hlen) return -1;
   memcpy(host, a, n);
   host[n] = '\0';
-  snprintf(port, plen, "%s", !strcmp(cfg->bulk_listen, "auto") ? "0" : colon + 1);
+  snprintf(port, plen, "%s", autom ? "0" : colon + 1);
   return 0;
 }
 
-static int listen_on(const char *host, const char *port, int *bound) {
+static int listen_tcp(const char *host, const char *port, int *bound) {
   struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *res;
   if (getaddrinfo(*host ? host : NULL, port, &hints, &res) != 0) return -1;
   int fd = -1;
@@ -343,31 +445,59 @@ static int listen_on(const char *host, const char *port, int *bound) {
   return fd;
 }
 
+/* A listening unix socket at path (a stale socket file there replaced). */
+static int listen_unix(const char *path) {
+  struct sockaddr_un a = {.sun_family = AF_UNIX};
+  if (strlen(path) >= sizeof a.sun_path) return -1;
+  memcpy(a.sun_path, path, strlen(path) + 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  struct stat st;
+  if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) unlink(path);
+  if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 64) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 int srv_bulk_start(srv_t *srv) {
-  char host[256], port[16];
-  if (bulk_addr(&srv->cfg, host, sizeof host, port, sizeof port) != 0) {
-    if (strcmp(srv->cfg.bulk_listen, "off") && strcmp(srv->cfg.bulk_listen, "auto"))
-      srv_log(SRV_LOG_WARN, "bulk-listen %s: not with TLS; Reads go in-band", srv->cfg.bulk_listen);
+  char host[256], port[16], where[300];
+  int kind = bulk_addr(&srv->cfg, host, sizeof host, port, sizeof port, srv->bulk_path, sizeof srv->bulk_path);
+  int given = strcmp(srv->cfg.bulk_listen, "auto") != 0 && strcmp(srv->cfg.bulk_listen, "off") != 0;
+  if (kind < 0) {
+    srv->bulk_path[0] = '\0';
+    if (given) srv_log(SRV_LOG_WARN, "bulk-listen %s: not with TLS; Reads go in-band", srv->cfg.bulk_listen);
     return 0;
   }
   struct srv_bulk *b = calloc(1, sizeof *b);
   if (!b) return -1;
   b->srv = srv;
+  b->local = kind == 1;
   b->wake[0] = b->wake[1] = -1;
-  b->lfd = listen_on(host, port, &srv->bulk_port);
+  b->lfd = b->local ? listen_unix(srv->bulk_path) : listen_tcp(host, port, &srv->bulk_port);
+  if (b->local)
+    snprintf(where, sizeof where, "unix:%s", srv->bulk_path);
+  else
+    snprintf(where, sizeof where, "%s:%s", *host ? host : "*", port);
   if (b->lfd < 0 || pipe2(b->wake, O_CLOEXEC) != 0 || pthread_create(&b->thread, NULL, listener_main, b) != 0) {
-    int given = strcmp(srv->cfg.bulk_listen, "auto") != 0;
-    srv_log(given ? SRV_LOG_ERROR : SRV_LOG_WARN, "cannot listen for bulk connections on %s:%s%s", host, port,
+    srv_log(given ? SRV_LOG_ERROR : SRV_LOG_WARN, "cannot listen for bulk connections on %s%s", where,
             given ? "" : "; Reads go in-band");
     if (b->lfd >= 0) close(b->lfd);
     if (b->wake[0] >= 0) close(b->wake[0]), close(b->wake[1]);
+    if (b->local && b->lfd >= 0) unlink(srv->bulk_path);
     free(b);
     srv->bulk_port = 0;
+    srv->bulk_path[0] = '\0';
     return given ? -1 : 0;
   }
   srv->bulk = b;
-  snprintf(srv->bulk_port_str, sizeof srv->bulk_port_str, "%d", srv->bulk_port);
-  srv_log(SRV_LOG_INFO, "bulk connections on %s port %d", *host ? host : "*", srv->bulk_port);
+  if (b->local) {
+    srv_log(SRV_LOG_INFO, "bulk connections on %s", where);
+  } else {
+    snprintf(srv->bulk_port_str, sizeof srv->bulk_port_str, "%d", srv->bulk_port);
+    srv_log(SRV_LOG_INFO, "bulk connections on %s port %d", *host ? host : "*", srv->bulk_port);
+  }
   return 0;
 }
 
@@ -379,7 +509,9 @@ void srv_bulk_stop(srv_t *srv) {
   close(b->lfd);
   close(b->wake[0]);
   close(b->wake[1]);
+  if (b->local) unlink(srv->bulk_path);
   free(b);
   srv->bulk = NULL;
   srv->bulk_port = 0;
+  srv->bulk_path[0] = '\0';
 }

@@ -91,9 +91,10 @@ static size_t open_md_fill(srv_session_t *s) {
   md[1].value = grpc_slice_from_static_string(batch_xfer_str);
   md[2].key = grpc_slice_from_static_string(RDEV_WIRE_SESSION_KEY_KEY);
   md[2].value = grpc_slice_from_static_string(s->key);
-  md[3].key = grpc_slice_from_static_string(RDEV_WIRE_BULK_PORT_KEY);
-  md[3].value = grpc_slice_from_static_string(s->srv->bulk_port_str);
-  return s->srv->bulk_port > 0 ? 4 : 3;
+  int local = s->srv->bulk_path[0] != '\0';
+  md[3].key = grpc_slice_from_static_string(local ? RDEV_WIRE_BULK_PATH_KEY : RDEV_WIRE_BULK_PORT_KEY);
+  md[3].value = grpc_slice_from_static_string(local ? s->srv->bulk_path : s->srv->bulk_port_str);
+  return local || s->srv->bulk_port > 0 ? 4 : 3;
 }
 
 int srv_session_start(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant, char *msg,

@@ -96,7 +96,8 @@ static int must_wait(srv_session_t *s, const rdev_wire_request_t *r) {
  * by its handler and moves nothing). */
 static size_t request_xfer(const rdev_wire_request_t *r) {
   if (r->q.which_op == rdev_v1_Request_write_tag) return r->data.len;
-  if (r->q.which_op == rdev_v1_Request_read_tag && r->q.op.read.count <= RDEV_WIRE_MAX_CHUNK)
+  if (r->q.which_op == rdev_v1_Request_read_tag && !r->q.op.read.host_region &&
+      r->q.op.read.count <= RDEV_WIRE_MAX_CHUNK)
     return (size_t)r->q.op.read.count;
   return 0;
 }

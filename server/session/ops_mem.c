@@ -3,7 +3,9 @@
  * zeroed), Free (the memory goes once nothing may touch it: srv_mem_t),
  * Write (gathered now, or held until its stream gathers it), Read (through
  * runtime staging, or shown where the device shows its memory:
- * zerocopy.h), Copy, Memset, ValueWrite, ValueWait, MemInfo.
+ * zerocopy.h), both also straight between the device and a same-host
+ * client's registered memory (regions.c), Copy, Memset, ValueWrite,
+ * ValueWait, MemInfo.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +97,38 @@ static void read_shown_cb(void *user, int status) {
 
 static void defer_on_entry(srv_handle_t *e, void *arg) { srv_mem_defer_on(arg, e->ptr); }
 
+static void region_put_cb(void *user, int status) {
+  (void)status;
+  srv_region_put(user);
+}
+
+/* n bytes between device memory dev and the client's host region at off
+ * (to_host: D2H), now (st NULL) or on st, which holds the region until the
+ * copy ran. Returns the status, SRV_LATER once queued (no answer: its
+ * failure would come from the stream). */
+static int region_copy(srv_req_t *x, uint32_t region, uint64_t off, char *dev, size_t n, int to_host,
+                       rdev_rt_stream_t *st) {
+  uint8_t *h;
+  srv_region_t *r = srv_region_get(x->s, region, off, n, &h);
+  if (!r)
+    return srv_fail(x, RDEV_INVALID_PARAM, "host region %u does not hold %zu bytes at offset %llu", region, n,
+                    (unsigned long long)off);
+  rdev_rt_t *rt = x->s->srv->rt;
+  void *dst = to_host ? (void *)h : dev;
+  const void *src = to_host ? (const void *)dev : h;
+  rdev_memcpy_kind_t kind = to_host ? RDEV_MEMCPY_DEVICE_TO_HOST : RDEV_MEMCPY_HOST_TO_DEVICE;
+  int rc = st ? rdev_rt_memcpy_async(rt, dst, n, src, n, kind, st) : rdev_rt_memcpy(rt, dst, n, src, n, kind);
+  if (rc || !st) {
+    srv_region_put(r);
+    return rc ? srv_rt_failed(x, rc) : RDEV_OK;
+  }
+  if (rdev_rt_launch_callback(st, region_put_cb, r) != RDEV_OK) {
+    rdev_rt_stream_synchronize(st); /* cannot happen on a live stream: hold it until copied */
+    srv_region_put(r);
+  }
+  return SRV_LATER;
+}
+
 /* Memory is charged to the tenant at the size the device really reserves,
  * and zeroed before the tenant can read it: nothing another tenant left in
  * it is ever visible. */
@@ -164,9 +198,15 @@ int srv_op_write(srv_req_t *x) {
   rdev_rt_stream_t *st = NULL;
   char *dst = NULL;
   size_t n = x->data->len;
+  if (w->host_region && n) return srv_fail(x, RDEV_INVALID_PARAM, "a write from a host region carries no data");
+  if (w->host_region) n = (size_t)w->count;
   int rc = opt_stream(x, w->stream, &st);
   if (rc || (rc = srv_check_count(x, n, w->dest_max)) || (rc = srv_buf_range(x, "write", w->addr, n, &dst, NULL)))
     return rc;
+  if (w->host_region) {
+    rc = n ? region_copy(x, w->host_region, w->host_offset, dst, n, 0, st) : st ? SRV_LATER : RDEV_OK;
+    return rc == RDEV_OK && w->quiet ? SRV_LATER : rc;
+  }
   if (n == 0) return st || w->quiet ? SRV_LATER : RDEV_OK;
   rdev_wire_payload_t *p = x->data;
   if (!st) { /* synchronous: gathered now, so that later requests see it */
@@ -206,6 +246,12 @@ int srv_op_read(srv_req_t *x) {
   srv_mem_t *mem = NULL;
   int rc = rd->stream ? srv_find_stream(x, rd->stream, &se) : RDEV_OK; /* no fence: reads go on */
   if (rc || (rc = srv_check_count(x, rd->count, rd->dest_max))) return rc;
+  if (rd->host_region) {
+    if ((rc = srv_buf_range(x, "read", rd->addr, rd->count, &src, NULL))) return rc;
+    rc = rd->count ? region_copy(x, rd->host_region, rd->host_offset, src, (size_t)rd->count, 1, se ? se->ptr : NULL)
+                   : (se ? SRV_LATER : RDEV_OK);
+    return rc;
+  }
   if (rd->count > RDEV_WIRE_MAX_CHUNK)
     return srv_fail(x, RDEV_INVALID_PARAM, "read of %llu bytes exceeds the %u-byte chunk limit",
                     (unsigned long long)rd->count, RDEV_WIRE_MAX_CHUNK);

@@ -73,6 +73,7 @@ void srv_session_release(srv_session_t *s) {
   srv_handles_each(&bufs, SRV_H_BUF, free_buffer_entry, s);
   srv_handles_free(&h);
   srv_handles_free(&bufs);
+  srv_regions_release(s); /* the streams are gone: no copy uses them any more */
   pthread_mutex_lock(&s->mu);
   s->buffers_freed = nbuf;
   pthread_mutex_unlock(&s->mu);

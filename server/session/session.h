@@ -5,10 +5,12 @@
  * others. From the bottom up: session.c the session object and its
  * references; flow.c the call's send queue, receives and backpressure;
  * request.c the request context (lookups, checks, callbacks that answer
- * later); ops_mem.c, ops_stream.c, ops_kernel.c and ops_host.c the handlers; dispatch.c a message's
- * requests; release.c a session's end; call.c the gRPC call's events and
- * local.c in-process sessions on top. buffers.c and zerocopy.c lie below
- * them all.
+ * later); bulk.c the bulk connection (frames of Read data, and what a
+ * same-host client sends on it) and regions.c its registered host memory;
+ * ops_mem.c, ops_stream.c, ops_kernel.c and ops_host.c the handlers;
+ * dispatch.c a message's requests; release.c a session's end; call.c the
+ * gRPC call's events and local.c in-process sessions on top. buffers.c and
+ * zerocopy.c lie below them all.
  *
  * Lifecycle. A session holds one reference for its RECV_CLOSE_ON_SERVER
  * batch (which completes last, on a normal end or a cancel) and one for each
@@ -122,7 +124,9 @@ struct srv_session {
   pthread_cond_t gate_cv;     /* a gate opened, or the session is released */
   srv_zc_session_t *zc;       /* its shown Read replies (zerocopy.h) */
   struct srv_bulk_conn *bulk; /* its bulk connection (bulk.c): set once, by the listener */
-  grpc_byte_buffer *paused;   /* a message whose handling paused, and where (dispatch.c) */
+  struct srv_region *regions; /* its registered host memory (regions.c) */
+  uint64_t region_bytes;
+  grpc_byte_buffer *paused; /* a message whose handling paused, and where (dispatch.c) */
   batch_t paused_at;
   srv_session_t *defer_next; /* not under mu: its CQ thread's deferred list */
   /* In-process sessions (call == NULL): replies go to local_fn, and
@@ -213,6 +217,26 @@ void srv_bulk_end(srv_session_t *s);
 /* Frees the connection (the session's last reference went: the writer is
  * gone). */
 void srv_bulk_free(srv_session_t *s);
+
+/* ---- regions.c ---- */
+
+typedef struct srv_region srv_region_t;
+
+/* Registers the memfd fd (taken: closed here) as region id of size bytes:
+ * RDEV_OK, or a status with *why (static) when it is not a memfd sealed
+ * against shrinking, too small, a duplicate id, or over the session's
+ * limits. The bulk connection's reader calls it. */
+int srv_region_add(srv_session_t *s, uint32_t id, int fd, uint64_t size, const char **why);
+/* Ends region id (no such region: nothing); copies queued on it finish. */
+void srv_region_remove(srv_session_t *s, uint32_t id);
+/* Region id with [off, off + count) inside it, one reference more, and
+ * *p the first of those bytes; NULL when there is no such region or the
+ * range does not fit (checked without overflow). */
+srv_region_t *srv_region_get(srv_session_t *s, uint32_t id, uint64_t off, uint64_t count, uint8_t **p);
+/* Drops a reference; the last one unmaps it. Any thread. */
+void srv_region_put(srv_region_t *r);
+/* The session is released (its streams are gone): every region goes. */
+void srv_regions_release(srv_session_t *s);
 
 /* ---- flow.c ---- */
 

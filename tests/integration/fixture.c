@@ -184,6 +184,12 @@ int fx_server_start(fx_server_t *srv, const char *const *extra, char *err, size_
   }
   line[len] = '\0';
   int port = 0;
+  char sock[100];
+  if (sscanf(line, "rdevd listening on unix:%99s", sock) == 1) { /* --listen unix:PATH */
+    srv->port = 0;
+    snprintf(srv->target, sizeof srv->target, "unix:%s", sock);
+    return 0;
+  }
   if (sscanf(line, "rdevd listening on 127.0.0.1:%d", &port) != 1 || port <= 0 || port > 65535) {
     snprintf(err, errlen, "unexpected first line from rdevd: '%s'", line);
     goto fail;

@@ -36,8 +36,8 @@ typedef struct {
   pid_t pid;  /* -1 once reaped */
   int out_fd; /* the server's stdout (an unlinked file), read from its start */
   int port;
-  char target[64]; /* "127.0.0.1:PORT" */
-  int reaped;      /* waitpid done; status holds the result */
+  char target[128]; /* "127.0.0.1:PORT", or "unix:PATH" (--listen unix:PATH; port 0) */
+  int reaped;       /* waitpid done; status holds the result */
   int status;
 } fx_server_t;
 

@@ -5,6 +5,10 @@
  * (--bulk-listen off) gives the same bytes in-band; and what strangers
  * send to the bulk port (garbage, short hellos, wrong keys, idle
  * connections) is refused while the server and its sessions keep serving.
+ * On a unix socket the connection attaches during the open and
+ * rdev_malloc_host memory is shared with rdevd: copies from and into it,
+ * sync and async, at interior offsets, land byte for byte; other host
+ * memory goes through frames; the socket goes with the server.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -12,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -194,12 +199,73 @@ START_TEST(test_bulk_port_refuses_strangers) {
 }
 END_TEST
 
+START_TEST(test_bulk_same_host_shares_host_memory) {
+  char dir[] = "/tmp/rdev-bulk-XXXXXX", listen[96], sock[96];
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  snprintf(sock, sizeof sock, "%s/rdevd.sock.bulk", dir);
+  snprintf(listen, sizeof listen, "unix:%s/rdevd.sock", dir);
+  fx_server_t srv;
+  char err[256];
+  const char *const extra[] = {"--listen", listen, NULL};
+  ck_assert_msg(fx_server_start(&srv, extra, err, sizeof err) == 0, "cannot start rdevd: %s", err);
+  rdev_session_t *s = fx_open_target(srv.target);
+  ck_assert_msg(rdev_session_bulk(s), "a unix socket's bulk connection is attached when the open returns");
+
+  size_t n = 5 * FX_MiB + 3, cap = n + 8192;
+  uint8_t *a = NULL, *b = NULL, *dev = NULL, *plain = fx_xmalloc(cap);
+  FX_OK(rdev_malloc_host(s, (void **)&a, cap));
+  FX_OK(rdev_malloc_host(s, (void **)&b, cap));
+  FX_OK(rdev_malloc(s, (void **)&dev, cap, RDEV_MEM_MALLOC_HUGE_FIRST));
+  fx_fill_random(a, cap, 41);
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  /* sync H2D from shared memory; D2H into plain memory (frames) and into shared memory */
+  FX_OK(rdev_memcpy(s, dev, cap, a + 1, n, RDEV_MEMCPY_HOST_TO_DEVICE));
+  FX_OK(rdev_memcpy(s, plain, cap, dev, n, RDEV_MEMCPY_DEVICE_TO_HOST));
+  FX_ASSERT_BYTES(plain, a + 1, n, "D2H into plain memory after an H2D from shared memory");
+  memset(b, 0, cap);
+  FX_OK(rdev_memcpy(s, b + 5, cap - 5, dev, n, RDEV_MEMCPY_DEVICE_TO_HOST));
+  FX_ASSERT_BYTES(b + 5, a + 1, n, "sync D2H into shared memory");
+  for (size_t i = 0; i < 5; i++) ck_assert_uint_eq(b[i], 0);
+  /* async both ways on a stream, at other offsets */
+  memset(b, 0, cap);
+  FX_OK(rdev_memcpy_async(s, b + 4097, cap - 4097, dev + 64, n - 64, RDEV_MEMCPY_DEVICE_TO_HOST, st));
+  FX_OK(rdev_memcpy_async(s, dev + 128, cap - 128, a + 7, n, RDEV_MEMCPY_HOST_TO_DEVICE, st));
+  FX_OK(rdev_memcpy_async(s, b, 4097, dev + 128, 4097, RDEV_MEMCPY_DEVICE_TO_HOST, st));
+  FX_OK(rdev_stream_synchronize(st));
+  FX_ASSERT_BYTES(b + 4097, a + 1 + 64, n - 64, "async D2H into shared memory, ordered before the H2D");
+  FX_ASSERT_BYTES(b, a + 7, 4097, "async D2H after an async H2D from shared memory");
+  /* a device range past its allocation is refused, shared memory or not */
+  FX_EXPECT(rdev_memcpy(s, b, cap, dev + 4096, cap, RDEV_MEMCPY_DEVICE_TO_HOST), RDEV_INVALID_PARAM);
+  /* freed shared memory is forgotten: copies from other memory go on */
+  FX_OK(rdev_free_host(s, a));
+  fx_fill_random(plain, cap, 42);
+  FX_OK(rdev_memcpy(s, dev, cap, plain, cap, RDEV_MEMCPY_HOST_TO_DEVICE));
+  FX_OK(rdev_memcpy(s, b, cap, dev, cap, RDEV_MEMCPY_DEVICE_TO_HOST));
+  FX_ASSERT_BYTES(b, plain, cap, "round trip after a free_host");
+  FX_OK(rdev_stream_destroy(st));
+  FX_OK(rdev_free(s, dev));
+  FX_OK(rdev_free_host(s, b));
+  rdev_session_close(s);
+  free(plain);
+  struct stat sb;
+  ck_assert_int_eq(stat(sock, &sb), 0); /* the bulk socket beside the session socket */
+  fx_server_stop(&srv);
+  ck_assert_msg(stat(sock, &sb) != 0, "rdevd left its bulk socket behind");
+  char path[128];
+  snprintf(path, sizeof path, "%s/rdevd.sock", dir);
+  unlink(path);
+  ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 Suite *suite_bulk(void) {
   Suite *su = suite_create("bulk");
   TCase *tc = fx_tcase("bulk");
   tcase_add_test(tc, test_bulk_reads_byte_for_byte);
   tcase_add_test(tc, test_bulk_off_reads_in_band);
   tcase_add_test(tc, test_bulk_port_refuses_strangers);
+  tcase_add_test(tc, test_bulk_same_host_shares_host_memory);
   suite_add_tcase(su, tc);
   return su;
 }

@@ -448,7 +448,7 @@ START_TEST(test_unary_calls_fail_fast_after_server_killed) {
 END_TEST
 
 START_TEST(test_open_on_dead_port_fails_unavailable) {
-  char target[64];
+  char target[sizeof fx_srv.target];
   snprintf(target, sizeof target, "%s", fx_srv.target);
   int status = fx_server_signal_wait(&fx_srv, SIGKILL, 10);
   ck_assert_msg(status != -1 && WIFSIGNALED(status), "rdevd did not die of SIGKILL");

@@ -171,8 +171,12 @@ int rdev_free(rdev_session_t *s, void *dptr);
 /* aclrtMallocHost: local page-aligned host memory for transfers, a mapping
  * of its own, resident on return (faulted in, as CANN's pinned memory is;
  * on transparent huge pages from 2 MiB where the kernel offers them).
- * Blocks while the pages are faulted in; its contents are unspecified.
- * RDEV_BAD_ALLOC when it cannot be mapped or faulted in. */
+ * On rdevd's own host (a unix-socket session: rdev_session_bulk is 1) it
+ * is shared with rdevd, which copies between the device and it directly:
+ * copies from and into it carry no bytes over any socket (one round trip
+ * to register it first). Blocks while the pages are faulted in; its
+ * contents are unspecified. RDEV_BAD_ALLOC when it cannot be mapped or
+ * faulted in. */
 int rdev_malloc_host(rdev_session_t *s, void **ptr, size_t size);
 /* aclrtFreeHost: ptr must be what rdev_malloc_host returned (another
  * pointer is RDEV_INVALID_PARAM where it can be told apart). */

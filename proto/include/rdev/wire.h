@@ -70,10 +70,29 @@
  * answered with bulk whose frames did not arrive fail, and the session
  * goes on in-band. */
 #define RDEV_WIRE_BULK_PORT_KEY "rdev-bulk-port"
+/* A server listening on a unix socket offers the bulk connection on one of
+ * its own, named by this key (its path), the same way. */
+#define RDEV_WIRE_BULK_PATH_KEY "rdev-bulk-path"
 #define RDEV_WIRE_BULK_MAGIC "RDEVBLK1"
 #define RDEV_WIRE_BULK_MAGIC_LEN 8
 #define RDEV_WIRE_BULK_HELLO (RDEV_WIRE_BULK_MAGIC_LEN + RDEV_WIRE_SESSION_KEY_LEN)
 #define RDEV_WIRE_BULK_HEADER 16
+
+/* Host memory regions (same host: a unix-socket bulk connection only). The
+ * client may send the server messages of RDEV_WIRE_BULK_HEADER bytes on
+ * its bulk connection: a little-endian uint32 kind, uint32 region id
+ * (nonzero, the client's choice) and uint64 size. REGISTER carries, as
+ * SCM_RIGHTS, a memfd of at least size bytes sealed against shrinking;
+ * rdevd maps it and answers with a frame of seq 0 holding the id and a
+ * status (two little-endian int32; 0: registered). From then on Reads and
+ * Writes may name the region (host_region, host_offset): rdevd copies
+ * between the device and that memory itself, on the request's stream,
+ * with no byte on any connection. UNREGISTER (no answer) ends the region;
+ * work already queued on it completes. A session has at most
+ * RDEV_WIRE_MAX_REGIONS regions of RDEV_WIRE_MAX_REGION_BYTES in all. */
+enum { RDEV_WIRE_REGION_REGISTER = 1, RDEV_WIRE_REGION_UNREGISTER = 2 };
+#define RDEV_WIRE_MAX_REGIONS 256
+#define RDEV_WIRE_MAX_REGION_BYTES ((uint64_t)16 << 30)
 
 /* The limits of rdev.proto, which states each of them. */
 #define RDEV_WIRE_MAX_CHUNK (1u << 20) /* payload bytes per Write/Read */
