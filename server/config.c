@@ -225,7 +225,7 @@ int srv_config_set(srv_config_t *cfg, const char *key, const char *v, const char
   } else if (!strcmp(key, "bulk-listen")) {
     if ((strcmp(v, "auto") && strcmp(v, "off") && !strchr(v, ':')) || !strncmp(v, "unix-abstract:", 14) ||
         set_string(cfg->bulk_listen, sizeof cfg->bulk_listen, v))
-      return *err = "bulk-listen: auto, off or host:port", -1;
+      return *err = "bulk-listen: auto, off, host:port or unix:/path", -1;
   } else if (!strcmp(key, "backend")) {
     if (set_string(cfg->backend, sizeof cfg->backend, v)) return *err = "backend: empty or too long", -1;
   } else if (!strcmp(key, "sim-devices")) {

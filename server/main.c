@@ -85,7 +85,7 @@ static void usage(FILE *out) {
   fprintf(out,
           "usage: rdevd [options]\n"
           "  --listen ADDR        host:port or unix:/path (default 127.0.0.1:50051; port 0 picks one)\n"
-          "  --bulk-listen ADDR   where sessions attach their bulk connection for D2H data: auto (the\n"
+          "  --bulk-listen ADDR   where sessions attach their bulk connection for large copies: auto (the\n"
           "                       default: the listen host, a port the system picks), off, or\n"
           "                       host:port, or unix:/path. None with TLS. Beside a unix --listen,\n"
           "                       auto is PATH.bulk, where local clients also share host memory\n"

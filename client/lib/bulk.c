@@ -8,6 +8,9 @@
  * between the socket and the caller's memory, so a D2H copy runs at the
  * speed of the connection, into memory the process already has.
  *
+ * The other way, the bytes of large H2D copies go out on it as DATA
+ * messages, straight from the caller's memory, after their Writes.
+ *
  * On a unix socket it also shares host memory (rdev/wire.h, "Host memory
  * regions"): rdev_malloc_host's memfds are registered here, and copies
  * from and into them move no byte on any connection: rdevd copies between
@@ -186,8 +189,8 @@ static void *reader_main(void *arg) {
   }
   cl_pending_bulk_lost(s);
   pthread_mutex_lock(&s->mu);
-  if (s->bulk.fd >= 0) close(s->bulk.fd);
-  s->bulk.fd = -1;
+  if (s->bulk.fd >= 0) shutdown(s->bulk.fd, SHUT_RDWR); /* closed by cl_bulk_stop: senders may hold it */
+  s->bulk.dead = true;
   pthread_cond_broadcast(&s->bulk.cv); /* a registration waiting gets no answer */
   pthread_mutex_unlock(&s->mu);
   return NULL;
@@ -212,6 +215,7 @@ void cl_bulk_init(rdev_session_t *s) {
   s->bulk.next_id = 1;
   rdev_clock_cond_init(&s->bulk.cv); /* timed waits take CLOCK_MONOTONIC deadlines */
   pthread_mutex_init(&s->bulk.reg_mu, NULL);
+  pthread_mutex_init(&s->bulk.send_mu, NULL);
 }
 
 void cl_bulk_start(rdev_session_t *s, int port, const char *path) {
@@ -269,6 +273,47 @@ static bool send_message(int sock, uint32_t kind, uint32_t id, uint64_t size, in
   return n == (ssize_t)sizeof hdr;
 }
 
+void cl_bulk_send_lock(rdev_session_t *s) { pthread_mutex_lock(&s->bulk.send_mu); }
+
+void cl_bulk_send_unlock(rdev_session_t *s) { pthread_mutex_unlock(&s->bulk.send_mu); }
+
+/* Sends what the iovecs hold, whole; false when the connection failed. */
+static bool send_all(int sock, struct iovec *iov, int n) {
+  struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+  while (m.msg_iovlen) {
+    ssize_t k = sendmsg(sock, &m, MSG_NOSIGNAL);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    while (m.msg_iovlen && (size_t)k >= m.msg_iov->iov_len) {
+      k -= (ssize_t)m.msg_iov->iov_len;
+      m.msg_iov++;
+      m.msg_iovlen--;
+    }
+    if (m.msg_iovlen) {
+      m.msg_iov->iov_base = (char *)m.msg_iov->iov_base + k;
+      m.msg_iov->iov_len -= (size_t)k;
+    }
+  }
+  return true;
+}
+
+bool cl_bulk_send_data(rdev_session_t *s, uint64_t seq, const void *src, size_t n) {
+  uint8_t hdr[RDEV_WIRE_BULK_HEADER + 8] = {0};
+  hdr[0] = RDEV_WIRE_BULK_DATA;
+  for (int i = 0; i < 8; i++) {
+    hdr[8 + i] = (uint8_t)((uint64_t)n >> (8 * i));
+    hdr[16 + i] = (uint8_t)(seq >> (8 * i));
+  }
+  struct iovec iov[2] = {{hdr, sizeof hdr}, {(void *)src, n}};
+  int sock = s->bulk.fd; /* set before ready, closed only by cl_bulk_stop */
+  if (send_all(sock, iov, 2)) return true;
+  atomic_store(&s->bulk.ready, false);
+  shutdown(sock, SHUT_RDWR);
+  return false;
+}
+
 int cl_bulk_register(rdev_session_t *s, int fd, void *base, uint64_t size, uint32_t *id) {
   if (!cl_bulk_local(s)) return cl_error(RDEV_UNAVAILABLE, "no same-host bulk connection");
   cl_region_t *r = calloc(1, sizeof *r);
@@ -278,10 +323,13 @@ int cl_bulk_register(rdev_session_t *s, int fd, void *base, uint64_t size, uint3
   uint32_t want = s->bulk.next_id++;
   s->bulk.reg_id = want;
   s->bulk.reg_status = 1;
-  int sock = s->bulk.fd;
-  bool sent = sock >= 0 && send_message(sock, RDEV_WIRE_REGION_REGISTER, want, size, fd);
+  pthread_mutex_unlock(&s->mu);
+  pthread_mutex_lock(&s->bulk.send_mu);
+  bool sent = send_message(s->bulk.fd, RDEV_WIRE_REGION_REGISTER, want, size, fd);
+  pthread_mutex_unlock(&s->bulk.send_mu);
+  pthread_mutex_lock(&s->mu);
   struct timespec dl = rdev_clock_deadline_ns((uint64_t)REGISTER_MS * 1000000u);
-  while (sent && s->bulk.reg_status == 1 && s->bulk.fd >= 0)
+  while (sent && s->bulk.reg_status == 1 && !s->bulk.dead)
     if (pthread_cond_timedwait(&s->bulk.cv, &s->mu, &dl) == ETIMEDOUT) break;
   int st = sent ? s->bulk.reg_status : -1;
   s->bulk.reg_id = 0;
@@ -310,8 +358,12 @@ void cl_bulk_unregister(rdev_session_t *s, uint32_t id) {
   while (*pp && (*pp)->id != id) pp = &(*pp)->next;
   cl_region_t *r = *pp;
   if (r) *pp = r->next;
-  if (r && s->bulk.fd >= 0) send_message(s->bulk.fd, RDEV_WIRE_REGION_UNREGISTER, id, 0, -1);
   pthread_mutex_unlock(&s->mu);
+  if (r) {
+    pthread_mutex_lock(&s->bulk.send_mu);
+    send_message(s->bulk.fd, RDEV_WIRE_REGION_UNREGISTER, id, 0, -1);
+    pthread_mutex_unlock(&s->bulk.send_mu);
+  }
   pthread_mutex_unlock(&s->bulk.reg_mu);
   free(r);
 }
@@ -342,6 +394,8 @@ void cl_bulk_stop(rdev_session_t *s) {
   pthread_mutex_unlock(&s->mu);
   if (s->bulk.started) pthread_join(s->bulk.thread, NULL);
   s->bulk.started = false;
+  if (s->bulk.fd >= 0) close(s->bulk.fd);
+  s->bulk.fd = -1;
   while (s->bulk.regions) { /* memory freed after its session closed */
     cl_region_t *r = s->bulk.regions;
     s->bulk.regions = r->next;
@@ -349,4 +403,5 @@ void cl_bulk_stop(rdev_session_t *s) {
   }
   pthread_cond_destroy(&s->bulk.cv);
   pthread_mutex_destroy(&s->bulk.reg_mu);
+  pthread_mutex_destroy(&s->bulk.send_mu);
 }

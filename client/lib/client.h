@@ -13,7 +13,7 @@
  *   memory.c   malloc/free, copies       → submit stream info addr error
  *   stream.c   streams, events, kernels  → submit pending (sticky errors) info addr error
  *   info.c     unary calls, devices      → submit poll error
- *   submit.c   the submit API            → poll send pending error
+ *   submit.c   the submit API            → poll send bulk pending error
  *   poll.c     polling, waiting, the end → send bulk pending error
  *   bulk.c     the bulk connection       → pending error
  *   send.c     send queue, batching      → error
@@ -140,13 +140,15 @@ typedef struct {
   bool tried;        /* the first attach is over (s->mu) */
   int fd;            /* -1 until connected (s->mu) */
   int port;
-  char host[108];         /* the address the session's call reached, or the socket's path */
-  pthread_cond_t cv;      /* an attach ended, or a registration was answered */
-  pthread_mutex_t reg_mu; /* one registration at a time */
-  uint32_t next_id;       /* reg_mu */
-  uint32_t reg_id;        /* the registration waiting for its answer (s->mu) */
-  int reg_status;         /* its answer; 1 while none came (s->mu) */
-  cl_region_t *regions;   /* s->mu */
+  char host[108];          /* the address the session's call reached, or the socket's path */
+  pthread_cond_t cv;       /* an attach ended, or a registration was answered */
+  pthread_mutex_t reg_mu;  /* one registration at a time */
+  pthread_mutex_t send_mu; /* what this process writes on the connection, one at a time */
+  bool dead;               /* the reader stopped: no answer comes any more (s->mu) */
+  uint32_t next_id;        /* reg_mu */
+  uint32_t reg_id;         /* the registration waiting for its answer (s->mu) */
+  int reg_status;          /* its answer; 1 while none came (s->mu) */
+  cl_region_t *regions;    /* s->mu */
 } cl_bulk_state_t;
 
 /* stream.c: the stream and event objects still open (freed at close). */
@@ -382,6 +384,14 @@ void cl_bulk_start(rdev_session_t *s, int port, const char *path);
  * process: RDEV_OK with *id, once the server mapped it. Blocks for that
  * answer (up to 5 s). RDEV_UNAVAILABLE without a unix-socket connection. */
 int cl_bulk_register(rdev_session_t *s, int fd, void *base, uint64_t size, uint32_t *id);
+/* Bulk Writes: with the send lock held, a Write asked for with bulk is
+ * queued (submit.c) and then its n bytes at src sent as a DATA message
+ * (blocks until they are in the socket), so that DATA messages go in the
+ * order of their Writes. False when the connection failed (it is shut
+ * down: the server fails that Write). */
+void cl_bulk_send_lock(rdev_session_t *s);
+void cl_bulk_send_unlock(rdev_session_t *s);
+bool cl_bulk_send_data(rdev_session_t *s, uint64_t seq, const void *src, size_t n);
 /* Ends region id (after its memory's last use by this process). */
 void cl_bulk_unregister(rdev_session_t *s, uint32_t id);
 /* Whether [p, p+n) lies inside one registered region: then *id and the
@@ -466,7 +476,9 @@ int cl_send_async_with(rdev_session_t *s, rdev_v1_Request *req, const void *data
  * which goes sticky on the stream the reply names. */
 int cl_send_async(rdev_session_t *s, rdev_v1_Request *req);
 /* Fire-and-forget Write whose payload is the caller's [src, src+n), lent to
- * gRPC (it must stay valid until the stream is synchronized). */
+ * gRPC (it must stay valid until the stream is synchronized); with
+ * req->op.write.bulk (and count n), sent on the bulk connection before
+ * this returns instead. */
 int cl_write_async(rdev_session_t *s, rdev_v1_Request *req, const void *src, size_t n);
 /* Asynchronous Read on req->op.read.stream: its req->op.read.count bytes
  * land in dst in the background (valid after the stream's synchronize); an
@@ -490,8 +502,10 @@ typedef struct {
  * RDEV_BAD_ALLOC (last error set): nothing to end. */
 int cl_group_begin(cl_group_t *g, rdev_session_t *s, uint64_t nwrites);
 /* Adds a Write of the caller's [src, src+n) (lent to gRPC until the group
- * ended). Every Write of the group but its nwrites-th is quiet: the server
- * answers it only if it fails; the last one's answer means all were written. */
+ * ended; with req->op.write.bulk, sent on the bulk connection before this
+ * returns). Every Write of the group but its nwrites-th is quiet: the
+ * server answers it only if it fails; the last one's answer means all
+ * were written. */
 int cl_write(cl_group_t *g, rdev_v1_Request *req, const void *src, size_t n);
 /* Adds a Read whose req->op.read.count reply bytes land in dst. */
 int cl_read_into(cl_group_t *g, rdev_v1_Request *req, void *dst);

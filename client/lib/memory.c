@@ -26,7 +26,7 @@
 #endif
 
 #define PREFAULT_MIN (1u << 20) /* below this the first touches cost little */
-#define BULK_MIN (128u << 10)   /* smaller Reads stay in-band: one message, no hand-off */
+#define BULK_MIN (128u << 10)   /* smaller copies stay in-band: one message, no hand-off */
 #define HUGE_MIN (2u << 20)     /* transparent huge pages are 2 MiB */
 
 /* Faults in the pages under [p, p+n) that are not yet present, writable,
@@ -175,6 +175,10 @@ static int write_chunks(rdev_session_t *s, uint64_t addr, const uint8_t *src, si
     req.op.write.stream = stream;
     req.op.write.addr = addr + done;
     req.op.write.dest_max = dest_max - done;
+    if (n >= BULK_MIN && cl_bulk_ready(s)) { /* its bytes on the bulk connection */
+      req.op.write.bulk = true;
+      req.op.write.count = n;
+    }
     rc = stream ? cl_write_async(s, &req, src + done, n) : cl_write(&g, &req, src + done, n);
     if (rc) break;
     done += n;

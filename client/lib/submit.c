@@ -219,8 +219,21 @@ int cl_send_async(rdev_session_t *s, rdev_v1_Request *req) {
   return submit(s, req, NULL, NULL, false);
 }
 
+/* A Write asked for with bulk: queued, then its bytes sent as a DATA
+ * message, under the bulk send lock (so DATA messages keep the Writes'
+ * order). The receiver is woken whether or not a caller waits: the
+ * queued Writes must go out while this thread may block in the send. */
+static int write_bulk(rdev_session_t *s, rdev_v1_Request *req, cl_pending_t *e, const void *src, size_t n) {
+  cl_bulk_send_lock(s);
+  int rc = submit(s, req, NULL, e, false);
+  if (!rc) cl_bulk_send_data(s, req->seq, src, n); /* failing, it ends the connection: the server fails the Write */
+  cl_bulk_send_unlock(s);
+  return rc;
+}
+
 int cl_write_async(rdev_session_t *s, rdev_v1_Request *req, const void *src, size_t n) {
   seq_of(s, req);
+  if (req->op.write.bulk) return write_bulk(s, req, NULL, src, n);
   grpc_slice payload = payload_slice(src, n, NULL);
   int rc = submit(s, req, &payload, NULL, false);
   grpc_slice_unref(payload);
@@ -257,6 +270,7 @@ int cl_write(cl_group_t *g, rdev_v1_Request *req, const void *src, size_t n) {
   req->seq = g->next++;
   req->op.write.quiet = g->next < g->end;
   cl_pending_t *e = cl_expect_reply(req->seq, g->w, req->op.write.quiet);
+  if (req->op.write.bulk) return e ? write_bulk(g->s, req, e, src, n) : no_memory();
   grpc_slice payload = payload_slice(src, n, g->track);
   int rc = e ? submit(g->s, req, &payload, e, true) : no_memory();
   grpc_slice_unref(payload);

@@ -16,10 +16,14 @@
  * likewise. Queued frames count toward the session's inflight bytes: a
  * client that stops reading its bulk connection stops being read.
  *
- * Its reader thread takes what the client sends: on a unix socket, the
- * memfds of its host memory regions (regions.c), each answered with a
- * control frame (seq 0) once mapped; on TCP nothing is expected, and the
- * reader only notices the client's end.
+ * Its reader thread takes what the client sends: the bytes of bulk Writes
+ * (DATA frames), each read into a staging buffer and kept by seq until
+ * its Write runs (a Write whose frame is not in yet pauses its message
+ * until it is: srv_bulk_pause); on a unix socket also the memfds of its
+ * host memory regions (regions.c), each answered with a control frame
+ * (seq 0) once mapped. Frames kept count against IN_MAX, not the
+ * session's inflight bytes (which pause the reading of the very requests
+ * that take them): past it the reader stops, and TCP stops the client.
  *
  * Nothing of the protocol depends on it: a Read without the bulk flag, a
  * session without a connection, and every Read after its connection
@@ -52,6 +56,8 @@
  * most HELLO_MS. */
 #define HELLO_MAX 64
 #define HELLO_MS 2000
+/* Bytes of bulk Writes' frames kept waiting for their Writes. */
+#define IN_MAX ((size_t)32 << 20)
 
 /* ---- a session's connection and its writer -------------------------------------- */
 
@@ -61,16 +67,32 @@ typedef struct bulk_frame {
   grpc_slice data;
 } bulk_frame_t;
 
+/* A bulk Write's bytes, in before its Write ran. */
+typedef struct bulk_in {
+  struct bulk_in *next;
+  uint64_t seq;
+  void *buf; /* a runtime staging buffer */
+  size_t len;
+} bulk_in_t;
+
 struct srv_bulk_conn {
   int fd;
   int local;          /* a unix socket: regions may be registered */
   pthread_t thread;   /* the writer */
   pthread_t reader;   /* what the client sends */
-  pthread_mutex_t mu; /* the queue and the flags */
-  pthread_cond_t cv;
+  pthread_mutex_t mu; /* the queues and the flags */
+  pthread_cond_t cv;  /* the writer's: frames queued, or closing */
   bulk_frame_t *head, *tail;
   int closing; /* the session ends: drop what is queued */
   int failed;  /* a send failed: no more frames */
+  /* Bulk Writes' frames (the reader's side). */
+  bulk_in_t *in;        /* kept, in arrival order */
+  size_t in_bytes;      /* their bytes, at most about IN_MAX */
+  int in_dead;          /* the reader stopped: no frame comes any more */
+  pthread_cond_t in_cv; /* the reader waits here for room */
+  uint64_t wait_seq;    /* the frame a paused message waits for... */
+  void (*resume)(void *);
+  void *resume_arg; /* ...and what runs once it is in (or cannot come) */
 };
 
 /* Sends the frame's header and bytes; 0, or -1 when the connection failed. */
@@ -173,25 +195,144 @@ int srv_bulk_send(srv_session_t *s, uint64_t seq, grpc_slice data) {
   return 1;
 }
 
-void srv_bulk_end(srv_session_t *s) {
+static struct srv_bulk_conn *conn_of(srv_session_t *s) {
   pthread_mutex_lock(&s->mu);
   struct srv_bulk_conn *c = s->bulk;
   pthread_mutex_unlock(&s->mu);
+  return c;
+}
+
+/* c->mu held: the resume waiting for a frame, taken (NULL: none). */
+static void (*take_resume_locked(struct srv_bulk_conn *c, void **arg))(void *) {
+  void (*fn)(void *) = c->resume;
+  *arg = c->resume_arg;
+  c->resume = NULL;
+  return fn;
+}
+
+void srv_bulk_end(srv_session_t *s) {
+  struct srv_bulk_conn *c = conn_of(s);
   if (!c) return;
+  void *arg;
   pthread_mutex_lock(&c->mu);
   c->closing = 1;
   pthread_cond_signal(&c->cv);
+  pthread_cond_broadcast(&c->in_cv);
+  void (*fn)(void *) = take_resume_locked(c, &arg);
   pthread_mutex_unlock(&c->mu);
   shutdown(c->fd, SHUT_RDWR); /* a send blocked on a client that stopped reading returns */
+  if (fn) fn(arg);            /* the paused message runs out: the session is released */
 }
 
 void srv_bulk_free(srv_session_t *s) {
   struct srv_bulk_conn *c = s->bulk;
   if (!c) return;
   close(c->fd);
+  while (c->in) {
+    bulk_in_t *f = c->in;
+    c->in = f->next;
+    rdev_rt_staging_put(f->buf);
+    free(f);
+  }
   pthread_cond_destroy(&c->cv);
+  pthread_cond_destroy(&c->in_cv);
   pthread_mutex_destroy(&c->mu);
   free(c);
+}
+
+/* c->mu held: frame seq's entry, unlinked when take (NULL: not in). */
+static bulk_in_t *find_in_locked(struct srv_bulk_conn *c, uint64_t seq, int take) {
+  for (bulk_in_t **pp = &c->in; *pp; pp = &(*pp)->next)
+    if ((*pp)->seq == seq) {
+      bulk_in_t *f = *pp;
+      if (take) {
+        *pp = f->next;
+        c->in_bytes -= f->len;
+        pthread_cond_broadcast(&c->in_cv);
+      }
+      return f;
+    }
+  return NULL;
+}
+
+int srv_bulk_frame(srv_session_t *s, uint64_t seq) {
+  struct srv_bulk_conn *c = conn_of(s);
+  if (!c) return -1;
+  pthread_mutex_lock(&c->mu);
+  int st = find_in_locked(c, seq, 0) ? 1 : c->in_dead || c->closing ? -1 : 0;
+  pthread_mutex_unlock(&c->mu);
+  return st;
+}
+
+int srv_bulk_take(srv_session_t *s, uint64_t seq, void **buf, size_t *len) {
+  struct srv_bulk_conn *c = conn_of(s);
+  if (!c) return 0;
+  pthread_mutex_lock(&c->mu);
+  bulk_in_t *f = find_in_locked(c, seq, 1);
+  pthread_mutex_unlock(&c->mu);
+  if (!f) return 0;
+  *buf = f->buf;
+  *len = f->len;
+  free(f);
+  return 1;
+}
+
+void srv_bulk_drop(srv_session_t *s, uint64_t seq) {
+  void *buf;
+  size_t len;
+  if (srv_bulk_take(s, seq, &buf, &len)) rdev_rt_staging_put(buf);
+}
+
+int srv_bulk_pause(srv_session_t *s, uint64_t seq, void (*resume)(void *), void *arg) {
+  struct srv_bulk_conn *c = conn_of(s);
+  if (!c) return 1;
+  pthread_mutex_lock(&c->mu);
+  int now = find_in_locked(c, seq, 0) || c->in_dead || c->closing;
+  if (!now) {
+    c->wait_seq = seq;
+    c->resume = resume;
+    c->resume_arg = arg;
+  }
+  pthread_mutex_unlock(&c->mu);
+  return now;
+}
+
+/* A DATA frame of len bytes (its seq follows the header): kept for its
+ * Write; 0 when the connection failed. */
+static int take_data(srv_session_t *s, struct srv_bulk_conn *c, uint64_t len) {
+  uint8_t sb[8];
+  if (recv(c->fd, sb, sizeof sb, MSG_WAITALL) != (ssize_t)sizeof sb) return 0;
+  uint64_t seq = 0;
+  for (int i = 7; i >= 0; i--) seq = seq << 8 | sb[i];
+  pthread_mutex_lock(&c->mu); /* room first: the Writes that take frames are read meanwhile */
+  while (c->in_bytes && c->in_bytes + len > IN_MAX && !c->closing) pthread_cond_wait(&c->in_cv, &c->mu);
+  int closing = c->closing;
+  pthread_mutex_unlock(&c->mu);
+  bulk_in_t *f = closing ? NULL : malloc(sizeof *f);
+  void *buf = f ? rdev_rt_staging_get(s->srv->rt, len ? (size_t)len : 1) : NULL;
+  size_t got = 0;
+  while (buf && got < len) {
+    ssize_t n = recv(c->fd, (char *)buf + got, (size_t)len - got, MSG_WAITALL);
+    if (n <= 0 && !(n < 0 && errno == EINTR)) break;
+    if (n > 0) got += (size_t)n;
+  }
+  if (!buf || got < len) {
+    if (buf) rdev_rt_staging_put(buf);
+    free(f);
+    return 0;
+  }
+  *f = (bulk_in_t){.seq = seq, .buf = buf, .len = (size_t)len};
+  void *arg = NULL;
+  void (*fn)(void *) = NULL;
+  pthread_mutex_lock(&c->mu);
+  bulk_in_t **pp = &c->in;
+  while (*pp) pp = &(*pp)->next;
+  *pp = f;
+  c->in_bytes += f->len;
+  if (c->resume && c->wait_seq == seq) fn = take_resume_locked(c, &arg);
+  pthread_mutex_unlock(&c->mu);
+  if (fn) fn(arg); /* the paused message goes on, on this thread */
+  return 1;
 }
 
 /* Answers a REGISTER: a control frame (seq 0) with the id and status. */
@@ -251,7 +392,9 @@ static void *reader_main(void *arg) {
     uint64_t size = 0;
     for (int i = 3; i >= 0; i--) kind = kind << 8 | hdr[i], id = id << 8 | hdr[4 + i];
     for (int i = 7; i >= 0; i--) size = size << 8 | hdr[8 + i];
-    if (kind == RDEV_WIRE_REGION_REGISTER && fd >= 0 && c->local) {
+    if (kind == RDEV_WIRE_BULK_DATA && fd < 0 && !id && size <= RDEV_WIRE_MAX_CHUNK) {
+      if (!take_data(s, c, size)) break;
+    } else if (kind == RDEV_WIRE_REGION_REGISTER && fd >= 0 && c->local) {
       const char *why;
       int rc = srv_region_add(s, id, fd, size, &why);
       if (rc) srv_log(SRV_LOG_INFO, "session %llu: host region %u refused: %s", (unsigned long long)s->id, id, why);
@@ -265,6 +408,12 @@ static void *reader_main(void *arg) {
     }
   }
   shutdown(c->fd, SHUT_RDWR); /* the writer stops sending to a client that left */
+  void *rarg;
+  pthread_mutex_lock(&c->mu);
+  c->in_dead = 1;
+  void (*fn)(void *) = take_resume_locked(c, &rarg);
+  pthread_mutex_unlock(&c->mu);
+  if (fn) fn(rarg); /* its Write fails: its frame cannot come */
   srv_session_unref(s);
   return NULL;
 }
@@ -287,6 +436,7 @@ static int attach(srv_t *srv, int fd, const char *key, int local) {
     c->local = local;
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
+    pthread_cond_init(&c->in_cv, NULL);
     /* The answer goes before any frame: the socket's buffer is empty. */
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -310,6 +460,7 @@ static int attach(srv_t *srv, int fd, const char *key, int local) {
     }
     if (rc) {
       pthread_cond_destroy(&c->cv);
+      pthread_cond_destroy(&c->in_cv);
       pthread_mutex_destroy(&c->mu);
     }
   }

@@ -95,7 +95,7 @@ static int must_wait(srv_session_t *s, const rdev_wire_request_t *r) {
 /* The Read and Write bytes r moves (a Read over the chunk limit is refused
  * by its handler and moves nothing). */
 static size_t request_xfer(const rdev_wire_request_t *r) {
-  if (r->q.which_op == rdev_v1_Request_write_tag) return r->data.len;
+  if (r->q.which_op == rdev_v1_Request_write_tag) return r->data.len; /* a bulk one's bytes are not in it */
   if (r->q.which_op == rdev_v1_Request_read_tag && !r->q.op.read.host_region &&
       r->q.op.read.count <= RDEV_WIRE_MAX_CHUNK)
     return (size_t)r->q.op.read.count;
@@ -109,6 +109,13 @@ static size_t request_xfer(const rdev_wire_request_t *r) {
  * message cannot make more than RDEV_WIRE_MAX_BATCH + 2 replies). */
 static int run_request(srv_session_t *s, rdev_wire_request_t *r, int index, const char *err, batch_t *b) {
   const rdev_v1_Request *q = &r->q;
+  /* A bulk Write runs once its bytes are in (or cannot come), whatever
+   * else it meets: so that its frame is taken or dropped below. */
+  int bulk_write = !err && q->which_op == rdev_v1_Request_write_tag && q->op.write.bulk;
+  if (bulk_write && srv_bulk_frame(s, q->seq) == 0) {
+    b->wait_frame = q->seq;
+    return RDEV_WIRE_STOP;
+  }
   srv_req_t x = {.s = s, .q = q, .w = r, .data = &r->data, .r = rdev_v1_Reply_init_zero};
   size_t xfer = request_xfer(r);
   int rc, wait = 0, cut = 0;
@@ -158,6 +165,7 @@ static int run_request(srv_session_t *s, rdev_wire_request_t *r, int index, cons
     }
   }
   if (x.has_payload) grpc_slice_unref(x.payload);
+  if (bulk_write && !wait) srv_bulk_drop(s, q->seq); /* refused before its handler took it */
   return wait ? RDEV_WIRE_STOP : cut ? RDEV_WIRE_CUT : 0;
 }
 
@@ -212,10 +220,37 @@ static int pause_message(srv_session_t *s, grpc_byte_buffer *bb, const batch_t *
   return 0;
 }
 
+/* The message waits for bulk Write b->wait_frame's bytes: 1 when it
+ * paused (resumed once they are in); 2 when they are in already or cannot
+ * come (walk on); 0 when the session is ending. */
+static int pause_for_frame(srv_session_t *s, grpc_byte_buffer *bb, const batch_t *b) {
+  pthread_mutex_lock(&s->req_mu);
+  int ok = !s->released;
+  if (ok) {
+    s->paused = bb;
+    s->paused_at = *b;
+    s->paused_at.walk.skip = b->walk.seen;
+  }
+  pthread_mutex_unlock(&s->req_mu);
+  if (!ok) return 0;
+  srv_session_ref(s);
+  if (srv_bulk_pause(s, b->wait_frame, resume_message, s) == 0) return 1;
+  s->paused = NULL;
+  atomic_fetch_sub(&s->refs, 1); /* the caller holds one: never the last */
+  return 2;
+}
+
 /* The message's requests from b->walk.skip on; 1 when it paused. */
 static int walk_message(srv_session_t *s, grpc_byte_buffer *bb, batch_t *b) {
-  rdev_wire_walk(bb, RDEV_WIRE_MAX_CHUNK, &b->walk, visit_request, b);
-  return b->walk.stopped ? pause_message(s, bb, b) : 0;
+  for (;;) {
+    b->wait_frame = 0;
+    rdev_wire_walk(bb, RDEV_WIRE_MAX_CHUNK, &b->walk, visit_request, b);
+    if (!b->walk.stopped) return 0;
+    if (!b->wait_frame) return pause_message(s, bb, b);
+    int r = pause_for_frame(s, bb, b);
+    if (r != 2) return r;
+    b->walk.skip = b->walk.seen; /* its frame came meanwhile: go on from it */
+  }
 }
 
 int srv_handle_message(srv_session_t *s, grpc_byte_buffer *bb) {

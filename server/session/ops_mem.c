@@ -117,6 +117,10 @@ static int region_copy(srv_req_t *x, uint32_t region, uint64_t off, char *dev, s
   void *dst = to_host ? (void *)h : dev;
   const void *src = to_host ? (const void *)dev : h;
   rdev_memcpy_kind_t kind = to_host ? RDEV_MEMCPY_DEVICE_TO_HOST : RDEV_MEMCPY_HOST_TO_DEVICE;
+  if (!n) { /* checked, nothing to move */
+    srv_region_put(r);
+    return st ? SRV_LATER : RDEV_OK;
+  }
   int rc = st ? rdev_rt_memcpy_async(rt, dst, n, src, n, kind, st) : rdev_rt_memcpy(rt, dst, n, src, n, kind);
   if (rc || !st) {
     srv_region_put(r);
@@ -193,8 +197,60 @@ static int opt_stream(srv_req_t *x, uint64_t h, rdev_rt_stream_t **st) {
   return h ? srv_get_stream(x, h, st) : RDEV_OK;
 }
 
+static void frame_done_cb(void *user, int status) {
+  cb_ctx_t *c = user;
+  (void)status;
+  rdev_rt_staging_put(c->buf);
+  srv_inflight_sub(c->s, c->len);
+  srv_cb_done(c);
+}
+
+/* A bulk Write: its bytes came as a frame on the bulk connection (bulk.c),
+ * a staging buffer taken here: copied now, or held until its stream
+ * copies it. */
+static int write_frame(srv_req_t *x, const rdev_v1_Write *w) {
+  void *buf;
+  size_t n;
+  if (x->data->len) return srv_fail(x, RDEV_INVALID_PARAM, "a bulk write carries no data");
+  if (!srv_bulk_take(x->s, x->q->seq, &buf, &n))
+    return srv_fail(x, RDEV_UNAVAILABLE, "the bulk connection was lost before this write's data arrived");
+  rdev_rt_stream_t *st = NULL;
+  char *dst = NULL;
+  int rc = n != w->count
+               ? srv_fail(x, RDEV_PROTOCOL, "a bulk write of %llu bytes got %zu", (unsigned long long)w->count, n)
+               : opt_stream(x, w->stream, &st);
+  if (!rc) rc = srv_check_count(x, n, w->dest_max);
+  if (!rc) rc = srv_buf_range(x, "write", w->addr, n, &dst, NULL);
+  rdev_rt_t *rt = x->s->srv->rt;
+  if (!rc && n && !st && (rc = rdev_rt_memcpy(rt, dst, n, buf, n, RDEV_MEMCPY_HOST_TO_DEVICE)))
+    rc = srv_rt_failed(x, rc);
+  if (rc || !n || !st) { /* done with it (a synchronous one is in device memory) */
+    rdev_rt_staging_put(buf);
+    return rc ? rc : st || w->quiet ? SRV_LATER : RDEV_OK;
+  }
+  cb_ctx_t *c = srv_cb_new(x->s, x->q->seq, st, buf, n);
+  if (!c) {
+    rdev_rt_staging_put(buf);
+    return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  }
+  if ((rc = rdev_rt_memcpy_async(rt, dst, n, buf, n, RDEV_MEMCPY_HOST_TO_DEVICE, st))) {
+    srv_cb_done(c);
+    rdev_rt_staging_put(buf);
+    return srv_rt_failed(x, rc);
+  }
+  if (rdev_rt_launch_callback(st, frame_done_cb, c) != RDEV_OK) {
+    rdev_rt_stream_synchronize(st); /* cannot happen on a live stream: hold it until copied */
+    rdev_rt_staging_put(buf);
+    srv_cb_done(c);
+    return SRV_LATER;
+  }
+  srv_inflight_add(x->s, n);
+  return SRV_LATER;
+}
+
 int srv_op_write(srv_req_t *x) {
   const rdev_v1_Write *w = &x->q->op.write;
+  if (w->bulk) return write_frame(x, w);
   rdev_rt_stream_t *st = NULL;
   char *dst = NULL;
   size_t n = x->data->len;
@@ -204,7 +260,7 @@ int srv_op_write(srv_req_t *x) {
   if (rc || (rc = srv_check_count(x, n, w->dest_max)) || (rc = srv_buf_range(x, "write", w->addr, n, &dst, NULL)))
     return rc;
   if (w->host_region) {
-    rc = n ? region_copy(x, w->host_region, w->host_offset, dst, n, 0, st) : st ? SRV_LATER : RDEV_OK;
+    rc = region_copy(x, w->host_region, w->host_offset, dst, n, 0, st);
     return rc == RDEV_OK && w->quiet ? SRV_LATER : rc;
   }
   if (n == 0) return st || w->quiet ? SRV_LATER : RDEV_OK;
@@ -248,9 +304,7 @@ int srv_op_read(srv_req_t *x) {
   if (rc || (rc = srv_check_count(x, rd->count, rd->dest_max))) return rc;
   if (rd->host_region) {
     if ((rc = srv_buf_range(x, "read", rd->addr, rd->count, &src, NULL))) return rc;
-    rc = rd->count ? region_copy(x, rd->host_region, rd->host_offset, src, (size_t)rd->count, 1, se ? se->ptr : NULL)
-                   : (se ? SRV_LATER : RDEV_OK);
-    return rc;
+    return region_copy(x, rd->host_region, rd->host_offset, src, (size_t)rd->count, 1, se ? se->ptr : NULL);
   }
   if (rd->count > RDEV_WIRE_MAX_CHUNK)
     return srv_fail(x, RDEV_INVALID_PARAM, "read of %llu bytes exceeds the %u-byte chunk limit",

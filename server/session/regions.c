@@ -5,8 +5,10 @@
  * out of directly on their stream, as a device's DMA does with pinned
  * memory. A region goes when the client unregisters it or the session is
  * released, once no queued copy holds it. The seal is what makes the
- * mapping safe: a client cannot cut the file short under a copy (SIGBUS);
- * punching holes only makes pages read as zeros.
+ * mapping safe: a client cannot cut the file short under a copy (SIGBUS).
+ * A file with holes is refused, so that mapping it allocates nothing; a
+ * hole punched later reads as zeros, and a copy into it allocates that
+ * page again (charged to rdevd: at most the session's region bytes).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -25,20 +27,42 @@ struct srv_region {
   struct srv_region *next;
 };
 
-int srv_region_add(srv_session_t *s, uint32_t id, int fd, uint64_t size, const char **why) {
+/* Under s->mu: why region id of size bytes cannot join s's table (NULL:
+ * it can). */
+static const char *table_refuses_locked(srv_session_t *s, uint32_t id, uint64_t size) {
+  int n = 0, dup = 0;
+  for (struct srv_region *q = s->regions; q; q = q->next) n++, dup |= q->id == id;
+  if (s->released) return "the session ends";
+  if (dup) return "region id in use";
+  if (n >= RDEV_WIRE_MAX_REGIONS || s->region_bytes + size > RDEV_WIRE_MAX_REGION_BYTES)
+    return "the session's regions are at their limit";
+  return NULL;
+}
+
+/* Why fd cannot back a region of size bytes (NULL: it can): it must be a
+ * memfd sealed against shrinking, writable, at least size bytes, all of
+ * them there (no holes: mapping it then takes no memory of rdevd's). */
+static const char *file_refuses(int fd, uint64_t size) {
   struct stat st;
   int seals = fcntl(fd, F_GET_SEALS);
-  *why = NULL;
-  if (!id)
-    *why = "region id 0";
-  else if (!size || size > RDEV_WIRE_MAX_REGION_BYTES)
-    *why = "region size 0 or over the limit";
-  else if (seals < 0 || !(seals & F_SEAL_SHRINK))
-    *why = "not a memfd sealed against shrinking";
-  else if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < size)
-    *why = "the file is smaller than the region";
-  /* populated now rather than page by page under the first copies (the
-   * client faulted its pages in; this maps them here) */
+  if (seals < 0 || !(seals & F_SEAL_SHRINK)) return "not a memfd sealed against shrinking";
+  if (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) return "sealed against writing";
+  if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < size) return "the file is smaller than the region";
+  off_t hole = lseek(fd, 0, SEEK_HOLE);
+  if (hole < 0 || (uint64_t)hole < size) return "the region's pages are not all there (a hole)";
+  return NULL;
+}
+
+int srv_region_add(srv_session_t *s, uint32_t id, int fd, uint64_t size, const char **why) {
+  *why = !id ? "region id 0" : !size || size > RDEV_WIRE_MAX_REGION_BYTES ? "region size 0 or over the limit" : NULL;
+  if (!*why) {
+    pthread_mutex_lock(&s->mu);
+    *why = table_refuses_locked(s, id, size); /* before mapping: a refusal costs nothing */
+    pthread_mutex_unlock(&s->mu);
+  }
+  if (!*why) *why = file_refuses(fd, size);
+  /* Populated now rather than page by page under the first copies: the
+   * client's pages are all there; this maps them here. */
   void *p = *why ? MAP_FAILED : mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   close(fd);
   if (*why) return RDEV_INVALID_PARAM;
@@ -53,14 +77,7 @@ int srv_region_add(srv_session_t *s, uint32_t id, int fd, uint64_t size, const c
   r->size = (size_t)size;
   atomic_init(&r->refs, 1);
   pthread_mutex_lock(&s->mu);
-  int n = 0, dup = 0;
-  for (struct srv_region *q = s->regions; q; q = q->next) n++, dup |= q->id == id;
-  if (s->released)
-    *why = "the session ends";
-  else if (dup)
-    *why = "region id in use";
-  else if (n >= RDEV_WIRE_MAX_REGIONS || s->region_bytes + size > RDEV_WIRE_MAX_REGION_BYTES)
-    *why = "the session's regions are at their limit";
+  *why = table_refuses_locked(s, id, size); /* again: it may have changed meanwhile */
   if (!*why) {
     r->next = s->regions;
     s->regions = r;

@@ -77,8 +77,9 @@ typedef struct dead_stream { /* destroyed by the client, waiting for its queued 
  * (srv_zc_pause) resumes past the requests it handled (walk.skip). */
 typedef struct {
   srv_session_t *s;
-  int count;   /* batch requests run so far (the limits) */
-  size_t xfer; /* the Read and Write bytes of the requests run so far */
+  int count;           /* batch requests run so far (the limits) */
+  size_t xfer;         /* the Read and Write bytes of the requests run so far */
+  uint64_t wait_frame; /* the walk stopped for this bulk Write's frame (0: for no frame) */
   rdev_wire_walk_t walk;
 } batch_t;
 
@@ -211,8 +212,21 @@ int srv_session_ref_live(srv_session_t *s);
  * connection and answers seq in-band (Reply.bulk): 1. 0 when s has no
  * live connection: nothing done, the caller still owns data. Any thread. */
 int srv_bulk_send(srv_session_t *s, uint64_t seq, grpc_slice data);
-/* The session ends: frames not sent are dropped, a blocked send returns
- * (release.c). */
+/* Bulk Writes: whether request seq's frame is in (1), may still come (0)
+ * or cannot (-1: no connection, or it ended). */
+int srv_bulk_frame(srv_session_t *s, uint64_t seq);
+/* Takes request seq's frame: 1 with *buf (a runtime staging buffer, the
+ * caller's to put) and *len; 0 when it is not in. */
+int srv_bulk_take(srv_session_t *s, uint64_t seq, void **buf, size_t *len);
+/* Drops request seq's frame if it is in (its Write was refused unrun). */
+void srv_bulk_drop(srv_session_t *s, uint64_t seq);
+/* The session's message waits for request seq's frame: 0 when resume(arg)
+ * is registered to run (on the reader's thread, or the releaser's) once
+ * it is in or cannot come; 1 when it is in already or cannot come
+ * (nothing registered: go on now). One waits at a time. */
+int srv_bulk_pause(srv_session_t *s, uint64_t seq, void (*resume)(void *), void *arg);
+/* The session ends: frames not sent are dropped, a blocked send returns,
+ * a message waiting for a frame runs out (release.c). */
 void srv_bulk_end(srv_session_t *s);
 /* Frees the connection (the session's last reference went: the writer is
  * gone). */

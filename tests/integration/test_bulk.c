@@ -1,7 +1,8 @@
 /*
  * tests/integration/test_bulk.c — the bulk connection (rdev/wire.h): large
- * D2H copies, sync and async, on several streams and mixed with small
- * in-band ones, land byte for byte through it; a server without one
+ * copies both ways, sync and async, on several streams and mixed with
+ * small in-band ones, land byte for byte through it (also after Writes
+ * rdevd refused); a server without one
  * (--bulk-listen off) gives the same bytes in-band; and what strangers
  * send to the bulk port (garbage, short hellos, wrong keys, idle
  * connections) is refused while the server and its sessions keep serving.
@@ -127,6 +128,48 @@ START_TEST(test_bulk_reads_byte_for_byte) {
   rdev_session_close(s);
   free(late);
   free(want);
+}
+END_TEST
+
+/* Large H2D copies send their bytes on the bulk connection after their
+ * Writes: sync and async, on two streams, between small in-band ones, and
+ * after Writes rdevd refused (their bytes dropped, the next ones in order). */
+START_TEST(test_bulk_writes_byte_for_byte) {
+  rdev_session_t *s = fx_open();
+  ck_assert_msg(wait_bulk(s), "the bulk connection did not attach");
+  size_t cap = CAP;
+  uint8_t *src = fx_xmalloc(cap), *back = fx_xmalloc(cap), *dev = NULL;
+  fx_fill_random(src, cap, 51);
+  FX_OK(rdev_malloc(s, (void **)&dev, cap, RDEV_MEM_MALLOC_HUGE_FIRST));
+  rdev_stream_t *a = NULL, *b = NULL;
+  FX_OK(rdev_stream_create(s, &a));
+  FX_OK(rdev_stream_create(s, &b));
+  static const size_t sizes[] = {128 << 10, FX_MiB + 1, 5 * FX_MiB + 3, 11 * FX_MiB};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    size_t n = sizes[i], half = cap / 2;
+    memset(back, 0, cap);
+    FX_OK(rdev_memset(s, dev, cap, 0, cap));
+    FX_OK(rdev_memcpy(s, dev + 3, cap - 3, src + 1, n, RDEV_MEMCPY_HOST_TO_DEVICE));
+    FX_OK(rdev_memcpy(s, back, cap, dev + 3, n, RDEV_MEMCPY_DEVICE_TO_HOST));
+    FX_ASSERT_BYTES(back, src + 1, n, "sync H2D of %zu", n);
+    /* a Write rdevd refuses (no buffer of the session there): its bytes go, and are dropped */
+    FX_EXPECT(rdev_memcpy(s, (void *)(uintptr_t)0x1000, n, src, n, RDEV_MEMCPY_HOST_TO_DEVICE), RDEV_INVALID_PARAM);
+    FX_OK(rdev_memcpy_async(s, dev, half, src + 7, n, RDEV_MEMCPY_HOST_TO_DEVICE, a));
+    FX_OK(rdev_memcpy(s, dev + half, 100, src, 100, RDEV_MEMCPY_HOST_TO_DEVICE)); /* small, in-band */
+    FX_OK(rdev_memcpy_async(s, dev + half + 100, half - 100, src + 9, n, RDEV_MEMCPY_HOST_TO_DEVICE, b));
+    FX_OK(rdev_stream_synchronize(a));
+    FX_OK(rdev_stream_synchronize(b));
+    FX_OK(rdev_memcpy(s, back, cap, dev, cap, RDEV_MEMCPY_DEVICE_TO_HOST));
+    FX_ASSERT_BYTES(back, src + 7, n, "async H2D of %zu on stream a", n);
+    FX_ASSERT_BYTES(back + half, src, 100, "small H2D between");
+    FX_ASSERT_BYTES(back + half + 100, src + 9, n, "async H2D of %zu on stream b", n);
+  }
+  ck_assert_msg(rdev_session_bulk(s), "the bulk connection was lost");
+  FX_OK(rdev_stream_destroy(a));
+  FX_OK(rdev_stream_destroy(b));
+  rdev_session_close(s);
+  free(src);
+  free(back);
 }
 END_TEST
 
@@ -263,6 +306,7 @@ Suite *suite_bulk(void) {
   Suite *su = suite_create("bulk");
   TCase *tc = fx_tcase("bulk");
   tcase_add_test(tc, test_bulk_reads_byte_for_byte);
+  tcase_add_test(tc, test_bulk_writes_byte_for_byte);
   tcase_add_test(tc, test_bulk_off_reads_in_band);
   tcase_add_test(tc, test_bulk_port_refuses_strangers);
   tcase_add_test(tc, test_bulk_same_host_shares_host_memory);

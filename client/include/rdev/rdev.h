@@ -85,13 +85,15 @@ int rdev_token_hash(const char *token, char *hash, size_t len);
  * streams and events objects still open. Blocks until the call ended. */
 void rdev_session_close(rdev_session_t *s);
 
-/* 1 while the session's large D2H copies (from 128 KiB) travel on its bulk
- * connection, a plain TCP connection of their own that the library reads
- * straight into the destination; 0 while they travel in-band, inside the
- * gRPC call: before the connection is attached (it attaches in the
- * background, within moments of the open), when the server offers none
- * (TLS, a unix socket, --bulk-listen off, RDEV_BULK=off here) and after it
- * failed. Results are the same either way. Never blocks. */
+/* 1 while the session's large copies (from 128 KiB per chunk) travel on
+ * its bulk connection, a plain TCP connection (or, on rdevd's host, a unix
+ * socket) of their own, which the library reads straight into a D2H
+ * destination and writes straight from an H2D source; 0 while they travel
+ * in-band, inside the gRPC call: before the connection is attached (over
+ * TCP it attaches in the background, within moments of the open; a unix
+ * socket's is attached when the open returns), when the server offers
+ * none (TLS, --bulk-listen off, RDEV_BULK=off here) and after it failed.
+ * Results are the same either way. Never blocks. */
 int rdev_session_bulk(rdev_session_t *s);
 
 /* Detail of the calling thread's last failure in this library; "" if none. */

@@ -66,9 +66,14 @@
  * bulk whose bytes go as a frame is answered in-band, in its place among
  * the replies, with Reply.bulk and no data (the frame may arrive before or
  * after that answer); otherwise its data comes in-band as always. The
- * client sends nothing more; either side may close at any time: Reads
- * answered with bulk whose frames did not arrive fail, and the session
- * goes on in-band. */
+ * other way, a Write asked for with bulk (Write.bulk, Write.count, no
+ * data) has its bytes sent by the client as a DATA message: the header of
+ * "Host memory regions" below (kind RDEV_WIRE_BULK_DATA, id 0, size the
+ * byte count, at most RDEV_WIRE_MAX_CHUNK), the Write's seq (a
+ * little-endian uint64), then the bytes; DATA messages go in the order of
+ * their Writes. Either side may close at any time: Reads answered with
+ * bulk whose frames did not arrive, and bulk Writes whose data did not,
+ * fail (RDEV_UNAVAILABLE), and the session goes on in-band. */
 #define RDEV_WIRE_BULK_PORT_KEY "rdev-bulk-port"
 /* A server listening on a unix socket offers the bulk connection on one of
  * its own, named by this key (its path), the same way. */
@@ -90,7 +95,7 @@
  * with no byte on any connection. UNREGISTER (no answer) ends the region;
  * work already queued on it completes. A session has at most
  * RDEV_WIRE_MAX_REGIONS regions of RDEV_WIRE_MAX_REGION_BYTES in all. */
-enum { RDEV_WIRE_REGION_REGISTER = 1, RDEV_WIRE_REGION_UNREGISTER = 2 };
+enum { RDEV_WIRE_REGION_REGISTER = 1, RDEV_WIRE_REGION_UNREGISTER = 2, RDEV_WIRE_BULK_DATA = 3 };
 #define RDEV_WIRE_MAX_REGIONS 256
 #define RDEV_WIRE_MAX_REGION_BYTES ((uint64_t)16 << 30)
 

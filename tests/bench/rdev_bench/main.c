@@ -10,17 +10,19 @@
  *   rdev_bench [--target ADDR] [--rdevd PATH] [--quick] [--sizes LIST] [--reps N] [--malloc-tune]
  *              [--python-path DIR] [--guard]
  *
- * Files: options.c (command line), rdevd.c (the rdevd it starts), the
+ * Files: options.c (command line), rdevd.c (the rdevds it starts), the
  * phases phase_memory.c, phase_copies.c, phase_latency.c, phase_sessions.c,
- * report.c (tables, summary line), targets.c (the targets and the guard's
- * floors, one table), the baselines baseline_tcp.c, baseline_grpc*.c,
- * baseline_rt.c, the other clients client_acl.c, client_py.c (with
- * py_peer.py, which the build copies next to the binary as
- * rdev_bench_py_peer.py), and common.c.
+ * phase_same_host.c, report.c (tables, summary line), targets.c (the
+ * targets and the guard's floors, one table), the baselines
+ * baseline_tcp.c, baseline_grpc*.c, baseline_rt.c, the other clients
+ * client_acl.c, client_py.c (with py_peer.py, which the build copies next
+ * to the binary as rdev_bench_py_peer.py), and common.c.
  *
  * Without --target the bench starts its own rdevd on 127.0.0.1:0 (the binary
  * from --rdevd, else ../server/rdevd next to this binary; 1 sim device) and
- * stops it at the end; only then can it measure the server's memory.
+ * stops it at the end; only then can it measure the server's memory and
+ * the same-host fast path (for which it starts a second rdevd, on a unix
+ * socket).
  * $RDEV_TARGET is not read here: measuring a server someone else runs must
  * be asked for; the bench sets it, in its own environment, to the rdevd it
  * measures, for the ACL library's aclInit. The rdev client runs in this
@@ -90,6 +92,19 @@
  *    the table shows medians, and scale_4_sessions is, like the copy
  *    ratios, the median of the paired ratios (4 sessions / 1 session of the
  *    same rep); read back and checked.
+ * 6. Same host (own rdevd only): a second rdevd with --listen
+ *    unix:DIR/rdevd.sock (DIR from mkdtemp, removed after), a session
+ *    opened there (its bulk connection, DIR/rdevd.sock.bulk, must be
+ *    attached: rdev_session_bulk 1, else the bench fails), host buffers from
+ *    rdev_malloc_host (a memfd shared with rdevd: copies move no byte over a
+ *    socket) and a device buffer, all of the headline size: sync
+ *    rdev_memcpy H2D and D2H against a local memcpy between two warm host
+ *    buffers of the same size, interleaved in each of 9 [7] reps (fewer,
+ *    down to 3, past 15 s; H2D before D2H, the memcpy first, between or last
+ *    in turn), samples calibrated as the copies' from 64 MiB; each rep's
+ *    source holds a new pattern and its D2H bytes are checked.
+ *    same_host_vs_memcpy is the median over reps of min(H2D, D2H) / memcpy
+ *    of the same rep.
  *
  * The last line is one summary of key=value pairs: the ratios h2d_vs_tcp,
  * d2h_vs_tcp, h2d_vs_grpc, d2h_vs_grpc (sizes >= 64 MiB, or the largest size
@@ -98,14 +113,17 @@
  * raw figures behind them, then acl_h2d_vs_tcp, acl_d2h_vs_tcp,
  * py_h2d_vs_tcp, py_d2h_vs_tcp ("na" without Python),
  * d2h_fresh_vs_memcpy_fresh ("na" without a size above 32 MiB) and their
- * raw figures, guard=off|ok|FAILED and
+ * raw figures, same_host_vs_memcpy and its raw figures ("na" against
+ * --target), guard=off|ok|FAILED and
  * targets_met=M/N (targets.c). Targets are reported (met/MISSED), never
  * fatal. --guard (ctest's rdev_bench_quick) adds the Guard block: each bulk
- * ratio (every client against raw TCP, D2H fresh against memcpy fresh) must
- * reach half its target. Exit status: 0; 1 when any rdev, ACL, Python or
- * baseline call fails, data differ, or the rdevd the bench started died or
- * did not exit cleanly; 2 on bad usage; 3 with --guard when a bulk ratio is
- * below its floor or missing.
+ * ratio (every client against raw TCP, D2H fresh against memcpy fresh,
+ * same host against memcpy) must reach half its target (same host: skipped
+ * against --target). Exit status: 0; 1 when any rdev, ACL, Python or
+ * baseline call fails, data differ, the same-host session has no bulk
+ * connection, or an rdevd the bench started died or did not exit cleanly;
+ * 2 on bad usage; 3 with --guard when a bulk ratio is below its floor or
+ * missing.
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -159,7 +177,7 @@ int main(int argc, char **argv) {
     size_t arena = (size_t)1 << 30;
     size_t need = 4 * max_size + 4 * cfg.sess_buf + cfg.rss_buf + 64 * MiB; /* C API, ACL, Python */
     if (need > arena) arena = need;
-    b.server_pid = rdevd_start(rdevd, arena, cfg.addr, sizeof cfg.addr);
+    b.server_pid = rdevd_start(rdevd, "127.0.0.1:0", arena, cfg.addr, sizeof cfg.addr);
   } else {
     snprintf(cfg.addr, sizeof cfg.addr, "%s", cfg.target);
   }
@@ -219,6 +237,13 @@ int main(int argc, char **argv) {
   sessions_result_t sess = phase_sessions(&b);
   report_sessions(&cfg, &sess);
 
+  /* 6. the same-host fast path: a second rdevd of its own, on a unix socket */
+  same_host_result_t same_host = {0};
+  if (!cfg.target) {
+    same_host = phase_same_host(&b, big);
+    report_same_host(&same_host);
+  }
+
   /* teardown */
   CL(cl_py_close(b.py));
   CL(cl_acl_close(b.acl));
@@ -233,7 +258,7 @@ int main(int argc, char **argv) {
   munmap(b.dst, host_len);
 
   /* targets and the summary line */
-  summary_t sum = summary_make(&cfg, big, &rss, &copies, &lat, &ops, &sess, b.py != NULL);
+  summary_t sum = summary_make(&cfg, big, &rss, &copies, &lat, &ops, &sess, b.py != NULL, &same_host);
   int below = report_end(&sum, big, now_s() - t_start, cfg.guard);
-  return server_bad ? 1 : below ? 3 : 0;
+  return server_bad || same_host.server_bad ? 1 : below ? 3 : 0;
 }

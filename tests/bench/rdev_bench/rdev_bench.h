@@ -7,7 +7,8 @@
  *   - the phases, each a function that measures and returns its results:
  *     server memory (phase_memory.c), copies against the baselines
  *     (phase_copies.c), latency and pipelined small ops (phase_latency.c),
- *     concurrent sessions (phase_sessions.c);
+ *     concurrent sessions (phase_sessions.c), the same-host fast path
+ *     (phase_same_host.c);
  *   - the report (report.c): the table and the key=value summary line;
  *   - the targets and the guard's floors, test policy in one table
  *     (targets.c).
@@ -189,6 +190,27 @@ typedef struct {
 
 sessions_result_t phase_sessions(bench_t *b);
 
+/* ---- 6. the same-host fast path (phase_same_host.c) ------------------------------------- */
+
+typedef struct {
+  int measured; /* 0: not run (against --target) */
+  size_t size;  /* the headline size */
+  int reps;
+  pid_t pid;                              /* the second rdevd, stopped when the phase returns */
+  char addr[256];                         /* unix:PATH it listened on */
+  double h2d_gbps, d2h_gbps, memcpy_gbps; /* medians */
+  double ratio;                           /* median over reps of min(h2d, d2h) / memcpy of the same rep */
+  int server_bad;                         /* the second rdevd did not exit cleanly (rdevd_stop_one) */
+} same_host_result_t;
+
+/* Own rdevd only: starts a second rdevd on a unix socket in a new
+ * temporary folder, measures sync rdev_memcpy H2D and D2H of big bytes
+ * between the device and rdev_malloc_host memory (shared with rdevd) on a
+ * session opened there, against memcpy of big bytes between b->src and
+ * b->dst (which it overwrites), then stops that rdevd and removes the
+ * folder. Dies when the session has no bulk connection. */
+same_host_result_t phase_same_host(bench_t *b, size_t big);
+
 /* ---- the report (report.c) ------------------------------------------------------------------ */
 
 void report_start(const bench_t *b, const rdev_server_info_t *info, size_t max_size);
@@ -199,6 +221,7 @@ void report_copies_end(void);
 void report_latency(const cfg_t *c, const lat_result_t *r);
 void report_ops(const cfg_t *c, const ops_result_t *r);
 void report_sessions(const cfg_t *c, const sessions_result_t *r);
+void report_same_host(const same_host_result_t *r);
 
 /* The Clients table: the ACL library, the Python package and fresh memory
  * per size, from the rows phase_copies returned. */
@@ -215,11 +238,13 @@ typedef struct {
 typedef struct {
   figure_t f[80];
   int n;
+  int own_rdevd; /* the bench started rdevd (no --target): the guard expects its figures */
 } summary_t;
 
 /* Every figure of the summary line, in its order (targets_met comes last). */
 summary_t summary_make(const cfg_t *c, size_t big, const rss_result_t *rss, const copies_result_t *cp,
-                       const lat_result_t *lat, const ops_result_t *ops, const sessions_result_t *ss, int have_py);
+                       const lat_result_t *lat, const ops_result_t *ops, const sessions_result_t *ss, int have_py,
+                       const same_host_result_t *sh);
 /* The figure named key; dies when there is none (a target naming an unknown key). */
 const figure_t *summary_find(const summary_t *s, const char *key);
 /* The end: the targets, the guard (when guard is set), the run time and

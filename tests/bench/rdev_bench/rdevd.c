@@ -1,9 +1,11 @@
 /*
- * tests/bench/rdev_bench/rdevd.c — the rdevd that rdev_bench starts when no
- * --target is given: where its binary is, starting it on 127.0.0.1:0 and
- * reading its address, stopping it (a clean SIGTERM exit is part of the
- * result), killing it on failure, and its /proc memory figures. The pid of
- * that rdevd is this file's alone (rdevd.h is the only way to it).
+ * tests/bench/rdev_bench/rdevd.c — the rdevds that rdev_bench starts when
+ * no --target is given (the main one on 127.0.0.1:0, and the same-host
+ * phase's on a unix socket): where the binary is, starting one on a listen
+ * address and reading its address, stopping one or all (a clean SIGTERM
+ * exit is part of the result), killing all on failure, and their /proc
+ * memory figures. Their pids are this file's alone (rdevd.h is the only
+ * way to them).
  */
 #define _GNU_SOURCE
 #include "rdevd.h"
@@ -22,14 +24,15 @@
 
 #include "common.h"
 
-static pid_t g_child; /* the rdevd we started, 0 if none */
+static pid_t g_child[RDEVD_MAX]; /* the rdevds we started and that still run; 0: a free slot */
 
 void rdevd_kill_now(void) {
-  if (g_child > 0) {
-    kill(g_child, SIGKILL);
-    waitpid(g_child, NULL, 0);
-    g_child = 0;
-  }
+  for (int i = 0; i < RDEVD_MAX; i++)
+    if (g_child[i] > 0) {
+      kill(g_child[i], SIGKILL);
+      waitpid(g_child[i], NULL, 0);
+      g_child[i] = 0;
+    }
 }
 
 static void child_atexit(void) { rdevd_kill_now(); }
@@ -44,8 +47,15 @@ void rdevd_default_path(char *out, size_t len) {
   if ((size_t)snprintf(out, len, "%s/../server/rdevd", exe) >= len) die("path too long: give --rdevd PATH");
 }
 
-pid_t rdevd_start(const char *path, size_t arena, char *addr, size_t addrlen) {
-  atexit(child_atexit);
+pid_t rdevd_start(const char *path, const char *listen, size_t arena, char *addr, size_t addrlen) {
+  static int at_exit_set;
+  if (!at_exit_set) {
+    atexit(child_atexit);
+    at_exit_set = 1;
+  }
+  int slot = 0;
+  while (slot < RDEVD_MAX && g_child[slot] > 0) slot++;
+  if (slot == RDEVD_MAX) die("cannot start another rdevd: %d running already", RDEVD_MAX);
   if (access(path, X_OK) != 0)
     die("cannot run rdevd at %s: %s (give --rdevd PATH, or --target ADDR for a running one)", path, strerror(errno));
   int p[2];
@@ -59,11 +69,11 @@ pid_t rdevd_start(const char *path, size_t arena, char *addr, size_t addrlen) {
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the bench */
     if (getppid() != parent) _exit(127);
     dup2(p[1], STDOUT_FILENO);
-    execl(path, path, "--listen", "127.0.0.1:0", "--sim-devices", "1", "--sim-mem", mem, "--drain-ms", "1000",
-          "--log-level", "warn", (char *)NULL);
+    execl(path, path, "--listen", listen, "--sim-devices", "1", "--sim-mem", mem, "--drain-ms", "1000", "--log-level",
+          "warn", (char *)NULL);
     _exit(127);
   }
-  g_child = pid;
+  g_child[slot] = pid;
   close(p[1]);
   char line[256];
   size_t len = 0;
@@ -86,13 +96,14 @@ pid_t rdevd_start(const char *path, size_t arena, char *addr, size_t addrlen) {
   return pid;
 }
 
-int rdevd_stop(void) {
-  if (g_child <= 0) return 0;
-  pid_t pid = g_child;
+int rdevd_stop_one(pid_t pid) {
+  int slot = 0;
+  while (slot < RDEVD_MAX && (pid <= 0 || g_child[slot] != pid)) slot++;
+  if (slot == RDEVD_MAX) return 0;
   int st = 0;
   pid_t w = waitpid(pid, &st, WNOHANG);
   if (w == pid) {
-    g_child = 0;
+    g_child[slot] = 0;
     fprintf(stderr, "rdev_bench: rdevd (pid %d) had died during the run (status 0x%x)\n", (int)pid, st);
     return 1;
   }
@@ -102,16 +113,23 @@ int rdevd_stop(void) {
   if (w == 0) {
     kill(pid, SIGKILL);
     waitpid(pid, &st, 0);
-    g_child = 0;
+    g_child[slot] = 0;
     fprintf(stderr, "rdev_bench: rdevd (pid %d) did not stop within 10 s of SIGTERM\n", (int)pid);
     return 1;
   }
-  g_child = 0;
+  g_child[slot] = 0;
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
     fprintf(stderr, "rdev_bench: rdevd (pid %d) ended with status 0x%x on SIGTERM\n", (int)pid, st);
     return 1;
   }
   return 0;
+}
+
+int rdevd_stop(void) {
+  int bad = 0;
+  for (int i = 0; i < RDEVD_MAX; i++)
+    if (g_child[i] > 0) bad |= rdevd_stop_one(g_child[i]);
+  return bad;
 }
 
 long proc_status_kb(pid_t pid, const char *key) {

@@ -162,6 +162,19 @@ void report_sessions(const cfg_t *c, const sessions_result_t *r) {
   fflush(stdout);
 }
 
+void report_same_host(const same_host_result_t *r) {
+  char sl[32], tt[32];
+  size_label(r->size, sl, sizeof sl);
+  printf(
+      "\nSame host, GB/s (medians of %d): a second rdevd on %s, a session there with its bulk\n"
+      "connection; host memory from rdev_malloc_host, a memfd shared with rdevd: no byte crosses a socket.\n"
+      "  sync rdev_memcpy of %s: H2D %.2f  D2H %.2f   local memcpy of %s between warm buffers: %.2f\n"
+      "  min(H2D, D2H) / memcpy = %.2f, median of paired samples (target %s)\n",
+      r->reps, r->addr, sl, r->h2d_gbps, r->d2h_gbps, sl, r->memcpy_gbps, r->ratio,
+      target_text("same_host_vs_memcpy", tt, sizeof tt));
+  fflush(stdout);
+}
+
 /* ---- the summary line ------------------------------------------------------------------ */
 
 static void add(summary_t *s, const char *key, const char *fmt, double v) {
@@ -181,16 +194,19 @@ static void add_str(summary_t *s, const char *key, const char *str) {
 }
 
 /* A figure that may be missing ("na"): the Python package's when there is
- * none, D2H into fresh memory when no size was large enough. */
+ * none, D2H into fresh memory when no size was large enough, the same-host
+ * phase's against --target. */
 static void add_if(summary_t *s, const char *key, const char *fmt, int present, double v) {
   add(s, key, fmt, present ? v : NAN);
   s->f[s->n - 1].present = present;
 }
 
 summary_t summary_make(const cfg_t *c, size_t big, const rss_result_t *rss, const copies_result_t *cp,
-                       const lat_result_t *lat, const ops_result_t *ops, const sessions_result_t *ss, int have_py) {
+                       const lat_result_t *lat, const ops_result_t *ops, const sessions_result_t *ss, int have_py,
+                       const same_host_result_t *sh) {
   summary_t s;
   memset(&s, 0, sizeof s);
+  s.own_rdevd = !c->target;
   const double *pr = cp->pr, *pg = cp->pg;
   add(&s, "h2d_vs_tcp", "%.3f", pr[R_H2D_TCP]);
   add(&s, "d2h_vs_tcp", "%.3f", pr[R_D2H_TCP]);
@@ -241,6 +257,11 @@ summary_t summary_make(const cfg_t *c, size_t big, const rss_result_t *rss, cons
   add_if(&s, "py_d2h_gbps", "%.3f", have_py, pg[M_PY_D2H]);
   add_if(&s, "d2h_fresh_gbps", "%.3f", fresh, pg[M_D2H_FRESH]);
   add_if(&s, "memcpy_fresh_gbps", "%.3f", fresh, pg[M_MEMCPY_FRESH]);
+  /* the same-host fast path ("na" against --target) */
+  add_if(&s, "same_host_vs_memcpy", "%.3f", sh->measured, sh->ratio);
+  add_if(&s, "same_host_h2d_gbps", "%.3f", sh->measured, sh->h2d_gbps);
+  add_if(&s, "same_host_d2h_gbps", "%.3f", sh->measured, sh->d2h_gbps);
+  add_if(&s, "same_host_memcpy_gbps", "%.3f", sh->measured, sh->memcpy_gbps);
   return s;
 }
 
