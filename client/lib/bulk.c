@@ -221,8 +221,11 @@ void cl_bulk_init(rdev_session_t *s) {
 void cl_bulk_start(rdev_session_t *s, int port, const char *path) {
   const char *env = getenv("RDEV_BULK");
   if (env && !strcmp(env, "off")) return;
-  if (path) {
-    if (!*path || strlen(path) >= sizeof s->bulk.host) return;
+  if (path) { /* a socket on rdevd's host: only for a call that came over one */
+    char *peer = grpc_call_get_peer(s->call);
+    bool local = peer && !strncmp(peer, "unix:", 5);
+    gpr_free(peer);
+    if (!local || !*path || strlen(path) >= sizeof s->bulk.host) return;
     snprintf(s->bulk.host, sizeof s->bulk.host, "%s", path);
     s->bulk.local = true;
   } else {
@@ -366,6 +369,16 @@ void cl_bulk_unregister(rdev_session_t *s, uint32_t id) {
   }
   pthread_mutex_unlock(&s->bulk.reg_mu);
   free(r);
+}
+
+void *cl_bulk_region_pop(rdev_session_t *s) {
+  pthread_mutex_lock(&s->mu);
+  cl_region_t *r = s->bulk.regions;
+  if (r) s->bulk.regions = r->next;
+  pthread_mutex_unlock(&s->mu);
+  void *base = r ? (void *)r->base : NULL;
+  free(r);
+  return base;
 }
 
 bool cl_bulk_region_of(rdev_session_t *s, const void *p, size_t n, uint32_t *id, uint64_t *off) {

@@ -394,6 +394,9 @@ void cl_bulk_send_unlock(rdev_session_t *s);
 bool cl_bulk_send_data(rdev_session_t *s, uint64_t seq, const void *src, size_t n);
 /* Ends region id (after its memory's last use by this process). */
 void cl_bulk_unregister(rdev_session_t *s, uint32_t id);
+/* Takes one registered region out of s's list (at close): its base in
+ * this process, or NULL when none is left. Takes s->mu. */
+void *cl_bulk_region_pop(rdev_session_t *s);
 /* Whether [p, p+n) lies inside one registered region: then *id and the
  * offset of p in it. Takes s->mu. */
 bool cl_bulk_region_of(rdev_session_t *s, const void *p, size_t n, uint32_t *id, uint64_t *off);
@@ -408,6 +411,12 @@ void cl_bulk_abort_locked(rdev_session_t *s);
 /* Stops and joins the thread, closes the connection (at close, the call
  * ended). */
 void cl_bulk_stop(rdev_session_t *s);
+
+/* ==== memory.c ==================================================================== */
+
+/* At close, before bulk.c's stop: host memory shared with s stays the
+ * caller's, no longer shared (rdev_free_host then leaves s alone). */
+void cl_host_release_all(rdev_session_t *s);
 
 /* ==== poll.c: polling, waiting, the call's end ================================= */
 

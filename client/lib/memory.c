@@ -93,7 +93,8 @@ typedef struct {
   uint64_t magic;
   void *base;
   size_t len;
-  uint32_t region; /* shared with rdevd (bulk.c); 0: not */
+  uint32_t region;       /* shared with rdevd (bulk.c); 0: not */
+  rdev_session_t *owner; /* the session it is shared with (cleared at its close) */
 } host_block_t;
 #define HOST_MAGIC 0x72646576686f7374ull /* "rdevhost" */
 
@@ -132,27 +133,43 @@ int rdev_malloc_host(rdev_session_t *s, void **ptr, size_t size) {
   if (size >= HUGE_MIN) madvise(p, size & ~(size_t)(HUGE_MIN - 1), MADV_HUGEPAGE);
   if (prefault(p, size) != 0) {
     if (errno != EINVAL) { /* out of memory now, rather than killed later */
+      if (fd >= 0) close(fd);
       munmap(base, len);
       return cl_error(RDEV_BAD_ALLOC, "cannot fault in %zu host bytes", size);
     }
     memset(p, 0, size); /* a kernel without MADV_POPULATE_WRITE */
   }
   host_block_t *h = (host_block_t *)(void *)(p - sizeof *h);
-  *h = (host_block_t){HOST_MAGIC, base, len, 0};
+  *h = (host_block_t){HOST_MAGIC, base, len, 0, NULL};
   if (fd >= 0) {
-    if (cl_bulk_register(s, fd, p, body, &h->region) != RDEV_OK) h->region = 0; /* still good host memory */
+    if (cl_bulk_register(s, fd, p, body, &h->region) == RDEV_OK)
+      h->owner = s;
+    else
+      h->region = 0; /* still good host memory, copied over sockets */
     close(fd);
   }
   *ptr = p;
   return RDEV_OK;
 }
 
+void cl_host_release_all(rdev_session_t *s) {
+  void *p;
+  while ((p = cl_bulk_region_pop(s)) != NULL) {
+    host_block_t *h = (host_block_t *)(void *)((uint8_t *)p - sizeof *h);
+    h->owner = NULL; /* the memory stays the caller's, private to it from now on */
+    h->region = 0;
+  }
+}
+
 int rdev_free_host(rdev_session_t *s, void *ptr) {
+  (void)s;
   if (!ptr) return cl_error(RDEV_INVALID_PARAM, "ptr is NULL");
   host_block_t *h = (host_block_t *)(void *)((uint8_t *)ptr - sizeof *h);
   if (h->magic != HOST_MAGIC) return cl_error(RDEV_INVALID_PARAM, "%p was not made by rdev_malloc_host", ptr);
   h->magic = 0;
-  if (h->region && s) cl_bulk_unregister(s, h->region);
+  /* its own session forgets it, whichever one the caller names (ids are
+   * per session); one that closed already cleared owner */
+  if (h->region && h->owner) cl_bulk_unregister(h->owner, h->region);
   munmap(h->base, h->len);
   return RDEV_OK;
 }

@@ -4,7 +4,7 @@
  * acceptance), and closing it (half-close, wait for the end, free
  * everything). While it is open, submit.c, poll.c, send.c and pending.c run
  * the call. Owns the session object and what open makes (channel,
- * completion queue, call, open metadata); calls auth.c, poll.c, bulk.c,
+ * completion queue, call, open metadata); calls auth.c, poll.c, memory.c, bulk.c,
  * send.c, pending.c, info.c, stream.c and addr.c (to set up and tear down
  * their parts), and error.c.
  */
@@ -231,6 +231,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
 void rdev_session_close(rdev_session_t *s) {
   if (!s) return;
   cl_poll_close(s, CLOSE_GRACE_MS); /* the call ended, the receiver stopped */
+  cl_host_release_all(s);           /* its shared host memory is the caller's alone */
   cl_bulk_stop(s);                  /* and the bulk connection's reader */
   cl_host_close(s);                 /* host functions told of the end ran */
   grpc_completion_queue_destroy(s->cq);

@@ -73,6 +73,7 @@ typedef struct bulk_in {
   uint64_t seq;
   void *buf; /* a runtime staging buffer */
   size_t len;
+  size_t charge; /* what it counts against IN_MAX: the buffer's size */
 } bulk_in_t;
 
 struct srv_bulk_conn {
@@ -247,7 +248,7 @@ static bulk_in_t *find_in_locked(struct srv_bulk_conn *c, uint64_t seq, int take
       bulk_in_t *f = *pp;
       if (take) {
         *pp = f->next;
-        c->in_bytes -= f->len;
+        c->in_bytes -= f->charge;
         pthread_cond_broadcast(&c->in_cv);
       }
       return f;
@@ -304,8 +305,10 @@ static int take_data(srv_session_t *s, struct srv_bulk_conn *c, uint64_t len) {
   if (recv(c->fd, sb, sizeof sb, MSG_WAITALL) != (ssize_t)sizeof sb) return 0;
   uint64_t seq = 0;
   for (int i = 7; i >= 0; i--) seq = seq << 8 | sb[i];
+  /* charged what it holds: a staging buffer is a chunk at least */
+  size_t charge = len < RDEV_WIRE_MAX_CHUNK ? RDEV_WIRE_MAX_CHUNK : (size_t)len;
   pthread_mutex_lock(&c->mu); /* room first: the Writes that take frames are read meanwhile */
-  while (c->in_bytes && c->in_bytes + len > IN_MAX && !c->closing) pthread_cond_wait(&c->in_cv, &c->mu);
+  while (c->in_bytes && c->in_bytes + charge > IN_MAX && !c->closing) pthread_cond_wait(&c->in_cv, &c->mu);
   int closing = c->closing;
   pthread_mutex_unlock(&c->mu);
   bulk_in_t *f = closing ? NULL : malloc(sizeof *f);
@@ -321,14 +324,14 @@ static int take_data(srv_session_t *s, struct srv_bulk_conn *c, uint64_t len) {
     free(f);
     return 0;
   }
-  *f = (bulk_in_t){.seq = seq, .buf = buf, .len = (size_t)len};
+  *f = (bulk_in_t){.seq = seq, .buf = buf, .len = (size_t)len, .charge = charge};
   void *arg = NULL;
   void (*fn)(void *) = NULL;
   pthread_mutex_lock(&c->mu);
   bulk_in_t **pp = &c->in;
   while (*pp) pp = &(*pp)->next;
   *pp = f;
-  c->in_bytes += f->len;
+  c->in_bytes += f->charge;
   if (c->resume && c->wait_seq == seq) fn = take_resume_locked(c, &arg);
   pthread_mutex_unlock(&c->mu);
   if (fn) fn(arg); /* the paused message goes on, on this thread */
@@ -449,10 +452,12 @@ static int attach(srv_t *srv, int fd, const char *key, int local) {
         pthread_detach(c->thread);
         rc = 0;
         srv_session_ref(s); /* the reader's */
-        if (pthread_create(&c->reader, NULL, reader_main, s) == 0)
+        if (pthread_create(&c->reader, NULL, reader_main, s) == 0) {
           pthread_detach(c->reader);
-        else
-          atomic_fetch_sub(&s->refs, 1); /* no reader: the writer goes on */
+        } else {
+          atomic_fetch_sub(&s->refs, 1); /* no reader: the writer goes on, no DATA comes */
+          c->in_dead = 1;
+        }
       } else {
         s->bulk = NULL;
         atomic_fetch_sub(&s->refs, 1); /* we hold one more: never the last */
