@@ -524,7 +524,7 @@ static void *listener_main(void *arg) {
     int64_t now = (int64_t)rdev_clock_now_ns(), wait_ms = -1;
     for (int i = 0; i < nh; i++) {
       p[2 + i] = (struct pollfd){.fd = hs[i].fd, .events = POLLIN};
-      int64_t left = (hs[i].until - now) / 1000000 + 1;
+      int64_t left = hs[i].until > now ? (hs[i].until - now) / 1000000 + 1 : 0; /* one overdue: at once */
       if (wait_ms < 0 || left < wait_ms) wait_ms = left;
     }
     if (poll(p, (nfds_t)(2 + nh), (int)wait_ms) < 0 && errno != EINTR) break;

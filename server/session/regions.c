@@ -14,7 +14,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "session.h"
@@ -44,8 +46,12 @@ static const char *table_refuses_locked(srv_session_t *s, uint32_t id, uint64_t 
  * them there (no holes: mapping it then takes no memory of rdevd's). */
 static const char *file_refuses(int fd, uint64_t size) {
   struct stat st;
+  struct statfs fs;
   int seals = fcntl(fd, F_GET_SEALS);
   if (seals < 0 || !(seals & F_SEAL_SHRINK)) return "not a memfd sealed against shrinking";
+  /* not a hugetlbfs one: a page punched there and written again may find
+   * the pool empty, and that write would be rdevd's SIGBUS */
+  if (fstatfs(fd, &fs) != 0 || fs.f_type != TMPFS_MAGIC) return "not a memfd of ordinary pages";
   if (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) return "sealed against writing";
   if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < size) return "the file is smaller than the region";
   off_t hole = lseek(fd, 0, SEEK_HOLE);

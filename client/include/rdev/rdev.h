@@ -187,7 +187,9 @@ int rdev_free_host(rdev_session_t *s, void *ptr);
 /* aclrtMemcpy: returns when the copy is done (no stream is synchronized).
  * count > dest_max is RDEV_RT_PARAM_INVALID; count 0 a no-op success. */
 int rdev_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count, rdev_memcpy_kind_t kind);
-/* aclrtMemcpyAsync: queues the copy on stream and returns. A D2H copy of
+/* aclrtMemcpyAsync: queues the copy on stream and returns; an H2D copy on
+ * the bulk connection (chunks from 128 KiB) returns once its bytes are in
+ * the socket, so it may wait for rdevd to take them. A D2H copy of
  * 1 MiB or more first faults in those of dst's pages not yet present
  * (the copy would fault them in anyway), which takes about a millisecond
  * per 6 MiB; dst's contents are not changed by it. */
