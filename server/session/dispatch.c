@@ -196,7 +196,9 @@ static void resume_message(void *arg) {
  * of its synchronous Read replies: then the resumer goes on with bb past
  * what b handled. Returns 1; 0 when the session is ending (nothing more
  * to answer). */
-static int pause_message(srv_session_t *s, grpc_byte_buffer *bb, const batch_t *b) {
+/* Parks bb, to go on past what b handled, with the pause's reference:
+ * 1; 0 when the session is ending (nothing parked). */
+static int park_message(srv_session_t *s, grpc_byte_buffer *bb, const batch_t *b) {
   pthread_mutex_lock(&s->req_mu);
   int ok = !s->released;
   if (ok) {
@@ -205,13 +207,22 @@ static int pause_message(srv_session_t *s, grpc_byte_buffer *bb, const batch_t *
     s->paused_at.walk.skip = b->walk.seen;
   }
   pthread_mutex_unlock(&s->req_mu);
-  if (!ok) return 0;
-  srv_session_ref(s);
+  if (ok) srv_session_ref(s);
+  return ok;
+}
+
+/* Takes back what park_message parked (no pause happened). */
+static void unpark_message(srv_session_t *s) {
+  s->paused = NULL;
+  atomic_fetch_sub(&s->refs, 1); /* the caller holds one: never the last */
+}
+
+static int pause_message(srv_session_t *s, grpc_byte_buffer *bb, const batch_t *b) {
+  if (!park_message(s, bb, b)) return 0;
   if (srv_zc_pause(s->zc, resume_message, s) == 0) return 1;
   /* No thread to wait on, and this one must not: end the session rather
    * than run the request out of order. */
-  s->paused = NULL;
-  atomic_fetch_sub(&s->refs, 1); /* the caller holds one: never the last */
+  unpark_message(s);
   srv_log(SRV_LOG_ERROR, "session %llu: cannot start the resumer thread; ending it", (unsigned long long)s->id);
   if (s->call)
     srv_session_end(s, "out of server resources", GRPC_STATUS_RESOURCE_EXHAUSTED, "out of server resources");
@@ -224,19 +235,9 @@ static int pause_message(srv_session_t *s, grpc_byte_buffer *bb, const batch_t *
  * paused (resumed once they are in); 2 when they are in already or cannot
  * come (walk on); 0 when the session is ending. */
 static int pause_for_frame(srv_session_t *s, grpc_byte_buffer *bb, const batch_t *b) {
-  pthread_mutex_lock(&s->req_mu);
-  int ok = !s->released;
-  if (ok) {
-    s->paused = bb;
-    s->paused_at = *b;
-    s->paused_at.walk.skip = b->walk.seen;
-  }
-  pthread_mutex_unlock(&s->req_mu);
-  if (!ok) return 0;
-  srv_session_ref(s);
+  if (!park_message(s, bb, b)) return 0;
   if (srv_bulk_pause(s, b->wait_frame, resume_message, s) == 0) return 1;
-  s->paused = NULL;
-  atomic_fetch_sub(&s->refs, 1); /* the caller holds one: never the last */
+  unpark_message(s);
   return 2;
 }
 
