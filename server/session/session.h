@@ -225,6 +225,11 @@ void srv_bulk_drop(srv_session_t *s, uint64_t seq);
  * it is in or cannot come; 1 when it is in already or cannot come
  * (nothing registered: go on now). One waits at a time. */
 int srv_bulk_pause(srv_session_t *s, uint64_t seq, void (*resume)(void *), void *arg);
+/* Makes fd (a connection whose hello named key) the bulk connection of
+ * that session, local: a unix socket (regions may be registered): 0 when
+ * it is (fd is the connection's from then on, answered with the magic);
+ * -1 when no session takes it (fd still the caller's). bulk_listen.c. */
+int srv_bulk_attach(srv_t *srv, int fd, const char *key, int local);
 /* The session ends: frames not sent are dropped, a blocked send returns,
  * a message waiting for a frame runs out (release.c). */
 void srv_bulk_end(srv_session_t *s);
