@@ -207,6 +207,10 @@ static void (*take_resume_locked(struct srv_bulk_conn *c, void **arg))(void *) {
   return fn;
 }
 
+void srv_send_read(srv_session_t *s, uint64_t seq, grpc_slice data, int bulk) {
+  if (!bulk || !srv_bulk_send(s, seq, data)) srv_send_data(s, seq, data);
+}
+
 void srv_bulk_end(srv_session_t *s) {
   struct srv_bulk_conn *c = conn_of(s);
   if (!c) return;

@@ -182,8 +182,7 @@ static void on_status(srv_op_t *op, int ok) {
   srv_session_unref(s);
 }
 
-void srv_send_data(srv_session_t *s, uint64_t seq, grpc_slice data, int bulk) {
-  if (bulk && srv_bulk_send(s, seq, data)) return;
+void srv_send_data(srv_session_t *s, uint64_t seq, grpc_slice data) {
   rdev_v1_Reply r = rdev_v1_Reply_init_zero;
   r.seq = seq;
   srv_send_reply(s, &r, &data);

@@ -74,7 +74,7 @@ static grpc_slice staging_slice(void *p, size_t n) {
 static void read_cb(void *user, int status) {
   cb_ctx_t *c = user;
   if (status == RDEV_OK) {
-    srv_send_data(c->s, c->seq, staging_slice(c->buf, c->len), c->bulk);
+    srv_send_read(c->s, c->seq, staging_slice(c->buf, c->len), c->bulk);
   } else { /* discarded (an abort, or the session's end) */
     rdev_rt_staging_put(c->buf);
     srv_send_status(c->s, c->seq, 0, RDEV_RT_STREAM_ABORT, "the stream was aborted before this read");
@@ -87,7 +87,7 @@ static void read_cb(void *user, int status) {
 static void read_shown_cb(void *user, int status) {
   cb_ctx_t *c = user;
   if (status == RDEV_OK) {
-    srv_send_data(c->s, c->seq, srv_zc_read_slice(c->buf), c->bulk);
+    srv_send_read(c->s, c->seq, srv_zc_read_slice(c->buf), c->bulk);
   } else {
     srv_zc_read_drop(c->buf);
     srv_send_status(c->s, c->seq, 0, RDEV_RT_STREAM_ABORT, "the stream was aborted before this read");

@@ -225,6 +225,10 @@ void srv_bulk_drop(srv_session_t *s, uint64_t seq);
  * it is in or cannot come; 1 when it is in already or cannot come
  * (nothing registered: go on now). One waits at a time. */
 int srv_bulk_pause(srv_session_t *s, uint64_t seq, void (*resume)(void *), void *arg);
+/* A Read's answer: data, whose reference it takes; on the session's bulk
+ * connection when bulk (the Read asked for it) and it has one, else
+ * in-band (srv_send_data). */
+void srv_send_read(srv_session_t *s, uint64_t seq, grpc_slice data, int bulk);
 /* Makes fd (a connection whose hello named key) the bulk connection of
  * that session, local: a unix socket (regions may be registered): 0 when
  * it is (fd is the connection's from then on, answered with the magic);
@@ -301,10 +305,8 @@ void srv_send_reply(srv_session_t *s, rdev_v1_Reply *r, const grpc_slice *payloa
 /* Queues a reply of status and msg for seq (stream: the async request's). */
 void srv_send_status(srv_session_t *s, uint64_t seq, uint64_t stream, int status, const char *msg);
 
-/* A Read's answer: data, whose reference it takes; on the session's bulk
- * connection when bulk (the Read asked for it) and it has one, else
- * in-band. */
-void srv_send_data(srv_session_t *s, uint64_t seq, grpc_slice data, int bulk);
+/* A Read's answer in-band: data, whose reference it takes. */
+void srv_send_data(srv_session_t *s, uint64_t seq, grpc_slice data);
 
 /* After queueing work on st: past ROOM_AT tasks (about half depth), stop
  * reading until it drained. req_mu held. */
