@@ -26,7 +26,6 @@
 #include <grpc/support/alloc.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +132,7 @@ static int attach(rdev_session_t *s) {
   socklen_t el = sizeof err;
   bool ok = fd >= 0 && wait_fd(s, fd, POLLOUT, CONNECT_MS) && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 &&
             err == 0;
+  if (ok) rdev_wire_bulk_sockopts(fd);
   char hello[RDEV_WIRE_BULK_HELLO], answer[RDEV_WIRE_BULK_MAGIC_LEN];
   memcpy(hello, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN);
   memcpy(hello + RDEV_WIRE_BULK_MAGIC_LEN, s->host.key, RDEV_WIRE_SESSION_KEY_LEN);
@@ -149,8 +149,7 @@ static bool control(rdev_session_t *s, int fd, uint64_t len) {
   uint8_t b[8];
   if (len != sizeof b) return false;
   if (!recv_all(fd, b, sizeof b)) return false;
-  uint32_t id = 0, st = 0;
-  for (int i = 3; i >= 0; i--) id = id << 8 | b[i], st = st << 8 | b[4 + i];
+  uint32_t id = (uint32_t)rdev_wire_le_get(b, 4), st = (uint32_t)rdev_wire_le_get(b + 4, 4);
   pthread_mutex_lock(&s->mu);
   if (id == s->bulk.reg_id) {
     s->bulk.reg_status = (int)st;
@@ -171,11 +170,7 @@ static void *reader_main(void *arg) {
   if (fd >= 0) {
     uint8_t hdr[RDEV_WIRE_BULK_HEADER];
     while (recv_all(fd, hdr, sizeof hdr)) {
-      uint64_t seq = 0, len = 0;
-      for (int i = 7; i >= 0; i--) {
-        seq = seq << 8 | hdr[i];
-        len = len << 8 | hdr[8 + i];
-      }
+      uint64_t seq = rdev_wire_le_get(hdr, 8), len = rdev_wire_le_get(hdr + 8, 8);
       if (seq == 0) {
         if (!control(s, fd, len)) break;
         continue;
@@ -252,8 +247,9 @@ int rdev_session_bulk(rdev_session_t *s) { return s && cl_bulk_ready(s); }
 /* Sends a REGISTER or UNREGISTER message (fd: the memfd, or -1). */
 static bool send_message(int sock, uint32_t kind, uint32_t id, uint64_t size, int fd) {
   uint8_t hdr[RDEV_WIRE_BULK_HEADER];
-  for (int i = 0; i < 4; i++) hdr[i] = (uint8_t)(kind >> (8 * i)), hdr[4 + i] = (uint8_t)(id >> (8 * i));
-  for (int i = 0; i < 8; i++) hdr[8 + i] = (uint8_t)(size >> (8 * i));
+  rdev_wire_le_put(hdr, kind, 4);
+  rdev_wire_le_put(hdr + 4, id, 4);
+  rdev_wire_le_put(hdr + 8, size, 8);
   union {
     struct cmsghdr h;
     char b[CMSG_SPACE(sizeof(int))];
@@ -280,38 +276,14 @@ void cl_bulk_send_lock(rdev_session_t *s) { pthread_mutex_lock(&s->bulk.send_mu)
 
 void cl_bulk_send_unlock(rdev_session_t *s) { pthread_mutex_unlock(&s->bulk.send_mu); }
 
-/* Sends what the iovecs hold, whole; false when the connection failed. */
-static bool send_all(int sock, struct iovec *iov, int n) {
-  struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
-  while (m.msg_iovlen) {
-    ssize_t k = sendmsg(sock, &m, MSG_NOSIGNAL);
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    while (m.msg_iovlen && (size_t)k >= m.msg_iov->iov_len) {
-      k -= (ssize_t)m.msg_iov->iov_len;
-      m.msg_iov++;
-      m.msg_iovlen--;
-    }
-    if (m.msg_iovlen) {
-      m.msg_iov->iov_base = (char *)m.msg_iov->iov_base + k;
-      m.msg_iov->iov_len -= (size_t)k;
-    }
-  }
-  return true;
-}
-
 bool cl_bulk_send_data(rdev_session_t *s, uint64_t seq, const void *src, size_t n) {
   uint8_t hdr[RDEV_WIRE_BULK_HEADER + 8] = {0};
   hdr[0] = RDEV_WIRE_BULK_DATA;
-  for (int i = 0; i < 8; i++) {
-    hdr[8 + i] = (uint8_t)((uint64_t)n >> (8 * i));
-    hdr[16 + i] = (uint8_t)(seq >> (8 * i));
-  }
+  rdev_wire_le_put(hdr + 8, n, 8);
+  rdev_wire_le_put(hdr + 16, seq, 8);
   struct iovec iov[2] = {{hdr, sizeof hdr}, {(void *)src, n}};
   int sock = s->bulk.fd; /* set before ready, closed only by cl_bulk_stop */
-  if (send_all(sock, iov, 2)) return true;
+  if (rdev_wire_send_all(sock, iov, 2) == 0) return true;
   atomic_store(&s->bulk.ready, false);
   shutdown(sock, SHUT_RDWR);
   return false;

@@ -36,7 +36,6 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <openssl/crypto.h>
 #include <poll.h>
 #include <stdio.h>
@@ -96,29 +95,10 @@ struct srv_bulk_conn {
 static int send_frame(int fd, uint64_t seq, grpc_slice data) {
   uint8_t hdr[RDEV_WIRE_BULK_HEADER];
   uint64_t len = GRPC_SLICE_LENGTH(data);
-  for (int i = 0; i < 8; i++) {
-    hdr[i] = (uint8_t)(seq >> (8 * i));
-    hdr[8 + i] = (uint8_t)(len >> (8 * i));
-  }
+  rdev_wire_le_put(hdr, seq, 8);
+  rdev_wire_le_put(hdr + 8, len, 8);
   struct iovec iov[2] = {{hdr, sizeof hdr}, {GRPC_SLICE_START_PTR(data), (size_t)len}};
-  struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
-  while (m.msg_iovlen) {
-    ssize_t n = sendmsg(fd, &m, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return -1;
-    }
-    while (m.msg_iovlen && (size_t)n >= m.msg_iov->iov_len) {
-      n -= (ssize_t)m.msg_iov->iov_len;
-      m.msg_iov++;
-      m.msg_iovlen--;
-    }
-    if (m.msg_iovlen) {
-      m.msg_iov->iov_base = (char *)m.msg_iov->iov_base + n;
-      m.msg_iov->iov_len -= (size_t)n;
-    }
-  }
-  return 0;
+  return rdev_wire_send_all(fd, iov, 2);
 }
 
 static void *writer_main(void *arg) {
@@ -225,9 +205,8 @@ void srv_bulk_end(srv_session_t *s) {
   if (fn) fn(arg);            /* the paused message runs out: the session is released */
 }
 
-void srv_bulk_free(srv_session_t *s) {
-  struct srv_bulk_conn *c = s->bulk;
-  if (!c) return;
+/* Frees c: its session's last reference went (its threads are gone). */
+static void conn_free(struct srv_bulk_conn *c) {
   close(c->fd);
   while (c->in) {
     bulk_in_t *f = c->in;
@@ -303,8 +282,7 @@ int srv_bulk_pause(srv_session_t *s, uint64_t seq, void (*resume)(void *), void 
 static int take_data(srv_session_t *s, struct srv_bulk_conn *c, uint64_t len) {
   uint8_t sb[8];
   if (recv(c->fd, sb, sizeof sb, MSG_WAITALL) != (ssize_t)sizeof sb) return 0;
-  uint64_t seq = 0;
-  for (int i = 7; i >= 0; i--) seq = seq << 8 | sb[i];
+  uint64_t seq = rdev_wire_le_get(sb, 8);
   /* charged what it holds: a staging buffer is a chunk at least */
   size_t charge = len < RDEV_WIRE_MAX_CHUNK ? RDEV_WIRE_MAX_CHUNK : (size_t)len;
   pthread_mutex_lock(&c->mu); /* room first: the Writes that take frames are read meanwhile */
@@ -341,10 +319,8 @@ static int take_data(srv_session_t *s, struct srv_bulk_conn *c, uint64_t len) {
 /* Answers a REGISTER: a control frame (seq 0) with the id and status. */
 static void answer(srv_session_t *s, struct srv_bulk_conn *c, uint32_t id, int32_t status) {
   uint8_t b[8];
-  for (int i = 0; i < 4; i++) {
-    b[i] = (uint8_t)(id >> (8 * i));
-    b[4 + i] = (uint8_t)((uint32_t)status >> (8 * i));
-  }
+  rdev_wire_le_put(b, id, 4);
+  rdev_wire_le_put(b + 4, (uint32_t)status, 4);
   grpc_slice sl = grpc_slice_from_copied_buffer((const char *)b, sizeof b);
   if (!queue_frame(s, c, 0, sl)) grpc_slice_unref(sl);
 }
@@ -391,10 +367,8 @@ static void *reader_main(void *arg) {
   uint8_t hdr[RDEV_WIRE_BULK_HEADER];
   int fd;
   while (recv_message(c->fd, hdr, &fd)) {
-    uint32_t kind = 0, id = 0;
-    uint64_t size = 0;
-    for (int i = 3; i >= 0; i--) kind = kind << 8 | hdr[i], id = id << 8 | hdr[4 + i];
-    for (int i = 7; i >= 0; i--) size = size << 8 | hdr[8 + i];
+    uint32_t kind = (uint32_t)rdev_wire_le_get(hdr, 4), id = (uint32_t)rdev_wire_le_get(hdr + 4, 4);
+    uint64_t size = rdev_wire_le_get(hdr + 8, 8);
     if (kind == RDEV_WIRE_BULK_DATA && fd < 0 && !id && size <= RDEV_WIRE_MAX_CHUNK) {
       if (!take_data(s, c, size)) break;
     } else if (kind == RDEV_WIRE_REGION_REGISTER && fd >= 0 && c->local) {
@@ -421,8 +395,6 @@ static void *reader_main(void *arg) {
   return NULL;
 }
 
-/* Makes fd the connection of the session whose key is key: 0 when it is
- * (the connection owns fd from then on), -1 when no session takes it. */
 int srv_bulk_attach(srv_t *srv, int fd, const char *key, int local) {
   srv_session_t *s;
   pthread_mutex_lock(&srv->mu);
@@ -431,6 +403,12 @@ int srv_bulk_attach(srv_t *srv, int fd, const char *key, int local) {
   if (s && !srv_session_ref_live(s)) s = NULL;
   pthread_mutex_unlock(&srv->mu);
   if (!s) return -1;
+  int rc = srv_bulk_adopt(s, fd, local);
+  srv_session_unref(s);
+  return rc;
+}
+
+int srv_bulk_adopt(srv_session_t *s, int fd, int local) {
   struct srv_bulk_conn *c = calloc(1, sizeof *c);
   int rc = -1;
   pthread_mutex_lock(&s->mu);
@@ -441,12 +419,12 @@ int srv_bulk_attach(srv_t *srv, int fd, const char *key, int local) {
     pthread_cond_init(&c->cv, NULL);
     pthread_cond_init(&c->in_cv, NULL);
     /* The answer goes before any frame: the socket's buffer is empty. */
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    rdev_wire_bulk_sockopts(fd);
     int fl = fcntl(fd, F_GETFL);
     if (fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 &&
         send(fd, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN, MSG_NOSIGNAL) == RDEV_WIRE_BULK_MAGIC_LEN) {
       s->bulk = c;
+      s->bulk_free = conn_free;
       srv_session_ref(s); /* the writer's */
       if (pthread_create(&c->thread, NULL, writer_main, s) == 0) {
         pthread_detach(c->thread);
@@ -474,6 +452,5 @@ int srv_bulk_attach(srv_t *srv, int fd, const char *key, int local) {
     free(c);
   else
     srv_log(SRV_LOG_DEBUG, "session %llu: bulk connection attached", (unsigned long long)s->id);
-  srv_session_unref(s);
   return rc;
 }

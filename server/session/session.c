@@ -78,7 +78,7 @@ void srv_session_unref(srv_session_t *s) {
   pthread_mutex_destroy(&s->mu);
   pthread_mutex_destroy(&s->req_mu);
   srv_zc_session_free(s->zc);
-  srv_bulk_free(s);
+  if (s->bulk) s->bulk_free(s->bulk); /* its threads are gone: they held references */
   free(s);
   /* Counted out last: the thread that drops the last reference (a bulk
    * writer, which nobody joins) may be the one freeing it, and srv_stop

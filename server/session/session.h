@@ -124,7 +124,8 @@ struct srv_session {
   grpc_metadata open_md[4];   /* sent when it opens (call.c) */
   pthread_cond_t gate_cv;     /* a gate opened, or the session is released */
   srv_zc_session_t *zc;       /* its shown Read replies (zerocopy.h) */
-  struct srv_bulk_conn *bulk; /* its bulk connection (bulk.c): set once, by the listener */
+  struct srv_bulk_conn *bulk; /* its bulk connection (bulk.c): set once, by the listener... */
+  void (*bulk_free)(struct srv_bulk_conn *); /* ...with what frees it at the last reference */
   struct srv_region *regions; /* its registered host memory (regions.c) */
   uint64_t region_bytes;
   grpc_byte_buffer *paused; /* a message whose handling paused, and where (dispatch.c) */
@@ -234,12 +235,12 @@ void srv_send_read(srv_session_t *s, uint64_t seq, grpc_slice data, int bulk);
  * it is (fd is the connection's from then on, answered with the magic);
  * -1 when no session takes it (fd still the caller's). bulk_listen.c. */
 int srv_bulk_attach(srv_t *srv, int fd, const char *key, int local);
+/* The same for session s (a reference the caller holds), found already
+ * (tests/fuzz/fuzz_bulk.c adopts one end of a socket pair). */
+int srv_bulk_adopt(srv_session_t *s, int fd, int local);
 /* The session ends: frames not sent are dropped, a blocked send returns,
  * a message waiting for a frame runs out (release.c). */
 void srv_bulk_end(srv_session_t *s);
-/* Frees the connection (the session's last reference went: the writer is
- * gone). */
-void srv_bulk_free(srv_session_t *s);
 
 /* ---- regions.c ---- */
 

@@ -167,4 +167,23 @@ retries: 3
 """ % (b"ab" * 32))
 save("fuzz_job_yaml", b'{"name": "j", "buffers": [{"name": "x", "size": 64}], "steps": '
      b'[{"launch": "axpy_f32", "blocks": 1, "args": [2.5, "x", "x", {"u64": 16}]}]}')
+# ---- fuzz_bulk: [local] then steps (see fuzz_bulk.c for the encoding) ----
+def bulk(local, *steps):
+    save("fuzz_bulk", bytes([local]) + b"".join(steps))
+
+
+def u16(v):
+    return struct.pack(">H", v)
+
+
+page = bytes(range(256)) * 16
+bulk(1, b"\4" + u16(0) + u16(4096) + b"\0", b"\1\0" + u16(4096) + page)      # Write, then its DATA
+bulk(1, b"\1\2" + u16(4096) + page, b"\4" + u16(512) + u16(4096) + b"\0")  # DATA before its Write
+bulk(1, b"\4" + u16(0) + u16(4096) + b"\0")                                # a Write whose DATA never comes
+bulk(0, b"\5" + u16(0) + u16(65535) + b"\0", b"\5" + u16(7) + u16(300) + b"\0")  # bulk Reads
+bulk(1, b"\2\1" + u16(64) + u16(64) + b"\1",                                 # a region, copies both ways
+     b"\6" + u16(0) + u16(4096) + b"\1\1" + u16(0), b"\7" + u16(64) + u16(2048) + b"\0\1" + u16(3),
+     b"\3\1", b"\6" + u16(0) + u16(16) + b"\1\1" + u16(0))
+bulk(1, b"\0\x10" + bytes([9, 0, 0, 0, 0, 0, 0, 0]) + b"\xff" * 8)          # an unknown kind
+
 shutil.rmtree(gen)

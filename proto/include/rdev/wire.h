@@ -14,6 +14,7 @@
 #include <pb.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "grpc/health/v1/health.pb.h"
 #include "rdev/v1/rdev.pb.h"
@@ -98,6 +99,21 @@
 enum { RDEV_WIRE_REGION_REGISTER = 1, RDEV_WIRE_REGION_UNREGISTER = 2, RDEV_WIRE_BULK_DATA = 3 };
 #define RDEV_WIRE_MAX_REGIONS 256
 #define RDEV_WIRE_MAX_REGION_BYTES ((uint64_t)16 << 30)
+
+/* Both ends of a bulk connection (proto/bulk.c). */
+struct iovec;
+/* The low bytes (at most 8) of v at p, little-endian; and back. */
+void rdev_wire_le_put(uint8_t *p, uint64_t v, int bytes);
+uint64_t rdev_wire_le_get(const uint8_t *p, int bytes);
+/* Sends iov[0..n) whole on the stream socket fd (blocking; no SIGPIPE;
+ * the iovecs are used up): 0, or -1 with errno when the connection failed. */
+int rdev_wire_send_all(int fd, struct iovec *iov, int n);
+/* Options for a TCP bulk connection (a unix socket is left alone): no
+ * Nagle delay; keepalive probes and a user timeout, so that a connection
+ * whose peer went silent fails within about RDEV_WIRE_BULK_SILENT_S
+ * seconds (and what waits on it with it) instead of hanging. */
+#define RDEV_WIRE_BULK_SILENT_S 30
+void rdev_wire_bulk_sockopts(int fd);
 
 /* The limits of rdev.proto, which states each of them. */
 #define RDEV_WIRE_MAX_CHUNK (1u << 20) /* payload bytes per Write/Read */
