@@ -62,7 +62,7 @@ TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/build-tsan/tsan.supp" \
   run_suite build-tsan thread -R '^(test_runtime.*|test_tenants|integration_.*|jobs_.*)$'
 TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/build-tsan/tsan.supp" run_unmapped build-tsan '^integration_[a-z]+$'
 
-# Fuzzing: the wire decoder, in-process sessions, the two file parsers, job specs and allow lists, and the job YAML reader.
+# Fuzzing: the wire decoder, in-process sessions, the bulk connection, the two file parsers, job specs and allow lists, and the job YAML reader.
 fuzz_seconds=${RDEV_FUZZ_SECONDS:-60}
 echo "=== build build-fuzz (clang, libFuzzer + ASan+UBSan) ==="
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRDEV_SANITIZE=fuzzer -DRDEV_WERROR=ON \

@@ -162,8 +162,11 @@ def exit_report(rc, log):
     (warnings, errors, gRPC's own assertion messages), then its last lines."""
     lines = log.splitlines()
     loud = [ln for ln in lines if " rdevd info: " not in ln and " rdevd debug: " not in ln][-12:]
-    return (f"rdevd exited {rc} after SIGTERM\nnot info:\n" + "\n".join(loud)[-2500:] +
-            "\nlast lines:\n" + "\n".join(lines[-8:])[-1500:])
+    report = (f"rdevd exited {rc} after SIGTERM\nnot info:\n" + "\n".join(loud)[-2500:] +
+              "\nlast lines:\n" + "\n".join(lines[-8:])[-1500:])
+    if rc != 0:  # also at once, beside the test's name, where a summary of the run keeps it
+        sys.stderr.write("\n" + report + "\n")
+    return report
 
 
 class Session:
