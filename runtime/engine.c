@@ -323,11 +323,12 @@ int rt_engine_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms) {
   return rc;
 }
 
-int rt_engine_stream_pending(rdev_rt_stream_t *st, size_t *tasks, int *in_callback) {
+int rt_engine_stream_pending(rdev_rt_stream_t *st, size_t *tasks, int *in_callback, int *err) {
   eng_stream_t *s = (eng_stream_t *)st;
   pthread_mutex_lock(&s->mu);
   *tasks = (size_t)(s->tail - s->head);
   *in_callback = s->in_callback;
+  *err = s->err;
   pthread_mutex_unlock(&s->mu);
   return RDEV_OK;
 }

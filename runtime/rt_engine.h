@@ -131,7 +131,7 @@ int rt_engine_stream_destroy(rdev_rt_stream_t *st, int force);
 int rt_engine_stream_abort(rdev_rt_stream_t *st);
 int rt_engine_stream_discard(rdev_rt_stream_t *st);
 int rt_engine_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms);
-int rt_engine_stream_pending(rdev_rt_stream_t *st, size_t *tasks, int *in_callback);
+int rt_engine_stream_pending(rdev_rt_stream_t *st, size_t *tasks, int *in_callback, int *err);
 int rt_engine_stream_take_error(rdev_rt_stream_t *st);
 int rt_engine_stream_set_failure_mode(rdev_rt_stream_t *st, int stop);
 int rt_engine_stream_set_group(rdev_rt_stream_t *st, uint32_t group, uint32_t weight, uint32_t max_slots);

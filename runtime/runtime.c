@@ -424,34 +424,41 @@ int rdev_rt_stream_synchronize_timeout(rdev_rt_stream_t *s, int32_t timeout_ms) 
 
 /* The stream's unfinished tasks, the running one included, for query,
  * pending and idle; out is the caller's result pointer, checked here. */
-static int stream_tasks(rdev_rt_stream_t *s, const void *out, size_t *tasks, int *in_callback) {
+static int stream_tasks(rdev_rt_stream_t *s, const void *out, size_t *tasks, int *in_callback, int *err) {
   rt_clear_error();
   int rc = rt_check_stream(NULL, s);
   if (rc) return rc;
   if (!out) return rt_fail(RDEV_INVALID_PARAM, "result pointer is NULL");
   *tasks = 0;
   *in_callback = 0;
-  return rt_engine_stream_pending(s, tasks, in_callback);
+  return rt_engine_stream_pending(s, tasks, in_callback, err);
 }
 
 int rdev_rt_stream_query(rdev_rt_stream_t *s, int *done) {
   size_t n;
-  int in_cb, rc = stream_tasks(s, done, &n, &in_cb);
+  int in_cb, err, rc = stream_tasks(s, done, &n, &in_cb, &err);
   if (!rc) *done = n - (size_t)in_cb == 0;
   return rc;
 }
 
 int rdev_rt_stream_pending(rdev_rt_stream_t *s, size_t *tasks) {
   size_t n;
-  int in_cb, rc = stream_tasks(s, tasks, &n, &in_cb);
+  int in_cb, err, rc = stream_tasks(s, tasks, &n, &in_cb, &err);
   if (!rc) *tasks = n - (size_t)in_cb;
   return rc;
 }
 
 int rdev_rt_stream_idle(rdev_rt_stream_t *s, int *idle) {
   size_t n;
-  int in_cb, rc = stream_tasks(s, idle, &n, &in_cb);
+  int in_cb, err, rc = stream_tasks(s, idle, &n, &in_cb, &err);
   if (!rc) *idle = n == 0;
+  return rc;
+}
+
+int rdev_rt_stream_vacant(rdev_rt_stream_t *s, int *vacant) {
+  size_t n;
+  int in_cb, err, rc = stream_tasks(s, vacant, &n, &in_cb, &err);
+  if (!rc) *vacant = n == 0 && err == RDEV_OK;
   return rc;
 }
 

@@ -53,6 +53,10 @@
 
 /* Bytes of bulk Writes' frames kept waiting for their Writes. */
 #define IN_MAX ((size_t)32 << 20)
+/* How long the reader holds a DATA message whose Write has not been seen
+ * yet (it is usually on its way in-band): seen, it may take the bytes
+ * straight into device memory; not, they are staged. */
+#define EXPECT_WAIT_NS 2000000u
 
 /* ---- a session's connection and its writer -------------------------------------- */
 
@@ -66,7 +70,7 @@ typedef struct bulk_frame {
 typedef struct bulk_in {
   struct bulk_in *next;
   uint64_t seq;
-  void *buf; /* a runtime staging buffer */
+  void *buf; /* a runtime staging buffer; NULL: received into the Write's destination */
   size_t len;
   size_t charge; /* what it counts against IN_MAX: the buffer's size */
 } bulk_in_t;
@@ -89,6 +93,12 @@ struct srv_bulk_conn {
   uint64_t wait_seq;    /* the frame a paused message waits for... */
   void (*resume)(void *);
   void *resume_arg; /* ...and what runs once it is in (or cannot come) */
+  /* The Write waiting for its frame (srv_bulk_expect), and where its
+   * bytes may go straight: */
+  uint64_t expect_seq; /* 0: none */
+  void *expect_dst;    /* NULL: staged */
+  size_t expect_len;
+  int direct; /* the reader is receiving into such a destination now */
 };
 
 /* Sends the frame's header and bytes; 0, or -1 when the connection failed. */
@@ -199,10 +209,14 @@ void srv_bulk_end(srv_session_t *s) {
   c->closing = 1;
   pthread_cond_signal(&c->cv);
   pthread_cond_broadcast(&c->in_cv);
+  c->expect_seq = 0;
   void (*fn)(void *) = take_resume_locked(c, &arg);
   pthread_mutex_unlock(&c->mu);
   shutdown(c->fd, SHUT_RDWR); /* a send blocked on a client that stopped reading returns */
-  if (fn) fn(arg);            /* the paused message runs out: the session is released */
+  pthread_mutex_lock(&c->mu); /* device memory being received into is freed next: wait */
+  while (c->direct) pthread_cond_wait(&c->in_cv, &c->mu);
+  pthread_mutex_unlock(&c->mu);
+  if (fn) fn(arg); /* the paused message runs out: the session is released */
 }
 
 /* Frees c: its session's last reference went (its threads are gone). */
@@ -211,7 +225,7 @@ static void conn_free(struct srv_bulk_conn *c) {
   while (c->in) {
     bulk_in_t *f = c->in;
     c->in = f->next;
-    rdev_rt_staging_put(f->buf);
+    if (f->buf) rdev_rt_staging_put(f->buf);
     free(f);
   }
   pthread_cond_destroy(&c->cv);
@@ -249,6 +263,7 @@ int srv_bulk_take(srv_session_t *s, uint64_t seq, void **buf, size_t *len) {
   if (!c) return 0;
   pthread_mutex_lock(&c->mu);
   bulk_in_t *f = find_in_locked(c, seq, 1);
+  if (c->expect_seq == seq) c->expect_seq = 0; /* the Write goes on: no destination any more */
   pthread_mutex_unlock(&c->mu);
   if (!f) return 0;
   *buf = f->buf;
@@ -260,7 +275,22 @@ int srv_bulk_take(srv_session_t *s, uint64_t seq, void **buf, size_t *len) {
 void srv_bulk_drop(srv_session_t *s, uint64_t seq) {
   void *buf;
   size_t len;
-  if (srv_bulk_take(s, seq, &buf, &len)) rdev_rt_staging_put(buf);
+  if (srv_bulk_take(s, seq, &buf, &len) && buf) rdev_rt_staging_put(buf);
+}
+
+int srv_bulk_expect(srv_session_t *s, uint64_t seq, void *dst, size_t len) {
+  struct srv_bulk_conn *c = conn_of(s);
+  if (!c) return 0;
+  pthread_mutex_lock(&c->mu);
+  int ok = !find_in_locked(c, seq, 0) && !c->in_dead && !c->closing;
+  if (ok) {
+    c->expect_seq = seq;
+    c->expect_dst = dst;
+    c->expect_len = len;
+    pthread_cond_broadcast(&c->in_cv); /* the reader may hold its frame for it */
+  }
+  pthread_mutex_unlock(&c->mu);
+  return ok && dst;
 }
 
 int srv_bulk_pause(srv_session_t *s, uint64_t seq, void (*resume)(void *), void *arg) {
@@ -285,24 +315,42 @@ static int take_data(srv_session_t *s, struct srv_bulk_conn *c, uint64_t len) {
   uint64_t seq = rdev_wire_le_get(sb, 8);
   /* charged what it holds: a staging buffer is a chunk at least */
   size_t charge = len < RDEV_WIRE_MAX_CHUNK ? RDEV_WIRE_MAX_CHUNK : (size_t)len;
-  pthread_mutex_lock(&c->mu); /* room first: the Writes that take frames are read meanwhile */
-  while (c->in_bytes && c->in_bytes + charge > IN_MAX && !c->closing) pthread_cond_wait(&c->in_cv, &c->mu);
+  pthread_mutex_lock(&c->mu);
+  /* Its Write not seen yet (none waits, or an earlier one): a moment for it */
+  struct timespec dl = rdev_clock_deadline_ns(EXPECT_WAIT_NS);
+  while (!c->closing && c->expect_seq < seq && pthread_cond_timedwait(&c->in_cv, &c->mu, &dl) == 0) {}
+  /* Its Write waits for it with a destination: received there, no copy
+   * after (what a staged frame costs: a third copy of every byte). */
+  char *direct = NULL;
+  if (c->expect_seq == seq) { /* one frame of that seq is taken so, whatever its length */
+    direct = c->expect_len == len && !c->closing ? c->expect_dst : NULL;
+    c->expect_seq = 0;
+  }
+  if (direct) c->direct = 1, charge = 0;
+  /* room first: the Writes that take frames are read meanwhile */
+  while (!direct && c->in_bytes && c->in_bytes + charge > IN_MAX && !c->closing) pthread_cond_wait(&c->in_cv, &c->mu);
   int closing = c->closing;
   pthread_mutex_unlock(&c->mu);
-  bulk_in_t *f = closing ? NULL : malloc(sizeof *f);
-  void *buf = f ? rdev_rt_staging_get(s->srv->rt, len ? (size_t)len : 1) : NULL;
+  bulk_in_t *f = closing && !direct ? NULL : malloc(sizeof *f);
+  char *buf = !f ? NULL : direct ? direct : rdev_rt_staging_get(s->srv->rt, len ? (size_t)len : 1);
   size_t got = 0;
   while (buf && got < len) {
-    ssize_t n = recv(c->fd, (char *)buf + got, (size_t)len - got, MSG_WAITALL);
+    ssize_t n = recv(c->fd, buf + got, (size_t)len - got, MSG_WAITALL);
     if (n <= 0 && !(n < 0 && errno == EINTR)) break;
     if (n > 0) got += (size_t)n;
   }
+  if (direct) {
+    pthread_mutex_lock(&c->mu);
+    c->direct = 0;
+    pthread_cond_broadcast(&c->in_cv); /* srv_bulk_end may wait for it */
+    pthread_mutex_unlock(&c->mu);
+  }
   if (!buf || got < len) {
-    if (buf) rdev_rt_staging_put(buf);
+    if (buf && !direct) rdev_rt_staging_put(buf);
     free(f);
     return 0;
   }
-  *f = (bulk_in_t){.seq = seq, .buf = buf, .len = (size_t)len, .charge = charge};
+  *f = (bulk_in_t){.seq = seq, .buf = direct ? NULL : buf, .len = (size_t)len, .charge = charge};
   void *arg = NULL;
   void (*fn)(void *) = NULL;
   pthread_mutex_lock(&c->mu);
@@ -417,7 +465,7 @@ int srv_bulk_adopt(srv_session_t *s, int fd, int local) {
     c->local = local;
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
-    pthread_cond_init(&c->in_cv, NULL);
+    rdev_clock_cond_init(&c->in_cv); /* its waits are timed */
     /* The answer goes before any frame: the socket's buffer is empty. */
     rdev_wire_bulk_sockopts(fd);
     int fl = fcntl(fd, F_GETFL);

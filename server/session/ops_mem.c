@@ -205,9 +205,24 @@ static void frame_done_cb(void *user, int status) {
   srv_cb_done(c);
 }
 
+void srv_write_direct(srv_session_t *s, const rdev_v1_Request *q) {
+  const rdev_v1_Write *w = &q->op.write;
+  srv_req_t x = {.s = s, .q = q, .r = rdev_v1_Reply_init_zero};
+  srv_handle_t *se = NULL;
+  char *dst = NULL;
+  int vacant = 1;
+  size_t n = (size_t)w->count;
+  void *view = NULL;
+  if (n && n <= RDEV_WIRE_MAX_CHUNK && !srv_zc_showing(s->zc) && /* nothing of it may be shown */
+      (!w->stream || (!srv_find_stream(&x, w->stream, &se) && !rdev_rt_stream_vacant(se->ptr, &vacant) && vacant)) &&
+      !srv_check_count(&x, n, w->dest_max) && !srv_buf_range(&x, "write", w->addr, n, &dst, NULL))
+    view = (void *)rdev_rt_host_view(s->srv->rt, dst, n); /* NULL where memory is not host-mapped */
+  srv_bulk_expect(s, q->seq, view, n);                    /* NULL: staged, but the reader need not wait for it */
+}
+
 /* A bulk Write: its bytes came as a frame on the bulk connection (bulk.c),
  * a staging buffer taken here: copied now, or held until its stream
- * copies it. */
+ * copies it; or straight into device memory (srv_write_direct): done. */
 static int write_frame(srv_req_t *x, const rdev_v1_Write *w) {
   void *buf;
   size_t n;
@@ -221,6 +236,7 @@ static int write_frame(srv_req_t *x, const rdev_v1_Write *w) {
                : opt_stream(x, w->stream, &st);
   if (!rc) rc = srv_check_count(x, n, w->dest_max);
   if (!rc) rc = srv_buf_range(x, "write", w->addr, n, &dst, NULL);
+  if (!buf) return rc ? rc : st || w->quiet ? SRV_LATER : RDEV_OK; /* in device memory already */
   rdev_rt_t *rt = x->s->srv->rt;
   if (!rc && n && !st && (rc = rdev_rt_memcpy(rt, dst, n, buf, n, RDEV_MEMCPY_HOST_TO_DEVICE)))
     rc = srv_rt_failed(x, rc);

@@ -217,10 +217,19 @@ int srv_bulk_send(srv_session_t *s, uint64_t seq, grpc_slice data);
  * or cannot (-1: no connection, or it ended). */
 int srv_bulk_frame(srv_session_t *s, uint64_t seq);
 /* Takes request seq's frame: 1 with *buf (a runtime staging buffer, the
- * caller's to put) and *len; 0 when it is not in. */
+ * caller's to put; NULL when its bytes were received into the destination
+ * srv_bulk_expect gave) and *len; 0 when it is not in. */
 int srv_bulk_take(srv_session_t *s, uint64_t seq, void **buf, size_t *len);
 /* Drops request seq's frame if it is in (its Write was refused unrun). */
 void srv_bulk_drop(srv_session_t *s, uint64_t seq);
+/* Bulk Write seq waits for its frame, not in yet: to be received straight
+ * into dst (len bytes; the Write, checked, is its only user until it went
+ * on), or staged when dst is NULL (the reader holds a frame a moment for
+ * a Write not seen yet: now it knows). 1 when it will go to dst if its
+ * length is len (the caller then waits for it as for any frame), 0 when
+ * not. One at a time; taking the frame forgets it, and srv_bulk_end waits
+ * for a receive into it to stop before the session's memory goes. */
+int srv_bulk_expect(srv_session_t *s, uint64_t seq, void *dst, size_t len);
 /* The session's message waits for request seq's frame: 0 when resume(arg)
  * is registered to run (on the reader's thread, or the releaser's) once
  * it is in or cannot come; 1 when it is in already or cannot come
@@ -381,6 +390,14 @@ int srv_op_free(srv_req_t *x);
 /* Synchronous Writes are gathered into device memory now; async ones are
  * held until their stream gathers them. */
 int srv_op_write(srv_req_t *x);
+/* Bulk Write q, whose bytes are not in yet, is waiting for them
+ * (srv_bulk_expect): received straight into its device memory when that
+ * is what running it would do (a count the handler takes, the session's
+ * own buffer, memory the host sees, nothing of the session shown: no
+ * fence to wait for, and no stream or a vacant one:
+ * rdev_rt_stream_vacant), else staged as always. req_mu held; dispatch.c,
+ * before it waits for the frame. */
+void srv_write_direct(srv_session_t *s, const rdev_v1_Request *q);
 
 /* Through a staging buffer the device copies into (for an async Read when
  * its stream reaches it), or shown where the device shows its memory. */

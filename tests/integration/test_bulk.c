@@ -173,6 +173,44 @@ START_TEST(test_bulk_writes_byte_for_byte) {
 }
 END_TEST
 
+/* rdevd may take a bulk Write's bytes straight into device memory when
+ * nothing else would touch it first (a synchronous Write, or a stream with
+ * nothing queued): whichever way it goes, a bulk Write queued behind other
+ * work on its stream lands after that work and before what follows it. */
+START_TEST(test_bulk_writes_keep_stream_order) {
+  rdev_session_t *s = fx_open();
+  ck_assert_msg(wait_bulk(s), "the bulk connection did not attach");
+  size_t cap = CAP, n = 5 * FX_MiB + 3, mid = n / 2;
+  uint8_t *src = fx_xmalloc(n), *back = fx_xmalloc(cap), *dev = NULL;
+  fx_fill_random(src, n, 77);
+  FX_OK(rdev_malloc(s, (void **)&dev, cap, RDEV_MEM_MALLOC_HUGE_FIRST));
+  rdev_stream_t *a = NULL;
+  FX_OK(rdev_stream_create(s, &a));
+  for (int round = 0; round < 8; round++) {
+    int before = 0x10 + round, after = 0x80 + round;
+    for (int k = 0; k < 4; k++) FX_OK(rdev_memset_async(s, dev, cap, before, cap, a)); /* busy for a while */
+    FX_OK(rdev_memcpy_async(s, dev + 1, cap - 1, src, n, RDEV_MEMCPY_HOST_TO_DEVICE, a));
+    FX_OK(rdev_memset_async(s, dev + 1 + mid, 100, after, 100, a));
+    FX_OK(rdev_stream_synchronize(a));
+    FX_OK(rdev_memcpy(s, back, cap, dev, cap, RDEV_MEMCPY_DEVICE_TO_HOST));
+    ck_assert_int_eq(back[0], before);
+    FX_ASSERT_BYTES(back + 1, src, mid, "round %d: the bulk Write's first part", round);
+    for (size_t i = 0; i < 100; i++) ck_assert_int_eq(back[1 + mid + i], after);
+    FX_ASSERT_BYTES(back + 1 + mid + 100, src + mid + 100, n - mid - 100, "round %d: its last part", round);
+    for (size_t i = 1 + n; i < cap; i += 4099) ck_assert_int_eq(back[i], before);
+    /* the same synchronously, the stream idle: the bytes are the Write's */
+    FX_OK(rdev_memcpy(s, dev + 2, cap - 2, src, n, RDEV_MEMCPY_HOST_TO_DEVICE));
+    FX_OK(rdev_memcpy(s, back, n, dev + 2, n, RDEV_MEMCPY_DEVICE_TO_HOST));
+    FX_ASSERT_BYTES(back, src, n, "round %d: sync H2D", round);
+  }
+  ck_assert_msg(rdev_session_bulk(s), "the bulk connection was lost");
+  FX_OK(rdev_stream_destroy(a));
+  rdev_session_close(s);
+  free(src);
+  free(back);
+}
+END_TEST
+
 START_TEST(test_bulk_off_reads_in_band) {
   fx_server_t srv;
   char err[256];
@@ -307,6 +345,7 @@ Suite *suite_bulk(void) {
   TCase *tc = fx_tcase("bulk");
   tcase_add_test(tc, test_bulk_reads_byte_for_byte);
   tcase_add_test(tc, test_bulk_writes_byte_for_byte);
+  tcase_add_test(tc, test_bulk_writes_keep_stream_order);
   tcase_add_test(tc, test_bulk_off_reads_in_band);
   tcase_add_test(tc, test_bulk_port_refuses_strangers);
   tcase_add_test(tc, test_bulk_same_host_shares_host_memory);

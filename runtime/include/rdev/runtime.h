@@ -310,6 +310,12 @@ int rdev_rt_stream_pending(rdev_rt_stream_t *s, size_t *tasks);
  * Never blocks. */
 int rdev_rt_stream_idle(rdev_rt_stream_t *s, int *idle);
 
+/* *vacant = 1 when s is idle (rdev_rt_stream_idle) and holds no error of
+ * earlier work: a copy the caller does itself now is then what queuing it
+ * on s would have done (the server receives bulk Writes' bytes straight
+ * into device memory so). Never blocks. */
+int rdev_rt_stream_vacant(rdev_rt_stream_t *s, int *vacant);
+
 /* Device the stream belongs to. */
 int rdev_rt_stream_device(const rdev_rt_stream_t *s);
 
