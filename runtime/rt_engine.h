@@ -64,6 +64,7 @@ typedef struct eng_stream {
   eng_group_t *held;               /* the group charged for the slot it holds, or NULL */
   struct eng_stream *wnext;        /* dev->waitq link (under dev->sched_mu) */
   struct eng_stream *prev, *next;
+  atomic_int refs; /* its creator's, and a batch's that holds its wake back (rt_engine_batch) */
 } eng_stream_t;
 
 typedef struct eng_event {
@@ -131,6 +132,12 @@ int rt_engine_stream_destroy(rdev_rt_stream_t *st, int force);
 int rt_engine_stream_abort(rdev_rt_stream_t *st);
 int rt_engine_stream_discard(rdev_rt_stream_t *st);
 int rt_engine_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms);
+/* Batched wakes, per thread (rdev_rt_batch_begin/_end): on, nesting; off
+ * at the outermost end wakes the streams held back. */
+void rt_engine_batch(int on);
+/* Wakes the streams this thread's batch holds back (it stays on): before
+ * this thread waits for any stream. */
+void rt_engine_batch_flush(void);
 int rt_engine_stream_pending(rdev_rt_stream_t *st, size_t *tasks, int *in_callback, int *err);
 int rt_engine_stream_take_error(rdev_rt_stream_t *st);
 int rt_engine_stream_set_failure_mode(rdev_rt_stream_t *st, int stop);

@@ -455,6 +455,10 @@ int rdev_rt_stream_idle(rdev_rt_stream_t *s, int *idle) {
   return rc;
 }
 
+void rdev_rt_batch_begin(void) { rt_engine_batch(1); }
+
+void rdev_rt_batch_end(void) { rt_engine_batch(0); }
+
 int rdev_rt_stream_vacant(rdev_rt_stream_t *s, int *vacant) {
   size_t n;
   int in_cb, err, rc = stream_tasks(s, vacant, &n, &in_cb, &err);

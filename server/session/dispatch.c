@@ -249,7 +249,9 @@ static int pause_for_frame(srv_session_t *s, grpc_byte_buffer *bb, const batch_t
 static int walk_message(srv_session_t *s, grpc_byte_buffer *bb, batch_t *b) {
   for (;;) {
     b->wait_frame = 0;
+    rdev_rt_batch_begin(); /* the message's tasks start together: one wake per stream */
     rdev_wire_walk(bb, RDEV_WIRE_MAX_CHUNK, &b->walk, visit_request, b);
+    rdev_rt_batch_end();
     if (!b->walk.stopped) return 0;
     if (!b->wait_frame) return pause_message(s, bb, b);
     int r = pause_for_frame(s, bb, b);

@@ -5,6 +5,10 @@
  * sync timeouts, queue depth back-pressure, the per-device stream limit,
  * destroy (waiting, force, abort), close with queued work, submission from
  * many threads, host views of device memory, and rdev_rt_stream_take_error.
+ * Batches (rdev_rt_batch_begin/_end): work queued in one waits for the
+ * outermost end, or for a wait of the batching thread (synchronize, an
+ * event's, destroy, a full queue), never deadlocks it; past 8 streams and
+ * across a destroy by another thread.
  * Value writes and waits (aclrtValueWrite/Wait). Suite "streams".
  */
 #define _GNU_SOURCE
@@ -709,6 +713,111 @@ START_TEST(test_stream_discard_then_go_on) {
 }
 END_TEST
 
+/* Whether s has run all it was given, after a moment to do so. */
+static int ran_after_a_moment(rdev_rt_stream_t *s) {
+  int done = 0;
+  sleep_ms(30);
+  ck_assert_int_eq(rdev_rt_stream_query(s, &done), RDEV_OK);
+  return done;
+}
+
+static void check_bytes(rdev_rt_t *rt, const void *d, int value, size_t n) {
+  unsigned char h[256];
+  ck_assert_uint_le(n, sizeof h);
+  d2h(rt, h, d, n);
+  for (size_t i = 0; i < n; i++) ck_assert_int_eq(h[i], value);
+}
+
+START_TEST(test_batch_starts_its_work_at_the_outermost_end) {
+  rdev_rt_t *rt = open_small();
+  rdev_rt_stream_t *s = mkstream(rt, 0);
+  void *d = dmalloc(rt, 0, 64);
+  /* once this returns the worker waits for work: a batch holds back only
+   * the wake of an idle worker */
+  ck_assert_int_eq(rdev_rt_memset_async(rt, d, 64, 0, 64, s), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_OK);
+  rdev_rt_batch_begin();
+  rdev_rt_batch_begin();
+  ck_assert_int_eq(rdev_rt_memset_async(rt, d, 64, 0x5a, 64, s), RDEV_OK);
+  rdev_rt_batch_end();
+  ck_assert_msg(!ran_after_a_moment(s), "a nested end started the batch's work");
+  rdev_rt_batch_end();
+  ck_assert_int_eq(rdev_rt_stream_synchronize_timeout(s, 5000), RDEV_OK);
+  check_bytes(rt, d, 0x5a, 64);
+  rdev_rt_batch_end();                                                     /* one end too many: nothing */
+  ck_assert_int_eq(rdev_rt_memset_async(rt, d, 64, 0x11, 64, s), RDEV_OK); /* not batched: runs */
+  ck_assert_int_eq(rdev_rt_stream_synchronize_timeout(s, 5000), RDEV_OK);
+  check_bytes(rt, d, 0x11, 64);
+  ck_assert_int_eq(rdev_rt_stream_destroy(s), RDEV_OK);
+  rdev_rt_close(rt);
+}
+END_TEST
+
+START_TEST(test_batch_wakes_what_its_thread_waits_for) {
+  rdev_rt_config_t cfg = {.sim_devices = 1, .sim_mem_bytes = 4 * MIB, .stream_depth = 2};
+  rdev_rt_t *rt = NULL;
+  ck_assert_int_eq(test_rt_open(&cfg, &rt), RDEV_OK);
+  rdev_rt_stream_t *a = mkstream(rt, 0), *b = mkstream(rt, 0), *c = mkstream(rt, 0);
+  rdev_rt_event_t *ev = mkevent(rt, 0);
+  void *d = dmalloc(rt, 0, 256);
+  rdev_rt_batch_begin();
+  /* a synchronize */
+  ck_assert_int_eq(rdev_rt_memset_async(rt, d, 64, 1, 64, a), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_synchronize_timeout(a, 5000), RDEV_OK);
+  check_bytes(rt, d, 1, 64);
+  /* an event's synchronize, the event recorded on another stream held back */
+  ck_assert_int_eq(rdev_rt_memset_async(rt, (char *)d + 64, 64, 2, 64, b), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_event_record(ev, b), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_event_synchronize(ev, 5000), RDEV_OK);
+  check_bytes(rt, (char *)d + 64, 2, 64);
+  /* a full queue (depth 2): the third waits for room, after waking it */
+  for (int i = 0; i < 6; i++) ck_assert_int_eq(rdev_rt_memset_async(rt, (char *)d + 128, 64, 3 + i, 64, c), RDEV_OK);
+  /* a destroy, its stream's work waiting for an event recorded on one held back */
+  ck_assert_int_eq(rdev_rt_memset_async(rt, (char *)d + 192, 64, 9, 64, b), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_event_record(ev, b), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_wait_event(a, ev), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_destroy(a), RDEV_OK);
+  rdev_rt_batch_end();
+  ck_assert_int_eq(rdev_rt_stream_synchronize_timeout(c, 5000), RDEV_OK);
+  check_bytes(rt, (char *)d + 128, 8, 64);
+  check_bytes(rt, (char *)d + 192, 9, 64);
+  ck_assert_int_eq(rdev_rt_event_destroy(ev), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_destroy(b), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_destroy(c), RDEV_OK);
+  rdev_rt_close(rt);
+}
+END_TEST
+
+static void *destroy_thread(void *arg) {
+  ck_assert_int_eq(rdev_rt_stream_destroy(arg), RDEV_OK);
+  return NULL;
+}
+
+START_TEST(test_batch_of_many_streams_and_a_stream_destroyed_under_it) {
+  enum { N = 12 };
+  rdev_rt_t *rt = open_rt(1, 16 * MIB);
+  rdev_rt_stream_t *s[N];
+  void *d = dmalloc(rt, 0, N * 64);
+  for (int i = 0; i < N; i++) s[i] = mkstream(rt, 0);
+  rdev_rt_batch_begin();
+  for (int i = 0; i < N; i++)
+    ck_assert_int_eq(rdev_rt_memset_async(rt, (char *)d + i * 64, 64, 0x20 + i, 64, s[i]), RDEV_OK);
+  ck_assert_msg(ran_after_a_moment(s[N - 1]), "a stream past the batch's 8 was held back");
+  /* another thread destroys a stream this batch holds back: it runs its
+   * work and goes; the batch's end finds it drained */
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, destroy_thread, s[0]), 0);
+  ck_assert_int_eq(pthread_join(t, NULL), 0);
+  rdev_rt_batch_end();
+  for (int i = 1; i < N; i++) {
+    ck_assert_int_eq(rdev_rt_stream_synchronize_timeout(s[i], 5000), RDEV_OK);
+    ck_assert_int_eq(rdev_rt_stream_destroy(s[i]), RDEV_OK);
+  }
+  for (int i = 0; i < N; i++) check_bytes(rt, (char *)d + i * 64, 0x20 + i, 64);
+  rdev_rt_close(rt);
+}
+END_TEST
+
 static Suite *stream_suite(void) {
   Suite *s = suite_create("streams");
   TCase *tc = tcase("streams");
@@ -740,6 +849,9 @@ static Suite *stream_suite(void) {
   tcase_add_test(tc, test_value_wait_conditions);
   tcase_add_test(tc, test_value_ops_check_their_arguments);
   tcase_add_test(tc, test_stream_discard_then_go_on);
+  tcase_add_test(tc, test_batch_starts_its_work_at_the_outermost_end);
+  tcase_add_test(tc, test_batch_wakes_what_its_thread_waits_for);
+  tcase_add_test(tc, test_batch_of_many_streams_and_a_stream_destroyed_under_it);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -310,6 +310,17 @@ int rdev_rt_stream_pending(rdev_rt_stream_t *s, size_t *tasks);
  * Never blocks. */
 int rdev_rt_stream_idle(rdev_rt_stream_t *s, int *idle);
 
+/* Batches of small tasks. Between rdev_rt_batch_begin and rdev_rt_batch_end
+ * on one thread, work that thread queues on a stream whose worker is idle
+ * does not wake it at once; rdev_rt_batch_end wakes each such stream once
+ * (a wake per small task costs more than the task). The work is queued and
+ * ordered as always, only started later. A call of the thread that waits
+ * for streams (synchronize, destroy, an event's synchronize, a full queue)
+ * wakes them first; at most 8 streams are held back, more wake at once.
+ * Pairs nest. Never block (the end wakes, it does not wait). */
+void rdev_rt_batch_begin(void);
+void rdev_rt_batch_end(void);
+
 /* *vacant = 1 when s is idle (rdev_rt_stream_idle) and holds no error of
  * earlier work: a copy the caller does itself now is then what queuing it
  * on s would have done (the server receives bulk Writes' bytes straight
