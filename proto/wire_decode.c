@@ -251,7 +251,7 @@ static bool batch_decode(pb_istream_t *stream, const pb_field_t *field, void **a
   rdev_wire_request_t r;
   request_init(&r, k, true);
   const char *err = NULL;
-  if (!pb_decode(stream, rdev_v1_Request_fields, &r.q)) {
+  if (!pb_decode_ex(stream, rdev_v1_Request_fields, &r.q, PB_DECODE_NOINIT)) { /* request_init set it */
     err = PB_GET_ERROR(stream);
     if (!slices_skip_to(stream, end)) {
       rdev_wire_payload_release(&r.data);
