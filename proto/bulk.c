@@ -47,13 +47,11 @@ void rdev_wire_bulk_sockopts(int fd) {
   struct sockaddr_storage ss;
   socklen_t sl = sizeof ss;
   if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0 || (ss.ss_family != AF_INET && ss.ss_family != AF_INET6))
-    return; /* a unix socket: its peer's end is seen at once */
-  int one = 1, idle = 10, intvl = 5, cnt = 3;
-  unsigned user_ms = RDEV_WIRE_BULK_SILENT_S * 1000u;
+    return;                                   /* a unix socket: its peer's end is seen at once */
+  int one = 1, idle = 10, intvl = 5, cnt = 3; /* gone: 10 s idle, then 3 probes 5 s apart */
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
-  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_ms, sizeof user_ms);
 }

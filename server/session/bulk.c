@@ -101,6 +101,13 @@ struct srv_bulk_conn {
   int direct; /* the reader is receiving into such a destination now */
 };
 
+/* c->mu held: no Write waits for its frame with a destination any more. */
+static void expect_clear_locked(struct srv_bulk_conn *c) {
+  c->expect_seq = 0;
+  c->expect_dst = NULL;
+  c->expect_len = 0;
+}
+
 /* Sends the frame's header and bytes; 0, or -1 when the connection failed. */
 static int send_frame(int fd, uint64_t seq, grpc_slice data) {
   uint8_t hdr[RDEV_WIRE_BULK_HEADER];
@@ -209,7 +216,7 @@ void srv_bulk_end(srv_session_t *s) {
   c->closing = 1;
   pthread_cond_signal(&c->cv);
   pthread_cond_broadcast(&c->in_cv);
-  c->expect_seq = 0;
+  expect_clear_locked(c);
   void (*fn)(void *) = take_resume_locked(c, &arg);
   pthread_mutex_unlock(&c->mu);
   shutdown(c->fd, SHUT_RDWR); /* a send blocked on a client that stopped reading returns */
@@ -263,7 +270,7 @@ int srv_bulk_take(srv_session_t *s, uint64_t seq, void **buf, size_t *len) {
   if (!c) return 0;
   pthread_mutex_lock(&c->mu);
   bulk_in_t *f = find_in_locked(c, seq, 1);
-  if (c->expect_seq == seq) c->expect_seq = 0; /* the Write goes on: no destination any more */
+  if (c->expect_seq == seq) expect_clear_locked(c); /* the Write goes on: no destination any more */
   pthread_mutex_unlock(&c->mu);
   if (!f) return 0;
   *buf = f->buf;
@@ -313,6 +320,10 @@ static int take_data(srv_session_t *s, struct srv_bulk_conn *c, uint64_t len) {
   uint8_t sb[8];
   if (recv(c->fd, sb, sizeof sb, MSG_WAITALL) != (ssize_t)sizeof sb) return 0;
   uint64_t seq = rdev_wire_le_get(sb, 8);
+  if (!seq) { /* no request has seq 0 */
+    srv_log(SRV_LOG_INFO, "session %llu: bulk connection: DATA for seq 0; closed", (unsigned long long)s->id);
+    return 0;
+  }
   /* charged what it holds: a staging buffer is a chunk at least */
   size_t charge = len < RDEV_WIRE_MAX_CHUNK ? RDEV_WIRE_MAX_CHUNK : (size_t)len;
   pthread_mutex_lock(&c->mu);
@@ -323,8 +334,9 @@ static int take_data(srv_session_t *s, struct srv_bulk_conn *c, uint64_t len) {
    * after (what a staged frame costs: a third copy of every byte). */
   char *direct = NULL;
   if (c->expect_seq == seq) { /* one frame of that seq is taken so, whatever its length */
-    direct = c->expect_len == len && !c->closing ? c->expect_dst : NULL;
-    c->expect_seq = 0;
+    /* ...and none if one is in already (a duplicate: the Write takes that one) */
+    direct = c->expect_len == len && !c->closing && !find_in_locked(c, seq, 0) ? c->expect_dst : NULL;
+    expect_clear_locked(c);
   }
   if (direct) c->direct = 1, charge = 0;
   /* room first: the Writes that take frames are read meanwhile */
@@ -358,6 +370,7 @@ static int take_data(srv_session_t *s, struct srv_bulk_conn *c, uint64_t len) {
   while (*pp) pp = &(*pp)->next;
   *pp = f;
   c->in_bytes += f->charge;
+  if (c->expect_seq == seq) expect_clear_locked(c); /* staged: the Write takes it from here */
   if (c->resume && c->wait_seq == seq) fn = take_resume_locked(c, &arg);
   pthread_mutex_unlock(&c->mu);
   if (fn) fn(arg); /* the paused message goes on, on this thread */

@@ -115,7 +115,8 @@ static int run_request(srv_session_t *s, rdev_wire_request_t *r, int index, cons
   if (bulk_write && srv_bulk_frame(s, q->seq) == 0) {
     /* ...received into device memory, where the Write will run as it is */
     pthread_mutex_lock(&s->req_mu);
-    if (!s->released && (index < 0 || b->count < RDEV_WIRE_MAX_BATCH)) srv_write_direct(s, q);
+    if (!s->released && !r->data.len && !r->data.oversize && (index < 0 || b->count < RDEV_WIRE_MAX_BATCH))
+      srv_write_direct(s, q);
     pthread_mutex_unlock(&s->req_mu);
     b->wait_frame = q->seq;
     return RDEV_WIRE_STOP;

@@ -214,7 +214,8 @@ void srv_write_direct(srv_session_t *s, const rdev_v1_Request *q) {
   size_t n = (size_t)w->count;
   void *view = NULL;
   if (n && n <= RDEV_WIRE_MAX_CHUNK && !srv_zc_showing(s->zc) && /* nothing of it may be shown */
-      (!w->stream || (!srv_find_stream(&x, w->stream, &se) && !rdev_rt_stream_vacant(se->ptr, &vacant) && vacant)) &&
+      (!w->stream || (!srv_find_stream(&x, w->stream, &se) && srv_zc_views_quiet(se->ext) &&
+                      !rdev_rt_stream_vacant(se->ptr, &vacant) && vacant)) &&
       !srv_check_count(&x, n, w->dest_max) && !srv_buf_range(&x, "write", w->addr, n, &dst, NULL))
     view = (void *)rdev_rt_host_view(s->srv->rt, dst, n); /* NULL where memory is not host-mapped */
   srv_bulk_expect(s, q->seq, view, n);                    /* NULL: staged, but the reader need not wait for it */

@@ -393,10 +393,11 @@ int srv_op_write(srv_req_t *x);
 /* Bulk Write q, whose bytes are not in yet, is waiting for them
  * (srv_bulk_expect): received straight into its device memory when that
  * is what running it would do (a count the handler takes, the session's
- * own buffer, memory the host sees, nothing of the session shown: no
- * fence to wait for, and no stream or a vacant one:
- * rdev_rt_stream_vacant), else staged as always. req_mu held; dispatch.c,
- * before it waits for the frame. */
+ * own buffer, memory the host sees, no synchronous Read reply of the
+ * session shown; no stream, or a vacant one (rdev_rt_stream_vacant) whose
+ * Reads' shown replies are all gone and fenced (srv_zc_views_quiet)),
+ * else staged as always. req_mu held; dispatch.c, before it waits for the
+ * frame, for a Write that runs as it is (no payload, within its batch). */
 void srv_write_direct(srv_session_t *s, const rdev_v1_Request *q);
 
 /* Through a staging buffer the device copies into (for an async Read when

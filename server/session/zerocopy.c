@@ -271,6 +271,14 @@ int srv_zc_fence(srv_views_t *v, rdev_rt_stream_t *st) {
   return RDEV_OK;
 }
 
+int srv_zc_views_quiet(srv_views_t *v) {
+  if (!v) return 1;
+  pthread_mutex_lock(&v->z->mu);
+  int quiet = !v->unfenced && v->n == 0;
+  pthread_mutex_unlock(&v->z->mu);
+  return quiet;
+}
+
 /* ---- pausing ---------------------------------------------------------------- */
 
 int srv_zc_showing(srv_zc_session_t *z) {

@@ -57,6 +57,10 @@ void srv_zc_read_drop(srv_zc_read_t *r);
  * on st if async shown Reads were queued since the last one. Returns a
  * runtime status. */
 int srv_zc_fence(srv_views_t *v, rdev_rt_stream_t *st);
+/* Whether nothing of st's record v (NULL: none) is shown or unfenced: work
+ * done now, outside the stream, may change what its Reads showed. req_mu
+ * held (unfenced is request handling's). */
+int srv_zc_views_quiet(srv_views_t *v);
 /* The stream is gone (destroyed or released): drops its record (NULL ok). */
 void srv_zc_views_drop(srv_views_t *v);
 

@@ -109,10 +109,10 @@ uint64_t rdev_wire_le_get(const uint8_t *p, int bytes);
  * the iovecs are used up): 0, or -1 with errno when the connection failed. */
 int rdev_wire_send_all(int fd, struct iovec *iov, int n);
 /* Options for a TCP bulk connection (a unix socket is left alone): no
- * Nagle delay; keepalive probes and a user timeout, so that a connection
- * whose peer went silent fails within about RDEV_WIRE_BULK_SILENT_S
- * seconds (and what waits on it with it) instead of hanging. */
-#define RDEV_WIRE_BULK_SILENT_S 30
+ * Nagle delay; keepalive probes, so that an idle connection whose peer is
+ * gone fails within about 25 s (and what waits on it with it) instead of
+ * hanging. No user timeout: Linux applies one to a closed window too, and
+ * a peer may rightly hold its window closed for long (backpressure). */
 void rdev_wire_bulk_sockopts(int fd);
 
 /* The limits of rdev.proto, which states each of them. */
