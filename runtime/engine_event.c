@@ -73,7 +73,6 @@ void eng_event_complete(eng_event_t *e, uint64_t gen) {
 
 int rt_engine_event_sync(rdev_rt_event_t *ev, int32_t timeout_ms) {
   eng_event_t *e = (eng_event_t *)ev;
-  rt_engine_batch_flush(); /* its record may be held back */
   struct timespec dl;
   if (timeout_ms >= 0) dl = rdev_clock_deadline_ns((uint64_t)timeout_ms * 1000000u);
   int rc = RDEV_OK;

@@ -549,6 +549,7 @@ int rdev_rt_event_synchronize(rdev_rt_event_t *ev, int32_t timeout_ms) {
   int rc = check_event(ev);
   if (rc) return rc;
   if (timeout_ms < -1) return rt_fail(RDEV_INVALID_PARAM, "timeout %d ms", (int)timeout_ms);
+  rt_engine_batch_flush(); /* the event's record may be held back by this thread's batch */
   return rt_engine_event_sync(ev, timeout_ms);
 }
 
