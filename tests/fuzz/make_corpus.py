@@ -185,5 +185,7 @@ bulk(1, b"\2\1" + u16(64) + u16(64) + b"\1",                                 # a
      b"\6" + u16(0) + u16(4096) + b"\1\1" + u16(0), b"\7" + u16(64) + u16(2048) + b"\0\1" + u16(3),
      b"\3\1", b"\6" + u16(0) + u16(16) + b"\1\1" + u16(0))
 bulk(1, b"\0\x10" + bytes([9, 0, 0, 0, 0, 0, 0, 0]) + b"\xff" * 8)          # an unknown kind
+bulk(1, b"\4" + u16(0) + u16(4096) + b"\0", b"\1\0" + u16(4096) + page,      # a Write gone direct, then
+     b"\0\x18" + bytes([3, 0, 0, 0, 0, 0, 0, 0]) + struct.pack("<Q", 4096) + bytes(8))  # DATA for seq 0
 
 shutil.rmtree(gen)
