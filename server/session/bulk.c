@@ -285,9 +285,9 @@ void srv_bulk_drop(srv_session_t *s, uint64_t seq) {
   if (srv_bulk_take(s, seq, &buf, &len) && buf) rdev_rt_staging_put(buf);
 }
 
-int srv_bulk_expect(srv_session_t *s, uint64_t seq, void *dst, size_t len) {
+void srv_bulk_expect(srv_session_t *s, uint64_t seq, void *dst, size_t len) {
   struct srv_bulk_conn *c = conn_of(s);
-  if (!c) return 0;
+  if (!c) return;
   pthread_mutex_lock(&c->mu);
   int ok = !find_in_locked(c, seq, 0) && !c->in_dead && !c->closing;
   if (ok) {
@@ -297,7 +297,6 @@ int srv_bulk_expect(srv_session_t *s, uint64_t seq, void *dst, size_t len) {
     pthread_cond_broadcast(&c->in_cv); /* the reader may hold its frame for it */
   }
   pthread_mutex_unlock(&c->mu);
-  return ok && dst;
 }
 
 int srv_bulk_pause(srv_session_t *s, uint64_t seq, void (*resume)(void *), void *arg) {

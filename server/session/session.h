@@ -225,11 +225,12 @@ void srv_bulk_drop(srv_session_t *s, uint64_t seq);
 /* Bulk Write seq waits for its frame, not in yet: to be received straight
  * into dst (len bytes; the Write, checked, is its only user until it went
  * on), or staged when dst is NULL (the reader holds a frame a moment for
- * a Write not seen yet: now it knows). 1 when it will go to dst if its
- * length is len (the caller then waits for it as for any frame), 0 when
- * not. One at a time; taking the frame forgets it, and srv_bulk_end waits
- * for a receive into it to stop before the session's memory goes. */
-int srv_bulk_expect(srv_session_t *s, uint64_t seq, void *dst, size_t len);
+ * a Write not seen yet: now it knows). It goes to dst only if its length
+ * is len and no frame of seq is in; the caller waits for it as for any
+ * frame. Nothing when it is in already or cannot come. One at a time;
+ * taking the frame forgets it, and srv_bulk_end waits for a receive into
+ * it to stop before the session's memory goes. */
+void srv_bulk_expect(srv_session_t *s, uint64_t seq, void *dst, size_t len);
 /* The session's message waits for request seq's frame: 0 when resume(arg)
  * is registered to run (on the reader's thread, or the releaser's) once
  * it is in or cannot come; 1 when it is in already or cannot come
