@@ -116,56 +116,90 @@ static int on_device(const rt_task_t *t) {
          t->op == RT_TASK_VALUE_WRITE;
 }
 
+/* Device tasks a worker runs per taking of its lock: submitters and the
+ * worker would otherwise meet on the lock for every small task. */
+#define RUN_MAX 64
+
+/* The end of the run of tasks from head the worker runs before it takes
+ * the lock again: a task that is not device work runs alone (a callback is
+ * seen running by rt_engine_stream_pending; an event wait may block), else
+ * the device tasks that follow it, at most RUN_MAX. s->mu held. */
+static uint64_t run_end(const eng_stream_t *s, uint64_t head) {
+  uint64_t end = head + 1;
+  if (!on_device(&s->ring[head % s->cap])) return end;
+  while (end < s->tail && end - head < RUN_MAX && on_device(&s->ring[end % s->cap])) end++;
+  return end;
+}
+
+/* Wakes the submitters and synchronizers head's progress concerns (a
+ * wake per task would cost more than a small task itself). s->mu held. */
+static void notify_progress(eng_stream_t *s) {
+  uint64_t head = atomic_load(&s->head);
+  if (atomic_load(&s->space_waiters) && s->tail - head <= s->cap / 2) pthread_cond_signal(&s->cv_space);
+  if (head >= atomic_load(&s->wake_at)) {
+    atomic_store(&s->wake_at, UINT64_MAX);
+    pthread_cond_broadcast(&s->cv_done);
+  }
+}
+
 static void *stream_worker(void *arg) {
   eng_stream_t *s = arg;
   pthread_mutex_lock(&s->mu);
   for (;;) {
-    while (s->head == s->tail && !s->stop) {
+    uint64_t head = atomic_load_explicit(&s->head, memory_order_relaxed); /* its own */
+    while (head == s->tail && !s->stop) {
       s->worker_idle = 1;
       pthread_cond_wait(&s->cv_work, &s->mu);
       s->worker_idle = 0;
     }
-    if (s->head == s->tail) break; /* stopped and drained */
-    rt_task_t *t = &s->ring[s->head % s->cap];
-    int aborted = eng_cut_off(s);
-    /* stopped by an earlier failure (an abort is none: the stream goes on) */
-    int skip = s->stop_on_failure && s->err != RDEV_OK && s->err != RDEV_RT_STREAM_ABORT && on_device(t);
-    s->in_callback = t->op == RT_TASK_CALLBACK;
+    if (head == s->tail) break;      /* stopped and drained */
+    uint64_t end = run_end(s, head); /* tasks [head, end) stay in the ring until head passes them */
+    int err = s->err, stop_on_failure = s->stop_on_failure;
+    s->in_callback = s->ring[head % s->cap].op == RT_TASK_CALLBACK;
     pthread_mutex_unlock(&s->mu);
-    int rc = RDEV_OK;
-    uint64_t t0 = 0;
-    int held = aborted || skip || !on_device(t) ? 0 : eng_slot_acquire(s); /* an execution slot? */
-    if (skip && !aborted) {
-      eng_slot_forget(s); /* it may have queued for this task when it released its last slot */
-      skip_task(t);
-    } else if (aborted || held < 0) {
-      eng_slot_forget(s);
-      discard_task(t);
-      held = 0;
-    } else {
-      if (held) t0 = rdev_clock_now_ns();
-      rc = exec_task(s, t);
+    for (; head < end; head++) {
+      rt_task_t *t = &s->ring[head % s->cap];
+      int aborted = eng_cut_off(s);
+      /* stopped by an earlier failure (an abort is none: the stream goes on) */
+      int skip = stop_on_failure && err != RDEV_OK && err != RDEV_RT_STREAM_ABORT && on_device(t);
+      int rc = RDEV_OK;
+      uint64_t t0 = 0;
+      int held = aborted || skip || !on_device(t) ? 0 : eng_slot_acquire(s); /* an execution slot? */
+      if (skip && !aborted) {
+        eng_slot_forget(s); /* it may have queued for this task when it released its last slot */
+        skip_task(t);
+      } else if (aborted || held < 0) {
+        eng_slot_forget(s);
+        discard_task(t);
+        held = 0;
+      } else {
+        if (held) t0 = rdev_clock_now_ns();
+        rc = exec_task(s, t);
+      }
+      if (rc != RDEV_OK) { /* kept at once: a synchronize or a vacancy check sees it with the head */
+        pthread_mutex_lock(&s->mu);
+        if (s->err == RDEV_OK) {
+          s->err = rc;
+          snprintf(s->err_msg, sizeof s->err_msg, "%s", rdev_rt_last_error()); /* before task_done's calls */
+        }
+        pthread_mutex_unlock(&s->mu);
+        if (err == RDEV_OK) err = rc;
+      }
+      task_done(t);
+      /* if the next task needs the device too, stay in line for it */
+      if (held) eng_slot_release(s, rdev_clock_now_ns() - t0, head + 1 < end);
+      if (head + 1 == end) break; /* the last one is passed under the lock, with in_callback */
+      atomic_store_explicit(&s->head, head + 1, memory_order_release);
+      if (atomic_load_explicit(&s->space_waiters, memory_order_relaxed)) {
+        pthread_mutex_lock(&s->mu); /* a submitter waits for room: tell it now, not at the run's end */
+        notify_progress(s);
+        pthread_mutex_unlock(&s->mu);
+      }
     }
-    char detail[sizeof s->err_msg] = "";
-    if (rc != RDEV_OK) snprintf(detail, sizeof detail, "%s", rdev_rt_last_error()); /* before task_done's calls */
-    task_done(t);
     pthread_mutex_lock(&s->mu);
-    if (held) /* if the next task needs the device too, stay in line for it */
-      eng_slot_release(s, rdev_clock_now_ns() - t0,
-                       s->tail - s->head > 1 && on_device(&s->ring[(s->head + 1) % s->cap]));
-    if (rc != RDEV_OK && s->err == RDEV_OK) {
-      s->err = rc;
-      memcpy(s->err_msg, detail, sizeof detail);
-    }
-    s->head++;
     s->in_callback = 0;
-    /* wake only whom this completion concerns: a futex wake per task would
-     * cost more than a small task itself */
-    if (s->space_waiters && s->tail - s->head <= s->cap / 2) pthread_cond_signal(&s->cv_space);
-    if (s->head >= s->wake_at) {
-      s->wake_at = UINT64_MAX;
-      pthread_cond_broadcast(&s->cv_done);
-    }
+    atomic_store_explicit(&s->head, end, memory_order_release);
+    notify_progress(s);
   }
   pthread_mutex_unlock(&s->mu);
   return NULL;
@@ -319,7 +353,7 @@ int rt_engine_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms) {
   uint64_t target = s->tail;
   int timed_out = 0;
   while (s->head < target && !timed_out) {
-    if (target < s->wake_at) s->wake_at = target;
+    if (target < s->wake_at) atomic_store(&s->wake_at, target);
     timed_out = eng_cond_wait_until(&s->cv_done, &s->mu, timeout_ms >= 0 ? &dl : NULL) == ETIMEDOUT && s->head < target;
   }
   int rc = RDEV_OK;
@@ -407,15 +441,19 @@ static int batch_hold(eng_stream_t *s) {
 int rt_engine_submit(rdev_rt_stream_t *st, const rt_task_t *t) {
   eng_stream_t *s = (eng_stream_t *)st;
   pthread_mutex_lock(&s->mu);
-  if (s->tail - s->head == s->cap && batch.n) { /* about to wait for the workers: wake them first */
-    pthread_mutex_unlock(&s->mu);
-    rt_engine_batch_flush();
-    pthread_mutex_lock(&s->mu);
-  }
-  while (s->tail - s->head == s->cap && !s->stop) {
-    s->space_waiters++;
-    pthread_cond_wait(&s->cv_space, &s->mu);
-    s->space_waiters--;
+  /* room is checked against the head last loaded: loading it for every
+   * task would pull its cache line from the worker each time */
+  if (s->tail - s->seen_head == s->cap && s->tail - (s->seen_head = atomic_load(&s->head)) == s->cap) {
+    if (batch.n) { /* about to wait for the workers: wake them first */
+      pthread_mutex_unlock(&s->mu);
+      rt_engine_batch_flush();
+      pthread_mutex_lock(&s->mu);
+    }
+    while (s->tail - (s->seen_head = atomic_load(&s->head)) == s->cap && !s->stop) {
+      atomic_fetch_add(&s->space_waiters, 1);
+      pthread_cond_wait(&s->cv_space, &s->mu);
+      atomic_fetch_sub(&s->space_waiters, 1);
+    }
   }
   if (s->stop) {
     pthread_mutex_unlock(&s->mu);

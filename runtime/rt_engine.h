@@ -50,10 +50,17 @@ typedef struct eng_stream {
   pthread_cond_t cv_done;  /* synchronizers: a task finished */
   rt_task_t *ring;
   unsigned cap;
-  uint64_t head, tail; /* tasks [head, tail) are queued; ring[head % cap] runs */
-  int worker_idle, space_waiters;
+  /* Tasks [head, tail) are queued; ring[head % cap] runs. The worker moves
+   * head without the lock, task by task (readers load it); the rest is
+   * under mu. The waiter counts are read without it too, as hints: the
+   * worker checks them under mu at the end of each run. */
+  atomic_uint_fast64_t head;
+  uint64_t tail;
+  uint64_t seen_head; /* submitters: head as last loaded (room is checked against it first) */
+  int worker_idle;
+  atomic_int space_waiters;
   int in_callback;                 /* the task running is a host callback */
-  uint64_t wake_at;                /* lowest head a synchronizer waits for; UINT64_MAX = none */
+  atomic_uint_fast64_t wake_at;    /* lowest head a synchronizer waits for; UINT64_MAX = none */
   int err;                         /* first error since the last synchronize */
   char err_msg[256];               /* its detail (the backend's text: CANN's on acl) */
   int stop_on_failure;             /* device work is skipped while err is set */
@@ -103,7 +110,7 @@ static inline int eng_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, c
  * force-destroyed or aborted, or the task was queued before a discard
  * (rdev_rt_stream_discard). On the worker only (it alone moves head). */
 static inline int eng_cut_off(eng_stream_t *s) {
-  return atomic_load(&s->abort) || s->head < atomic_load(&s->discard_to);
+  return atomic_load(&s->abort) || atomic_load_explicit(&s->head, memory_order_relaxed) < atomic_load(&s->discard_to);
 }
 
 /* Execution slots (engine_sched.c), on s's worker: eng_slot_acquire takes
