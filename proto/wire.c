@@ -3,17 +3,19 @@
  * sending side: encoding writes the small fields with nanopb into one
  * slice and appends the payload slice behind a hand-written field header,
  * and a request's own op behind a hand-written seq (rdev_wire_encode_request:
- * nanopb walks only the op's fields, not Request's many oneof members);
+ * nanopb walks only the op's fields, not Request's many oneof members, and
+ * an op of scalars is wire_ops.c's, without its walk);
  * batches of encoded requests, the Launch
  * encode callbacks, the UTF-8 repair of reply strings, and the PEM file
  * reader both sides' TLS credentials use. Decoding is wire_decode.c's.
  */
 #include "rdev/wire.h"
 
+#include "wire_ops.h"
+
 #include <grpc/byte_buffer_reader.h>
 #include <pb_common.h>
 #include <pb_encode.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,17 +71,6 @@ size_t rdev_wire_utf8_fix(char *s, size_t len) {
   return fixed;
 }
 
-static size_t put_varint(uint8_t *p, uint64_t v) {
-  size_t n = 0;
-  do {
-    p[n] = (uint8_t)(v & 0x7f);
-    v >>= 7;
-    if (v) p[n] |= 0x80;
-    n++;
-  } while (v);
-  return n;
-}
-
 grpc_byte_buffer *rdev_wire_encode(const pb_msgdesc_t *fields, const void *msg, const grpc_slice *payload) {
   size_t size;
   if (!pb_get_encoded_size(&size, fields, msg)) return NULL;
@@ -93,8 +84,8 @@ grpc_byte_buffer *rdev_wire_encode(const pb_msgdesc_t *fields, const void *msg, 
   }
   size_t n = os.bytes_written;
   if (payload) {
-    n += put_varint(p + n, ((uint64_t)RDEV_WIRE_PAYLOAD_FIELD << 3) | 2u);
-    n += put_varint(p + n, plen);
+    n += wire_put_varint(p + n, ((uint64_t)RDEV_WIRE_PAYLOAD_FIELD << 3) | 2u);
+    n += wire_put_varint(p + n, plen);
   }
   head = grpc_slice_sub_no_ref(head, 0, n);
   grpc_slice parts[2] = {head, payload ? *payload : grpc_empty_slice()};
@@ -103,52 +94,36 @@ grpc_byte_buffer *rdev_wire_encode(const pb_msgdesc_t *fields, const void *msg, 
   return bb;
 }
 
-/* Request's ops by field number: each one's message type and where its
- * struct lies in a Request (the oneof's union), read once from nanopb's
- * descriptor. */
-#define OP_TAGS (RDEV_WIRE_BATCH_FIELD)
-static struct {
-  const pb_msgdesc_t *desc;
-  size_t offset;
-} ops[OP_TAGS];
-static pthread_once_t ops_once = PTHREAD_ONCE_INIT;
-
-static void ops_init(void) {
-  rdev_v1_Request r;
-  pb_field_iter_t it;
-  if (!pb_field_iter_begin(&it, rdev_v1_Request_fields, &r)) return;
-  do {
-    if (it.tag < OP_TAGS && PB_LTYPE_IS_SUBMSG(it.type) && PB_HTYPE(it.type) == PB_HTYPE_ONEOF) {
-      ops[it.tag].desc = it.submsg_desc;
-      ops[it.tag].offset = (size_t)((char *)it.pData - (char *)&r);
-    }
-  } while (pb_field_iter_next(&it));
-}
-
 size_t rdev_wire_encode_request(const rdev_v1_Request *req, uint8_t *buf, size_t cap) {
-  pthread_once(&ops_once, ops_init);
   if (cap < 40) return 0;
   size_t n = 0;
   if (req->seq) {
-    n += put_varint(buf + n, 1u << 3);
-    n += put_varint(buf + n, req->seq);
+    n += wire_put_varint(buf + n, 1u << 3);
+    n += wire_put_varint(buf + n, req->seq);
   }
   if (!req->which_op) return n;
-  if (req->which_op >= OP_TAGS || !ops[req->which_op].desc) return 0;
-  const void *op = (const char *)req + ops[req->which_op].offset;
+  const wire_op_t *op = wire_op(req->which_op);
+  if (!op) return 0;
+  const void *msg = (const char *)req + op->offset;
+  uint8_t body[WIRE_SCALARS_MAX];
   size_t size;
-  if (!pb_get_encoded_size(&size, ops[req->which_op].desc, op)) return 0;
-  n += put_varint(buf + n, ((uint64_t)req->which_op << 3) | 2u);
-  n += put_varint(buf + n, size);
+  bool scalars = wire_ops_encode(req->which_op, msg, body, &size); /* without nanopb's walk */
+  if (!scalars && !pb_get_encoded_size(&size, op->desc, msg)) return 0;
+  n += wire_put_varint(buf + n, ((uint64_t)req->which_op << 3) | 2u);
+  n += wire_put_varint(buf + n, size);
   if (size > cap - n) return 0;
+  if (scalars) {
+    memcpy(buf + n, body, size);
+    return n + size;
+  }
   pb_ostream_t os = pb_ostream_from_buffer(buf + n, size);
-  if (!pb_encode(&os, ops[req->which_op].desc, op)) return 0;
+  if (!pb_encode(&os, op->desc, msg)) return 0;
   return n + os.bytes_written;
 }
 
 size_t rdev_wire_batch_header(uint8_t *p, size_t len) {
-  size_t n = put_varint(p, ((uint64_t)RDEV_WIRE_BATCH_FIELD << 3) | 2u);
-  return n + put_varint(p + n, len);
+  size_t n = wire_put_varint(p, ((uint64_t)RDEV_WIRE_BATCH_FIELD << 3) | 2u);
+  return n + wire_put_varint(p + n, len);
 }
 
 grpc_byte_buffer *rdev_wire_batch(grpc_byte_buffer *const *msgs, size_t n) {
@@ -162,8 +137,8 @@ grpc_byte_buffer *rdev_wire_batch(grpc_byte_buffer *const *msgs, size_t n) {
       grpc_slice_unref(out);
       return NULL;
     }
-    p += put_varint(p, ((uint64_t)RDEV_WIRE_BATCH_FIELD << 3) | 2u);
-    p += put_varint(p, grpc_byte_buffer_length(msgs[i]));
+    p += wire_put_varint(p, ((uint64_t)RDEV_WIRE_BATCH_FIELD << 3) | 2u);
+    p += wire_put_varint(p, grpc_byte_buffer_length(msgs[i]));
     grpc_slice sl;
     while (grpc_byte_buffer_reader_next(&rd, &sl)) {
       memcpy(p, GRPC_SLICE_START_PTR(sl), GRPC_SLICE_LENGTH(sl));

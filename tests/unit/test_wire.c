@@ -1,7 +1,8 @@
 /*
  * tests/unit/test_wire.c — the codec (proto/wire.c): the bound on a
  * request's fields that the message size limit is made of, the fast
- * request encoder against nanopb's own bytes, the walk over
+ * request encoder against nanopb's own bytes (and its decoder, on random
+ * scalar requests whole and damaged), the walk over
  * a message and its batch (faults, limits, resuming), wrong wire types,
  * and the UTF-8 repair of reply strings.
  */
@@ -10,6 +11,8 @@
 #include <grpc/grpc.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <pb_common.h>
+#include <pb_decode.h>
 #include <pb_encode.h>
 #include <string.h>
 
@@ -164,6 +167,149 @@ static grpc_byte_buffer *encode(uint64_t seq, pb_size_t op, const char *payload,
   return bb;
 }
 
+/* Fills every scalar field of q's op with a value of random size and sign
+ * (zero a third of the time: proto3 leaves it out). */
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rng(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return rng_state;
+}
+
+static void fill_random(rdev_v1_Request *q) {
+  pb_field_iter_t op;
+  ck_assert(pb_field_iter_begin(&op, rdev_v1_Request_fields, q));
+  while (op.tag != q->which_op) ck_assert(pb_field_iter_next(&op));
+  pb_field_iter_t it;
+  if (!pb_field_iter_begin(&it, op.submsg_desc, op.pData)) return;
+  do {
+    if (PB_ATYPE(it.type) != PB_ATYPE_STATIC || PB_HTYPE(it.type) != PB_HTYPE_SINGULAR) continue;
+    uint64_t v = rng() % 3 ? rng() >> (rng() % 64) : 0;
+    if (rng() % 4 == 0) v = (uint64_t) - (int64_t)(v & 0xffff); /* negative */
+    if (PB_LTYPE(it.type) == PB_LTYPE_BOOL)
+      *(bool *)it.pData = v & 1;
+    else if (it.data_size == 8)
+      memcpy(it.pData, &v, 8);
+    else if (it.data_size == 4)
+      memcpy(it.pData, &(uint32_t){(uint32_t)v}, 4);
+  } while (pb_field_iter_next(&it));
+}
+
+START_TEST(test_fast_encoding_of_random_scalars_is_nanopbs) {
+  for (int i = 0; i < 20000; i++) {
+    rdev_v1_Request q = rdev_v1_Request_init_zero;
+    q.which_op = (pb_size_t)(rdev_v1_Request_malloc_tag + rng() % (rdev_v1_Request_stream_abort_tag - 1));
+    if (q.which_op == rdev_v1_Request_launch_tag) continue; /* callbacks: nanopb's alone */
+    q.seq = rng() % 2 ? rng() >> (rng() % 64) : 0;
+    memset(&q.op, 0, sizeof q.op);
+    fill_random(&q);
+    assert_same_encoding(&q);
+  }
+}
+END_TEST
+
+typedef struct {
+  int n, err;
+  rdev_v1_Request q;
+} one_t;
+
+static int keep_one(void *arg, rdev_wire_request_t *r, int index, const char *err) {
+  one_t *o = arg;
+  if (index == 0) {
+    o->n++;
+    o->err = err != NULL;
+    o->q = r->q;
+  }
+  return 0;
+}
+
+/* What the walk makes of a batch inside a batch request: an error. */
+static bool nested_batch(pb_istream_t *stream, const pb_field_t *field, void **arg) { return false; }
+
+/* ... and of its payload: bytes, where its wire type is bytes (nanopb then
+ * reads it from the message; a scalar it hands over from its own copy). */
+struct span {
+  const uint8_t *from, *to;
+};
+static bool payload_bytes(pb_istream_t *stream, const pb_field_t *field, void **arg) {
+  const struct span *m = *arg;
+  const uint8_t *at = stream->state;
+  return at >= m->from && at <= m->to && pb_read(stream, NULL, stream->bytes_left);
+}
+
+/* A batch request decodes as nanopb decodes it alone, whether it took the
+ * straight path (wire_ops.c) or nanopb's: random scalar requests, then
+ * their bytes damaged (a byte changed, cut short, a byte added). */
+/* Walks the batch request of n bytes at b and checks it decoded as nanopb
+ * decodes it alone. */
+static void assert_decodes_as_nanopb(const uint8_t *b, size_t n, int what) {
+  rdev_v1_Request want = rdev_v1_Request_init_zero;
+  memset(&want.op, 0, sizeof want.op);
+  want.batch.funcs.decode = nested_batch; /* as the walk takes them */
+  want.data.funcs.decode = payload_bytes;
+  want.data.arg = &(struct span){b, b + n};
+  pb_istream_t is = pb_istream_from_buffer(b, n);
+  bool ok = pb_decode(&is, rdev_v1_Request_fields, &want);
+  grpc_byte_buffer *one = bb_of(b, n), *bb = rdev_wire_batch(&one, 1);
+  one_t got = {0};
+  rdev_wire_walk_t w = {0};
+  rdev_wire_walk(bb, RDEV_WIRE_MAX_CHUNK, &w, keep_one, &got);
+  ck_assert_int_eq(got.n, 1);
+  ck_assert_msg(got.err == !ok, "case %d: error %d, nanopb's ok %d", what, got.err, ok);
+  if (ok) {
+    ck_assert_uint_eq(got.q.seq, want.seq);
+    ck_assert_uint_eq(got.q.which_op, want.which_op);
+    if (want.which_op && want.which_op != rdev_v1_Request_launch_tag) { /* the op's struct, byte for byte */
+      pb_field_iter_t it;
+      ck_assert(pb_field_iter_begin(&it, rdev_v1_Request_fields, &want));
+      while (it.tag != want.which_op) ck_assert(pb_field_iter_next(&it));
+      size_t off = (size_t)((char *)it.pData - (char *)&want);
+      ck_assert_mem_eq((char *)&got.q + off, (char *)&want + off, it.data_size);
+    }
+  }
+  grpc_byte_buffer_destroy(one);
+  grpc_byte_buffer_destroy(bb);
+}
+
+START_TEST(test_batch_requests_decode_as_nanopb_decodes_them) {
+  grpc_init();
+  for (int i = 0; i < 20000; i++) {
+    rdev_v1_Request q = rdev_v1_Request_init_zero;
+    q.which_op = (pb_size_t)(rdev_v1_Request_malloc_tag + rng() % (rdev_v1_Request_stream_abort_tag - 1));
+    if (q.which_op == rdev_v1_Request_launch_tag) continue;
+    q.seq = rng() % 2 ? rng() >> (rng() % 64) : 0;
+    memset(&q.op, 0, sizeof q.op);
+    fill_random(&q);
+    uint8_t b[RDEV_WIRE_MAX_REQUEST_FIELDS + 1];
+    size_t n = rdev_wire_encode_request(&q, b, sizeof b - 1);
+    ck_assert_uint_gt(n, 0);
+    switch (i % 4) {
+      case 1: b[rng() % n] = (uint8_t)rng(); break;
+      case 2: n = rng() % n; break;
+      case 3: b[n++] = (uint8_t)rng(); break;
+      default: break; /* intact */
+    }
+    assert_decodes_as_nanopb(b, n, i % 4);
+  }
+  /* values beyond their field: Memset.value (int32) as the 10-byte varint
+   * of -2^40 and of INT32_MIN, Read.host_region (uint32) 2^32, Read.bulk
+   * (bool) 2 and 2^35, and an 11-byte varint */
+  const uint8_t cases[][16] = {
+      {13, 0x5a, 11, 0x20, 0x80, 0x80, 0x80, 0x80, 0x80, 0xf0, 0xff, 0xff, 0xff, 0x01},
+      {13, 0x5a, 11, 0x20, 0x80, 0x80, 0x80, 0x80, 0xf8, 0xff, 0xff, 0xff, 0xff, 0x01},
+      {8, 0x4a, 6, 0x38, 0x80, 0x80, 0x80, 0x80, 0x10},
+      {4, 0x4a, 2, 0x30, 0x02},
+      {9, 0x4a, 7, 0x30, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01},
+      {8, 0x4a, 2, 0x30, 0x01, 0x5a, 2, 0x20, 0x07}, /* a Read, then a Memset: the last op wins */
+      {14, 0x5a, 12, 0x10, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    assert_decodes_as_nanopb(cases[c] + 1, cases[c][0], 10 + (int)c);
+  grpc_shutdown();
+}
+END_TEST
+
 START_TEST(test_payload_with_a_varint_wire_type_is_malformed_not_a_crash) {
   grpc_init();
   /* seq = 5, then field 100 as a varint: what crashed rdevd */
@@ -271,6 +417,8 @@ int main(void) {
   TCase *tc = tcase_create("wire");
   tcase_add_test(tc, test_largest_request_fits_the_field_bound);
   tcase_add_test(tc, test_fast_request_encoding_is_nanopbs);
+  tcase_add_test(tc, test_fast_encoding_of_random_scalars_is_nanopbs);
+  tcase_add_test(tc, test_batch_requests_decode_as_nanopb_decodes_them);
   tcase_add_test(tc, test_payload_with_a_varint_wire_type_is_malformed_not_a_crash);
   tcase_add_test(tc, test_batch_with_a_bad_and_an_oversized_request_goes_on);
   tcase_add_test(tc, test_nested_batch_is_a_malformed_request);
