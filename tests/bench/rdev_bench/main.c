@@ -177,7 +177,7 @@ int main(int argc, char **argv) {
     size_t arena = (size_t)1 << 30;
     size_t need = 4 * max_size + 4 * cfg.sess_buf + cfg.rss_buf + 64 * MiB; /* C API, ACL, Python */
     if (need > arena) arena = need;
-    b.server_pid = rdevd_start(rdevd, "127.0.0.1:0", arena, cfg.addr, sizeof cfg.addr);
+    b.server_pid = rdevd_start(rdevd, "127.0.0.1:0", NULL, arena, cfg.addr, sizeof cfg.addr);
   } else {
     snprintf(cfg.addr, sizeof cfg.addr, "%s", cfg.target);
   }

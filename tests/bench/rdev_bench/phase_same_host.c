@@ -95,7 +95,7 @@ same_host_result_t phase_same_host(bench_t *b, size_t big) {
   snprintf(listen, sizeof listen, "unix:%s", sock);
   size_t arena = big + 64 * MiB;
   if (arena < 256 * MiB) arena = 256 * MiB;
-  pid_t pid = rdevd_start(rdevd, listen, arena, addr, sizeof addr);
+  pid_t pid = rdevd_start(rdevd, listen, NULL, arena, addr, sizeof addr);
   out.pid = pid;
   snprintf(out.addr, sizeof out.addr, "%s", addr);
 

@@ -47,7 +47,7 @@ void rdevd_default_path(char *out, size_t len) {
   if ((size_t)snprintf(out, len, "%s/../server/rdevd", exe) >= len) die("path too long: give --rdevd PATH");
 }
 
-pid_t rdevd_start(const char *path, const char *listen, size_t arena, char *addr, size_t addrlen) {
+pid_t rdevd_start(const char *path, const char *listen, const char *bulk, size_t arena, char *addr, size_t addrlen) {
   static int at_exit_set;
   if (!at_exit_set) {
     atexit(child_atexit);
@@ -70,7 +70,7 @@ pid_t rdevd_start(const char *path, const char *listen, size_t arena, char *addr
     if (getppid() != parent) _exit(127);
     dup2(p[1], STDOUT_FILENO);
     execl(path, path, "--listen", listen, "--sim-devices", "1", "--sim-mem", mem, "--drain-ms", "1000", "--log-level",
-          "warn", (char *)NULL);
+          "warn", "--bulk-listen", bulk ? bulk : "auto", (char *)NULL);
     _exit(127);
   }
   g_child[slot] = pid;

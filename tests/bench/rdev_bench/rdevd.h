@@ -16,11 +16,12 @@ void rdevd_default_path(char *out, size_t len);
 #define RDEVD_MAX 2 /* rdevds running at once: the main one and the same-host one */
 
 /* Starts path with --listen `listen` (e.g. "127.0.0.1:0" or
- * "unix:/dir/rdevd.sock"; 1 sim device of `arena` bytes) and reads its
+ * "unix:/dir/rdevd.sock"; 1 sim device of `arena` bytes; --bulk-listen
+ * `bulk`, NULL: auto) and reads its
  * "rdevd listening on ADDR" line into addr; returns its pid. It dies with
  * the bench (PR_SET_PDEATHSIG, atexit, die()). Dies on any failure, and
  * when RDEVD_MAX are running already. */
-pid_t rdevd_start(const char *path, const char *listen, size_t arena, char *addr, size_t addrlen);
+pid_t rdevd_start(const char *path, const char *listen, const char *bulk, size_t arena, char *addr, size_t addrlen);
 /* Stops the rdevd `pid` that rdevd_start returned: SIGTERM, then wait
  * (SIGKILL after 10 s). 0 when it exited with status 0 (or is not one
  * running); else 1, with the reason on stderr. */
