@@ -34,7 +34,9 @@ static pthread_once_t tab_once = PTHREAD_ONCE_INIT;
 
 /* The kind of scalar field it is; SC_NONE where the table leaves it to nanopb. */
 static uint8_t scalar_kind(const pb_field_iter_t *it) {
-  if (PB_ATYPE(it->type) != PB_ATYPE_STATIC || PB_HTYPE(it->type) != PB_HTYPE_SINGULAR || it->tag >= WIRE_OP_TAGS)
+  /* a proto3 `optional` is SINGULAR too, with a has_ field (pSize): nanopb's */
+  if (PB_ATYPE(it->type) != PB_ATYPE_STATIC || PB_HTYPE(it->type) != PB_HTYPE_SINGULAR || it->pSize ||
+      it->tag >= WIRE_OP_TAGS)
     return SC_NONE;
   switch (PB_LTYPE(it->type)) {
     case PB_LTYPE_BOOL: return it->data_size == sizeof(bool) ? SC_BOOL : SC_NONE;

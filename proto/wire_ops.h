@@ -31,7 +31,7 @@ size_t wire_put_varint(uint8_t *p, uint64_t v);
  * WIRE_SCALARS_MAX bytes) as nanopb would encode them, without walking its
  * descriptors, where every field of the op is a scalar: true, with *len.
  * False where the op is another (then nanopb encodes it). */
-#define WIRE_SCALARS_MAX (WIRE_OP_TAGS * 11)
+#define WIRE_SCALARS_MAX (WIRE_OP_TAGS * 12) /* a key of up to 2 bytes, a value of up to 10 */
 bool wire_ops_encode(unsigned tag, const void *msg, uint8_t *body, size_t *len);
 
 /* Request q (zeroed, as rdev_v1_Request_init_zero) from its n bytes at p,

@@ -154,14 +154,17 @@ static void *stream_worker(void *arg) {
     }
     if (head == s->tail) break;      /* stopped and drained */
     uint64_t end = run_end(s, head); /* tasks [head, end) stay in the ring until head passes them */
-    int err = s->err, stop_on_failure = s->stop_on_failure;
     s->in_callback = s->ring[head % s->cap].op == RT_TASK_CALLBACK;
     pthread_mutex_unlock(&s->mu);
     for (; head < end; head++) {
       rt_task_t *t = &s->ring[head % s->cap];
       int aborted = eng_cut_off(s);
-      /* stopped by an earlier failure (an abort is none: the stream goes on) */
-      int skip = stop_on_failure && err != RDEV_OK && err != RDEV_RT_STREAM_ABORT && on_device(t);
+      /* stopped by an earlier failure (an abort is none: the stream goes on);
+       * read for each task, as a failure mode set or an error taken while
+       * the run goes on applies to the tasks after it */
+      int err = atomic_load_explicit(&s->err, memory_order_relaxed);
+      int skip = atomic_load_explicit(&s->stop_on_failure, memory_order_relaxed) && err != RDEV_OK &&
+                 err != RDEV_RT_STREAM_ABORT && on_device(t);
       int rc = RDEV_OK;
       uint64_t t0 = 0;
       int held = aborted || skip || !on_device(t) ? 0 : eng_slot_acquire(s); /* an execution slot? */
@@ -183,7 +186,6 @@ static void *stream_worker(void *arg) {
           snprintf(s->err_msg, sizeof s->err_msg, "%s", rdev_rt_last_error()); /* before task_done's calls */
         }
         pthread_mutex_unlock(&s->mu);
-        if (err == RDEV_OK) err = rc;
       }
       task_done(t);
       /* if the next task needs the device too, stay in line for it */

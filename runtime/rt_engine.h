@@ -61,9 +61,9 @@ typedef struct eng_stream {
   atomic_int space_waiters;
   int in_callback;                 /* the task running is a host callback */
   atomic_uint_fast64_t wake_at;    /* lowest head a synchronizer waits for; UINT64_MAX = none */
-  int err;                         /* first error since the last synchronize */
+  atomic_int err;                  /* first error since the last synchronize (written under mu) */
   char err_msg[256];               /* its detail (the backend's text: CANN's on acl) */
-  int stop_on_failure;             /* device work is skipped while err is set */
+  atomic_int stop_on_failure;      /* device work is skipped while err is set (written under mu) */
   int stop;                        /* destroy: run what is queued, then exit */
   atomic_int abort;                /* force destroy: discard what is queued */
   atomic_uint_fast64_t discard_to; /* tasks below this index are discarded (rdev_rt_stream_discard) */

@@ -218,6 +218,35 @@ END_TEST
 /* A stream stopped by a failure on a device with execution slots, then
  * destroyed: it must not stay queued for a slot (a use after free once
  * another stream schedules). */
+/* The failure mode set while the stream's worker is already running the
+ * queued tasks applies to those that run after it: the worker reads it for
+ * each task, not once for the tasks it took together. */
+START_TEST(test_failure_mode_set_while_tasks_run_applies_to_the_rest) {
+  rdev_rt_t *rt = open_small();
+  rdev_rt_stream_t *s = mkstream(rt, 0);
+  enum { N = 64 };
+  void *din = dmalloc(rt, 0, N * 4), *dout = dmalloc(rt, 0, N * 4);
+  unsigned char *buf = dmalloc(rt, 0, 256);
+  ck_assert_int_eq(rdev_rt_memset(rt, buf, 256, 0x11, 256), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_memset(rt, din, N * 4, 0, N * 4), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_fault_inject(rt, 0, RDEV_FAULT_KERNEL, 2, 0), RDEV_OK); /* the square, after the delay */
+  ck_assert_int_eq(launch_delay(s, 200 * 1000), RDEV_OK);
+  ck_assert_int_eq(launch_square(s, 2, din, 0, dout, 0, N), RDEV_OK);
+  for (int i = 0; i < 8; i++) ck_assert_int_eq(rdev_rt_memset_async(rt, buf, 256, 0x22 + i, 256, s), RDEV_OK);
+  usleep(50 * 1000); /* the worker is in the delay */
+  size_t pending;
+  ck_assert_int_eq(rdev_rt_stream_pending(s, &pending), RDEV_OK);
+  ck_assert_uint_eq(pending, 10);
+  ck_assert_int_eq(rdev_rt_stream_set_failure_mode(s, 1), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_RT_AICORE_EXCEPTION);
+  unsigned char back[256];
+  d2h(rt, back, buf, 256);
+  ck_assert_int_eq(back[0], 0x11); /* every memset after the fault skipped */
+  ck_assert_int_eq(rdev_rt_stream_destroy(s), RDEV_OK);
+  rdev_rt_close(rt);
+}
+END_TEST
+
 START_TEST(test_failure_mode_stop_with_slots_then_destroy) {
   rdev_rt_config_t cfg = {.sim_devices = 1, .sim_mem_bytes = 16 * MIB, .slots = 1};
   rdev_rt_t *rt = NULL;
@@ -257,6 +286,7 @@ static Suite *fault_suite(void) {
   tcase_add_test(tc, test_fault_hang_interrupted_by_force_destroy);
   tcase_add_test(tc, test_failure_mode_stop_skips_device_work_until_sync);
   tcase_add_test(tc, test_failure_mode_stop_with_slots_then_destroy);
+  tcase_add_test(tc, test_failure_mode_set_while_tasks_run_applies_to_the_rest);
   suite_add_tcase(s, tc);
   return s;
 }
