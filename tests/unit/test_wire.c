@@ -2,7 +2,7 @@
  * tests/unit/test_wire.c — the codec (proto/wire.c): the bound on a
  * request's fields that the message size limit is made of, the fast
  * request encoder against nanopb's own bytes (and its decoder, on random
- * scalar requests whole and damaged), the walk over
+ * scalar requests whole and damaged, and batches split across slices), the walk over
  * a message and its batch (faults, limits, resuming), wrong wire types,
  * and the UTF-8 repair of reply strings.
  */
@@ -310,6 +310,71 @@ START_TEST(test_batch_requests_decode_as_nanopb_decodes_them) {
 }
 END_TEST
 
+typedef struct {
+  int n;
+  int err[8];
+  rdev_v1_Request q[8];
+} many_t;
+
+static int keep_many(void *arg, rdev_wire_request_t *r, int index, const char *err) {
+  many_t *m = arg;
+  if (index >= 0 && m->n < 8) {
+    m->err[m->n] = err != NULL;
+    m->q[m->n++] = r->q;
+  }
+  return 0;
+}
+
+/* Several requests in one batch, its bytes in two slices cut anywhere: an
+ * element across the cut goes to nanopb, the others straight; each one
+ * decodes as it does alone (each from a fresh request, nothing carried
+ * over from the one before). */
+START_TEST(test_batch_split_across_slices_decodes_each_request_alone) {
+  grpc_init();
+  for (int i = 0; i < 2000; i++) {
+    enum { K = 4 };
+    uint8_t msg[K * (RDEV_WIRE_MAX_REQUEST_FIELDS + 20)];
+    size_t len = 0;
+    rdev_v1_Request want[K];
+    for (int k = 0; k < K; k++) {
+      rdev_v1_Request q = rdev_v1_Request_init_zero;
+      q.which_op = k % 2 ? rdev_v1_Request_memset_tag : rdev_v1_Request_copy_tag;
+      q.seq = rng() >> (rng() % 64);
+      memset(&q.op, 0, sizeof q.op);
+      fill_random(&q);
+      uint8_t b[RDEV_WIRE_MAX_REQUEST_FIELDS];
+      size_t n = rdev_wire_encode_request(&q, b, sizeof b);
+      ck_assert_uint_gt(n, 0);
+      len += rdev_wire_batch_header(msg + len, n);
+      memcpy(msg + len, b, n);
+      len += n;
+      want[k] = q;
+    }
+    size_t cut = 1 + rng() % (len - 1);
+    grpc_slice parts[2] = {grpc_slice_from_copied_buffer((const char *)msg, cut),
+                           grpc_slice_from_copied_buffer((const char *)msg + cut, len - cut)};
+    grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(parts, 2);
+    grpc_slice_unref(parts[0]);
+    grpc_slice_unref(parts[1]);
+    many_t got = {0};
+    rdev_wire_walk_t w = {0};
+    rdev_wire_walk(bb, RDEV_WIRE_MAX_CHUNK, &w, keep_many, &got);
+    ck_assert_int_eq(got.n, K);
+    for (int k = 0; k < K; k++) {
+      ck_assert_int_eq(got.err[k], 0);
+      ck_assert_uint_eq(got.q[k].seq, want[k].seq);
+      ck_assert_uint_eq(got.q[k].which_op, want[k].which_op);
+      if (want[k].which_op == rdev_v1_Request_memset_tag)
+        ck_assert_mem_eq(&got.q[k].op.memset, &want[k].op.memset, sizeof want[k].op.memset);
+      else
+        ck_assert_mem_eq(&got.q[k].op.copy, &want[k].op.copy, sizeof want[k].op.copy);
+    }
+    grpc_byte_buffer_destroy(bb);
+  }
+  grpc_shutdown();
+}
+END_TEST
+
 START_TEST(test_payload_with_a_varint_wire_type_is_malformed_not_a_crash) {
   grpc_init();
   /* seq = 5, then field 100 as a varint: what crashed rdevd */
@@ -419,6 +484,7 @@ int main(void) {
   tcase_add_test(tc, test_fast_request_encoding_is_nanopbs);
   tcase_add_test(tc, test_fast_encoding_of_random_scalars_is_nanopbs);
   tcase_add_test(tc, test_batch_requests_decode_as_nanopb_decodes_them);
+  tcase_add_test(tc, test_batch_split_across_slices_decodes_each_request_alone);
   tcase_add_test(tc, test_payload_with_a_varint_wire_type_is_malformed_not_a_crash);
   tcase_add_test(tc, test_batch_with_a_bad_and_an_oversized_request_goes_on);
   tcase_add_test(tc, test_nested_batch_is_a_malformed_request);
