@@ -217,6 +217,7 @@ void srv_bulk_stop(srv_t *srv) {
   if (b->local) unlink(srv->bulk_path);
   free(b);
   srv->bulk = NULL;
-  srv->bulk_port = 0;
-  srv->bulk_path[0] = '\0';
+  /* bulk_port and bulk_path stay: a session the completion-queue threads
+   * open while rdevd drains still reads them (its client then finds no
+   * listener there and moves its bytes in-band) */
 }
