@@ -23,13 +23,14 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "rdev/clock.h"
 
 #define PIECE (64u << 10)
 
 typedef struct piece {
   struct piece *next;
-  uint64_t due_ns; /* CLOCK_MONOTONIC */
-  size_t len;      /* 0: the sender half-closed */
+  struct timespec due; /* CLOCK_MONOTONIC: when it may leave */
+  size_t len;          /* 0: the sender half-closed */
   char data[];
 } piece_t;
 
@@ -62,12 +63,6 @@ struct delay_proxy {
   conn_t *conns; /* live */
   int stopping;
 };
-
-static uint64_t mono_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 /* A thread of p's ends: the last of a connection's closes and frees it. */
 static void thread_done(delay_proxy_t *p, conn_t *c) {
@@ -115,7 +110,7 @@ static void *reader(void *arg) {
       continue;
     }
     x->len = n > 0 ? (size_t)n : 0;
-    x->due_ns = mono_ns() + p->delay_ns;
+    x->due = rdev_clock_deadline_ns(p->delay_ns);
     push(q, x);
     if (n <= 0) break;
   }
@@ -134,8 +129,7 @@ static void *writer(void *arg) {
     q->head = x->next;
     if (!q->head) q->tail = NULL;
     pthread_mutex_unlock(&q->mu);
-    struct timespec due = {(time_t)(x->due_ns / 1000000000u), (long)(x->due_ns % 1000000000u)};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, NULL) == EINTR) {}
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &x->due, NULL) == EINTR) {}
     size_t len = x->len, off = 0;
     while (!broken && off < len) {
       ssize_t w = send(q->to, x->data + off, len - off, MSG_NOSIGNAL);
