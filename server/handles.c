@@ -1,7 +1,8 @@
 /*
  * server/handles.c — a session's handle tables: 64-bit keys mapped to
  * entries by open addressing with linear probing. Streams and events get
- * opaque handles drawn from the kernel's random source; buffers are keyed
+ * opaque handles drawn from the kernel's random source (bit 63 clear), or
+ * the client's own (bit 63 set, srv_handles_put); buffers are keyed
  * by their device address. Either exists only in the table of the session
  * that made it, so another session's is simply unknown here.
  */
@@ -77,6 +78,7 @@ uint64_t srv_handles_add(srv_handles_t *t, int type, int dev, void *ptr, size_t 
   srv_handle_t *s;
   do {
     if (getrandom(&h, sizeof h, 0) != sizeof h) return 0;
+    h &= ~RDEV_WIRE_CLIENT_HANDLE; /* those are the client's to choose */
     s = probe(t, h);
   } while (h <= H_DELETED || s->h == h);
   fill(t, s, h, type, dev, ptr, size, ext);

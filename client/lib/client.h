@@ -91,6 +91,7 @@ typedef struct {
   bool completed; /* a reply completed some caller's wait */
   atomic_uint_fast64_t next_seq;
   cl_sticky_t *sticky;    /* registered streams, newest first */
+  cl_sticky_t session;    /* the session's own (handle 0): quiet requests without a stream */
   pthread_cond_t bulk_cv; /* a bulk frame landed or failed, or the connection went */
   int bulk_busy;          /* frames being read into their destinations */
   bool bulk_lost;         /* the bulk connection is gone: no frame comes any more */
@@ -151,10 +152,12 @@ typedef struct {
   cl_region_t *regions;    /* s->mu */
 } cl_bulk_state_t;
 
-/* stream.c: the stream and event objects still open (freed at close). */
+/* stream.c: the stream and event objects still open (freed at close), and
+ * the next handle the session names one by (atomic, without s->mu). */
 typedef struct {
   rdev_stream_t *streams;
   rdev_event_t *events;
+  atomic_uint_fast64_t next_handle;
 } cl_objects_t;
 
 /* hostfn.c: host functions (rdev_launch_host_func). */
@@ -363,8 +366,9 @@ bool cl_pending_take_completed_locked(rdev_session_t *s);
  * is freed). */
 void cl_sticky_register_locked(rdev_session_t *s, cl_sticky_t *st, uint64_t handle);
 void cl_sticky_unregister_locked(rdev_session_t *s, cl_sticky_t *st);
-/* Takes the sticky error of the stream with that handle: its status (0:
- * none) and, when nonzero, its message into msg; clears it. Takes s->mu. */
+/* Takes the sticky error of the stream with that handle (0: the session's
+ * own): its status (0: none) and, when nonzero, its message into msg;
+ * clears it. Takes s->mu. */
 int cl_sticky_take(rdev_session_t *s, uint64_t handle, char msg[CL_MSG_MAX]);
 
 /* ==== bulk.c: the bulk connection ============================================== */
@@ -473,7 +477,8 @@ int cl_call(rdev_session_t *s, rdev_v1_Request *req, cl_result_t *res);
 int cl_call_timeout(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms, int timeout_status, cl_result_t *res);
 /* Synchronous StreamSync (req->op.stream_sync.stream): waits up to
  * timeout_ms (< 0: forever), then returns the stream's sticky error if it
- * has one (clearing it), else the reply's status. After timeout_ms:
+ * has one (clearing it), else the reply's status, else the session's
+ * sticky error (clearing it). After timeout_ms:
  * RDEV_RT_STREAM_SYNC_TIMEOUT, and a late error reply goes sticky. */
 int cl_call_stream_sync(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms);
 /* As cl_call, with a copy of data[0..n) as the request's payload. */
@@ -529,6 +534,8 @@ int cl_group_end(cl_group_t *g, int rc);
 void cl_device_init(rdev_session_t *s);
 /* The session's current device (rdev_device_set). */
 int cl_device_current(rdev_session_t *s);
+/* The server said at open how many devices the session may use. */
+void cl_device_count_known(rdev_session_t *s, int count);
 /* A unary call on the session's channel (its own completion queue, a
  * 10 s deadline, the session's credentials): req out, *rep in. Blocks. */
 int cl_unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fields, const void *req,
@@ -559,8 +566,10 @@ void cl_host_close(rdev_session_t *s);
 
 /* ==== stream.c: streams, events, kernels ======================================= */
 
-/* The server handle of stream after checking it is a stream of s;
- * RDEV_INVALID_PARAM (last error set) when NULL or another session's. */
+/* The server handle of stream, for a request about to queue work on it,
+ * after checking it is a stream of s; RDEV_INVALID_PARAM (last error set)
+ * when NULL or another session's. The work is counted: destroying the
+ * stream waits for it unless a synchronize saw it done. */
 int cl_stream_handle(rdev_session_t *s, rdev_stream_t *stream, uint64_t *handle);
 /* The session a stream belongs to (NULL stream: NULL). */
 rdev_session_t *cl_stream_session(rdev_stream_t *stream);

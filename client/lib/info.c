@@ -22,6 +22,8 @@ void cl_device_init(rdev_session_t *s) {
 
 int cl_device_current(rdev_session_t *s) { return atomic_load(&s->dev.current); }
 
+void cl_device_count_known(rdev_session_t *s, int count) { atomic_store(&s->dev.count, count); }
+
 int cl_unary_call(grpc_channel *ch, cl_auth_t *auth, const char *method, int64_t deadline_ms,
                   const pb_msgdesc_t *req_fields, const void *req, const pb_msgdesc_t *rep_fields, void *rep,
                   grpc_status_code *gstatus) {
@@ -153,6 +155,11 @@ static int list_devices(rdev_session_t *s, rdev_v1_ListDevicesReply *rep) {
 
 int rdev_device_count(rdev_session_t *s, int *count) {
   if (!s || !count) return cl_error(RDEV_INVALID_PARAM, "session or count is NULL");
+  int known = atomic_load(&s->dev.count); /* from the open metadata */
+  if (known >= 0) {
+    *count = known;
+    return RDEV_OK;
+  }
   rdev_v1_ListDevicesReply rep;
   int rc = list_devices(s, &rep);
   if (!rc) *count = (int)rep.devices_count;
@@ -177,11 +184,9 @@ int rdev_device_info(rdev_session_t *s, int dev, rdev_device_info_t *info) {
 
 int rdev_device_set(rdev_session_t *s, int dev) {
   if (!s) return cl_error(RDEV_INVALID_PARAM, "session is NULL");
-  int count = atomic_load(&s->dev.count);
-  if (count < 0) {
-    int rc = rdev_device_count(s, &count);
-    if (rc) return rc;
-  }
+  int count;
+  int rc = rdev_device_count(s, &count);
+  if (rc) return rc;
   if (dev < 0 || dev >= count)
     return cl_error(RDEV_RT_INVALID_DEVICEID, "device %d out of range (%d devices)", dev, count);
   atomic_store(&s->dev.current, dev);

@@ -77,11 +77,16 @@ int rdev_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t p
 
 int rdev_free(rdev_session_t *s, void *dptr) {
   if (!s || !dptr) return cl_error(RDEV_INVALID_PARAM, "session or dptr is NULL");
-  free(cl_addr_remove(s, (uint64_t)(uintptr_t)dptr)); /* unknown here: the server says why */
+  cl_alloc_t *a = cl_addr_remove(s, (uint64_t)(uintptr_t)dptr);
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_free_tag;
   req.op.free.addr = (uint64_t)(uintptr_t)dptr;
-  return cl_call(s, &req, NULL);
+  if (!a) return cl_call(s, &req, NULL); /* unknown here: the server says why */
+  /* One of ours: nothing to wait for (a refusal, which would mean the
+   * server lost it, goes sticky on the session). */
+  free(a);
+  req.op.free.quiet = true;
+  return cl_send_async(s, &req);
 }
 
 int rdev_ptr_on_device(rdev_session_t *s, const void *p) { return s && p && cl_addr_known(s, p, 1, NULL); }

@@ -4,7 +4,8 @@
  * synchronous callers block on, the handling of each reply (payload straight
  * into a Read's destination, kernel print output, waiter completion), and
  * the sticky errors of streams (the first error of their asynchronous work
- * since their last synchronize). Owns s->pend and the waiter and pending
+ * since their last synchronize) and of the session (of quiet requests that
+ * name no stream). Owns s->pend and the waiter and pending
  * entry objects; calls only error.c and the wire codec.
  *
  * A Read whose bytes come on the bulk connection (bulk.c) completes in two
@@ -98,16 +99,19 @@ void cl_sticky_unregister_locked(rdev_session_t *s, cl_sticky_t *st) {
   st->prev = st->next = NULL;
 }
 
+/* Handle 0 is the session's own. */
 static cl_sticky_t *sticky_find_locked(rdev_session_t *s, uint64_t handle) {
+  if (!handle) return &s->pend.session;
   for (cl_sticky_t *st = s->pend.sticky; st; st = st->next)
     if (st->handle == handle) return st;
   return NULL;
 }
 
 /* Under s->mu: records the error as the sticky error of the stream with that
- * server handle (first error wins); none such: dropped. */
+ * handle, or of the session for handle 0 (first error wins); a stream no
+ * longer open: dropped (its errors went with it). */
 static void sticky_set_locked(rdev_session_t *s, uint64_t handle, int status, const char *msg) {
-  if (!status || !handle) return;
+  if (!status) return;
   cl_sticky_t *st = sticky_find_locked(s, handle);
   if (st && !st->status) {
     st->status = status;
@@ -428,8 +432,9 @@ bool cl_reply_handle(rdev_session_t *s, grpc_byte_buffer *bb, char *why, size_t 
     }
     if (e->on_final) e->on_final(s, e->final_arg, st);
     free(e);
-  } else if (r.status && r.stream) {
-    /* A refused asynchronous request: reported at the stream's next sync. */
+  } else if (r.status) {
+    /* A refused asynchronous or quiet request: reported at the next sync
+     * of the stream it names, or of any stream when it names none. */
     sticky_set_locked(s, r.stream, r.status, r.message);
   }
   pthread_mutex_unlock(&s->mu);

@@ -171,6 +171,9 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
       marked |= grpc_slice_str_cmp(m->key, RDEV_WIRE_SESSION_OPEN_KEY) == 0;
       if (grpc_slice_str_cmp(m->key, RDEV_WIRE_BATCH_XFER_KEY) == 0) batch_xfer = batch_xfer_of(m->value);
       if (grpc_slice_str_cmp(m->key, RDEV_WIRE_BULK_PORT_KEY) == 0) bulk_port = decimal_of(m->value);
+      if (grpc_slice_str_cmp(m->key, RDEV_WIRE_DEVICES_KEY) == 0 && GRPC_SLICE_LENGTH(m->value) > 0 &&
+          decimal_of(m->value) <= RDEV_WIRE_MAX_DEVICES)
+        cl_device_count_known(s, (int)decimal_of(m->value));
       if (grpc_slice_str_cmp(m->key, RDEV_WIRE_BULK_PATH_KEY) == 0 && GRPC_SLICE_LENGTH(m->value) < sizeof bulk_path) {
         memcpy(bulk_path, GRPC_SLICE_START_PTR(m->value), GRPC_SLICE_LENGTH(m->value));
         bulk_path[GRPC_SLICE_LENGTH(m->value)] = '\0';

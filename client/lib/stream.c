@@ -1,6 +1,8 @@
 /*
- * client/lib/stream.c — streams, events and kernel launches. A stream holds
- * the sticky error of its refused asynchronous requests (and of late
+ * client/lib/stream.c — streams, events and kernel launches. Streams and
+ * events are named by handles of the session's own choosing, so creating
+ * and destroying them waits for no reply. A stream holds the sticky error
+ * of its refused asynchronous requests, its create's included (and of late
  * answers to synchronizes that timed out) until its next synchronize
  * reports it; pending.c records and takes it. Synchronize timeouts are the
  * client's own. Owns the stream and event objects and s->obj (those still
@@ -17,6 +19,10 @@ struct rdev_stream {
   uint64_t handle;
   int device;
   cl_sticky_t sticky; /* pending.c's: registered while the stream is open */
+  /* Requests that queued work on it, and how many of them a synchronize
+   * (or a query that found it idle) saw done: when equal, destroying it
+   * need not wait for its work. */
+  atomic_uint_fast64_t queued, done;
   struct rdev_stream *prev, *next;
 };
 
@@ -29,31 +35,45 @@ struct rdev_event {
 
 /* ---- remote objects: what streams and events share ----------------------------- */
 
-/* Asks the server for a stream or an event (tag: the create request) on the
- * current device: *handle and *device on success. */
-static int remote_create(rdev_session_t *s, pb_size_t tag, uint64_t *handle, int *device) {
+/* A handle of this session's choosing for a new stream or event. */
+static uint64_t handle_new(rdev_session_t *s) {
+  return RDEV_WIRE_CLIENT_HANDLE | (atomic_fetch_add(&s->obj.next_handle, 1) + 1);
+}
+
+/* Asks the server for a stream or an event (tag: the create request) under
+ * handle on the current device (*device), without waiting: the request is
+ * quiet, a refusal comes back as an error reply (a stream's goes sticky on
+ * it, an event's on the session). */
+static int remote_create(rdev_session_t *s, pb_size_t tag, uint64_t handle, int *device) {
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = tag;
   *device = cl_device_current(s);
   if (tag == rdev_v1_Request_stream_create_tag)
-    req.op.stream_create.device = *device;
+    req.op.stream_create = (rdev_v1_StreamCreate){.device = *device, .handle = handle, .quiet = true};
   else
-    req.op.event_create.device = *device;
-  cl_result_t res;
-  int rc = cl_call(s, &req, &res);
-  if (!rc) *handle = res.handle;
-  return rc;
+    req.op.event_create = (rdev_v1_EventCreate){.device = *device, .handle = handle, .quiet = true};
+  return cl_send_async(s, &req);
 }
 
-/* Asks the server to destroy a stream or an event (tag: the destroy request). */
-static int remote_destroy(rdev_session_t *s, pb_size_t tag, uint64_t handle) {
+/* Asks the server to destroy a stream or an event (tag: the destroy
+ * request): quiet, without waiting (a refusal goes sticky on the session),
+ * else waiting for the answer. */
+static int remote_destroy(rdev_session_t *s, pb_size_t tag, uint64_t handle, bool quiet) {
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = tag;
   if (tag == rdev_v1_Request_stream_destroy_tag)
-    req.op.stream_destroy.stream = handle;
+    req.op.stream_destroy = (rdev_v1_StreamDestroy){.stream = handle, .quiet = quiet};
   else
-    req.op.event_destroy.event = handle;
-  return cl_call(s, &req, NULL);
+    req.op.event_destroy = (rdev_v1_EventDestroy){.event = handle, .quiet = quiet};
+  return quiet ? cl_send_async(s, &req) : cl_call(s, &req, NULL);
+}
+
+/* What a request about to queue work on stream counts; what a synchronize
+ * that ended (or a query that found the stream idle) saw done. */
+static void work_queued(rdev_stream_t *st) { atomic_fetch_add(&st->queued, 1); }
+static void work_done(rdev_stream_t *st, uint_fast64_t seen) {
+  uint_fast64_t d = atomic_load(&st->done);
+  while (d < seen && !atomic_compare_exchange_weak(&st->done, &d, seen)) {}
 }
 
 /* ---- streams ------------------------------------------------------------------ */
@@ -63,18 +83,26 @@ int rdev_stream_create(rdev_session_t *s, rdev_stream_t **stream) {
   *stream = NULL;
   rdev_stream_t *st = calloc(1, sizeof *st);
   if (!st) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
-  int rc = remote_create(s, rdev_v1_Request_stream_create_tag, &st->handle, &st->device);
+  st->s = s;
+  st->handle = handle_new(s);
+  /* collecting its errors before the create can be refused */
+  pthread_mutex_lock(&s->mu);
+  cl_sticky_register_locked(s, &st->sticky, st->handle);
+  pthread_mutex_unlock(&s->mu);
+  int rc = remote_create(s, rdev_v1_Request_stream_create_tag, st->handle, &st->device);
+  pthread_mutex_lock(&s->mu);
+  if (rc) {
+    cl_sticky_unregister_locked(s, &st->sticky);
+  } else {
+    st->next = s->obj.streams;
+    if (s->obj.streams) s->obj.streams->prev = st;
+    s->obj.streams = st;
+  }
+  pthread_mutex_unlock(&s->mu);
   if (rc) {
     free(st);
     return rc;
   }
-  st->s = s;
-  pthread_mutex_lock(&s->mu);
-  st->next = s->obj.streams;
-  if (s->obj.streams) s->obj.streams->prev = st;
-  s->obj.streams = st;
-  cl_sticky_register_locked(s, &st->sticky, st->handle);
-  pthread_mutex_unlock(&s->mu);
   *stream = st;
   return RDEV_OK;
 }
@@ -82,7 +110,10 @@ int rdev_stream_create(rdev_session_t *s, rdev_stream_t **stream) {
 int rdev_stream_destroy(rdev_stream_t *stream) {
   if (!stream) return cl_error(RDEV_INVALID_PARAM, "stream is NULL");
   rdev_session_t *s = stream->s;
-  int rc = remote_destroy(s, rdev_v1_Request_stream_destroy_tag, stream->handle);
+  /* Work queued since the last synchronize: the destroy waits for it (its
+   * first error is the answer), as aclrtDestroyStream does. */
+  bool idle = atomic_load(&stream->done) == atomic_load(&stream->queued);
+  int rc = remote_destroy(s, rdev_v1_Request_stream_destroy_tag, stream->handle, idle);
   pthread_mutex_lock(&s->mu);
   if (stream->prev)
     stream->prev->next = stream->next;
@@ -100,7 +131,10 @@ int rdev_stream_synchronize_timeout(rdev_stream_t *stream, int32_t timeout_ms) {
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_stream_sync_tag;
   req.op.stream_sync.stream = stream->handle;
-  return cl_call_stream_sync(stream->s, &req, timeout_ms);
+  uint_fast64_t seen = atomic_load(&stream->queued);
+  int rc = cl_call_stream_sync(stream->s, &req, timeout_ms);
+  if (rc != RDEV_RT_STREAM_SYNC_TIMEOUT && rc != RDEV_UNAVAILABLE) work_done(stream, seen);
+  return rc;
 }
 
 int rdev_stream_synchronize(rdev_stream_t *stream) { return rdev_stream_synchronize_timeout(stream, -1); }
@@ -127,9 +161,11 @@ int rdev_stream_query(rdev_stream_t *stream, int *done) {
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_stream_query_tag;
   req.op.stream_query.stream = stream->handle;
+  uint_fast64_t seen = atomic_load(&stream->queued);
   cl_result_t res;
   int rc = cl_call(stream->s, &req, &res);
   if (!rc) *done = res.value == 1;
+  if (!rc && *done) work_done(stream, seen);
   return rc;
 }
 
@@ -148,6 +184,7 @@ int rdev_launch(rdev_stream_t *stream, const char *name, uint32_t blocks, const 
   rdev_wire_launch_src_t src = {name, wargs, nargs};
   rdev_wire_launch_encoder(l, &src);
   l->stream = stream->handle;
+  work_queued(stream);
   l->blocks = blocks;
   for (int i = 0; i < nargs; i++) {
     rdev_v1_Arg *a = &wargs[i];
@@ -195,7 +232,8 @@ int rdev_event_create(rdev_session_t *s, rdev_event_t **ev) {
   *ev = NULL;
   rdev_event_t *e = calloc(1, sizeof *e);
   if (!e) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
-  int rc = remote_create(s, rdev_v1_Request_event_create_tag, &e->handle, &e->device);
+  e->handle = handle_new(s);
+  int rc = remote_create(s, rdev_v1_Request_event_create_tag, e->handle, &e->device);
   if (rc) {
     free(e);
     return rc;
@@ -213,7 +251,7 @@ int rdev_event_create(rdev_session_t *s, rdev_event_t **ev) {
 int rdev_event_destroy(rdev_event_t *ev) {
   if (!ev) return cl_error(RDEV_INVALID_PARAM, "ev is NULL");
   rdev_session_t *s = ev->s;
-  int rc = remote_destroy(s, rdev_v1_Request_event_destroy_tag, ev->handle);
+  int rc = remote_destroy(s, rdev_v1_Request_event_destroy_tag, ev->handle, true);
   pthread_mutex_lock(&s->mu);
   if (ev->prev)
     ev->prev->next = ev->next;
@@ -232,6 +270,7 @@ int rdev_event_record(rdev_event_t *ev, rdev_stream_t *stream) {
   req.which_op = rdev_v1_Request_event_record_tag;
   req.op.event_record.event = ev->handle;
   req.op.event_record.stream = stream->handle;
+  work_queued(stream);
   return cl_send_async(stream->s, &req);
 }
 
@@ -241,6 +280,7 @@ int rdev_stream_wait_event(rdev_stream_t *stream, rdev_event_t *ev) {
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_stream_wait_event_tag;
   req.op.stream_wait_event.stream = stream->handle;
+  work_queued(stream);
   req.op.stream_wait_event.event = ev->handle;
   return cl_send_async(stream->s, &req);
 }
@@ -299,6 +339,7 @@ int cl_stream_handle(rdev_session_t *s, rdev_stream_t *stream, uint64_t *handle)
   if (!stream) return cl_error(RDEV_INVALID_PARAM, "stream is NULL");
   if (stream->s != s) return cl_error(RDEV_INVALID_PARAM, "stream belongs to another session");
   *handle = stream->handle;
+  work_queued(stream);
   return RDEV_OK;
 }
 

@@ -203,13 +203,15 @@ int cl_call_stream_sync(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout
   cl_waiter_t *w;
   int rc = call_wait(s, req, NULL, timeout_ms, RDEV_RT_STREAM_SYNC_TIMEOUT, stream, &w);
   if (rc) return rc; /* a late error reply goes sticky (pending.c) */
-  /* Refused async requests come before the sync's own answer. */
+  /* The stream's refused async requests come before the sync's own
+   * answer; the session's refused quiet requests after it (a sync that
+   * failed leaves them to the next). */
   char msg[CL_MSG_MAX];
   int sticky = cl_sticky_take(s, stream, msg);
   if (sticky)
     rc = cl_error_msg(sticky, msg);
-  else
-    rc = cl_waiter_result(w, NULL);
+  else if ((rc = cl_waiter_result(w, NULL)) == RDEV_OK && (sticky = cl_sticky_take(s, 0, msg)))
+    rc = cl_error_msg(sticky, msg);
   cl_waiter_free(w);
   return rc;
 }

@@ -81,20 +81,26 @@ static char batch_xfer_str[24];
 
 static void open_md_init(void) { snprintf(batch_xfer_str, sizeof batch_xfer_str, "%u", RDEV_WIRE_MAX_BATCH_XFER); }
 
-/* The open metadata: static strings, but the key, which the session holds
- * (it outlives the start batch, which holds a reference). */
+/* The open metadata: static strings, but the key and the device count,
+ * which the session holds (it outlives the start batch, which holds a
+ * reference). */
 static size_t open_md_fill(srv_session_t *s) {
   grpc_metadata *md = s->open_md;
+  int ndev = 0;
+  rdev_rt_device_count(s->srv->rt, &ndev);
+  snprintf(s->devices_str, sizeof s->devices_str, "%d", srv_tenant_device_count(s->tenant, ndev));
   md[0].key = grpc_slice_from_static_string(RDEV_WIRE_SESSION_OPEN_KEY);
   md[0].value = grpc_slice_from_static_string("open");
   md[1].key = grpc_slice_from_static_string(RDEV_WIRE_BATCH_XFER_KEY);
   md[1].value = grpc_slice_from_static_string(batch_xfer_str);
   md[2].key = grpc_slice_from_static_string(RDEV_WIRE_SESSION_KEY_KEY);
   md[2].value = grpc_slice_from_static_string(s->key);
+  md[3].key = grpc_slice_from_static_string(RDEV_WIRE_DEVICES_KEY);
+  md[3].value = grpc_slice_from_static_string(s->devices_str);
   int local = s->srv->bulk_path[0] != '\0';
-  md[3].key = grpc_slice_from_static_string(local ? RDEV_WIRE_BULK_PATH_KEY : RDEV_WIRE_BULK_PORT_KEY);
-  md[3].value = grpc_slice_from_static_string(local ? s->srv->bulk_path : s->srv->bulk_port_str);
-  return local || s->srv->bulk_port > 0 ? 4 : 3;
+  md[4].key = grpc_slice_from_static_string(local ? RDEV_WIRE_BULK_PATH_KEY : RDEV_WIRE_BULK_PORT_KEY);
+  md[4].value = grpc_slice_from_static_string(local ? s->srv->bulk_path : s->srv->bulk_port_str);
+  return local || s->srv->bulk_port > 0 ? 5 : 4;
 }
 
 int srv_session_start(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant, char *msg,

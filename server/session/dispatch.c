@@ -43,7 +43,8 @@ static op_fn op_for(pb_size_t which) {
   return NULL;
 }
 
-/* The stream an asynchronous request names (0: none or synchronous). */
+/* The stream an error reply names: an asynchronous request's, or the one a
+ * StreamCreate makes (0: none). */
 static uint64_t request_stream(const rdev_v1_Request *q) {
   switch (q->which_op) {
     case rdev_v1_Request_write_tag: return q->op.write.stream;
@@ -57,6 +58,7 @@ static uint64_t request_stream(const rdev_v1_Request *q) {
     case rdev_v1_Request_value_write_tag: return q->op.value_write.stream;
     case rdev_v1_Request_value_wait_tag: return q->op.value_wait.stream;
     case rdev_v1_Request_launch_function_tag: return q->op.launch_function.stream;
+    case rdev_v1_Request_stream_create_tag: return q->op.stream_create.handle;
   }
   return 0;
 }

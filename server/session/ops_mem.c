@@ -188,7 +188,7 @@ int srv_op_free(srv_req_t *x) {
   /* it queued a callback on each busy stream: mind their depth */
   srv_handles_each(&x->s->handles, SRV_H_STREAM, check_room_entry, x->s);
   for (dead_stream_t *d = x->s->dead; d; d = d->next) srv_check_room(x->s, d->st);
-  return RDEV_OK;
+  return x->q->op.free.quiet ? SRV_LATER : RDEV_OK;
 }
 
 /* Looks up the stream of an async request (0 = synchronous: *st = NULL). */

@@ -41,8 +41,8 @@ static void sync_cb(void *user, int status) {
   cb_ctx_t *c = user;
   if (status == RDEV_OK) {
     int err = c->st ? rdev_rt_stream_take_error(c->st) : RDEV_OK;
-    srv_send_status(c->s, c->seq, 0, err, err ? rdev_rt_last_error() : "");
-  } else {
+    if (!c->quiet) srv_send_status(c->s, c->seq, 0, err, err ? rdev_rt_last_error() : "");
+  } else if (!c->quiet) {
     srv_send_status(c->s, c->seq, 0, RDEV_RT_STREAM_ABORT, "the stream was aborted before it got here");
   }
   srv_cb_done(c);
@@ -56,10 +56,30 @@ int srv_op_stream_abort(srv_req_t *x) {
   return rc ? srv_rt_failed(x, rc) : RDEV_OK;
 }
 
+/* The client's own handle h for a new stream or event (0: none, the server
+ * picks one): RDEV_OK when it may be used, else the error (x->r set). */
+static int client_handle_check(srv_req_t *x, uint64_t h, const char *what) {
+  if (!h) return RDEV_OK;
+  if (!(h & RDEV_WIRE_CLIENT_HANDLE))
+    return srv_fail(x, RDEV_INVALID_PARAM, "%s create: handle 0x%llx is not a client's (bit 63 clear)", what,
+                    (unsigned long long)h);
+  if (srv_handles_get(&x->s->handles, h, SRV_H_STREAM) || srv_handles_get(&x->s->handles, h, SRV_H_EVENT))
+    return srv_fail(x, RDEV_INVALID_PARAM, "%s create: handle 0x%llx is in use", what, (unsigned long long)h);
+  return RDEV_OK;
+}
+
+/* Enters a new stream or event under the client's handle want, or under
+ * one the server picks (want 0): the handle, 0 when out of memory. */
+static uint64_t handle_enter(srv_session_t *s, uint64_t want, int type, int dev, void *ptr) {
+  if (!want) return srv_handles_add(&s->handles, type, dev, ptr, 0, NULL);
+  return srv_handles_put(&s->handles, want, type, dev, ptr, 0, NULL) == 0 ? want : 0;
+}
+
 int srv_op_stream_create(srv_req_t *x) {
+  const rdev_v1_StreamCreate *m = &x->q->op.stream_create;
   rdev_rt_stream_t *st = NULL;
-  int dev, rc = srv_check_device(x, x->q->op.stream_create.device, &dev);
-  if (rc || (rc = streams_take(x, dev))) return rc;
+  int dev, rc = srv_check_device(x, m->device, &dev);
+  if (rc || (rc = client_handle_check(x, m->handle, "stream")) || (rc = streams_take(x, dev))) return rc;
   rc = rdev_rt_stream_create(x->s->srv->rt, dev, &st);
   if (rc) {
     srv_streams_give(x->s, dev);
@@ -72,14 +92,14 @@ int srv_op_stream_create(srv_req_t *x) {
   pthread_mutex_unlock(&x->s->tenant->mu);
   /* the tenant's weight and cap as they are now (a reload may change them) */
   rdev_rt_stream_set_group(st, x->s->group, weight, device_slots ? (uint32_t)cap : 0);
-  uint64_t h = srv_handles_add(&x->s->handles, SRV_H_STREAM, dev, st, 0, NULL);
+  uint64_t h = handle_enter(x->s, m->handle, SRV_H_STREAM, dev, st);
   if (!h) {
     rdev_rt_stream_destroy_force(st);
     srv_streams_give(x->s, dev);
     return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
   }
   x->r.handle = h;
-  return RDEV_OK;
+  return m->quiet ? SRV_LATER : RDEV_OK;
 }
 
 void srv_reap_dead(srv_session_t *s) {
@@ -115,9 +135,10 @@ int srv_op_stream_failure_mode(srv_req_t *x) {
 }
 
 int srv_op_stream_destroy(srv_req_t *x) {
+  const rdev_v1_StreamDestroy *m = &x->q->op.stream_destroy;
   srv_handle_t *e;
-  int rc = srv_find_stream(x, x->q->op.stream_destroy.stream, &e);
-  if (rc) return rc;
+  int rc = srv_find_stream(x, m->stream, &e);
+  if (rc) return m->quiet ? SRV_LATER : rc; /* quiet: its create was refused, and said so */
   rdev_rt_stream_t *st = e->ptr;
   int dev = rdev_rt_stream_device(st), done = 0;
   rdev_rt_stream_idle(st, &done); /* a running callback too: it may be a fence */
@@ -126,17 +147,20 @@ int srv_op_stream_destroy(srv_req_t *x) {
   dead_stream_t *d = done ? NULL : malloc(sizeof *d);
   if (!done && !d) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
   srv_zc_views_drop(e->ext);
-  srv_handles_del(&x->s->handles, x->q->op.stream_destroy.stream);
+  srv_handles_del(&x->s->handles, m->stream);
   if (done) {
     x->used = NULL; /* gone: nothing to watch */
     rc = rdev_rt_stream_destroy(st);
     srv_streams_give(x->s, dev);
+    if (m->quiet) return SRV_LATER; /* its stream's errors go with it */
     return rc ? srv_rt_failed(x, rc) : RDEV_OK;
   }
   d->st = st;
   d->next = x->s->dead;
   x->s->dead = d;
-  rc = srv_queue_callback(x, st, destroy_cb, srv_cb_new(x->s, x->q->seq, st, NULL, 0));
+  cb_ctx_t *c = srv_cb_new(x->s, x->q->seq, st, NULL, 0);
+  if (c) c->quiet = m->quiet;
+  rc = srv_queue_callback(x, st, destroy_cb, c);
   if (rc != SRV_LATER) srv_streams_give(x->s, dev);
   return rc;
 }
@@ -187,27 +211,29 @@ int srv_op_stream_query(srv_req_t *x) {
 }
 
 int srv_op_event_create(srv_req_t *x) {
+  const rdev_v1_EventCreate *m = &x->q->op.event_create;
   rdev_rt_event_t *ev;
-  int dev, rc = srv_check_device(x, x->q->op.event_create.device, &dev);
-  if (rc) return rc;
+  int dev, rc = srv_check_device(x, m->device, &dev);
+  if (rc || (rc = client_handle_check(x, m->handle, "event"))) return rc;
   rc = rdev_rt_event_create(x->s->srv->rt, dev, &ev);
   if (rc) return srv_rt_failed(x, rc);
-  uint64_t h = srv_handles_add(&x->s->handles, SRV_H_EVENT, dev, ev, 0, NULL);
+  uint64_t h = handle_enter(x->s, m->handle, SRV_H_EVENT, dev, ev);
   if (!h) {
     rdev_rt_event_destroy(ev);
     return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
   }
   x->r.handle = h;
-  return RDEV_OK;
+  return m->quiet ? SRV_LATER : RDEV_OK;
 }
 
 int srv_op_event_destroy(srv_req_t *x) {
+  const rdev_v1_EventDestroy *m = &x->q->op.event_destroy;
   srv_handle_t *e;
-  int rc = srv_get_event(x, x->q->op.event_destroy.event, &e);
-  if (rc) return rc;
+  int rc = srv_get_event(x, m->event, &e);
+  if (rc) return m->quiet ? SRV_LATER : rc; /* quiet: its create was refused, and said so */
   rdev_rt_event_destroy(e->ptr);
-  srv_handles_del(&x->s->handles, x->q->op.event_destroy.event);
-  return RDEV_OK;
+  srv_handles_del(&x->s->handles, m->event);
+  return m->quiet ? SRV_LATER : RDEV_OK;
 }
 
 int srv_op_event_record(srv_req_t *x) {

@@ -121,7 +121,8 @@ struct srv_session {
   char *held; /* kernel print output not sent yet (at most HOLD_MAX) */
   size_t held_len, held_cap;
   srv_gate_t *gates;                         /* host functions queued and not yet over (ops_host.c) */
-  grpc_metadata open_md[4];                  /* sent when it opens (call.c) */
+  grpc_metadata open_md[5];                  /* sent when it opens (call.c) */
+  char devices_str[12];                      /* in it: the tenant's device count */
   pthread_cond_t gate_cv;                    /* a gate opened, or the session is released */
   srv_zc_session_t *zc;                      /* its shown Read replies (zerocopy.h) */
   struct srv_bulk_conn *bulk;                /* its bulk connection (bulk.c): set once, by the listener... */
@@ -175,6 +176,7 @@ typedef struct {
   rdev_rt_stream_t *st; /* the stream whose errors a sync takes */
   void *buf;            /* an async Read's staging or shown read, an async Write's held payload */
   size_t len;
+  bool quiet;           /* a quiet StreamDestroy: not answered (its stream's errors go with it) */
 } cb_ctx_t;
 
 typedef int (*op_fn)(srv_req_t *x);

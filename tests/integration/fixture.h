@@ -165,6 +165,7 @@ Suite *suite_programs(void);
 Suite *suite_hostfn(void);
 Suite *suite_binary(void);
 Suite *suite_bulk(void);
+Suite *suite_deferred(void);
 
 /* A TCase with the checked server fixture and the long timeout. */
 TCase *fx_tcase(const char *name);

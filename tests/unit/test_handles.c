@@ -134,8 +134,9 @@ START_TEST(test_add_gives_nonzero_unique_handles_that_find_their_entries) {
 }
 END_TEST
 
-START_TEST(test_handles_are_spread_over_all_64_bits) {
-  /* random, not a counter: over 256 handles every bit is seen both set and clear */
+START_TEST(test_handles_are_spread_over_63_bits) {
+  /* random, not a counter: over 256 handles every bit but the top one is
+   * seen both set and clear; the top one, the client's (RDEV_WIRE_CLIENT_HANDLE), never */
   srv_handles_t t = {0};
   uint64_t any = 0, all = ~0ULL;
   for (int i = 0; i < 256; i++) {
@@ -143,8 +144,28 @@ START_TEST(test_handles_are_spread_over_all_64_bits) {
     any |= h;
     all &= h;
   }
-  ck_assert_uint_eq(any, ~0ULL);
+  ck_assert_uint_eq(any, ~RDEV_WIRE_CLIENT_HANDLE);
   ck_assert_uint_eq(all, 0);
+  srv_handles_free(&t);
+}
+END_TEST
+
+START_TEST(test_client_handles_go_in_and_out) {
+  /* a client's handle is entered as it is, found by its type only, and
+   * refused when taken */
+  srv_handles_t t = {0};
+  uint64_t h = RDEV_WIRE_CLIENT_HANDLE | 1;
+  for (int i = 0; i < 100; i++) add_ok(&t, SRV_H_STREAM, 0, fake_ptr((size_t)i), 0);
+  ck_assert_int_eq(srv_handles_put(&t, h, SRV_H_EVENT, 1, fake_ptr(7), 0, NULL), 0);
+  ck_assert_int_eq(srv_handles_put(&t, h, SRV_H_STREAM, 1, fake_ptr(8), 0, NULL), -1);
+  ck_assert_ptr_null(srv_handles_get(&t, h, SRV_H_STREAM));
+  srv_handle_t *e = srv_handles_get(&t, h, SRV_H_EVENT);
+  ck_assert_ptr_nonnull(e);
+  ck_assert_ptr_eq(e->ptr, fake_ptr(7));
+  ck_assert_int_eq(srv_handles_del(&t, h), 0);
+  ck_assert_ptr_null(srv_handles_get(&t, h, SRV_H_EVENT));
+  ck_assert_int_eq(srv_handles_put(&t, h, SRV_H_STREAM, 1, fake_ptr(9), 0, NULL), 0);
+  ck_assert_ptr_nonnull(srv_handles_get(&t, h, SRV_H_STREAM));
   srv_handles_free(&t);
 }
 END_TEST
@@ -470,7 +491,8 @@ static Suite *handles_suite(void) {
   TCase *tc = tcase_create("handles");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_add_gives_nonzero_unique_handles_that_find_their_entries);
-  tcase_add_test(tc, test_handles_are_spread_over_all_64_bits);
+  tcase_add_test(tc, test_handles_are_spread_over_63_bits);
+  tcase_add_test(tc, test_client_handles_go_in_and_out);
   tcase_add_test(tc, test_add_draws_again_instead_of_zero_or_the_tombstone_marker);
   tcase_add_test(tc, test_add_draws_again_when_the_handle_is_live);
   tcase_add_test(tc, test_add_fails_cleanly_when_the_random_source_fails);

@@ -146,12 +146,16 @@ typedef struct {
   size_t free_bytes;
 } rdev_device_info_t;
 
-/* aclrtGetDeviceCount. */
+/* aclrtGetDeviceCount: the devices the session may use, as the server
+ * said when the session opened (no round trip; a server that did not say
+ * is asked, one unary call). */
 int rdev_device_count(rdev_session_t *s, int *count);
-/* Name and memory of device dev (RDEV_RT_INVALID_DEVICEID when out of range). */
+/* Name and memory of device dev (RDEV_RT_INVALID_DEVICEID when out of
+ * range): one unary call, outside the session's order (frees sent just
+ * before may not show yet; rdev_mem_info's figures are in order). */
 int rdev_device_info(rdev_session_t *s, int dev, rdev_device_info_t *info);
 /* aclrtSetDevice: selects the device later mallocs, streams and events of this
- * session use. Checked against the server's device count. */
+ * session use. Checked against the device count (rdev_device_count). */
 int rdev_device_set(rdev_session_t *s, int dev);
 /* aclrtGetDevice. */
 int rdev_device_get(rdev_session_t *s, int *dev);
@@ -168,7 +172,11 @@ int rdev_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t p
  * (0: host memory, or an address this library does not know). Never
  * blocks. */
 int rdev_ptr_on_device(rdev_session_t *s, const void *p);
-/* aclrtFree: dptr must be what rdev_malloc returned. */
+/* aclrtFree: dptr must be what rdev_malloc returned. Returns at once,
+ * without a round trip, for an allocation this session knows (the server
+ * frees it in the session's order; were it to refuse, the next
+ * rdev_stream_synchronize of any stream would report it); any other dptr
+ * is the server's to judge, one round trip (RDEV_INVALID_PARAM). */
 int rdev_free(rdev_session_t *s, void *dptr);
 /* aclrtMallocHost: local page-aligned host memory for transfers, a mapping
  * of its own, resident on return (faulted in, as CANN's pinned memory is;
@@ -220,14 +228,24 @@ int rdev_value_wait(rdev_stream_t *stream, void *dptr, uint64_t value, rdev_valu
 
 /* ---- streams -------------------------------------------------------------- */
 
-/* aclrtCreateStream on the current device. */
+/* aclrtCreateStream on the current device. Returns at once, without a
+ * round trip: the stream is named by a handle of the session's choosing. A
+ * server that cannot make it (a stream quota, its memory) fails the
+ * stream's work and its next rdev_stream_synchronize reports why. */
 int rdev_stream_create(rdev_session_t *s, rdev_stream_t **stream);
-/* aclrtDestroyStream: waits for queued work, then destroys; stream is freed
+/* aclrtDestroyStream: waits for the work queued on the stream, then
+ * destroys it, returning the first error of that work not yet reported.
+ * When a synchronize (or a query that found it idle) saw all the work
+ * queued on it done, there is none to wait for: it returns at once,
+ * without a round trip (a refusal, which would mean the server lost the
+ * stream, goes to the next synchronize of any stream). stream is freed
  * whatever the result. */
 int rdev_stream_destroy(rdev_stream_t *stream);
 /* aclrtSynchronizeStream: blocks until all work queued before it has run and
- * its D2H data has arrived; returns the first error since the last
- * synchronize. */
+ * its D2H data has arrived (one round trip); returns the first error of the
+ * stream's work since its last synchronize, else the first refusal of a
+ * request that names no stream (rdev_free, rdev_event_create) that no
+ * synchronize reported yet. */
 int rdev_stream_synchronize(rdev_stream_t *stream);
 /* As synchronize, giving up after timeout_ms (-1 = forever) with
  * RDEV_RT_STREAM_SYNC_TIMEOUT; the work stays queued and its errors pending. */
@@ -320,9 +338,12 @@ void rdev_host_call_done(rdev_host_call_t *call);
 
 /* ---- events --------------------------------------------------------------- */
 
-/* aclrtCreateEvent on the current device. */
+/* aclrtCreateEvent on the current device. Returns at once, as
+ * rdev_stream_create; a refusal is reported by the next
+ * rdev_stream_synchronize of any stream, and the event's uses fail. */
 int rdev_event_create(rdev_session_t *s, rdev_event_t **ev);
-/* aclrtDestroyEvent; ev is freed whatever the result. */
+/* aclrtDestroyEvent: returns at once, without a round trip; ev is freed
+ * whatever the result. */
 int rdev_event_destroy(rdev_event_t *ev);
 /* aclrtRecordEvent (async). */
 int rdev_event_record(rdev_event_t *ev, rdev_stream_t *stream);

@@ -54,6 +54,14 @@
  * the session in HostFuncDone calls. */
 #define RDEV_WIRE_SESSION_KEY_KEY "rdev-session-key"
 #define RDEV_WIRE_SESSION_KEY_LEN 32
+/* And how many devices the session may use (rdev_device_count without a
+ * call of its own). */
+#define RDEV_WIRE_DEVICES_KEY "rdev-devices"
+#define RDEV_WIRE_MAX_DEVICES 64 /* ListDevicesReply holds at most this many */
+
+/* Stream and event handles a client chooses (StreamCreate.handle,
+ * EventCreate.handle) have this bit set; those the server picks never do. */
+#define RDEV_WIRE_CLIENT_HANDLE ((uint64_t)1 << 63)
 
 /* The bulk connection. A plaintext server may offer each session a TCP
  * connection of its own for Read data, beside its gRPC call: the open
