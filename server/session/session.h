@@ -176,7 +176,7 @@ typedef struct {
   rdev_rt_stream_t *st; /* the stream whose errors a sync takes */
   void *buf;            /* an async Read's staging or shown read, an async Write's held payload */
   size_t len;
-  bool quiet;           /* a quiet StreamDestroy: not answered (its stream's errors go with it) */
+  bool quiet; /* a quiet StreamDestroy: not answered (its stream's errors go with it) */
 } cb_ctx_t;
 
 typedef int (*op_fn)(srv_req_t *x);
