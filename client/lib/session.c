@@ -110,7 +110,10 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
       {GRPC_ARG_ENABLE_RETRIES, 0},
       {GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1},
       {GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 8 << 20}, /* fixed window: see server.c */
-      {GRPC_ARG_HTTP2_BDP_PROBE, 0},
+      /* probing grows the connection's window past HTTP/2's first 64 KiB
+       * within a fresh session's first in-band D2H (1 MiB at 10 ms RTT:
+       * 2.9 round trips without, 1.5 with) */
+      {GRPC_ARG_HTTP2_BDP_PROBE, 1},
   };
   int arc = cl_channel_create(target, opts, iargs, (int)(sizeof iargs / sizeof iargs[0]), &s->auth, &s->channel);
   if (arc) {

@@ -122,7 +122,7 @@ void srv_reap_dead(srv_session_t *s) {
  * worker still exists. */
 static void destroy_cb(void *user, int status) {
   cb_ctx_t *c = user;
-  srv_streams_give(c->s, rdev_rt_stream_device(c->st));
+  if (!c->quota_back) srv_streams_give(c->s, rdev_rt_stream_device(c->st));
   sync_cb(c, status);
 }
 
@@ -158,10 +158,18 @@ int srv_op_stream_destroy(srv_req_t *x) {
   d->st = st;
   d->next = x->s->dead;
   x->s->dead = d;
+  /* All its work done, only a host callback still running (a
+   * synchronize's, whose answer may have brought this destroy): its quota
+   * is free now, for a create right behind it. */
+  int finishing = 0;
+  if (rdev_rt_stream_query(st, &finishing) != RDEV_OK) finishing = 0;
   cb_ctx_t *c = srv_cb_new(x->s, x->q->seq, st, NULL, 0);
-  if (c) c->quiet = m->quiet;
-  rc = srv_queue_callback(x, st, destroy_cb, c);
-  if (rc != SRV_LATER) srv_streams_give(x->s, dev);
+  if (c) {
+    c->quiet = m->quiet;
+    c->quota_back = finishing;
+  }
+  rc = srv_queue_callback(x, st, destroy_cb, c); /* frees c when it fails */
+  if (rc != SRV_LATER || finishing) srv_streams_give(x->s, dev);
   return rc;
 }
 

@@ -176,7 +176,8 @@ typedef struct {
   rdev_rt_stream_t *st; /* the stream whose errors a sync takes */
   void *buf;            /* an async Read's staging or shown read, an async Write's held payload */
   size_t len;
-  bool quiet; /* a quiet StreamDestroy: not answered (its stream's errors go with it) */
+  bool quiet;      /* a quiet StreamDestroy: not answered (its stream's errors go with it) */
+  bool quota_back; /* a StreamDestroy that gave the stream's quota back already */
 } cb_ctx_t;
 
 typedef int (*op_fn)(srv_req_t *x);

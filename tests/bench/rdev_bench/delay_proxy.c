@@ -212,27 +212,69 @@ static void *acceptor(void *arg) {
   return NULL;
 }
 
-delay_proxy_t *delay_proxy_start(const char *upstream, uint64_t one_way_us, char *addr, size_t addrlen) {
+/* "HOST:PORT" into *sa; dies naming what when it is not one. */
+static void parse_ipv4(const char *hp, struct sockaddr_in *sa, const char *what) {
+  char host[64];
+  const char *colon = strrchr(hp, ':');
+  if (!colon || (size_t)(colon - hp) >= sizeof host) die("delay proxy: %s %s is not HOST:PORT", what, hp);
+  memcpy(host, hp, (size_t)(colon - hp));
+  host[colon - hp] = '\0';
+  memset(sa, 0, sizeof *sa);
+  sa->sin_family = AF_INET;
+  sa->sin_port = htons((uint16_t)atoi(colon + 1));
+  if (inet_pton(AF_INET, host, &sa->sin_addr) != 1) die("delay proxy: %s %s is not an IPv4 address", what, hp);
+}
+
+/* A socket bound to a (SO_REUSEADDR: a port a stopped proxy used is taken
+ * again at once), or -1. */
+static int bound_socket(struct sockaddr_in *a) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+  if (fd < 0) return -1;
+  socklen_t al = sizeof *a;
+  if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) || bind(fd, (struct sockaddr *)a, sizeof *a) ||
+      getsockname(fd, (struct sockaddr *)a, &al)) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int delay_proxy_free_port(const char *host) {
+  for (int tries = 0; tries < 50; tries++) {
+    char hp[80];
+    struct sockaddr_in a, b;
+    snprintf(hp, sizeof hp, "%s:0", host);
+    parse_ipv4(hp, &a, "host");
+    int fa = bound_socket(&a);
+    if (fa < 0) die("delay proxy: cannot bind %s: %s", hp, strerror(errno));
+    parse_ipv4("127.0.0.1:0", &b, "host");
+    b.sin_port = a.sin_port;
+    int fb = bound_socket(&b);
+    close(fa);
+    if (fb >= 0) {
+      close(fb);
+      return ntohs(a.sin_port);
+    }
+  }
+  die("delay proxy: no port free on both 127.0.0.1 and %s", host);
+  return -1;
+}
+
+delay_proxy_t *delay_proxy_start(const char *listen_on, const char *upstream, uint64_t one_way_us, char *addr,
+                                 size_t addrlen) {
   delay_proxy_t *p = calloc(1, sizeof *p);
   if (!p) die("delay proxy: out of memory");
-  char host[64];
-  const char *colon = strrchr(upstream, ':');
-  if (!colon || (size_t)(colon - upstream) >= sizeof host) die("delay proxy: upstream %s is not HOST:PORT", upstream);
-  memcpy(host, upstream, (size_t)(colon - upstream));
-  host[colon - upstream] = '\0';
-  p->up.sin_family = AF_INET;
-  p->up.sin_port = htons((uint16_t)atoi(colon + 1));
-  if (inet_pton(AF_INET, host, &p->up.sin_addr) != 1) die("delay proxy: upstream %s is not an IPv4 address", upstream);
+  parse_ipv4(upstream, &p->up, "upstream");
   p->delay_ns = one_way_us * 1000u;
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->cv, NULL);
-  p->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  socklen_t al = sizeof a;
-  if (p->lfd < 0 || bind(p->lfd, (struct sockaddr *)&a, sizeof a) || listen(p->lfd, 64) ||
-      getsockname(p->lfd, (struct sockaddr *)&a, &al))
-    die("delay proxy: cannot listen: %s", strerror(errno));
-  snprintf(addr, addrlen, "127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
+  struct sockaddr_in a;
+  parse_ipv4(listen_on, &a, "listen address");
+  p->lfd = bound_socket(&a);
+  if (p->lfd < 0 || listen(p->lfd, 64)) die("delay proxy: cannot listen on %s: %s", listen_on, strerror(errno));
+  char host[INET_ADDRSTRLEN];
+  inet_ntop(AF_INET, &a.sin_addr, host, sizeof host);
+  snprintf(addr, addrlen, "%s:%u", host, (unsigned)ntohs(a.sin_port));
   p->threads = 1;
   if (pthread_create(&p->acceptor, NULL, acceptor, p)) die("delay proxy: pthread_create failed");
   pthread_detach(p->acceptor);

@@ -13,11 +13,17 @@
 
 typedef struct delay_proxy delay_proxy_t;
 
-/* Starts a proxy on 127.0.0.1 (a port the system picks, written into addr
- * as "127.0.0.1:PORT") to upstream "HOST:PORT", delaying each direction by
- * one_way_us. Serves connections on its own threads until
- * delay_proxy_stop. Dies on failure. */
-delay_proxy_t *delay_proxy_start(const char *upstream, uint64_t one_way_us, char *addr, size_t addrlen);
+/* Starts a proxy listening on "HOST:PORT" (IPv4; port 0: one the system
+ * picks; the address is written into addr) to upstream "HOST:PORT",
+ * delaying each direction by one_way_us. Serves connections on its own
+ * threads until delay_proxy_stop. Dies on failure. */
+delay_proxy_t *delay_proxy_start(const char *listen_on, const char *upstream, uint64_t one_way_us, char *addr,
+                                 size_t addrlen);
+
+/* A TCP port free on both 127.0.0.1 and host (another loopback address),
+ * for a server's port that a proxy on host shows under the same number.
+ * Dies when none is found. */
+int delay_proxy_free_port(const char *host);
 
 /* Stops accepting, cuts every connection it carries, waits for its threads
  * and frees it. */

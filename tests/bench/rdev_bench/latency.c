@@ -1,8 +1,9 @@
 /*
  * tests/bench/rdev_bench/latency.c — rdev_latency: what a network's round
- * trip costs rdev's users. It starts an rdevd (sim, bulk connections off:
- * every byte crosses the delayed link) and, for each added round trip
- * (default 0, 1, 10 and 30 ms), a delay_proxy.c proxy in front of it, then
+ * trip costs rdev's users. It starts an rdevd (sim, with its bulk port, as
+ * by default) and, for each added round trip (default 0, 1, 10 and 30 ms),
+ * delay_proxy.c proxies in front of it, for the session call and for the
+ * bulk connection (every byte crosses the delayed link), then
  * runs whole programs against the proxy, each a fresh process as a user
  * runs it, connection included:
  *   seed-c    the seed's D2H program on the C API (client/examples/d2h_async)
@@ -39,6 +40,7 @@
 #define MAX_RTTS 8
 #define MAX_REPS 15
 #define TARGET_EXTRA_RTTS 4.0
+#define PROXY_HOST "127.0.0.2" /* another loopback address: see main */
 
 typedef struct {
   const char *name;
@@ -126,24 +128,33 @@ int main(int argc, char **argv) {
   for (int g = 0; g < 3; g++)
     if (access(progs[g].path, X_OK)) die("cannot run %s at %s: %s", progs[g].name, progs[g].path, strerror(errno));
 
-  char rdevd[4096], addr[256];
+  /* rdevd's bulk port B on 127.0.0.1; the proxies on PROXY_HOST, the bulk
+   * one on the same port number: a client that reached the session's proxy
+   * attaches its bulk connection to PROXY_HOST:B, through the delay too. */
+  char rdevd[4096], addr[256], bulk_listen[64], bulk_up[64];
+  int bulk_port = delay_proxy_free_port(PROXY_HOST);
+  snprintf(bulk_listen, sizeof bulk_listen, "%s:%d", PROXY_HOST, bulk_port);
+  snprintf(bulk_up, sizeof bulk_up, "127.0.0.1:%d", bulk_port);
   rdevd_default_path(rdevd, sizeof rdevd);
-  rdevd_start(rdevd, "127.0.0.1:0", "off", 64u << 20, addr, sizeof addr);
+  rdevd_start(rdevd, "127.0.0.1:0", bulk_up, 64u << 20, addr, sizeof addr);
 
   double ms[MAX_RTTS][3];
   for (int d = 0; d < nrtt; d++) {
-    char paddr[64];
-    delay_proxy_t *p = delay_proxy_start(addr, (uint64_t)rtts[d] * 500u, paddr, sizeof paddr);
+    char paddr[64], baddr[64];
+    uint64_t one_way_us = (uint64_t)rtts[d] * 500u;
+    delay_proxy_t *p = delay_proxy_start(PROXY_HOST ":0", addr, one_way_us, paddr, sizeof paddr);
+    delay_proxy_t *bp = delay_proxy_start(bulk_listen, bulk_up, one_way_us, baddr, sizeof baddr);
     double t[3][MAX_REPS];
     for (int r = 0; r < reps; r++)
       for (int g = 0; g < 3; g++) t[g][r] = run_prog(&progs[g], paddr);
+    delay_proxy_stop(bp);
     delay_proxy_stop(p);
     for (int g = 0; g < 3; g++) ms[d][g] = median(t[g], reps) * 1e3;
   }
   if (rdevd_stop()) die("rdevd did not exit cleanly");
 
   printf(
-      "Round trips (rdevd sim on loopback behind a proxy adding each RTT, bulk connections off; "
+      "Round trips (rdevd sim on loopback behind a proxy adding each RTT, its bulk connections too; "
       "medians of %d fresh processes, connection included):\n",
       reps);
   printf("  %-9s", "RTT ms");
