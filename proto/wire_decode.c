@@ -269,7 +269,7 @@ static bool batch_decode(pb_istream_t *stream, const pb_field_t *field, void **a
   bool fast = fast_batch_request(stream, &r);
   if (!fast) request_init(&r, k, true); /* the table may have left part of it */
   if (!fast && !pb_decode_ex(stream, rdev_v1_Request_fields, &r.q, PB_DECODE_NOINIT)) { /* request_init set it */
-    err = PB_GET_ERROR(stream);
+    err = stream->errmsg ? stream->errmsg : "malformed request"; /* a callback's own error stays in its substream */
     if (!slices_skip_to(stream, end)) {
       rdev_wire_payload_release(&r.data);
       PB_RETURN_ERROR(stream, "io error");
