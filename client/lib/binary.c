@@ -129,7 +129,7 @@ int rdev_launch_function(rdev_stream_t *stream, rdev_function_t *f, uint32_t blo
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_launch_function_tag;
   req.op.launch_function = (rdev_v1_LaunchFunction){h, f->handle, blocks};
-  return cl_send_async_with(s, &req, args ? args : "", len);
+  return cl_stream_sent(stream, cl_send_async_with(s, &req, args ? args : "", len));
 }
 
 void cl_free_binaries(rdev_session_t *s) {

@@ -476,11 +476,12 @@ int cl_call(rdev_session_t *s, rdev_v1_Request *req, cl_result_t *res);
  * timeout_status and the late reply is dropped. */
 int cl_call_timeout(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms, int timeout_status, cl_result_t *res);
 /* Synchronous StreamSync (req->op.stream_sync.stream): waits up to
- * timeout_ms (< 0: forever), then returns the stream's sticky error if it
+ * timeout_ms (< 0: forever; *answered: whether the server's answer came),
+ * then returns the stream's sticky error if it
  * has one (clearing it), else the reply's status, else the session's
  * sticky error (clearing it). After timeout_ms:
  * RDEV_RT_STREAM_SYNC_TIMEOUT, and a late error reply goes sticky. */
-int cl_call_stream_sync(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms);
+int cl_call_stream_sync(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms, bool *answered);
 /* As cl_call, with a copy of data[0..n) as the request's payload. */
 int cl_call_with(rdev_session_t *s, rdev_v1_Request *req, const void *data, size_t n, cl_result_t *res);
 /* As cl_send_async, with a copy of data[0..n) as the request's payload. */
@@ -568,9 +569,12 @@ void cl_host_close(rdev_session_t *s);
 
 /* The server handle of stream, for a request about to queue work on it,
  * after checking it is a stream of s; RDEV_INVALID_PARAM (last error set)
- * when NULL or another session's. The work is counted: destroying the
- * stream waits for it unless a synchronize saw it done. */
+ * when NULL or another session's. */
 int cl_stream_handle(rdev_session_t *s, rdev_stream_t *stream, uint64_t *handle);
+/* After the requests that queue work on stream were sent (or failed on
+ * the way): counts them (destroying the stream waits for that work unless
+ * a synchronize saw it done); returns rc. */
+int cl_stream_sent(rdev_stream_t *stream, int rc);
 /* The session a stream belongs to (NULL stream: NULL). */
 rdev_session_t *cl_stream_session(rdev_stream_t *stream);
 /* Frees the stream and event objects still open (at close). */

@@ -103,7 +103,7 @@ int rdev_launch_host_func(rdev_stream_t *stream, int block, rdev_host_fn fn, voi
   if (rc) { /* not queued: no reply will come, and fn never runs */
     call_free(s, c);
   }
-  return rc;
+  return cl_stream_sent(stream, rc);
 }
 
 void rdev_host_call_done(rdev_host_call_t *c) {

@@ -332,7 +332,7 @@ int rdev_memcpy_async(rdev_session_t *s, void *dst, size_t dest_max, const void 
   uint64_t h;
   int rc = cl_stream_handle(s, stream, &h);
   if (rc) return rc;
-  return do_memcpy(s, dst, dest_max, src, count, kind, h);
+  return cl_stream_sent(stream, do_memcpy(s, dst, dest_max, src, count, kind, h));
 }
 
 static int do_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count, uint64_t stream) {
@@ -373,7 +373,7 @@ static int value_op(rdev_stream_t *stream, void *dptr, uint64_t value, int cond,
     req.which_op = rdev_v1_Request_value_wait_tag;
     req.op.value_wait = (rdev_v1_ValueWait){h, (uint64_t)(uintptr_t)dptr, value, (uint32_t)cond, timeout_ms};
   }
-  return cl_send_async(s, &req);
+  return cl_stream_sent(stream, cl_send_async(s, &req));
 }
 
 int rdev_value_write(rdev_stream_t *stream, void *dptr, uint64_t value) { return value_op(stream, dptr, value, -1, 0); }
@@ -388,5 +388,5 @@ int rdev_memset_async(rdev_session_t *s, void *dptr, size_t dest_max, int value,
   uint64_t h;
   int rc = cl_stream_handle(s, stream, &h);
   if (rc) return rc;
-  return do_memset(s, dptr, dest_max, value, count, h);
+  return cl_stream_sent(stream, do_memset(s, dptr, dest_max, value, count, h));
 }

@@ -19,9 +19,9 @@ struct rdev_stream {
   uint64_t handle;
   int device;
   cl_sticky_t sticky; /* pending.c's: registered while the stream is open */
-  /* Requests that queued work on it, and how many of them a synchronize
-   * (or a query that found it idle) saw done: when equal, destroying it
-   * need not wait for its work. */
+  /* Requests that queued work on it (counted once sent), and how many of
+   * them a synchronize saw done: when equal, destroying it need not wait
+   * for its work. */
   atomic_uint_fast64_t queued, done;
   struct rdev_stream *prev, *next;
 };
@@ -68,8 +68,9 @@ static int remote_destroy(rdev_session_t *s, pb_size_t tag, uint64_t handle, boo
   return quiet ? cl_send_async(s, &req) : cl_call(s, &req, NULL);
 }
 
-/* What a request about to queue work on stream counts; what a synchronize
- * that ended (or a query that found the stream idle) saw done. */
+/* What a request that queued work on stream (sent, or failed on the way:
+ * counted either way) counts; what a synchronize that was answered saw
+ * done: every request counted before it was sent, so sent before it. */
 static void work_queued(rdev_stream_t *st) { atomic_fetch_add(&st->queued, 1); }
 static void work_done(rdev_stream_t *st, uint_fast64_t seen) {
   uint_fast64_t d = atomic_load(&st->done);
@@ -114,6 +115,10 @@ int rdev_stream_destroy(rdev_stream_t *stream) {
    * first error is the answer), as aclrtDestroyStream does. */
   bool idle = atomic_load(&stream->done) == atomic_load(&stream->queued);
   int rc = remote_destroy(s, rdev_v1_Request_stream_destroy_tag, stream->handle, idle);
+  /* An error no synchronize reported comes first (a refused create's) */
+  char msg[CL_MSG_MAX];
+  int sticky = cl_sticky_take(s, stream->handle, msg);
+  if (sticky) rc = cl_error_msg(sticky, msg);
   pthread_mutex_lock(&s->mu);
   if (stream->prev)
     stream->prev->next = stream->next;
@@ -132,8 +137,9 @@ int rdev_stream_synchronize_timeout(rdev_stream_t *stream, int32_t timeout_ms) {
   req.which_op = rdev_v1_Request_stream_sync_tag;
   req.op.stream_sync.stream = stream->handle;
   uint_fast64_t seen = atomic_load(&stream->queued);
-  int rc = cl_call_stream_sync(stream->s, &req, timeout_ms);
-  if (rc != RDEV_RT_STREAM_SYNC_TIMEOUT && rc != RDEV_UNAVAILABLE) work_done(stream, seen);
+  bool answered = false;
+  int rc = cl_call_stream_sync(stream->s, &req, timeout_ms, &answered);
+  if (answered) work_done(stream, seen);
   return rc;
 }
 
@@ -161,11 +167,9 @@ int rdev_stream_query(rdev_stream_t *stream, int *done) {
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_stream_query_tag;
   req.op.stream_query.stream = stream->handle;
-  uint_fast64_t seen = atomic_load(&stream->queued);
   cl_result_t res;
   int rc = cl_call(stream->s, &req, &res);
   if (!rc) *done = res.value == 1;
-  if (!rc && *done) work_done(stream, seen);
   return rc;
 }
 
@@ -184,7 +188,6 @@ int rdev_launch(rdev_stream_t *stream, const char *name, uint32_t blocks, const 
   rdev_wire_launch_src_t src = {name, wargs, nargs};
   rdev_wire_launch_encoder(l, &src);
   l->stream = stream->handle;
-  work_queued(stream);
   l->blocks = blocks;
   for (int i = 0; i < nargs; i++) {
     rdev_v1_Arg *a = &wargs[i];
@@ -222,7 +225,7 @@ int rdev_launch(rdev_stream_t *stream, const char *name, uint32_t blocks, const 
       default: return cl_error(RDEV_INVALID_PARAM, "argument %d: unknown type %d", i, (int)args[i].type);
     }
   }
-  return cl_send_async(s, &req);
+  return cl_stream_sent(stream, cl_send_async(s, &req));
 }
 
 /* ---- events ------------------------------------------------------------------- */
@@ -270,8 +273,7 @@ int rdev_event_record(rdev_event_t *ev, rdev_stream_t *stream) {
   req.which_op = rdev_v1_Request_event_record_tag;
   req.op.event_record.event = ev->handle;
   req.op.event_record.stream = stream->handle;
-  work_queued(stream);
-  return cl_send_async(stream->s, &req);
+  return cl_stream_sent(stream, cl_send_async(stream->s, &req));
 }
 
 int rdev_stream_wait_event(rdev_stream_t *stream, rdev_event_t *ev) {
@@ -280,9 +282,8 @@ int rdev_stream_wait_event(rdev_stream_t *stream, rdev_event_t *ev) {
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_stream_wait_event_tag;
   req.op.stream_wait_event.stream = stream->handle;
-  work_queued(stream);
   req.op.stream_wait_event.event = ev->handle;
-  return cl_send_async(stream->s, &req);
+  return cl_stream_sent(stream, cl_send_async(stream->s, &req));
 }
 
 int rdev_event_synchronize(rdev_event_t *ev, int32_t timeout_ms) {
@@ -339,8 +340,12 @@ int cl_stream_handle(rdev_session_t *s, rdev_stream_t *stream, uint64_t *handle)
   if (!stream) return cl_error(RDEV_INVALID_PARAM, "stream is NULL");
   if (stream->s != s) return cl_error(RDEV_INVALID_PARAM, "stream belongs to another session");
   *handle = stream->handle;
-  work_queued(stream);
   return RDEV_OK;
+}
+
+int cl_stream_sent(rdev_stream_t *stream, int rc) {
+  work_queued(stream);
+  return rc;
 }
 
 void cl_free_streams_events(rdev_session_t *s) {

@@ -198,11 +198,13 @@ int cl_send_async_with(rdev_session_t *s, rdev_v1_Request *req, const void *data
   return rc;
 }
 
-int cl_call_stream_sync(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms) {
+int cl_call_stream_sync(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms, bool *answered) {
   uint64_t stream = req->op.stream_sync.stream;
   cl_waiter_t *w;
+  *answered = false;
   int rc = call_wait(s, req, NULL, timeout_ms, RDEV_RT_STREAM_SYNC_TIMEOUT, stream, &w);
-  if (rc) return rc; /* a late error reply goes sticky (pending.c) */
+  if (rc) return rc;                                         /* a late error reply goes sticky (pending.c) */
+  *answered = cl_waiter_result(w, NULL) != RDEV_UNAVAILABLE; /* not the call's end */
   /* The stream's refused async requests come before the sync's own
    * answer; the session's refused quiet requests after it (a sync that
    * failed leaves them to the next). */

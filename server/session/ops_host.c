@@ -73,6 +73,14 @@ int srv_op_host_func(srv_req_t *x) {
   return SRV_LATER; /* the callback answers */
 }
 
+bool srv_gates_holding(srv_session_t *s, uint64_t stream) {
+  bool held = false;
+  pthread_mutex_lock(&s->mu);
+  for (srv_gate_t *g = s->gates; g && !held; g = g->next) held = g->stream == stream && g->block && !g->open;
+  pthread_mutex_unlock(&s->mu);
+  return held;
+}
+
 int srv_host_func_done(srv_t *srv, srv_tenant_t *t, const char *key, uint64_t stream, uint64_t seq) {
   if (strlen(key) != RDEV_WIRE_SESSION_KEY_LEN) return -1;
   srv_session_t *s;

@@ -158,11 +158,12 @@ int srv_op_stream_destroy(srv_req_t *x) {
   d->st = st;
   d->next = x->s->dead;
   x->s->dead = d;
-  /* All its work done, only a host callback still running (a
-   * synchronize's, whose answer may have brought this destroy): its quota
-   * is free now, for a create right behind it. */
+  /* All its work done, only a host callback still running that ends
+   * promptly (a synchronize's, whose answer may have brought this destroy;
+   * not a blocking host function, held as long as the client likes): its
+   * quota is free now, for a create right behind it. */
   int finishing = 0;
-  if (rdev_rt_stream_query(st, &finishing) != RDEV_OK) finishing = 0;
+  if (rdev_rt_stream_query(st, &finishing) != RDEV_OK || srv_gates_holding(x->s, m->stream)) finishing = 0;
   cb_ctx_t *c = srv_cb_new(x->s, x->q->seq, st, NULL, 0);
   if (c) {
     c->quiet = m->quiet;

@@ -483,6 +483,11 @@ void srv_release_kernel_entry(srv_session_t *s, srv_handle_t *e);
  * blocking one, holds the stream until HostFuncDone or the session's end). */
 int srv_op_host_func(srv_req_t *x);
 
+/* Whether a blocking host function of s's stream with that handle is
+ * queued and not yet released: the stream's worker may wait in it for as
+ * long as the client likes. Takes s->mu. */
+bool srv_gates_holding(srv_session_t *s, uint64_t stream);
+
 /* ---- dispatch.c ---- */
 
 /* Handles one received message: its batch's requests, run as they are

@@ -76,10 +76,37 @@ START_TEST(test_refused_stream_create_fails_at_its_synchronize) {
   FX_OK(rdev_stream_destroy(b));
   FX_OK(rdev_stream_create(s, &b));
   ck_assert_int_eq(stream_roundtrip(s, b, 3), RDEV_OK);
+  /* refused, work queued on it, no synchronize: its destroy says why */
+  rdev_stream_t *over2 = NULL;
+  FX_OK(rdev_stream_create(s, &over2));
+  FX_OK(rdev_launch(over2, "write_i32", 1, (rdev_arg_t[]){fx_ptr(NULL), fx_i32(1)}, 0));
+  ck_assert_int_eq(rdev_stream_destroy(over2), RDEV_QUOTA_EXCEEDED);
+  FX_OK(rdev_stream_synchronize(a)); /* reported once, by the destroy */
   FX_OK(rdev_stream_destroy(a));
   FX_OK(rdev_stream_destroy(b));
   rdev_session_close(s);
   fx_server_stop(&srv);
+}
+END_TEST
+
+/* A kernel's fault that no synchronize reported is the answer of the
+ * stream's destroy, whatever queries found meanwhile. */
+START_TEST(test_destroy_reports_unsynchronized_work_error) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL, *other = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  FX_OK(rdev_stream_create(s, &other));
+  FX_OK(rdev_launch(st, "trap", 1, NULL, 0));
+  int done = 0;
+  for (int i = 0; i < 5000 && !done; i++) {
+    FX_OK(rdev_stream_query(st, &done));
+    if (!done) fx_sleep_ms(1);
+  }
+  ck_assert_int_eq(done, 1);
+  ck_assert_int_eq(rdev_stream_destroy(st), RDEV_RT_AICORE_EXCEPTION);
+  FX_OK(rdev_stream_synchronize(other)); /* it went with its stream */
+  FX_OK(rdev_stream_destroy(other));
+  rdev_session_close(s);
 }
 END_TEST
 
@@ -168,6 +195,7 @@ Suite *suite_deferred(void) {
   TCase *tc = fx_tcase("deferred");
   tcase_add_test(tc, test_refused_stream_create_fails_at_its_synchronize);
   tcase_add_test(tc, test_refused_event_create_fails_at_next_synchronize);
+  tcase_add_test(tc, test_destroy_reports_unsynchronized_work_error);
   tcase_add_test(tc, test_free_takes_effect_in_order);
   tcase_add_test(tc, test_stream_create_destroy_in_a_loop);
   suite_add_tcase(su, tc);

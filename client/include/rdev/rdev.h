@@ -234,12 +234,10 @@ int rdev_value_wait(rdev_stream_t *stream, void *dptr, uint64_t value, rdev_valu
  * stream's work and its next rdev_stream_synchronize reports why. */
 int rdev_stream_create(rdev_session_t *s, rdev_stream_t **stream);
 /* aclrtDestroyStream: waits for the work queued on the stream, then
- * destroys it, returning the first error of that work not yet reported.
- * When a synchronize (or a query that found it idle) saw all the work
- * queued on it done, there is none to wait for: it returns at once,
- * without a round trip (a refusal, which would mean the server lost the
- * stream, goes to the next synchronize of any stream). stream is freed
- * whatever the result. */
+ * destroys it, returning the first error of that work not yet reported (a
+ * refused create's first). When a synchronize saw all the work queued on
+ * it done, there is none to wait for: it returns at once, without a round
+ * trip. stream is freed whatever the result. */
 int rdev_stream_destroy(rdev_stream_t *stream);
 /* aclrtSynchronizeStream: blocks until all work queued before it has run and
  * its D2H data has arrived (one round trip); returns the first error of the
