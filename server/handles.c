@@ -93,10 +93,15 @@ int srv_handles_put(srv_handles_t *t, uint64_t h, int type, int dev, void *ptr, 
   return 0;
 }
 
-srv_handle_t *srv_handles_get(srv_handles_t *t, uint64_t h, int type) {
+srv_handle_t *srv_handles_find(srv_handles_t *t, uint64_t h) {
   if (!t->cap || h <= H_DELETED) return NULL;
   srv_handle_t *s = probe(t, h);
-  return s->h == h && s->type == type ? s : NULL;
+  return s->h == h ? s : NULL;
+}
+
+srv_handle_t *srv_handles_get(srv_handles_t *t, uint64_t h, int type) {
+  srv_handle_t *s = srv_handles_find(t, h);
+  return s && s->type == type ? s : NULL;
 }
 
 int srv_handles_del(srv_handles_t *t, uint64_t h) {

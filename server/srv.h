@@ -156,6 +156,8 @@ uint64_t srv_handles_add(srv_handles_t *t, int type, int dev, void *ptr, size_t 
 int srv_handles_put(srv_handles_t *t, uint64_t h, int type, int dev, void *ptr, size_t size, void *ext);
 /* The live entry for h of the given type, or NULL. */
 srv_handle_t *srv_handles_get(srv_handles_t *t, uint64_t h, int type);
+/* The live entry for h of any type, or NULL. */
+srv_handle_t *srv_handles_find(srv_handles_t *t, uint64_t h);
 /* Removes h; returns 0 if it was live. */
 int srv_handles_del(srv_handles_t *t, uint64_t h);
 /* Calls fn on every live entry of type (0 = any). */

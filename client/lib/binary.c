@@ -6,6 +6,7 @@
  * binary and function objects; calls submit.c, stream.c (stream handles)
  * and error.c.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,28 +25,65 @@ struct rdev_binary {
   struct rdev_binary *prev, *next; /* s->bins */
 };
 
-int rdev_binary_load(rdev_session_t *s, const void *data, size_t len, rdev_binary_t **out) {
-  if (!s || !data || !out) return cl_error(RDEV_INVALID_PARAM, "session, data or out is NULL");
-  *out = NULL;
-  if (len == 0 || len > RDEV_WIRE_MAX_CHUNK)
-    return cl_error(RDEV_INVALID_PARAM, "a binary of %zu bytes: 1 to %u", len, RDEV_WIRE_MAX_CHUNK);
-  rdev_binary_t *b = calloc(1, sizeof *b);
-  if (!b) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
-  rdev_v1_Request req = rdev_v1_Request_init_zero;
-  req.which_op = rdev_v1_Request_binary_load_tag;
-  cl_result_t res;
-  int rc = cl_call_with(s, &req, data, len, &res);
-  if (rc) {
-    free(b);
-    return rc;
-  }
+/* The objects: a binary entered in s->bins, a function in its binary's
+ * list (under s->mu). */
+static void binary_enter(rdev_session_t *s, rdev_binary_t *b, uint64_t handle) {
   b->s = s;
-  b->handle = res.handle;
+  b->handle = handle;
   pthread_mutex_lock(&s->mu);
   b->next = s->bins;
   if (b->next) b->next->prev = b;
   s->bins = b;
   pthread_mutex_unlock(&s->mu);
+}
+
+static void function_enter(rdev_binary_t *b, struct rdev_function *f, uint64_t handle) {
+  f->bin = b;
+  f->handle = handle;
+  pthread_mutex_lock(&b->s->mu);
+  f->next = b->funcs;
+  b->funcs = f;
+  pthread_mutex_unlock(&b->s->mu);
+}
+
+static int check_binary(const void *data, size_t len) {
+  if (len == 0 || len > RDEV_WIRE_MAX_CHUNK)
+    return cl_error(RDEV_INVALID_PARAM, "a binary of %zu bytes: 1 to %u", len, RDEV_WIRE_MAX_CHUNK);
+  return RDEV_OK;
+}
+
+/* The BinaryFunction request for name (NULL: entry) of binary handle. */
+static int function_request(uint64_t binary, const char *name, uint64_t entry, rdev_v1_Request *req) {
+  *req = (rdev_v1_Request)rdev_v1_Request_init_zero;
+  req->which_op = rdev_v1_Request_binary_function_tag;
+  req->op.binary_function.binary = binary;
+  if (!name) {
+    req->op.binary_function.entry = entry;
+    req->op.binary_function.by_entry = true;
+    return RDEV_OK;
+  }
+  if (strlen(name) >= sizeof req->op.binary_function.name)
+    return cl_error(RDEV_UNKNOWN_KERNEL, "kernel name of more than %zu bytes", sizeof req->op.binary_function.name - 1);
+  strcpy(req->op.binary_function.name, name);
+  return RDEV_OK;
+}
+
+int rdev_binary_load(rdev_session_t *s, const void *data, size_t len, rdev_binary_t **out) {
+  if (!s || !data || !out) return cl_error(RDEV_INVALID_PARAM, "session, data or out is NULL");
+  *out = NULL;
+  int rc = check_binary(data, len);
+  if (rc) return rc;
+  rdev_binary_t *b = calloc(1, sizeof *b);
+  if (!b) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+  rdev_v1_Request req = rdev_v1_Request_init_zero;
+  req.which_op = rdev_v1_Request_binary_load_tag;
+  cl_result_t res;
+  rc = cl_call_with(s, &req, data, len, &res);
+  if (rc) {
+    free(b);
+    return rc;
+  }
+  binary_enter(s, b, res.handle);
   *out = b;
   return RDEV_OK;
 }
@@ -79,32 +117,18 @@ int rdev_binary_unload(rdev_binary_t *b) {
 static int function(rdev_binary_t *b, const char *name, uint64_t entry, rdev_function_t **out) {
   if (!b || !out) return cl_error(RDEV_INVALID_PARAM, "binary or out is NULL");
   *out = NULL;
-  rdev_v1_Request req = rdev_v1_Request_init_zero;
-  req.which_op = rdev_v1_Request_binary_function_tag;
-  req.op.binary_function.binary = b->handle;
-  if (name) {
-    if (strlen(name) >= sizeof req.op.binary_function.name)
-      return cl_error(RDEV_UNKNOWN_KERNEL, "kernel name of more than %zu bytes",
-                      sizeof req.op.binary_function.name - 1);
-    strcpy(req.op.binary_function.name, name);
-  } else {
-    req.op.binary_function.entry = entry;
-    req.op.binary_function.by_entry = true;
-  }
+  rdev_v1_Request req;
+  int rc = function_request(b->handle, name, entry, &req);
+  if (rc) return rc;
   struct rdev_function *f = calloc(1, sizeof *f);
   if (!f) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
   cl_result_t res;
-  int rc = cl_call(b->s, &req, &res);
+  rc = cl_call(b->s, &req, &res);
   if (rc) {
     free(f);
     return rc;
   }
-  f->bin = b;
-  f->handle = res.handle;
-  pthread_mutex_lock(&b->s->mu);
-  f->next = b->funcs;
-  b->funcs = f;
-  pthread_mutex_unlock(&b->s->mu);
+  function_enter(b, f, res.handle);
   *out = f;
   return RDEV_OK;
 }
@@ -116,6 +140,58 @@ int rdev_binary_function(rdev_binary_t *b, const char *name, rdev_function_t **f
 
 int rdev_binary_function_by_entry(rdev_binary_t *b, uint64_t entry, rdev_function_t **f) {
   return function(b, NULL, entry, f);
+}
+
+int rdev_binary_load_function(rdev_session_t *s, const void *data, size_t len, const char *name, uint64_t entry,
+                              rdev_binary_t **bout, rdev_function_t **fout) {
+  if (!s || !data || !bout || !fout) return cl_error(RDEV_INVALID_PARAM, "session, data, b or f is NULL");
+  *bout = NULL;
+  *fout = NULL;
+  uint64_t handle = cl_handle_new(s); /* the lookup names the binary before its load is answered */
+  rdev_v1_Request lq = rdev_v1_Request_init_zero, fq;
+  lq.which_op = rdev_v1_Request_binary_load_tag;
+  lq.op.binary_load.handle = handle;
+  int rc = check_binary(data, len);
+  if (!rc) rc = function_request(handle, name, entry, &fq);
+  if (rc) return rc;
+  rdev_binary_t *b = calloc(1, sizeof *b);
+  struct rdev_function *f = calloc(1, sizeof *f);
+  /* two groups, one reply each, both on their way before either waits:
+   * the load's own answer says whether there is a binary to unload */
+  cl_group_t gl, gf;
+  if (!b || !f || cl_group_begin(&gl, s, 0)) {
+    free(b);
+    free(f);
+    return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+  }
+  if (cl_group_begin(&gf, s, 0)) {
+    free(b);
+    free(f);
+    return cl_group_end(&gl, cl_error(RDEV_BAD_ALLOC, "out of host memory"), NULL);
+  }
+  int lrc = cl_group_call(&gl, &lq, data, len);
+  int frc = lrc ? lrc : cl_group_call(&gf, &fq, NULL, 0);
+  cl_result_t res;
+  char why[CL_MSG_MAX];
+  lrc = cl_group_end(&gl, lrc, NULL);
+  snprintf(why, sizeof why, "%s", rdev_session_last_error());
+  frc = cl_group_end(&gf, frc, &res); /* a failed load failed it too */
+  if (lrc) {
+    free(b);
+    free(f);
+    return cl_error_msg(lrc, why);
+  }
+  binary_enter(s, b, handle);
+  if (frc) {
+    snprintf(why, sizeof why, "%s", rdev_session_last_error());
+    free(f);
+    rdev_binary_unload(b); /* loaded: nothing stays */
+    return cl_error_msg(frc, why);
+  }
+  function_enter(b, f, res.handle);
+  *bout = b;
+  *fout = f;
+  return RDEV_OK;
 }
 
 int rdev_launch_function(rdev_stream_t *stream, rdev_function_t *f, uint32_t blocks, const void *args, size_t len) {

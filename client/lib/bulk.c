@@ -137,6 +137,7 @@ static int attach(rdev_session_t *s) {
   memcpy(hello, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN);
   memcpy(hello + RDEV_WIRE_BULK_MAGIC_LEN, s->host.key, RDEV_WIRE_SESSION_KEY_LEN);
   ok = ok && send(fd, hello, sizeof hello, MSG_NOSIGNAL) == (ssize_t)sizeof hello;
+  if (ok) atomic_store(&s->bulk.asked, true); /* rdevd attaches it when the hello arrives */
   int fl = ok ? fcntl(fd, F_GETFL) : -1;
   ok = ok && fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0;
   ok = ok && wait_fd(s, fd, POLLIN, CONNECT_MS) && recv_all(fd, answer, sizeof answer) &&
@@ -162,7 +163,10 @@ static bool control(rdev_session_t *s, int fd, uint64_t len) {
 static void *reader_main(void *arg) {
   rdev_session_t *s = arg;
   int fd = attach(s);
-  if (fd >= 0) atomic_store(&s->bulk.ready, true);
+  if (fd >= 0)
+    atomic_store(&s->bulk.ready, true);
+  else
+    atomic_store(&s->bulk.asked, false);
   pthread_mutex_lock(&s->mu);
   s->bulk.tried = true;
   pthread_cond_broadcast(&s->bulk.cv);
@@ -181,6 +185,7 @@ static void *reader_main(void *arg) {
       if (!ok) break;
     }
     atomic_store(&s->bulk.ready, false);
+    atomic_store(&s->bulk.asked, false);
   }
   cl_pending_bulk_lost(s);
   pthread_mutex_lock(&s->mu);
@@ -240,6 +245,8 @@ void cl_bulk_start(rdev_session_t *s, int port, const char *path) {
 
 bool cl_bulk_ready(rdev_session_t *s) { return atomic_load(&s->bulk.ready); }
 
+bool cl_bulk_reads_may(rdev_session_t *s) { return atomic_load(&s->bulk.asked); }
+
 bool cl_bulk_local(rdev_session_t *s) { return s->bulk.local && atomic_load(&s->bulk.ready); }
 
 int rdev_session_bulk(rdev_session_t *s) { return s && cl_bulk_ready(s); }
@@ -285,6 +292,7 @@ bool cl_bulk_send_data(rdev_session_t *s, uint64_t seq, const void *src, size_t 
   int sock = s->bulk.fd; /* set before ready, closed only by cl_bulk_stop */
   if (rdev_wire_send_all(sock, iov, 2) == 0) return true;
   atomic_store(&s->bulk.ready, false);
+  atomic_store(&s->bulk.asked, false);
   shutdown(sock, SHUT_RDWR);
   return false;
 }
@@ -369,6 +377,7 @@ bool cl_bulk_region_of(rdev_session_t *s, const void *p, size_t n, uint32_t *id,
 
 void cl_bulk_abort_locked(rdev_session_t *s) {
   atomic_store(&s->bulk.ready, false);
+  atomic_store(&s->bulk.asked, false);
   if (s->bulk.fd >= 0) shutdown(s->bulk.fd, SHUT_RDWR);
 }
 

@@ -136,7 +136,8 @@ typedef struct {
   pthread_t thread;
   bool started;
   atomic_bool stop;  /* the session closes */
-  atomic_bool ready; /* attached: Reads may ask for it */
+  atomic_bool ready; /* attached: Writes may ask for it */
+  atomic_bool asked; /* attached, or its hello sent: Reads may ask for it */
   bool local;        /* over a unix socket: host memory may be registered */
   bool tried;        /* the first attach is over (s->mu) */
   int fd;            /* -1 until connected (s->mu) */
@@ -407,8 +408,13 @@ bool cl_bulk_region_of(rdev_session_t *s, const void *p, size_t n, uint32_t *id,
 /* Whether a unix-socket bulk connection is attached (host memory can be
  * shared). No lock. */
 bool cl_bulk_local(rdev_session_t *s);
-/* Whether Reads may ask for the bulk connection now. No lock. */
+/* Whether Writes may ask for the bulk connection now (attached). No lock. */
 bool cl_bulk_ready(rdev_session_t *s);
+/* Whether Reads may ask for it: attached, or its hello on the way (rdevd
+ * sends in-band what it answers before the connection attached: a fresh
+ * session's first D2H need not wait for the attach's round trip, nor go
+ * in-band for it). No lock. */
+bool cl_bulk_reads_may(rdev_session_t *s);
 /* Under s->mu: the call ended: the connection is shut down (a frame being
  * read fails at once). */
 void cl_bulk_abort_locked(rdev_session_t *s);
@@ -524,10 +530,14 @@ int cl_group_begin(cl_group_t *g, rdev_session_t *s, uint64_t nwrites);
 int cl_write(cl_group_t *g, rdev_v1_Request *req, const void *src, size_t n);
 /* Adds a Read whose req->op.read.count reply bytes land in dst. */
 int cl_read_into(cl_group_t *g, rdev_v1_Request *req, void *dst);
+/* Adds a request expecting one reply, with a copy of data[0..n) as its
+ * payload (data NULL: none). */
+int cl_group_call(cl_group_t *g, rdev_v1_Request *req, const void *data, size_t n);
 /* Waits for the replies of every request added, until gRPC let go of the
  * group's memory, and ends g. Returns rc if nonzero (an add failed), else
- * the first error among the replies (last error set). */
-int cl_group_end(cl_group_t *g, int rc);
+ * the first error among the replies (last error set); *res (may be NULL)
+ * gets what the last reply carried. */
+int cl_group_end(cl_group_t *g, int rc, cl_result_t *res);
 
 /* ==== info.c: unary calls, devices ============================================= */
 
@@ -575,6 +585,9 @@ int cl_stream_handle(rdev_session_t *s, rdev_stream_t *stream, uint64_t *handle)
  * the way): counts them (destroying the stream waits for that work unless
  * a synchronize saw it done); returns rc. */
 int cl_stream_sent(rdev_stream_t *stream, int rc);
+/* A handle of the session's own choosing (RDEV_WIRE_CLIENT_HANDLE set) for
+ * a new stream, event or binary. No lock. */
+uint64_t cl_handle_new(rdev_session_t *s);
 /* The session a stream belongs to (NULL stream: NULL). */
 rdev_session_t *cl_stream_session(rdev_stream_t *stream);
 /* Frees the stream and event objects still open (at close). */

@@ -205,7 +205,7 @@ static int write_chunks(rdev_session_t *s, uint64_t addr, const uint8_t *src, si
     if (rc) break;
     done += n;
   }
-  return stream ? rc : cl_group_end(&g, rc);
+  return stream ? rc : cl_group_end(&g, rc, NULL);
 }
 
 /* D2H: Read requests; whoever polls the session writes each chunk into dst. */
@@ -221,7 +221,7 @@ static int read_chunks(rdev_session_t *s, uint64_t addr, uint8_t *dst, size_t co
     req.op.read.addr = addr + done;
     req.op.read.count = n;
     req.op.read.dest_max = dest_max - done;
-    req.op.read.bulk = n >= BULK_MIN && cl_bulk_ready(s);
+    req.op.read.bulk = n >= BULK_MIN && cl_bulk_reads_may(s);
     rc = stream ? cl_read_into_async(s, &req, dst + done) : cl_read_into(&g, &req, dst + done);
     if (rc) break;
     done += n;
@@ -231,7 +231,7 @@ static int read_chunks(rdev_session_t *s, uint64_t addr, uint8_t *dst, size_t co
    * into memory that is there. Whoever polls may already be writing the
    * first chunks: faulting keeps what they wrote. */
   if (!rc && count >= PREFAULT_MIN) prefault(dst, count);
-  return stream ? rc : cl_group_end(&g, rc);
+  return stream ? rc : cl_group_end(&g, rc, NULL);
 }
 
 /* A copy between device address dev and registered host memory (region,

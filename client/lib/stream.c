@@ -35,8 +35,7 @@ struct rdev_event {
 
 /* ---- remote objects: what streams and events share ----------------------------- */
 
-/* A handle of this session's choosing for a new stream or event. */
-static uint64_t handle_new(rdev_session_t *s) {
+uint64_t cl_handle_new(rdev_session_t *s) {
   return RDEV_WIRE_CLIENT_HANDLE | (atomic_fetch_add(&s->obj.next_handle, 1) + 1);
 }
 
@@ -85,7 +84,7 @@ int rdev_stream_create(rdev_session_t *s, rdev_stream_t **stream) {
   rdev_stream_t *st = calloc(1, sizeof *st);
   if (!st) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
   st->s = s;
-  st->handle = handle_new(s);
+  st->handle = cl_handle_new(s);
   /* collecting its errors before the create can be refused */
   pthread_mutex_lock(&s->mu);
   cl_sticky_register_locked(s, &st->sticky, st->handle);
@@ -235,7 +234,7 @@ int rdev_event_create(rdev_session_t *s, rdev_event_t **ev) {
   *ev = NULL;
   rdev_event_t *e = calloc(1, sizeof *e);
   if (!e) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
-  e->handle = handle_new(s);
+  e->handle = cl_handle_new(s);
   int rc = remote_create(s, rdev_v1_Request_event_create_tag, e->handle, &e->device);
   if (rc) {
     free(e);

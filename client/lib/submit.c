@@ -287,10 +287,20 @@ int cl_read_into(cl_group_t *g, rdev_v1_Request *req, void *dst) {
   return submit(g->s, req, NULL, e, true);
 }
 
-int cl_group_end(cl_group_t *g, int rc) {
+int cl_group_call(cl_group_t *g, rdev_v1_Request *req, const void *data, size_t n) {
+  cl_pending_t *e = cl_expect_reply(seq_of(g->s, req), g->w, false);
+  if (!e) return no_memory();
+  if (!data) return submit(g->s, req, NULL, e, true);
+  grpc_slice payload = grpc_slice_from_copied_buffer(data, n);
+  int rc = submit(g->s, req, &payload, e, true);
+  grpc_slice_unref(payload);
+  return rc;
+}
+
+int cl_group_end(cl_group_t *g, int rc, cl_result_t *res) {
   cl_wait(g->s, g->w, -1, 0);
   if (g->end > g->first) cl_pending_forget(g->s, g->first, g->end - g->first); /* the quiet ones that succeeded */
-  if (!rc) rc = cl_waiter_result(g->w, NULL);
+  if (!rc) rc = cl_waiter_result(g->w, res);
   cl_waiter_free(g->w);
   /* gRPC may hold the caller's bytes a moment after the server answered. */
   if (g->track) track_release_wait(g->s, g->track);

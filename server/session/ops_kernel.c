@@ -167,15 +167,18 @@ int srv_op_binary_load(srv_req_t *x) {
                     "this server takes no kernel binaries: on the %s backend a kernel can reach any session's device "
                     "memory (the operator may allow them: rdevd --allow-uploaded-kernels)",
                     rdev_rt_backend_name(x->s->srv->rt));
+  uint64_t want = x->q->op.binary_load.handle;
+  int rc = srv_client_handle_check(x, want, "binary load");
+  if (rc) return rc;
   if (count_entries(x->s, SRV_H_BIN) >= SESSION_BINS_MAX)
     return srv_fail(x, RDEV_QUOTA_EXCEEDED, "a session holds at most %d binaries", SESSION_BINS_MAX);
   void *data = payload_copy(x->data);
   if (!data) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
   srv_bin_t *b = NULL;
-  int rc = srv_bin_get(x->s->srv, x->s->tenant, data, x->data->len, &b);
+  rc = srv_bin_get(x->s->srv, x->s->tenant, data, x->data->len, &b);
   free(data);
   if (rc) return rc == RDEV_BAD_ALLOC ? srv_fail(x, rc, "out of server memory") : srv_rt_failed(x, rc);
-  uint64_t h = srv_handles_add(&x->s->handles, SRV_H_BIN, 0, b, 0, NULL);
+  uint64_t h = srv_handle_enter(x->s, want, SRV_H_BIN, 0, b);
   if (!h) {
     srv_bin_put(x->s->srv, b);
     return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");

@@ -56,30 +56,11 @@ int srv_op_stream_abort(srv_req_t *x) {
   return rc ? srv_rt_failed(x, rc) : RDEV_OK;
 }
 
-/* The client's own handle h for a new stream or event (0: none, the server
- * picks one): RDEV_OK when it may be used, else the error (x->r set). */
-static int client_handle_check(srv_req_t *x, uint64_t h, const char *what) {
-  if (!h) return RDEV_OK;
-  if (!(h & RDEV_WIRE_CLIENT_HANDLE))
-    return srv_fail(x, RDEV_INVALID_PARAM, "%s create: handle 0x%llx is not a client's (bit 63 clear)", what,
-                    (unsigned long long)h);
-  if (srv_handles_get(&x->s->handles, h, SRV_H_STREAM) || srv_handles_get(&x->s->handles, h, SRV_H_EVENT))
-    return srv_fail(x, RDEV_INVALID_PARAM, "%s create: handle 0x%llx is in use", what, (unsigned long long)h);
-  return RDEV_OK;
-}
-
-/* Enters a new stream or event under the client's handle want, or under
- * one the server picks (want 0): the handle, 0 when out of memory. */
-static uint64_t handle_enter(srv_session_t *s, uint64_t want, int type, int dev, void *ptr) {
-  if (!want) return srv_handles_add(&s->handles, type, dev, ptr, 0, NULL);
-  return srv_handles_put(&s->handles, want, type, dev, ptr, 0, NULL) == 0 ? want : 0;
-}
-
 int srv_op_stream_create(srv_req_t *x) {
   const rdev_v1_StreamCreate *m = &x->q->op.stream_create;
   rdev_rt_stream_t *st = NULL;
   int dev, rc = srv_check_device(x, m->device, &dev);
-  if (rc || (rc = client_handle_check(x, m->handle, "stream")) || (rc = streams_take(x, dev))) return rc;
+  if (rc || (rc = srv_client_handle_check(x, m->handle, "stream create")) || (rc = streams_take(x, dev))) return rc;
   rc = rdev_rt_stream_create(x->s->srv->rt, dev, &st);
   if (rc) {
     srv_streams_give(x->s, dev);
@@ -92,7 +73,7 @@ int srv_op_stream_create(srv_req_t *x) {
   pthread_mutex_unlock(&x->s->tenant->mu);
   /* the tenant's weight and cap as they are now (a reload may change them) */
   rdev_rt_stream_set_group(st, x->s->group, weight, device_slots ? (uint32_t)cap : 0);
-  uint64_t h = handle_enter(x->s, m->handle, SRV_H_STREAM, dev, st);
+  uint64_t h = srv_handle_enter(x->s, m->handle, SRV_H_STREAM, dev, st);
   if (!h) {
     rdev_rt_stream_destroy_force(st);
     srv_streams_give(x->s, dev);
@@ -223,10 +204,10 @@ int srv_op_event_create(srv_req_t *x) {
   const rdev_v1_EventCreate *m = &x->q->op.event_create;
   rdev_rt_event_t *ev;
   int dev, rc = srv_check_device(x, m->device, &dev);
-  if (rc || (rc = client_handle_check(x, m->handle, "event"))) return rc;
+  if (rc || (rc = srv_client_handle_check(x, m->handle, "event create"))) return rc;
   rc = rdev_rt_event_create(x->s->srv->rt, dev, &ev);
   if (rc) return srv_rt_failed(x, rc);
-  uint64_t h = handle_enter(x->s, m->handle, SRV_H_EVENT, dev, ev);
+  uint64_t h = srv_handle_enter(x->s, m->handle, SRV_H_EVENT, dev, ev);
   if (!h) {
     rdev_rt_event_destroy(ev);
     return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");

@@ -22,6 +22,21 @@ int srv_rt_failed(srv_req_t *x, int rc) { return srv_fail(x, rc, "%s", rdev_rt_l
 
 srv_handle_t *srv_get_handle(srv_req_t *x, uint64_t h, int type) { return srv_handles_get(&x->s->handles, h, type); }
 
+int srv_client_handle_check(srv_req_t *x, uint64_t h, const char *what) {
+  if (!h) return RDEV_OK;
+  if (!(h & RDEV_WIRE_CLIENT_HANDLE))
+    return srv_fail(x, RDEV_INVALID_PARAM, "%s: handle 0x%llx is not a client's (bit 63 clear)", what,
+                    (unsigned long long)h);
+  if (srv_handles_find(&x->s->handles, h))
+    return srv_fail(x, RDEV_INVALID_PARAM, "%s: handle 0x%llx is in use", what, (unsigned long long)h);
+  return RDEV_OK;
+}
+
+uint64_t srv_handle_enter(srv_session_t *s, uint64_t want, int type, int dev, void *ptr) {
+  if (!want) return srv_handles_add(&s->handles, type, dev, ptr, 0, NULL);
+  return srv_handles_put(&s->handles, want, type, dev, ptr, 0, NULL) == 0 ? want : 0;
+}
+
 int srv_find_stream(srv_req_t *x, uint64_t h, srv_handle_t **e) {
   *e = srv_get_handle(x, h, SRV_H_STREAM);
   if (!*e)

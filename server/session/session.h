@@ -336,6 +336,15 @@ int srv_rt_failed(srv_req_t *x, int rc);
 /* The live entry of handle h of the given type in x's session, or NULL. */
 srv_handle_t *srv_get_handle(srv_req_t *x, uint64_t h, int type);
 
+/* The client's own handle h for a new stream, event or binary (what: its
+ * name in the message; 0: none, the server picks one): RDEV_OK when it may
+ * be used (bit 63 set, not in use), else the error (x->r set). */
+int srv_client_handle_check(srv_req_t *x, uint64_t h, const char *what);
+
+/* Enters a new object of s under the client's handle want (checked), or
+ * under one the server picks (want 0): the handle, 0 when out of memory. */
+uint64_t srv_handle_enter(srv_session_t *s, uint64_t want, int type, int dev, void *ptr);
+
 /* Stream handle h's entry in *e. */
 int srv_find_stream(srv_req_t *x, uint64_t h, srv_handle_t **e);
 

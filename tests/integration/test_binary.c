@@ -162,12 +162,59 @@ START_TEST(test_binary_shared_by_sessions) {
 }
 END_TEST
 
+/* A binary and one of its functions in one round trip: usable as the two
+ * calls' results, refused with the first call's error, and a refused
+ * lookup leaves no binary behind (64 refusals, then 64 loads fit). */
+START_TEST(test_binary_load_function_together) {
+  rdev_session_t *s = fx_open();
+  rdev_binary_t *b = NULL, *b2 = NULL;
+  rdev_function_t *wr = NULL, *by_entry = NULL;
+  FX_OK(rdev_binary_load_function(s, k_bin, sizeof k_bin - 1, "DeviceWrite", 0, &b, &wr));
+  FX_OK(rdev_binary_load_function(s, k_bin, sizeof k_bin - 1, NULL, 7, &b2, &by_entry));
+  int32_t *d = NULL;
+  FX_OK(rdev_malloc(s, (void **)&d, 8, RDEV_MEM_MALLOC_HUGE_FIRST));
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  write_args_t w = {(uint64_t)(uintptr_t)d, 77};
+  FX_OK(rdev_launch_function(st, wr, 1, &w, 12));
+  w.ptr += 4;
+  w.value = 78;
+  FX_OK(rdev_launch_function(st, by_entry, 1, &w, 12));
+  FX_OK(rdev_stream_synchronize(st));
+  int32_t h[2] = {0, 0};
+  FX_OK(rdev_memcpy(s, h, 8, d, 8, RDEV_MEMCPY_DEVICE_TO_HOST));
+  ck_assert_int_eq(h[0], 77);
+  ck_assert_int_eq(h[1], 78);
+  FX_OK(rdev_binary_unload(b));
+  FX_OK(rdev_binary_unload(b2));
+  const char *unknown = "rdev-sim-binary 1\nkernel K nope\nnoargs\n";
+  FX_EXPECT(rdev_binary_load_function(s, unknown, strlen(unknown), "K", 0, &b, &wr), RDEV_UNKNOWN_KERNEL);
+  ck_assert_ptr_null(b);
+  ck_assert_ptr_null(wr);
+  ck_assert_ptr_nonnull(strstr(rdev_session_last_error(), "nope"));
+  for (int i = 0; i < 64; i++) {
+    FX_EXPECT(rdev_binary_load_function(s, k_bin, sizeof k_bin - 1, "Nope", 0, &b, &wr), RDEV_UNKNOWN_KERNEL);
+    ck_assert_ptr_null(b);
+  }
+  FX_EXPECT(rdev_binary_load_function(s, k_bin, sizeof k_bin - 1, NULL, 99, &b, &wr), RDEV_UNKNOWN_KERNEL);
+  FX_EXPECT(rdev_binary_load_function(s, k_bin, 0, "DeviceWrite", 0, &b, &wr), RDEV_INVALID_PARAM);
+  rdev_binary_t *many[64];
+  for (int i = 0; i < 64; i++) FX_OK(rdev_binary_load(s, k_bin, sizeof k_bin - 1, &many[i]));
+  FX_EXPECT(rdev_binary_load_function(s, k_bin, sizeof k_bin - 1, "DeviceWrite", 0, &b, &wr), RDEV_QUOTA_EXCEEDED);
+  FX_OK(rdev_stream_synchronize(st)); /* no refusal went sticky */
+  FX_OK(rdev_stream_destroy(st));
+  FX_OK(rdev_free(s, d));
+  rdev_session_close(s);
+}
+END_TEST
+
 Suite *suite_binary(void) {
   Suite *su = suite_create("binary");
   TCase *tc = fx_tcase("binary");
   tcase_add_test(tc, test_binary_launch_writes_and_prints);
   tcase_add_test(tc, test_binary_refusals);
   tcase_add_test(tc, test_binary_shared_by_sessions);
+  tcase_add_test(tc, test_binary_load_function_together);
   suite_add_tcase(su, tc);
   return su;
 }

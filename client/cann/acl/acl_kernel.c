@@ -61,11 +61,15 @@ static aclError bin_load(rdev_session_t *s, acl_bin_t *b) {
   return acl_result(rdev_binary_load(s, b->data, b->len, &b->loaded), "aclrtBinaryLoadFromData");
 }
 
-/* Lock held: f resolved on the server, its binary loaded first. */
+/* Lock held: f resolved on the server, its binary loaded first (both in
+ * one round trip when the binary is not loaded yet). */
 static aclError func_resolve(rdev_session_t *s, acl_func_t *f) {
   if (f->resolved) return ACL_SUCCESS;
-  aclError rc = bin_load(s, f->bin);
-  if (rc) return rc;
+  acl_bin_t *b = f->bin;
+  if (!b->loaded)
+    return acl_result(
+        rdev_binary_load_function(s, b->data, b->len, f->name[0] ? f->name : NULL, f->entry, &b->loaded, &f->resolved),
+        "aclrtBinaryGetFunction");
   if (f->name[0])
     return acl_result(rdev_binary_function(f->bin->loaded, f->name, &f->resolved), "aclrtBinaryGetFunction");
   return acl_result(rdev_binary_function_by_entry(f->bin->loaded, f->entry, &f->resolved),

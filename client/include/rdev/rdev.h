@@ -301,6 +301,12 @@ int rdev_binary_unload(rdev_binary_t *b);
  * when the binary has no such kernel). The function lives with its binary. */
 int rdev_binary_function(rdev_binary_t *b, const char *name, rdev_function_t **f);
 int rdev_binary_function_by_entry(rdev_binary_t *b, uint64_t entry, rdev_function_t **f);
+/* rdev_binary_load, then rdev_binary_function (name not NULL) or
+ * rdev_binary_function_by_entry (name NULL: entry), in one round trip:
+ * the function's lookup is sent right behind the load. The first error of
+ * the two is the answer; then nothing stays loaded (*b and *f NULL). */
+int rdev_binary_load_function(rdev_session_t *s, const void *data, size_t len, const char *name, uint64_t entry,
+                              rdev_binary_t **b, rdev_function_t **f);
 /* aclrtLaunchKernelWithHostArgs (async): launches f with `blocks` blocks on
  * stream; args[0..len) is the argument blob laid out as f's binary
  * declares, copied before the call returns. The server checks every device
