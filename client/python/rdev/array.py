@@ -2,7 +2,9 @@
 memory, views at an offset, and their transfers to and from numpy arrays
 through the extension's copies (the buffer protocol: bytes land in the
 numpy array itself), in pieces of _CHUNK queued on the stream, each waited
-for (the step of the progress bar and of Ctrl-C).
+for (the step of the progress bar and of Ctrl-C); an upload of at most
+_STAGE bytes is copied and queued without waiting, as a notebook cell's
+small inputs go (the copy's errors come with the stream's next wait).
 """
 import numpy as np
 
@@ -10,6 +12,7 @@ from . import _common, _rdev
 from .stream import Future
 
 _CHUNK = 64 << 20
+_STAGE = 4 << 20
 
 
 class _Allocation:
@@ -170,10 +173,17 @@ class DeviceArray:
 
     def set(self, a, *, stream=None):
         """Uploads the host array a (same byte size) into this array, in
-        stream order; returns when a has been sent and may change."""
+        stream order; returns when a may change: at once for at most
+        _STAGE bytes (a copy of them is queued; an error comes with the
+        stream's next wait), else once they were sent."""
         a = np.asarray(a, dtype=self.dtype, order="C")
-        self._transfer(lambda piece, ptr, raw: self.session._s.write(ptr, piece, raw), _host(a, self.nbytes), stream,
-                       "H2D")
+        view = _host(a, self.nbytes)
+        if 0 < len(view) <= _STAGE:
+            staged, ptr = bytes(view), self.ptr
+            st = self.session._stream_for(stream)
+            st._queue(lambda raw: self.session._s.write(ptr, staged, raw), staged, self._mem)
+            return self
+        self._transfer(lambda piece, ptr, raw: self.session._s.write(ptr, piece, raw), view, stream, "H2D")
         return self
 
     def copy(self, *, stream=None):

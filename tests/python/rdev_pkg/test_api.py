@@ -697,6 +697,18 @@ def test_kernel_print_at_stream_exit(session, server, on_acl, capsys):
 # ---- streams and events -------------------------------------------------------------------------
 
 
+def test_small_set_is_staged(session):
+    a = np.arange(1024, dtype=np.float32)
+    d = rdev.empty(1024, dtype=np.float32)
+    with session.stream():
+        t0 = time.monotonic()
+        session.kernels.delay_us(300_000)
+        d.set(a)  # staged: returns at once, runs behind the delay
+        assert time.monotonic() - t0 < 0.25
+        a[:] = -1  # the caller's array is its own again
+    assert d.get().tolist() == list(range(1024))
+
+
 def test_stream_context(session):
     with session.stream() as st:
         t0 = time.monotonic()
@@ -704,7 +716,7 @@ def test_stream_context(session):
         assert not st.query()
         assert session.default_stream.query()
         x = rdev.asarray(np.arange(4, dtype=np.float32))  # also on st, behind the delay
-        assert time.monotonic() - t0 >= 0.3
+        assert time.monotonic() - t0 < 0.3  # a small upload is staged: no wait for the stream
     assert time.monotonic() - t0 >= 0.35  # synchronized on exit
     assert st.query()
     assert x.get().tolist() == [0, 1, 2, 3]
