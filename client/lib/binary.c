@@ -171,10 +171,11 @@ int rdev_binary_load_function(rdev_session_t *s, const void *data, size_t len, c
   }
   int lrc = cl_group_call(&gl, &lq, data, len);
   int frc = lrc ? lrc : cl_group_call(&gf, &fq, NULL, 0);
-  cl_result_t res;
+  cl_result_t res, lres;
   char why[CL_MSG_MAX];
-  lrc = cl_group_end(&gl, lrc, NULL);
+  lrc = cl_group_end(&gl, lrc, &lres);
   snprintf(why, sizeof why, "%s", rdev_session_last_error());
+  if (!lrc) handle = lres.handle;     /* the server's word (one that picks its own would say another) */
   frc = cl_group_end(&gf, frc, &res); /* a failed load failed it too */
   if (lrc) {
     free(b);

@@ -52,9 +52,9 @@ struct cl_region {
 /* Waits until fd is ready for events, or the time ran out, or the session
  * closes: true when ready. */
 static bool wait_fd(rdev_session_t *s, int fd, short events, int ms) {
-  for (int left = ms; left > 0 && !atomic_load(&s->bulk.stop); left -= STEP_MS) {
+  for (int left = ms; (ms < 0 || left > 0) && !atomic_load(&s->bulk.stop); left -= ms < 0 ? 0 : STEP_MS) {
     struct pollfd p = {.fd = fd, .events = events};
-    int n = poll(&p, 1, left < STEP_MS ? left : STEP_MS);
+    int n = poll(&p, 1, ms >= 0 && left < STEP_MS ? left : STEP_MS);
     if (n > 0) return true;
     if (n < 0 && errno != EINTR) return false;
   }
@@ -140,7 +140,12 @@ static int attach(rdev_session_t *s) {
   if (ok) atomic_store(&s->bulk.asked, true); /* rdevd attaches it when the hello arrives */
   int fl = ok ? fcntl(fd, F_GETFL) : -1;
   ok = ok && fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0;
-  ok = ok && wait_fd(s, fd, POLLIN, CONNECT_MS) && recv_all(fd, answer, sizeof answer) &&
+  /* Once the hello went, Reads may ask for the connection (asked): wait for
+   * the answer until it comes, the connection ends (rdevd refuses a hello
+   * by closing, and times out one that never came whole) or the session
+   * stops; giving up sooner could leave rdevd attached behind the Reads
+   * of a connection this side gave up. */
+  ok = ok && wait_fd(s, fd, POLLIN, -1) && recv_all(fd, answer, sizeof answer) &&
        memcmp(answer, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN) == 0;
   return ok ? fd : -1;
 }

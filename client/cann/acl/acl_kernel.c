@@ -69,7 +69,8 @@ static aclError func_resolve(rdev_session_t *s, acl_func_t *f) {
   if (!b->loaded)
     return acl_result(
         rdev_binary_load_function(s, b->data, b->len, f->name[0] ? f->name : NULL, f->entry, &b->loaded, &f->resolved),
-        "aclrtBinaryGetFunction");
+        f->name[0] ? "aclrtBinaryLoadFromData/aclrtBinaryGetFunction"
+                   : "aclrtBinaryLoadFromData/aclrtBinaryGetFunctionByEntry");
   if (f->name[0])
     return acl_result(rdev_binary_function(f->bin->loaded, f->name, &f->resolved), "aclrtBinaryGetFunction");
   return acl_result(rdev_binary_function_by_entry(f->bin->loaded, f->entry, &f->resolved),

@@ -12,7 +12,8 @@ from . import _common, _rdev
 from .stream import Future
 
 _CHUNK = 64 << 20
-_STAGE = 4 << 20
+_STAGE = 4 << 20  # uploads up to this size are staged (copied, not waited for) ...
+_STAGED_MAX = 64 << 20  # ... while a stream holds no more than this of them
 
 
 class _Allocation:
@@ -173,15 +174,19 @@ class DeviceArray:
 
     def set(self, a, *, stream=None):
         """Uploads the host array a (same byte size) into this array, in
-        stream order; returns when a may change: at once for at most
-        _STAGE bytes (a copy of them is queued; an error comes with the
-        stream's next wait), else once they were sent."""
+        stream order (work of other streams sees it after a synchronize or
+        an event); returns when a may change: at once for at most _STAGE
+        bytes (a copy of them is queued, up to _STAGED_MAX per stream
+        between synchronizes; an error comes with the stream's next wait),
+        else once they were sent."""
         a = np.asarray(a, dtype=self.dtype, order="C")
         view = _host(a, self.nbytes)
         if 0 < len(view) <= _STAGE:
-            staged, ptr = bytes(view), self.ptr
             st = self.session._stream_for(stream)
-            st._queue(lambda raw: self.session._s.write(ptr, staged, raw), staged, self._mem)
+            if st._staged + len(view) > _STAGED_MAX:
+                st.synchronize()  # the copies held so far are done with
+            staged, ptr = bytes(view), self.ptr
+            st._queue(lambda raw: self.session._s.write(ptr, staged, raw), staged, self._mem, staged=len(staged))
             return self
         self._transfer(lambda piece, ptr, raw: self.session._s.write(ptr, piece, raw), view, stream, "H2D")
         return self

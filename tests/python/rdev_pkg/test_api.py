@@ -709,6 +709,18 @@ def test_small_set_is_staged(session):
     assert d.get().tolist() == list(range(1024))
 
 
+def test_staged_uploads_are_bounded(session):
+    # 100 staged uploads of 1 MiB without a synchronize: the stream holds at
+    # most 64 MiB of copies (set synchronizes past that); each lands
+    d = rdev.empty(1 << 18, dtype=np.float32)
+    st = session.default_stream
+    for i in range(100):
+        d.set(np.full(1 << 18, i, dtype=np.float32))
+        assert st._staged <= 64 << 20
+    assert d.get()[[0, -1]].tolist() == [99.0, 99.0]
+    assert st._staged == 0
+
+
 def test_stream_context(session):
     with session.stream() as st:
         t0 = time.monotonic()
