@@ -126,7 +126,13 @@ typedef struct {
   grpc_status_code status;
   grpc_slice status_details;
   bool dead; /* the call ended */
+  int dead_code; /* what calls fail with since: RDEV_UNAVAILABLE, or a refused open's code */
   char dead_msg[CL_MSG_MAX];
+  /* The open's answer (the server's initial metadata): 0 until it came, 1
+   * accepted, -1 refused or failed; on_open (session.c's) reads it, on the
+   * polling thread, and says whether it accepts the session. */
+  int opened;
+  bool (*on_open)(rdev_session_t *s, bool ok);
 } cl_poll_state_t;
 
 /* bulk.c: the session's bulk connection (rdev/wire.h), read by a thread of
@@ -247,7 +253,8 @@ void cl_addr_map_destroy(rdev_session_t *s);
 
 /* ==== send.c: the send queue and batching ====================================== */
 
-/* Sets the server's batch limit on Read bytes (at open, before any send). */
+/* Sets the server's batch limit on Read bytes (at open: one chunk, until
+ * the server's answer says more; then under s->mu). */
 void cl_send_init(rdev_session_t *s, size_t batch_xfer);
 /* Under s->mu, with the call accepting requests: sends bb (an encoded
  * Request with a payload) now if nothing is in flight, else queues it as
@@ -351,10 +358,10 @@ void cl_pending_bulk_lost(rdev_session_t *s);
  * Called by the polling thread, without s->mu. False: bb is malformed; why
  * says how (the call must be cancelled). */
 bool cl_reply_handle(rdev_session_t *s, grpc_byte_buffer *bb, char *why, size_t why_len);
-/* Under s->mu: the call ended with msg: every pending request fails
- * (waiters complete with RDEV_UNAVAILABLE, async Reads go sticky), once no
- * bulk frame is being read (the caller shut the bulk connection down). */
-void cl_pending_fail_all_locked(rdev_session_t *s, const char *msg);
+/* Under s->mu: the call ended with code and msg: every pending request
+ * fails (waiters complete with code, async Reads go sticky), once no bulk
+ * frame is being read (the caller shut the bulk connection down). */
+void cl_pending_fail_all_locked(rdev_session_t *s, int code, const char *msg);
 /* Under s->mu: replies must come with no caller polling (a caller is
  * blocked on a waiter, or async Reads are pending). */
 bool cl_pending_background_locked(rdev_session_t *s);
@@ -440,10 +447,16 @@ grpc_call_error cl_poll_watch_end(rdev_session_t *s);
 /* Once CL_TAG_STATUS completed: the call's gRPC status, and its details as
  * a string the caller frees with gpr_free. */
 grpc_status_code cl_poll_end_status(rdev_session_t *s, char **details);
-/* The session is open: posts the first RECV_MESSAGE and starts the
- * receiver thread. On failure (last error set) the call is cancelled and
- * its completions drained: the caller frees the session. */
-int cl_poll_start(rdev_session_t *s);
+/* The session call started (its open batch, CL_TAG_OPEN, and
+ * cl_poll_watch_end): posts the first RECV_MESSAGE and starts the receiver
+ * thread, which hands the open's answer to on_open. On failure (last error
+ * set) the call is cancelled and its completions drained: the caller frees
+ * the session. */
+int cl_poll_start(rdev_session_t *s, bool (*on_open)(rdev_session_t *s, bool ok));
+/* Waits for the open's answer, up to the CLOCK_MONOTONIC deadline (NULL:
+ * none): RDEV_OK once accepted; the refusal's code (last error set) when
+ * refused, RDEV_UNAVAILABLE when the call ended or time ran out. */
+int cl_poll_wait_open(rdev_session_t *s, const struct timespec *deadline);
 /* Ends the call: half-close after what is queued, wait for the end (up to
  * grace_ms, then cancel), shut the completion queue down and join the
  * receiver. The caller then destroys the queue. */
@@ -455,7 +468,8 @@ void cl_poll_close(rdev_session_t *s, int grace_ms);
  * abandoning w. */
 int cl_wait(rdev_session_t *s, cl_waiter_t *w, int32_t timeout_ms, int timeout_status);
 /* Under s->mu: RDEV_OK while the session accepts requests, else
- * RDEV_UNAVAILABLE (last error: why it ended, or that it is closing). */
+ * RDEV_UNAVAILABLE or a refused open's code (last error: why it ended, or
+ * that it is closing). */
 int cl_poll_check_open_locked(rdev_session_t *s);
 /* Under s->mu: work was added that must progress with no caller polling:
  * the receiver polls as soon as no caller does. */

@@ -155,12 +155,17 @@ static int list_devices(rdev_session_t *s, rdev_v1_ListDevicesReply *rep) {
 
 int rdev_device_count(rdev_session_t *s, int *count) {
   if (!s || !count) return cl_error(RDEV_INVALID_PARAM, "session or count is NULL");
-  int known = atomic_load(&s->dev.count); /* from the open metadata */
+  int known = atomic_load(&s->dev.count); /* from the open's answer */
+  if (known < 0) {
+    int rc = cl_poll_wait_open(s, NULL);
+    if (rc) return rc;
+    known = atomic_load(&s->dev.count);
+  }
   if (known >= 0) {
     *count = known;
     return RDEV_OK;
   }
-  rdev_v1_ListDevicesReply rep;
+  rdev_v1_ListDevicesReply rep; /* a server that did not say */
   int rc = list_devices(s, &rep);
   if (!rc) *count = (int)rep.devices_count;
   return rc;
@@ -184,6 +189,10 @@ int rdev_device_info(rdev_session_t *s, int dev, rdev_device_info_t *info) {
 
 int rdev_device_set(rdev_session_t *s, int dev) {
   if (!s) return cl_error(RDEV_INVALID_PARAM, "session is NULL");
+  if (dev == 0 && atomic_load(&s->dev.count) != 0) { /* every session has one, known or not yet */
+    atomic_store(&s->dev.current, 0);
+    return RDEV_OK;
+  }
   int count;
   int rc = rdev_device_count(s, &count);
   if (rc) return rc;

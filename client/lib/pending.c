@@ -278,7 +278,7 @@ void cl_pending_forget(rdev_session_t *s, uint64_t first, uint64_t n) {
   pthread_mutex_unlock(&s->mu);
 }
 
-void cl_pending_fail_all_locked(rdev_session_t *s, const char *msg) {
+void cl_pending_fail_all_locked(rdev_session_t *s, int code, const char *msg) {
   while (s->pend.bulk_busy) pthread_cond_wait(&s->pend.bulk_cv, &s->mu);
   for (size_t b = 0; b < CL_PENDING_BUCKETS; b++) {
     cl_pending_t *e = s->pend.buckets[b];
@@ -286,10 +286,10 @@ void cl_pending_fail_all_locked(rdev_session_t *s, const char *msg) {
     while (e) {
       cl_pending_t *next = e->next;
       if (e->w)
-        waiter_complete_locked(s, e, RDEV_UNAVAILABLE, msg);
+        waiter_complete_locked(s, e, code, msg);
       else
-        sticky_set_locked(s, e->stream, RDEV_UNAVAILABLE, msg);
-      if (e->on_final) e->on_final(s, e->final_arg, RDEV_UNAVAILABLE);
+        sticky_set_locked(s, e->stream, code, msg);
+      if (e->on_final) e->on_final(s, e->final_arg, code);
       free(e);
       e = next;
     }

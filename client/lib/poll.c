@@ -163,7 +163,26 @@ bool cl_poll_dead(rdev_session_t *s, char *why, size_t why_len) {
 
 int cl_poll_check_open_locked(rdev_session_t *s) {
   if (!s->poll.dead && !cl_send_closing_locked(s)) return RDEV_OK;
-  return cl_error(RDEV_UNAVAILABLE, "%s", s->poll.dead ? s->poll.dead_msg : "session is closing");
+  return cl_error(s->poll.dead ? s->poll.dead_code : RDEV_UNAVAILABLE, "%s",
+                  s->poll.dead ? s->poll.dead_msg : "session is closing");
+}
+
+int cl_poll_wait_open(rdev_session_t *s, const struct timespec *deadline) {
+  pthread_mutex_lock(&s->mu);
+  bool timed_out = false;
+  /* a refusal's status follows its (unmarked) answer: wait for it too */
+  while (!timed_out && (s->poll.opened == 0 || (s->poll.opened < 0 && !s->poll.dead))) {
+    cl_poll_wake_locked(s); /* the receiver polls for it */
+    if (deadline)
+      timed_out = pthread_cond_timedwait(&s->poll.dead_cv, &s->mu, deadline) == ETIMEDOUT;
+    else
+      pthread_cond_wait(&s->poll.dead_cv, &s->mu);
+  }
+  int rc = s->poll.opened > 0 ? RDEV_OK
+           : s->poll.dead     ? cl_error(s->poll.dead_code, "%s", s->poll.dead_msg)
+                              : cl_error(RDEV_UNAVAILABLE, "no answer from rdevd in time");
+  pthread_mutex_unlock(&s->mu);
+  return rc;
 }
 
 /* Under s->mu: whether something must progress with no caller polling:
@@ -172,7 +191,7 @@ int cl_poll_check_open_locked(rdev_session_t *s) {
  * Reads, the session's end. */
 static bool background_locked(rdev_session_t *s) {
   return cl_pending_background_locked(s) || s->poll.nreleasing > 0 || cl_send_busy_locked(s) ||
-         cl_send_closing_locked(s) || s->poll.dead;
+         cl_send_closing_locked(s) || s->poll.dead || s->poll.opened == 0;
 }
 
 void cl_poll_wake_locked(rdev_session_t *s) {
@@ -230,13 +249,21 @@ static void on_status(rdev_session_t *s) {
   char *details = grpc_slice_to_c_string(s->poll.status_details);
   pthread_mutex_lock(&s->mu);
   s->poll.dead = true;
-  if (s->poll.status == GRPC_STATUS_OK)
+  s->poll.dead_code = RDEV_UNAVAILABLE;
+  if (s->poll.opened <= 0) { /* never accepted: refused, or never reached */
+    int code = cl_grpc_status(s->poll.status);
+    s->poll.dead_code = code == RDEV_OK ? RDEV_UNAVAILABLE : code;
+    s->poll.opened = -1;
+    snprintf(s->poll.dead_msg, sizeof s->poll.dead_msg, "rdevd refused the session: %s (gRPC status %d)",
+             *details ? details : "no detail", (int)s->poll.status);
+  } else if (s->poll.status == GRPC_STATUS_OK) {
     snprintf(s->poll.dead_msg, sizeof s->poll.dead_msg, "session ended%s%s", *details ? ": " : "", details);
-  else
+  } else {
     snprintf(s->poll.dead_msg, sizeof s->poll.dead_msg, "session ended: %s (gRPC status %d)",
              *details ? details : "connection lost", (int)s->poll.status);
+  }
   cl_bulk_abort_locked(s); /* a frame being read fails now */
-  cl_pending_fail_all_locked(s, s->poll.dead_msg);
+  cl_pending_fail_all_locked(s, s->poll.dead_code, s->poll.dead_msg);
   cl_send_end_locked(s);
   pthread_cond_broadcast(&s->poll.dead_cv);
   pthread_mutex_unlock(&s->mu);
@@ -263,6 +290,14 @@ static void dispatch(rdev_session_t *s, grpc_event ev) {
     }
     case CL_TAG_SEND: cl_send_done(s, ev.success != 0); break;
     case CL_TAG_STATUS: on_status(s); break;
+    case CL_TAG_OPEN: {
+      bool accepted = s->poll.on_open(s, ev.success != 0); /* the metadata is this thread's until opened is set */
+      pthread_mutex_lock(&s->mu);
+      s->poll.opened = accepted ? 1 : -1;
+      pthread_cond_broadcast(&s->poll.dead_cv);
+      pthread_mutex_unlock(&s->mu);
+      break;
+    }
     default: break; /* CL_TAG_CLOSE */
   }
 }
@@ -352,16 +387,18 @@ static void *rx_main(void *arg) {
   return NULL;
 }
 
-int cl_poll_start(rdev_session_t *s) {
+int cl_poll_start(rdev_session_t *s, bool (*on_open)(rdev_session_t *s, bool ok)) {
+  s->poll.on_open = on_open;
   pthread_mutex_lock(&s->mu);
   post_recv_locked(s);
   pthread_mutex_unlock(&s->mu);
   if (pthread_create(&s->poll.rx_thread, NULL, rx_main, s) != 0) {
     grpc_call_cancel(s->call, NULL);
-    /* Drain by hand: the status and the posted recv. */
-    bool st = false, rx = !s->poll.recv_posted;
-    while (!st || !rx) {
+    /* Drain by hand: the open, the status and the posted recv. */
+    bool op = false, st = false, rx = !s->poll.recv_posted;
+    while (!op || !st || !rx) {
       grpc_event ev = grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+      if (ev.tag == CL_TAG(CL_TAG_OPEN)) op = true;
       if (ev.tag == CL_TAG(CL_TAG_STATUS)) st = true;
       if (ev.tag == CL_TAG(CL_TAG_RECV)) rx = true;
     }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "rdev/clock.h"
 
 #define CLOSE_GRACE_MS 10000 /* half-close to end of call before we cancel */
 
@@ -69,6 +70,58 @@ static size_t batch_xfer_of(grpc_slice v) {
   return x > RDEV_WIRE_MAX_BATCH_XFER ? RDEV_WIRE_MAX_BATCH_XFER : (size_t)x;
 }
 
+/* The server's answer to the open (its initial metadata), on the polling
+ * thread: accepted when marked; then the batch limit, the device count,
+ * the session's key and its bulk connection, which starts now. */
+static bool on_open(rdev_session_t *s, bool ok) {
+  size_t batch_xfer = RDEV_WIRE_MAX_CHUNK; /* what servers without the key take */
+  unsigned long long bulk_port = 0;        /* the server offers none */
+  char bulk_path[108] = "";                /* or a unix socket */
+  bool marked = false;
+  for (size_t i = 0; ok && i < s->init_md.count; i++) {
+    const grpc_metadata *m = &s->init_md.metadata[i];
+    marked |= grpc_slice_str_cmp(m->key, RDEV_WIRE_SESSION_OPEN_KEY) == 0;
+    if (grpc_slice_str_cmp(m->key, RDEV_WIRE_BATCH_XFER_KEY) == 0) batch_xfer = batch_xfer_of(m->value);
+    if (grpc_slice_str_cmp(m->key, RDEV_WIRE_BULK_PORT_KEY) == 0) bulk_port = decimal_of(m->value);
+    if (grpc_slice_str_cmp(m->key, RDEV_WIRE_DEVICES_KEY) == 0 && GRPC_SLICE_LENGTH(m->value) > 0 &&
+        decimal_of(m->value) <= RDEV_WIRE_MAX_DEVICES)
+      cl_device_count_known(s, (int)decimal_of(m->value));
+    if (grpc_slice_str_cmp(m->key, RDEV_WIRE_BULK_PATH_KEY) == 0 && GRPC_SLICE_LENGTH(m->value) < sizeof bulk_path) {
+      memcpy(bulk_path, GRPC_SLICE_START_PTR(m->value), GRPC_SLICE_LENGTH(m->value));
+      bulk_path[GRPC_SLICE_LENGTH(m->value)] = '\0';
+    }
+    if (grpc_slice_str_cmp(m->key, RDEV_WIRE_SESSION_KEY_KEY) == 0 &&
+        GRPC_SLICE_LENGTH(m->value) == RDEV_WIRE_SESSION_KEY_LEN) {
+      pthread_mutex_lock(&s->mu); /* read by whoever waited for the open (cl_poll_wait_open) */
+      memcpy(s->host.key, GRPC_SLICE_START_PTR(m->value), RDEV_WIRE_SESSION_KEY_LEN);
+      pthread_mutex_unlock(&s->mu);
+    }
+  }
+  if (!marked) return false; /* refused: its status follows */
+  pthread_mutex_lock(&s->mu);
+  cl_send_init(s, batch_xfer);
+  pthread_mutex_unlock(&s->mu);
+  cl_bulk_start(s, bulk_port > 65535 ? 0 : (int)bulk_port, bulk_path[0] ? bulk_path : NULL);
+  return true;
+}
+
+/* Waits until the channel is connected (TCP, then the server's HTTP/2
+ * SETTINGS, before which gRPC core sends nothing) or the deadline: true
+ * when it is. */
+static bool wait_ready(grpc_channel *ch, gpr_timespec deadline) {
+  grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
+  grpc_connectivity_state st = grpc_channel_check_connectivity_state(ch, 1);
+  while (st != GRPC_CHANNEL_READY && gpr_time_cmp(gpr_now(GPR_CLOCK_MONOTONIC), deadline) < 0) {
+    grpc_channel_watch_connectivity_state(ch, st, deadline, cq, NULL);
+    grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL); /* changed, or the deadline */
+    st = grpc_channel_check_connectivity_state(ch, 1);
+  }
+  grpc_completion_queue_shutdown(cq);
+  while (grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type != GRPC_QUEUE_SHUTDOWN) {}
+  grpc_completion_queue_destroy(cq);
+  return st == GRPC_CHANNEL_READY;
+}
+
 int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_session_t **out) {
   static pthread_once_t tuned = PTHREAD_ONCE_INIT;
   pthread_once(&tuned, tune_malloc_once);
@@ -93,9 +146,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
   cl_pending_init(s);
   cl_device_init(s);
   cl_host_init(s);
-  size_t batch_xfer = RDEV_WIRE_MAX_CHUNK; /* until the server says more */
-  unsigned long long bulk_port = 0;        /* the server offers none */
-  char bulk_path[108] = "";                /* or a unix socket */
+  cl_send_init(s, RDEV_WIRE_MAX_CHUNK); /* until the server says more */
   grpc_metadata_array_init(&s->init_md);
 
   /* Messages up to a chunk plus framing; reconnect quickly to a server that
@@ -120,6 +171,17 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
     session_free(s);
     return arc;
   }
+  /* Connected first (a dead port fails here), which the first request
+   * would wait for anyway; the session's acceptance is not waited for: the
+   * open rides with the first requests, a refusal fails the first call
+   * that waits (and every later one) with its code. A same-host session
+   * (a unix socket) waits for it: it costs moments, and its host memory is
+   * shared once its bulk connection attached. */
+  gpr_timespec deadline = ms_from_now(timeout_ms);
+  if (!wait_ready(s->channel, deadline)) {
+    session_free(s);
+    return cl_error(RDEV_UNAVAILABLE, "cannot reach rdevd at %s within %lld ms", target, (long long)timeout_ms);
+  }
   s->cq = grpc_completion_queue_create_for_next(NULL);
   s->call = grpc_channel_create_call(s->channel, NULL, GRPC_PROPAGATE_DEFAULTS, s->cq,
                                      grpc_slice_from_static_string(RDEV_WIRE_METHOD_SESSION), NULL,
@@ -138,7 +200,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
   ops[1].op = GRPC_OP_RECV_INITIAL_METADATA;
   ops[1].data.recv_initial_metadata.recv_initial_metadata = &s->init_md;
   grpc_call_error ce = grpc_call_start_batch(s->call, ops, 2, CL_TAG(CL_TAG_OPEN), NULL);
-  grpc_call_error ce2 = cl_poll_watch_end(s);
+  grpc_call_error ce2 = ce == GRPC_CALL_OK ? cl_poll_watch_end(s) : GRPC_CALL_ERROR;
   if (ce != GRPC_CALL_OK || ce2 != GRPC_CALL_OK) {
     /* Nothing we can wait for reliably: cancel and drain what was started. */
     grpc_call_cancel(s->call, NULL);
@@ -147,91 +209,23 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
     session_free(s);
     return cl_error(RDEV_INTERNAL_ERROR, "cannot start the session call (%d/%d)", ce, ce2);
   }
-
-  /* Wait for the server's initial metadata (it accepted the session). */
-  gpr_timespec deadline = ms_from_now(timeout_ms);
-  bool opened = false, open_ok = false, got_status = false, cancelled = false, timed_out = false;
-  while (!opened && !got_status) {
-    grpc_event ev = grpc_completion_queue_next(s->cq, deadline, NULL);
-    if (ev.type == GRPC_QUEUE_TIMEOUT) {
-      timed_out = true;
-      break;
-    }
-    if (ev.type != GRPC_OP_COMPLETE) continue;
-    if (ev.tag == CL_TAG(CL_TAG_OPEN)) {
-      opened = true;
-      open_ok = ev.success != 0;
-    } else if (ev.tag == CL_TAG(CL_TAG_STATUS)) {
-      got_status = true;
-    }
+  int rc = cl_poll_start(s, on_open);
+  if (rc) {
+    session_free(s);
+    return rc;
   }
-  if (opened && open_ok && !got_status) {
-    /* Accepted only with the server's mark; a refusal's status follows its
-     * (unmarked) initial metadata: wait for it. */
-    bool marked = false;
-    for (size_t i = 0; i < s->init_md.count; i++) {
-      const grpc_metadata *m = &s->init_md.metadata[i];
-      marked |= grpc_slice_str_cmp(m->key, RDEV_WIRE_SESSION_OPEN_KEY) == 0;
-      if (grpc_slice_str_cmp(m->key, RDEV_WIRE_BATCH_XFER_KEY) == 0) batch_xfer = batch_xfer_of(m->value);
-      if (grpc_slice_str_cmp(m->key, RDEV_WIRE_BULK_PORT_KEY) == 0) bulk_port = decimal_of(m->value);
-      if (grpc_slice_str_cmp(m->key, RDEV_WIRE_DEVICES_KEY) == 0 && GRPC_SLICE_LENGTH(m->value) > 0 &&
-          decimal_of(m->value) <= RDEV_WIRE_MAX_DEVICES)
-        cl_device_count_known(s, (int)decimal_of(m->value));
-      if (grpc_slice_str_cmp(m->key, RDEV_WIRE_BULK_PATH_KEY) == 0 && GRPC_SLICE_LENGTH(m->value) < sizeof bulk_path) {
-        memcpy(bulk_path, GRPC_SLICE_START_PTR(m->value), GRPC_SLICE_LENGTH(m->value));
-        bulk_path[GRPC_SLICE_LENGTH(m->value)] = '\0';
-      }
-      if (grpc_slice_str_cmp(m->key, RDEV_WIRE_SESSION_KEY_KEY) == 0 &&
-          GRPC_SLICE_LENGTH(m->value) == RDEV_WIRE_SESSION_KEY_LEN)
-        memcpy(s->host.key, GRPC_SLICE_START_PTR(m->value), RDEV_WIRE_SESSION_KEY_LEN);
-    }
-    while (!marked && !got_status) {
-      grpc_event ev = grpc_completion_queue_next(s->cq, deadline, NULL);
-      if (ev.type == GRPC_QUEUE_TIMEOUT) {
-        timed_out = true;
-        break;
-      }
-      if (ev.type == GRPC_OP_COMPLETE && ev.tag == CL_TAG(CL_TAG_STATUS)) got_status = true;
-    }
-    if (!marked && !got_status) open_ok = false;
-  }
-  if (opened && open_ok && !got_status) {
-    cl_send_init(s, batch_xfer);
-    int rc = cl_poll_start(s);
+  if (!strncmp(target, "unix:", 5)) {
+    struct timespec dl = rdev_clock_deadline_ns((uint64_t)timeout_ms * 1000000u);
+    rc = cl_poll_wait_open(s, &dl);
     if (rc) {
-      session_free(s);
-      return rc;
+      char why[CL_MSG_MAX];
+      snprintf(why, sizeof why, "%s", rdev_session_last_error());
+      rdev_session_close(s);
+      return cl_error_msg(rc, why);
     }
-    cl_bulk_start(s, bulk_port > 65535 ? 0 : (int)bulk_port, bulk_path[0] ? bulk_path : NULL);
-    *out = s;
-    return RDEV_OK;
   }
-
-  /* Failed: end the call and collect both batches before freeing. */
-  if (!got_status) {
-    grpc_call_cancel(s->call, NULL);
-    cancelled = true;
-  }
-  while (!opened || !got_status) {
-    grpc_event ev = grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
-    if (ev.type != GRPC_OP_COMPLETE) continue;
-    if (ev.tag == CL_TAG(CL_TAG_OPEN)) opened = true;
-    if (ev.tag == CL_TAG(CL_TAG_STATUS)) got_status = true;
-  }
-  int rc;
-  if (timed_out) {
-    rc = cl_error(RDEV_UNAVAILABLE, "cannot reach rdevd at %s within %lld ms", target, (long long)timeout_ms);
-  } else {
-    char *details;
-    grpc_status_code status = cl_poll_end_status(s, &details);
-    rc = cl_grpc_status(status);
-    if (rc == RDEV_OK) rc = RDEV_UNAVAILABLE;
-    cl_error(rc, "rdevd at %s refused the session: %s (gRPC status %d)", target,
-             *details ? details : (cancelled ? "cancelled" : "no detail"), (int)status);
-    gpr_free(details);
-  }
-  session_free(s);
-  return rc;
+  *out = s;
+  return RDEV_OK;
 }
 
 void rdev_session_close(rdev_session_t *s) {

@@ -62,10 +62,15 @@ typedef struct {
 } rdev_options_t;
 
 /* Connects to rdevd at target ("host:port" or "unix:/path") and opens a
- * session. opts may be NULL. Blocks until the server accepted the session or
- * the connect timeout passed (RDEV_UNAVAILABLE). A missing or wrong token is
- * RDEV_UNAUTHENTICATED; a tenant's session quota, RDEV_QUOTA_EXCEEDED;
- * failing TLS, RDEV_UNAVAILABLE. The current device is 0.
+ * session. opts may be NULL. Blocks until the connection is up (TCP, TLS,
+ * and HTTP/2's first exchange, one round trip) or the connect timeout
+ * passed (RDEV_UNAVAILABLE; failing TLS too). The session's own open then
+ * rides with the first requests: rdevd's acceptance is not waited for
+ * (but on a unix socket, where it costs moments). A refusal (a missing or
+ * wrong token: RDEV_UNAUTHENTICATED; a tenant's session quota:
+ * RDEV_QUOTA_EXCEEDED) is the answer of the first call that waits, and of
+ * every call after it; rdev_session_close is still the caller's. The
+ * current device is 0.
  * The library leaves the process's malloc settings alone. With
  * RDEV_MALLOC_TUNE=1 in the environment, the first open in the process
  * raises glibc's mmap and trim thresholds (mallopt: 8 MiB and 64 MiB), so
