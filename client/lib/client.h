@@ -125,7 +125,7 @@ typedef struct {
   grpc_metadata_array trailing_md;
   grpc_status_code status;
   grpc_slice status_details;
-  bool dead; /* the call ended */
+  bool dead;     /* the call ended */
   int dead_code; /* what calls fail with since: RDEV_UNAVAILABLE, or a refused open's code */
   char dead_msg[CL_MSG_MAX];
   /* The open's answer (the server's initial metadata): 0 until it came, 1
@@ -133,6 +133,8 @@ typedef struct {
    * polling thread, and says whether it accepts the session. */
   int opened;
   bool (*on_open)(rdev_session_t *s, bool ok);
+  gpr_timespec open_deadline; /* no answer by then: the call is cancelled (open_cancelled) */
+  bool open_cancelled;
 } cl_poll_state_t;
 
 /* bulk.c: the session's bulk connection (rdev/wire.h), read by a thread of
@@ -452,7 +454,7 @@ grpc_status_code cl_poll_end_status(rdev_session_t *s, char **details);
  * thread, which hands the open's answer to on_open. On failure (last error
  * set) the call is cancelled and its completions drained: the caller frees
  * the session. */
-int cl_poll_start(rdev_session_t *s, bool (*on_open)(rdev_session_t *s, bool ok));
+int cl_poll_start(rdev_session_t *s, bool (*on_open)(rdev_session_t *s, bool ok), gpr_timespec open_deadline);
 /* Waits for the open's answer, up to the CLOCK_MONOTONIC deadline (NULL:
  * none): RDEV_OK once accepted; the refusal's code (last error set) when
  * refused, RDEV_UNAVAILABLE when the call ended or time ran out. */

@@ -75,7 +75,7 @@ int rdev_launch_host_func(rdev_stream_t *stream, int block, rdev_host_fn fn, voi
   int rc = cl_stream_handle(s, stream, &h);
   if (rc) return rc;
   if (block && (rc = cl_poll_wait_open(s, NULL))) return rc; /* its key came with the open's answer */
-  if (block && !s->host.key[0]) /* an older server: nothing could release the stream */
+  if (block && !s->host.key[0])                              /* an older server: nothing could release the stream */
     return cl_error(RDEV_API_NOT_SUPPORT, "this rdevd offers no blocking host functions");
   rdev_host_call_t *c = calloc(1, sizeof *c);
   if (!c) return cl_error(RDEV_BAD_ALLOC, "out of host memory");

@@ -250,11 +250,14 @@ static void on_status(rdev_session_t *s) {
   pthread_mutex_lock(&s->mu);
   s->poll.dead = true;
   s->poll.dead_code = RDEV_UNAVAILABLE;
-  if (s->poll.opened <= 0) { /* never accepted: refused, or never reached */
+  if (s->poll.opened <= 0) { /* never accepted: refused, or never answered */
     int code = cl_grpc_status(s->poll.status);
     s->poll.dead_code = code == RDEV_OK ? RDEV_UNAVAILABLE : code;
     s->poll.opened = -1;
-    snprintf(s->poll.dead_msg, sizeof s->poll.dead_msg, "rdevd refused the session: %s (gRPC status %d)",
+    bool refused = s->poll.status == GRPC_STATUS_UNAUTHENTICATED || s->poll.status == GRPC_STATUS_PERMISSION_DENIED ||
+                   s->poll.status == GRPC_STATUS_RESOURCE_EXHAUSTED;
+    snprintf(s->poll.dead_msg, sizeof s->poll.dead_msg, "%s: %s (gRPC status %d)",
+             refused ? "rdevd refused the session" : "the session ended before rdevd answered its open",
              *details ? details : "no detail", (int)s->poll.status);
   } else if (s->poll.status == GRPC_STATUS_OK) {
     snprintf(s->poll.dead_msg, sizeof s->poll.dead_msg, "session ended%s%s", *details ? ": " : "", details);
@@ -293,7 +296,7 @@ static void dispatch(rdev_session_t *s, grpc_event ev) {
     case CL_TAG_OPEN: {
       bool accepted = s->poll.on_open(s, ev.success != 0); /* the metadata is this thread's until opened is set */
       pthread_mutex_lock(&s->mu);
-      s->poll.opened = accepted ? 1 : -1;
+      if (s->poll.opened == 0) s->poll.opened = accepted ? 1 : -1; /* the end may have come first */
       pthread_cond_broadcast(&s->poll.dead_cv);
       pthread_mutex_unlock(&s->mu);
       break;
@@ -309,11 +312,24 @@ static void dispatch(rdev_session_t *s, grpc_event ev) {
 static grpc_completion_type poll_once_locked(rdev_session_t *s, int who, gpr_timespec deadline) {
   s->poll.poller = who;
   post_recv_locked(s);
+  /* While the open's answer is awaited, its deadline bounds the poll too:
+   * past it, the call is cancelled, which ends the session */
+  bool open_due = s->poll.opened == 0 && !s->poll.open_cancelled && gpr_time_cmp(s->poll.open_deadline, deadline) < 0;
   pthread_mutex_unlock(&s->mu);
-  grpc_event ev = grpc_completion_queue_next(s->cq, deadline, NULL);
+  grpc_event ev = grpc_completion_queue_next(s->cq, open_due ? s->poll.open_deadline : deadline, NULL);
   if (ev.type == GRPC_OP_COMPLETE) dispatch(s, ev);
   pthread_mutex_lock(&s->mu);
   s->poll.poller = POLL_NONE;
+  if (ev.type == GRPC_QUEUE_TIMEOUT && open_due) {
+    if (s->poll.opened == 0 && !s->poll.open_cancelled) {
+      s->poll.open_cancelled = true;
+      pthread_mutex_unlock(&s->mu);
+      grpc_call_cancel_with_status(s->call, GRPC_STATUS_UNAVAILABLE,
+                                   "no answer from rdevd to the session's open in time", NULL);
+      pthread_mutex_lock(&s->mu);
+    }
+    return GRPC_OP_COMPLETE; /* not the caller's deadline: look again */
+  }
   return ev.type;
 }
 
@@ -387,8 +403,9 @@ static void *rx_main(void *arg) {
   return NULL;
 }
 
-int cl_poll_start(rdev_session_t *s, bool (*on_open)(rdev_session_t *s, bool ok)) {
+int cl_poll_start(rdev_session_t *s, bool (*on_open)(rdev_session_t *s, bool ok), gpr_timespec open_deadline) {
   s->poll.on_open = on_open;
+  s->poll.open_deadline = open_deadline;
   pthread_mutex_lock(&s->mu);
   post_recv_locked(s);
   pthread_mutex_unlock(&s->mu);

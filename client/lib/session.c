@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "client.h"
-#include "rdev/clock.h"
 
 #define CLOSE_GRACE_MS 10000 /* half-close to end of call before we cancel */
 
@@ -100,7 +99,9 @@ static bool on_open(rdev_session_t *s, bool ok) {
   if (!marked) return false; /* refused: its status follows */
   pthread_mutex_lock(&s->mu);
   cl_send_init(s, batch_xfer);
+  bool dead = cl_poll_check_open_locked(s) != RDEV_OK; /* ended meanwhile: no bulk connection */
   pthread_mutex_unlock(&s->mu);
+  if (dead) return false;
   cl_bulk_start(s, bulk_port > 65535 ? 0 : (int)bulk_port, bulk_path[0] ? bulk_path : NULL);
   return true;
 }
@@ -177,7 +178,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
    * that waits (and every later one) with its code. A same-host session
    * (a unix socket) waits for it: it costs moments, and its host memory is
    * shared once its bulk connection attached. */
-  gpr_timespec deadline = ms_from_now(timeout_ms);
+  gpr_timespec deadline = ms_from_now(timeout_ms); /* the connection's and the answer's */
   if (!wait_ready(s->channel, deadline)) {
     session_free(s);
     return cl_error(RDEV_UNAVAILABLE, "cannot reach rdevd at %s within %lld ms", target, (long long)timeout_ms);
@@ -193,8 +194,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
 
   grpc_op ops[2];
   memset(ops, 0, sizeof ops);
-  ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-  ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY | GRPC_INITIAL_METADATA_WAIT_FOR_READY_EXPLICITLY_SET;
+  ops[0].op = GRPC_OP_SEND_INITIAL_METADATA; /* the connection is up: no waiting for one */
   ops[0].data.send_initial_metadata.count = s->auth.n;
   ops[0].data.send_initial_metadata.metadata = &s->auth.md;
   ops[1].op = GRPC_OP_RECV_INITIAL_METADATA;
@@ -209,14 +209,13 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
     session_free(s);
     return cl_error(RDEV_INTERNAL_ERROR, "cannot start the session call (%d/%d)", ce, ce2);
   }
-  int rc = cl_poll_start(s, on_open);
+  int rc = cl_poll_start(s, on_open, deadline);
   if (rc) {
     session_free(s);
     return rc;
   }
   if (!strncmp(target, "unix:", 5)) {
-    struct timespec dl = rdev_clock_deadline_ns((uint64_t)timeout_ms * 1000000u);
-    rc = cl_poll_wait_open(s, &dl);
+    rc = cl_poll_wait_open(s, NULL); /* bounded: no answer by the deadline ends the call */
     if (rc) {
       char why[CL_MSG_MAX];
       snprintf(why, sizeof why, "%s", rdev_session_last_error());
