@@ -290,8 +290,9 @@ START_TEST(test_tenant_token_devices_and_quota) {
     }
     s = NULL;
   }
-  ck_assert_msg(wrong == 0, "%d of 100 sessions without the token were not refused with RDEV_UNAUTHENTICATED (first: %d %s)",
-                wrong, first, rdev_status_name(first));
+  ck_assert_msg(wrong == 0,
+                "%d of 100 sessions without the token were not refused with RDEV_UNAUTHENTICATED (first: %d %s)", wrong,
+                first, rdev_status_name(first));
   o.token = token;
   FX_OK(rdev_session_open(srv.target, &o, &s));
   int n = -1;
