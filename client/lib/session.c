@@ -1,10 +1,11 @@
 /*
  * client/lib/session.c — a session's lifecycle: opening it (channel,
- * credentials, the one bidirectional gRPC call to rdevd and the server's
- * acceptance), and closing it (half-close, wait for the end, free
- * everything). While it is open, submit.c, poll.c, send.c and pending.c run
- * the call. Owns the session object and what open makes (channel,
- * completion queue, call, open metadata); calls auth.c, poll.c, memory.c, bulk.c,
+ * credentials, the connection, the one bidirectional gRPC call to rdevd;
+ * the server's answer, read by on_open when poll.c's receiver gets it), and
+ * closing it (half-close, wait for the end, free everything). While it is
+ * open, submit.c, poll.c, send.c and pending.c run the call. Owns the
+ * session object and what open makes (channel, completion queue, call,
+ * open metadata); calls auth.c, poll.c, memory.c, bulk.c,
  * send.c, pending.c, info.c, stream.c and addr.c (to set up and tear down
  * their parts), and error.c.
  */
