@@ -49,14 +49,16 @@ struct cl_region {
   struct cl_region *next;
 };
 
-/* Waits until fd is ready for events, or the time ran out, or the session
- * closes: true when ready. */
+/* Waits until fd is ready for events, or ms ran out (ms < 0: no limit), or
+ * the session closes: true when ready. */
 static bool wait_fd(rdev_session_t *s, int fd, short events, int ms) {
-  for (int left = ms; (ms < 0 || left > 0) && !atomic_load(&s->bulk.stop); left -= ms < 0 ? 0 : STEP_MS) {
+  for (int left = ms; !atomic_load(&s->bulk.stop) && (ms < 0 || left > 0);) {
+    int step = ms >= 0 && left < STEP_MS ? left : STEP_MS;
     struct pollfd p = {.fd = fd, .events = events};
-    int n = poll(&p, 1, ms >= 0 && left < STEP_MS ? left : STEP_MS);
+    int n = poll(&p, 1, step);
     if (n > 0) return true;
     if (n < 0 && errno != EINTR) return false;
+    if (ms >= 0) left -= step;
   }
   return false;
 }

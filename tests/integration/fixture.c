@@ -244,6 +244,24 @@ void fx_setup(void) {
   ck_assert_msg(rc == 0, "cannot start rdevd: %s", err);
 }
 
+void fx_tenant_server_start(fx_server_t *srv, char token[44], const char *settings) {
+  char hash[72], path[] = "/tmp/rdev-itest-tenants-XXXXXX";
+  FX_OK(rdev_token_new(token, 44));
+  FX_OK(rdev_token_hash(token, hash, sizeof hash));
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  char text[1024];
+  int len = snprintf(text, sizeof text, "[tenant itest]\ntoken = %s\n%s", hash, settings);
+  ck_assert(len > 0 && (size_t)len < sizeof text);
+  ck_assert_int_eq(write(fd, text, (size_t)len), len);
+  close(fd);
+  char err[512];
+  const char *extra[] = {"--tenants", path, "--log-level", "error", NULL};
+  int started = fx_server_start(srv, extra, err, sizeof err);
+  unlink(path);
+  ck_assert_msg(started == 0, "cannot start rdevd: %s", err);
+}
+
 void fx_server_stop(fx_server_t *srv) {
   int st = fx_server_signal_wait(srv, SIGTERM, 30);
   char buf[64];

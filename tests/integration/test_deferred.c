@@ -6,31 +6,10 @@
  * stream, each once, with its code; work on other streams unaffected,
  * quotas and memory given back in the session's order.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "fixture.h"
-
-/* Starts a server whose one tenant (token in *token) may open at most
- * max_streams streams. */
-static void start_tenant_server(fx_server_t *srv, char token[44], int max_streams) {
-  char hash[72], path[] = "/tmp/rdev-itest-deferred-XXXXXX";
-  FX_OK(rdev_token_new(token, 44));
-  FX_OK(rdev_token_hash(token, hash, sizeof hash));
-  int fd = mkstemp(path);
-  ck_assert_int_ge(fd, 0);
-  char text[512];
-  int len = snprintf(text, sizeof text, "[tenant deferred]\ntoken = %s\nmax_streams = %d\n", hash, max_streams);
-  ck_assert_int_eq(write(fd, text, (size_t)len), len);
-  close(fd);
-  char err[512];
-  const char *extra[] = {"--tenants", path, "--log-level", "error", NULL};
-  int started = fx_server_start(srv, extra, err, sizeof err);
-  unlink(path);
-  ck_assert_msg(started == 0, "cannot start rdevd: %s", err);
-}
 
 /* Writes value into a fresh buffer on st and reads it back: 0 when it
  * worked, else the first failing status. */
@@ -54,7 +33,7 @@ static int stream_roundtrip(rdev_session_t *s, rdev_stream_t *st, int32_t value)
 START_TEST(test_refused_stream_create_fails_at_its_synchronize) {
   fx_server_t srv;
   char token[44];
-  start_tenant_server(&srv, token, 2);
+  fx_tenant_server_start(&srv, token, "max_streams = 2\n");
   rdev_options_t o = {.token = token};
   rdev_session_t *s = NULL;
   FX_OK(rdev_session_open(srv.target, &o, &s));

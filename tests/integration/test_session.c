@@ -252,21 +252,9 @@ END_TEST
 /* A server with a tenants file: the token decides, the tenant sees only its
  * device (as device 0) and its memory quota. */
 START_TEST(test_tenant_token_devices_and_quota) {
-  char token[44], hash[72], path[] = "/tmp/rdev-itest-tenants-XXXXXX";
-  FX_OK(rdev_token_new(token, sizeof token));
-  FX_OK(rdev_token_hash(token, hash, sizeof hash));
-  int fd = mkstemp(path);
-  ck_assert_int_ge(fd, 0);
-  char text[512];
-  int len = snprintf(text, sizeof text, "[tenant itest]\ntoken = %s\ndevices = 1\nmem_quota = 1M\n", hash);
-  ck_assert_int_eq(write(fd, text, (size_t)len), len);
-  close(fd);
+  char token[44];
   fx_server_t srv;
-  char err[512];
-  const char *extra[] = {"--tenants", path, "--log-level", "error", NULL}; /* no audit lines */
-  int started = fx_server_start(&srv, extra, err, sizeof err);
-  unlink(path);
-  ck_assert_msg(started == 0, "cannot start rdevd: %s", err);
+  fx_tenant_server_start(&srv, token, "devices = 1\nmem_quota = 1M\n");
 
   rdev_session_t *s = NULL;
   rdev_options_t o = {.connect_timeout_ms = 20000};
