@@ -103,6 +103,12 @@ void srv_send_reply(srv_session_t *s, rdev_v1_Reply *r, const grpc_slice *payloa
     free(n);
     return;
   }
+  /* The client acts on what it reads: a request received after this
+   * reply may follow from it (a read after the synchronize that reported
+   * a stream's copies done). That order runs through the client, out of
+   * ThreadSanitizer's sight, and gRPC may write the reply from another
+   * thread: given here, taken with the next receive's tag. */
+  RDEV_HANDOFF_GIVE(&s->recv_op);
   n->next = NULL;
   n->bb = bb;
   n->bytes = 64 + grpc_byte_buffer_length(bb); /* what it holds, payload and print included */
