@@ -122,7 +122,7 @@ START_TEST(test_stream_synchronize_timeout) {
   rdev_session_t *s = fx_open();
   rdev_stream_t *st = NULL;
   FX_OK(rdev_stream_create(s, &st));
-  FX_OK(rdev_stream_synchronize_timeout(st, 50)); /* idle: at once */
+  FX_OK(rdev_stream_synchronize_timeout(st, 5000)); /* idle: OK (50 ms could pass in the round trip under TSan) */
   rdev_arg_t delay = fx_u32(300000);
   double t0 = fx_now();
   FX_OK(rdev_launch(st, "delay_us", 1, &delay, 1));
