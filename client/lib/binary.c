@@ -147,49 +147,32 @@ int rdev_binary_load_function(rdev_session_t *s, const void *data, size_t len, c
   if (!s || !data || !bout || !fout) return cl_error(RDEV_INVALID_PARAM, "session, data, b or f is NULL");
   *bout = NULL;
   *fout = NULL;
-  uint64_t handle = cl_handle_new(s); /* the lookup names the binary before its load is answered */
+  /* both named by the client and quiet: the server keeps a refusal under
+   * the function's handle, for the launches that name it */
+  uint64_t bh = cl_handle_new(s), fh = cl_handle_new(s);
   rdev_v1_Request lq = rdev_v1_Request_init_zero, fq;
   lq.which_op = rdev_v1_Request_binary_load_tag;
-  lq.op.binary_load.handle = handle;
+  lq.op.binary_load.handle = bh;
+  lq.op.binary_load.quiet = true;
   int rc = check_binary(data, len);
-  if (!rc) rc = function_request(handle, name, entry, &fq);
+  if (!rc) rc = function_request(bh, name, entry, &fq);
   if (rc) return rc;
+  fq.op.binary_function.handle = fh;
+  fq.op.binary_function.quiet = true;
   rdev_binary_t *b = calloc(1, sizeof *b);
   struct rdev_function *f = calloc(1, sizeof *f);
-  /* two groups, one reply each, both on their way before either waits:
-   * the load's own answer says whether there is a binary to unload */
-  cl_group_t gl, gf;
-  if (!b || !f || cl_group_begin(&gl, s, 0)) {
+  if (!b || !f) {
     free(b);
     free(f);
     return cl_error(RDEV_BAD_ALLOC, "out of host memory");
   }
-  if (cl_group_begin(&gf, s, 0)) {
-    free(b);
+  if ((rc = cl_send_async_with(s, &lq, data, len)) || (rc = cl_send_async(s, &fq))) {
+    free(b); /* the session ended: nothing of it stays */
     free(f);
-    return cl_group_end(&gl, cl_error(RDEV_BAD_ALLOC, "out of host memory"), NULL);
+    return rc;
   }
-  int lrc = cl_group_call(&gl, &lq, data, len);
-  int frc = lrc ? lrc : cl_group_call(&gf, &fq, NULL, 0);
-  cl_result_t res, lres;
-  char why[CL_MSG_MAX];
-  lrc = cl_group_end(&gl, lrc, &lres);
-  snprintf(why, sizeof why, "%s", rdev_session_last_error());
-  if (!lrc) handle = lres.handle;     /* the server's word (one that picks its own would say another) */
-  frc = cl_group_end(&gf, frc, &res); /* a failed load failed it too */
-  if (lrc) {
-    free(b);
-    free(f);
-    return cl_error_msg(lrc, why);
-  }
-  binary_enter(s, b, handle);
-  if (frc) {
-    snprintf(why, sizeof why, "%s", rdev_session_last_error());
-    free(f);
-    rdev_binary_unload(b); /* loaded: nothing stays */
-    return cl_error_msg(frc, why);
-  }
-  function_enter(b, f, res.handle);
+  binary_enter(s, b, bh);
+  function_enter(b, f, fh);
   *bout = b;
   *fout = f;
   return RDEV_OK;

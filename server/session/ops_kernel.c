@@ -161,24 +161,55 @@ static int count_entries(srv_session_t *s, int type) {
   return n;
 }
 
-int srv_op_binary_load(srv_req_t *x) {
+static int binary_load(srv_req_t *x) {
   if (!rdev_rt_kernels_confined(x->s->srv->rt) && !x->s->srv->cfg.allow_uploaded)
     return srv_fail(x, RDEV_PERMISSION_DENIED,
                     "this server takes no kernel binaries: on the %s backend a kernel can reach any session's device "
                     "memory (the operator may allow them: rdevd --allow-uploaded-kernels)",
                     rdev_rt_backend_name(x->s->srv->rt));
-  uint64_t want = x->q->op.binary_load.handle;
-  int rc = srv_client_handle_check(x, want, "binary load");
-  if (rc) return rc;
+  uint64_t want = x->q->op.binary_load.handle; /* checked */
   if (count_entries(x->s, SRV_H_BIN) >= SESSION_BINS_MAX)
     return srv_fail(x, RDEV_QUOTA_EXCEEDED, "a session holds at most %d binaries", SESSION_BINS_MAX);
   void *data = payload_copy(x->data);
   if (!data) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
   srv_bin_t *b = NULL;
-  rc = srv_bin_get(x->s->srv, x->s->tenant, data, x->data->len, &b);
+  int rc = srv_bin_get(x->s->srv, x->s->tenant, data, x->data->len, &b);
   free(data);
   if (rc) return rc == RDEV_BAD_ALLOC ? srv_fail(x, rc, "out of server memory") : srv_rt_failed(x, rc);
-  uint64_t h = srv_handle_enter(x->s, want, SRV_H_BIN, 0, b);
+  uint64_t h = srv_handle_enter(x->s, want, SRV_H_BIN, 0, b, 0, NULL);
+  if (!h) {
+    srv_bin_put(x->s->srv, b);
+    return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  }
+  x->r.handle = h;
+  return RDEV_OK;
+}
+
+/* A quiet one (under the client's handle) is not answered: its refusal
+ * waits under the handle for the lookups that name it. A handle the
+ * client may not use is answered all the same. */
+int srv_op_binary_load(srv_req_t *x) {
+  const rdev_v1_BinaryLoad *q = &x->q->op.binary_load;
+  int rc = srv_client_handle_check(x, q->handle, "binary load");
+  if (rc) return rc;
+  rc = binary_load(x);
+  if (!q->quiet || !q->handle) return rc;
+  return rc == RDEV_OK ? SRV_LATER : srv_refuse_quietly(x, q->handle, rc);
+}
+
+static int binary_function(srv_req_t *x) {
+  const rdev_v1_BinaryFunction *q = &x->q->op.binary_function;
+  srv_handle_t *e = srv_get_handle(x, q->binary, SRV_H_BIN);
+  if (!e) return srv_handle_missing(x, q->binary, "binary", 0);
+  const rdev_rt_function_t *f = NULL;
+  int rc = q->by_entry ? rdev_rt_binary_function_by_entry(srv_bin_rt(e->ptr), q->entry, &f)
+                       : rdev_rt_binary_function(srv_bin_rt(e->ptr), q->name, &f);
+  if (rc) return srv_rt_failed(x, rc);
+  if (count_entries(x->s, SRV_H_FUNC) >= SESSION_FUNCS_MAX)
+    return srv_fail(x, RDEV_QUOTA_EXCEEDED, "a session holds at most %d kernel functions", SESSION_FUNCS_MAX);
+  srv_bin_t *b = srv_bin_ref(x->s->srv, e->ptr); /* the function keeps its binary */
+  /* size: the binary handle it was found through (its unload takes it) */
+  uint64_t h = srv_handle_enter(x->s, q->handle, SRV_H_FUNC, 0, (void *)f, (size_t)q->binary, b);
   if (!h) {
     srv_bin_put(x->s->srv, b);
     return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
@@ -189,25 +220,11 @@ int srv_op_binary_load(srv_req_t *x) {
 
 int srv_op_binary_function(srv_req_t *x) {
   const rdev_v1_BinaryFunction *q = &x->q->op.binary_function;
-  srv_handle_t *e = srv_get_handle(x, q->binary, SRV_H_BIN);
-  if (!e)
-    return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "0x%llx is not a binary of this session",
-                    (unsigned long long)q->binary);
-  const rdev_rt_function_t *f = NULL;
-  int rc = q->by_entry ? rdev_rt_binary_function_by_entry(srv_bin_rt(e->ptr), q->entry, &f)
-                       : rdev_rt_binary_function(srv_bin_rt(e->ptr), q->name, &f);
-  if (rc) return srv_rt_failed(x, rc);
-  if (count_entries(x->s, SRV_H_FUNC) >= SESSION_FUNCS_MAX)
-    return srv_fail(x, RDEV_QUOTA_EXCEEDED, "a session holds at most %d kernel functions", SESSION_FUNCS_MAX);
-  srv_bin_t *b = srv_bin_ref(x->s->srv, e->ptr); /* the function keeps its binary */
-  /* size: the binary handle it was found through (its unload takes it) */
-  uint64_t h = srv_handles_add(&x->s->handles, SRV_H_FUNC, 0, (void *)f, (size_t)q->binary, b);
-  if (!h) {
-    srv_bin_put(x->s->srv, b);
-    return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
-  }
-  x->r.handle = h;
-  return RDEV_OK;
+  int rc = srv_client_handle_check(x, q->handle, "binary function");
+  if (rc) return rc;
+  rc = binary_function(x);
+  if (!q->quiet || !q->handle) return rc;
+  return rc == RDEV_OK ? SRV_LATER : srv_refuse_quietly(x, q->handle, rc);
 }
 
 void srv_release_kernel_entry(srv_session_t *s, srv_handle_t *e) {
@@ -231,8 +248,7 @@ static void drop_function_of(srv_handle_t *e, void *arg) {
 int srv_op_binary_unload(srv_req_t *x) {
   uint64_t h = x->q->op.binary_unload.binary;
   srv_handle_t *e = srv_get_handle(x, h, SRV_H_BIN);
-  if (!e)
-    return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "0x%llx is not a binary of this session", (unsigned long long)h);
+  if (!e) return srv_handle_missing(x, h, "binary", 1); /* a refused load: nothing to unload */
   unload_t u = {x->s, h};
   srv_handles_each(&x->s->handles, SRV_H_FUNC, drop_function_of, &u);
   srv_release_kernel_entry(x->s, e);
@@ -246,9 +262,7 @@ int srv_op_launch_function(srv_req_t *x) {
   int rc = srv_get_stream(x, l->stream, &st);
   if (rc) return rc;
   srv_handle_t *e = srv_get_handle(x, l->function, SRV_H_FUNC);
-  if (!e)
-    return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "0x%llx is not a kernel function of this session",
-                    (unsigned long long)l->function);
+  if (!e) return srv_handle_missing(x, l->function, "kernel function", 0);
   const rdev_rt_function_t *f = e->ptr;
   void *blob = payload_copy(x->data);
   if (!blob) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");

@@ -73,7 +73,7 @@ int srv_op_stream_create(srv_req_t *x) {
   pthread_mutex_unlock(&x->s->tenant->mu);
   /* the tenant's weight and cap as they are now (a reload may change them) */
   rdev_rt_stream_set_group(st, x->s->group, weight, device_slots ? (uint32_t)cap : 0);
-  uint64_t h = srv_handle_enter(x->s, m->handle, SRV_H_STREAM, dev, st);
+  uint64_t h = srv_handle_enter(x->s, m->handle, SRV_H_STREAM, dev, st, 0, NULL);
   if (!h) {
     rdev_rt_stream_destroy_force(st);
     srv_streams_give(x->s, dev);
@@ -207,7 +207,7 @@ int srv_op_event_create(srv_req_t *x) {
   if (rc || (rc = srv_client_handle_check(x, m->handle, "event create"))) return rc;
   rc = rdev_rt_event_create(x->s->srv->rt, dev, &ev);
   if (rc) return srv_rt_failed(x, rc);
-  uint64_t h = srv_handle_enter(x->s, m->handle, SRV_H_EVENT, dev, ev);
+  uint64_t h = srv_handle_enter(x->s, m->handle, SRV_H_EVENT, dev, ev, 0, NULL);
   if (!h) {
     rdev_rt_event_destroy(ev);
     return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");

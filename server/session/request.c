@@ -32,9 +32,30 @@ int srv_client_handle_check(srv_req_t *x, uint64_t h, const char *what) {
   return RDEV_OK;
 }
 
-uint64_t srv_handle_enter(srv_session_t *s, uint64_t want, int type, int dev, void *ptr) {
-  if (!want) return srv_handles_add(&s->handles, type, dev, ptr, 0, NULL);
-  return srv_handles_put(&s->handles, want, type, dev, ptr, 0, NULL) == 0 ? want : 0;
+uint64_t srv_handle_enter(srv_session_t *s, uint64_t want, int type, int dev, void *ptr, size_t size, void *ext) {
+  if (!want) return srv_handles_add(&s->handles, type, dev, ptr, size, ext);
+  return srv_handles_put(&s->handles, want, type, dev, ptr, size, ext) == 0 ? want : 0;
+}
+
+int srv_refuse_quietly(srv_req_t *x, uint64_t h, int rc) {
+  srv_refused_t *r = &x->s->refused[x->s->refused_next++ % SRV_REFUSED_MAX];
+  r->h = h;
+  r->code = rc;
+  snprintf(r->msg, sizeof r->msg, "%s", x->r.message);
+  return SRV_LATER;
+}
+
+int srv_handle_missing(srv_req_t *x, uint64_t h, const char *what, int drop) {
+  for (int i = 0; h && i < SRV_REFUSED_MAX; i++) {
+    srv_refused_t *r = &x->s->refused[i];
+    if (r->h != h) continue;
+    if (drop) {
+      r->h = 0;
+      return RDEV_OK;
+    }
+    return srv_fail(x, r->code, "%s 0x%llx was refused: %s", what, (unsigned long long)h, r->msg);
+  }
+  return srv_fail(x, RDEV_INVALID_RESOURCE_HANDLE, "0x%llx is not a %s of this session", (unsigned long long)h, what);
 }
 
 int srv_find_stream(srv_req_t *x, uint64_t h, srv_handle_t **e) {

@@ -69,6 +69,17 @@ typedef struct dead_stream { /* destroyed by the client, waiting for its queued 
   rdev_rt_stream_t *st;
 } dead_stream_t;
 
+/* A quiet creation under a client's handle that the server refused (a
+ * binary's load, a function's lookup): not answered, kept so that what
+ * names the handle later fails with the refusal's own code and words. The
+ * latest SRV_REFUSED_MAX are kept; an older one reads as an unknown handle. */
+#define SRV_REFUSED_MAX 16
+typedef struct {
+  uint64_t h; /* 0: free */
+  int code;
+  char msg[256]; /* as Reply.message */
+} srv_refused_t;
+
 /* Where handling of one received message stands: a batch may hold at most
  * RDEV_WIRE_MAX_BATCH requests, and the message move at most
  * RDEV_WIRE_MAX_BATCH_XFER bytes of Read and Write data in all, which
@@ -108,6 +119,8 @@ struct srv_session {
   rdev_rt_space_t *space;          /* its device address range: Malloc allocates in it */
   rdev_rt_stream_t **sync_streams; /* per device, for EventSync; lazily made */
   dead_stream_t *dead;
+  srv_refused_t refused[SRV_REFUSED_MAX]; /* quiet creations refused, the latest (request.c) */
+  unsigned refused_next;
 
   pthread_mutex_t mu; /* from here to `gate_cv` */
   srv_op_t start_op, recv_op, send_op, status_op, close_op;
@@ -341,9 +354,20 @@ srv_handle_t *srv_get_handle(srv_req_t *x, uint64_t h, int type);
  * be used (bit 63 set, not in use), else the error (x->r set). */
 int srv_client_handle_check(srv_req_t *x, uint64_t h, const char *what);
 
-/* Enters a new object of s under the client's handle want (checked), or
- * under one the server picks (want 0): the handle, 0 when out of memory. */
-uint64_t srv_handle_enter(srv_session_t *s, uint64_t want, int type, int dev, void *ptr);
+/* Enters a new object of s (its entry's fields: srv.h) under the client's
+ * handle want (checked), or under one the server picks (want 0): the
+ * handle, 0 when out of memory. */
+uint64_t srv_handle_enter(srv_session_t *s, uint64_t want, int type, int dev, void *ptr, size_t size, void *ext);
+
+/* A quiet creation under the client's handle h failed with rc (x->r
+ * says why): kept as refused, unanswered. Returns SRV_LATER. */
+int srv_refuse_quietly(srv_req_t *x, uint64_t h, int rc);
+
+/* Handle h of the given kind (what: its name in the message) is not one
+ * of the session's: its refusal's code and words when h was refused
+ * quietly, else RDEV_INVALID_RESOURCE_HANDLE. drop: forget the refusal
+ * (then RDEV_OK). */
+int srv_handle_missing(srv_req_t *x, uint64_t h, const char *what, int drop);
 
 /* Stream handle h's entry in *e. */
 int srv_find_stream(srv_req_t *x, uint64_t h, srv_handle_t **e);

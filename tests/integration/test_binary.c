@@ -162,9 +162,10 @@ START_TEST(test_binary_shared_by_sessions) {
 }
 END_TEST
 
-/* A binary and one of its functions in one round trip: usable as the two
- * calls' results, refused with the first call's error, and a refused
- * lookup leaves no binary behind (64 refusals, then 64 loads fit). */
+/* A binary and one of its functions without a round trip: usable at once.
+ * A refusal of the load or of the lookup is the error of the function's
+ * launches, with its code and words, at their stream's synchronize, once;
+ * the work queued behind runs; the refused load unloads OK. */
 START_TEST(test_binary_load_function_together) {
   rdev_session_t *s = fx_open();
   rdev_binary_t *b = NULL, *b2 = NULL;
@@ -187,21 +188,39 @@ START_TEST(test_binary_load_function_together) {
   ck_assert_int_eq(h[1], 78);
   FX_OK(rdev_binary_unload(b));
   FX_OK(rdev_binary_unload(b2));
+  /* a load refused: its launches fail with its code, later work runs */
   const char *unknown = "rdev-sim-binary 1\nkernel K nope\nnoargs\n";
-  FX_EXPECT(rdev_binary_load_function(s, unknown, strlen(unknown), "K", 0, &b, &wr), RDEV_UNKNOWN_KERNEL);
-  ck_assert_ptr_null(b);
-  ck_assert_ptr_null(wr);
+  FX_OK(rdev_binary_load_function(s, unknown, strlen(unknown), "K", 0, &b, &wr));
+  ck_assert_ptr_nonnull(b);
+  ck_assert_ptr_nonnull(wr);
+  FX_OK(rdev_launch_function(st, wr, 1, NULL, 0));
+  FX_OK(rdev_memset_async(s, d, 8, 0x11, 8, st));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_UNKNOWN_KERNEL);
   ck_assert_ptr_nonnull(strstr(rdev_session_last_error(), "nope"));
-  for (int i = 0; i < 64; i++) {
-    FX_EXPECT(rdev_binary_load_function(s, k_bin, sizeof k_bin - 1, "Nope", 0, &b, &wr), RDEV_UNKNOWN_KERNEL);
-    ck_assert_ptr_null(b);
-  }
-  FX_EXPECT(rdev_binary_load_function(s, k_bin, sizeof k_bin - 1, NULL, 99, &b, &wr), RDEV_UNKNOWN_KERNEL);
+  FX_OK(rdev_memcpy(s, h, 8, d, 8, RDEV_MEMCPY_DEVICE_TO_HOST));
+  ck_assert_int_eq(h[1], 0x11111111);
+  FX_OK(rdev_stream_synchronize(st)); /* reported once */
+  FX_OK(rdev_binary_unload(b));
+  /* lookups refused, by name and by entry: each launch says so */
+  FX_OK(rdev_binary_load_function(s, k_bin, sizeof k_bin - 1, "Nope", 0, &b, &wr));
+  FX_OK(rdev_binary_load_function(s, k_bin, sizeof k_bin - 1, NULL, 99, &b2, &by_entry));
+  FX_OK(rdev_launch_function(st, wr, 1, &w, 12));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_UNKNOWN_KERNEL);
+  ck_assert_ptr_nonnull(strstr(rdev_session_last_error(), "Nope"));
+  FX_OK(rdev_launch_function(st, by_entry, 1, &w, 12));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_UNKNOWN_KERNEL);
+  FX_OK(rdev_binary_unload(b)); /* the loads themselves went through */
+  FX_OK(rdev_binary_unload(b2));
   FX_EXPECT(rdev_binary_load_function(s, k_bin, 0, "DeviceWrite", 0, &b, &wr), RDEV_INVALID_PARAM);
+  /* the session's binaries at their cap: the load's quota refusal */
   rdev_binary_t *many[64];
   for (int i = 0; i < 64; i++) FX_OK(rdev_binary_load(s, k_bin, sizeof k_bin - 1, &many[i]));
-  FX_EXPECT(rdev_binary_load_function(s, k_bin, sizeof k_bin - 1, "DeviceWrite", 0, &b, &wr), RDEV_QUOTA_EXCEEDED);
-  FX_OK(rdev_stream_synchronize(st)); /* no refusal went sticky */
+  FX_OK(rdev_binary_load_function(s, k_bin, sizeof k_bin - 1, "DeviceWrite", 0, &b, &wr));
+  FX_OK(rdev_launch_function(st, wr, 1, &w, 12));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_QUOTA_EXCEEDED);
+  FX_OK(rdev_binary_unload(b));
+  FX_OK(rdev_binary_unload(many[0]));
+  FX_OK(rdev_stream_synchronize(st)); /* nothing else went sticky */
   FX_OK(rdev_stream_destroy(st));
   FX_OK(rdev_free(s, d));
   rdev_session_close(s);

@@ -61,8 +61,9 @@ static aclError bin_load(rdev_session_t *s, acl_bin_t *b) {
   return acl_result(rdev_binary_load(s, b->data, b->len, &b->loaded), "aclrtBinaryLoadFromData");
 }
 
-/* Lock held: f resolved on the server, its binary loaded first (both in
- * one round trip when the binary is not loaded yet). */
+/* Lock held: f resolved on the server, its binary loaded first (both
+ * without a round trip when the binary is not loaded yet: a refusal is
+ * then the error of f's launches, at their stream's synchronize). */
 static aclError func_resolve(rdev_session_t *s, acl_func_t *f) {
   if (f->resolved) return ACL_SUCCESS;
   acl_bin_t *b = f->bin;

@@ -307,9 +307,13 @@ int rdev_binary_unload(rdev_binary_t *b);
 int rdev_binary_function(rdev_binary_t *b, const char *name, rdev_function_t **f);
 int rdev_binary_function_by_entry(rdev_binary_t *b, uint64_t entry, rdev_function_t **f);
 /* rdev_binary_load, then rdev_binary_function (name not NULL) or
- * rdev_binary_function_by_entry (name NULL: entry), in one round trip:
- * the function's lookup is sent right behind the load. The first error of
- * the two is the answer; then nothing stays loaded (*b and *f NULL). */
+ * rdev_binary_function_by_entry (name NULL: entry), without a round trip:
+ * both are sent at once, under handles the library picks, and *b and *f
+ * are set. A refusal of either (a binary the server takes not, a kernel
+ * it lacks) is the error of every launch of *f, reported on the launch's
+ * stream at its next synchronize with the refusal's code (e.g.
+ * RDEV_UNKNOWN_KERNEL). Unload *b as any binary (its unload answers OK
+ * when the load was refused). Only local checks fail the call itself. */
 int rdev_binary_load_function(rdev_session_t *s, const void *data, size_t len, const char *name, uint64_t entry,
                               rdev_binary_t **b, rdev_function_t **f);
 /* aclrtLaunchKernelWithHostArgs (async): launches f with `blocks` blocks on
