@@ -10,6 +10,7 @@ PKGS=(
   libgrpc-dev protobuf-compiler protobuf-compiler-grpc
   nanopb libnanopb-dev
   libcurl4-openssl-dev libssl-dev libyaml-dev
+  openssl  # tests make their TLS certificates with it
   curl  # tests/bench/jobs: the baseline (curl | curl -T -)
   python3 python3-grpcio python3-protobuf
   python3-dev python3-setuptools python3-wheel python3-venv python3-numpy python3-tqdm

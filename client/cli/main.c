@@ -134,6 +134,9 @@ static int cmd_info(void) {
   printf("identity:     %s\n", info.identity);
   printf("devices:      %d\n", info.device_count);
   printf("max chunk:    %u bytes\n", info.max_chunk);
+  printf("transport:    %s\n", info.tls == RDEV_TLS_RESUMED ? "TLS (session resumed)"
+                               : info.tls == RDEV_TLS_FULL  ? "TLS"
+                                                            : "plaintext");
   return 0;
 }
 

@@ -22,10 +22,11 @@ static const char *opt_or_env(const char *v, const char *env) {
   return e && *e ? e : NULL;
 }
 
-int cl_auth_setup(cl_auth_t *a, const rdev_options_t *opts, grpc_channel_credentials **creds) {
+int cl_auth_setup(cl_auth_t *a, const rdev_options_t *opts, grpc_channel_credentials **creds, bool *tls) {
   const rdev_options_t none = {0};
   if (!opts) opts = &none;
   *creds = NULL;
+  *tls = false;
   const char *token = opt_or_env(opts->token, "RDEV_TOKEN");
   if (token) {
     size_t n = strlen(token) + sizeof "Bearer ";
@@ -56,6 +57,7 @@ int cl_auth_setup(cl_auth_t *a, const rdev_options_t *opts, grpc_channel_credent
     grpc_ssl_pem_key_cert_pair pair = {key_pem, cert_pem};
     *creds = grpc_ssl_credentials_create(ca_pem, cert ? &pair : NULL, NULL, NULL);
     if (!*creds) rc = cl_error(RDEV_INVALID_PARAM, "bad TLS settings");
+    *tls = *creds != NULL;
   }
   free(ca_pem);
   free(cert_pem);
@@ -96,21 +98,50 @@ int rdev_token_hash(const char *token, char *hash, size_t len) {
   return RDEV_OK;
 }
 
+/* The TLS sessions this process made, by server name, for its later
+ * connections to resume (gRPC core's LRU cache): a second session with a
+ * server skips sending and checking certificates. Kept for the process's
+ * life. */
+#define TLS_CACHE_MAX 64
+static grpc_ssl_session_cache *tls_cache;
+static void tls_cache_make(void) { tls_cache = grpc_ssl_session_cache_create_lru(TLS_CACHE_MAX); }
+
+/* Whether ctx's property name has the value v. */
+static bool prop_is(grpc_auth_context *ctx, const char *name, const char *v) {
+  grpc_auth_property_iterator it = grpc_auth_context_find_properties_by_name(ctx, name);
+  const grpc_auth_property *p = grpc_auth_property_iterator_next(&it);
+  return p && p->value_length == strlen(v) && memcmp(p->value, v, p->value_length) == 0;
+}
+
+int cl_auth_tls_of(grpc_call *call) {
+  grpc_auth_context *ctx = call ? grpc_call_auth_context(call) : NULL;
+  if (!ctx) return RDEV_TLS_NONE;
+  int tls = RDEV_TLS_NONE;
+  if (prop_is(ctx, GRPC_TRANSPORT_SECURITY_TYPE_PROPERTY_NAME, GRPC_SSL_TRANSPORT_SECURITY_TYPE))
+    tls = prop_is(ctx, GRPC_SSL_SESSION_REUSED_PROPERTY, "true") ? RDEV_TLS_RESUMED : RDEV_TLS_FULL;
+  grpc_auth_context_release(ctx);
+  return tls;
+}
+
 int cl_channel_create(const char *target, const rdev_options_t *opts, const cl_int_arg_t *iargs, int n, cl_auth_t *a,
                       grpc_channel **out) {
   *out = NULL;
   grpc_arg args[16];
-  if (n > (int)(sizeof args / sizeof args[0])) return cl_error(RDEV_INTERNAL_ERROR, "too many channel arguments");
+  if (n >= (int)(sizeof args / sizeof args[0])) return cl_error(RDEV_INTERNAL_ERROR, "too many channel arguments");
   memset(args, 0, sizeof args);
   for (int i = 0; i < n; i++) {
     args[i].type = GRPC_ARG_INTEGER;
     args[i].key = (char *)iargs[i].key;
     args[i].value.integer = iargs[i].value;
   }
-  grpc_channel_args chargs = {(size_t)n, args};
   grpc_channel_credentials *creds;
-  int rc = cl_auth_setup(a, opts, &creds);
+  bool tls = false;
+  int rc = cl_auth_setup(a, opts, &creds, &tls);
   if (rc) return rc;
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  if (tls) pthread_once(&once, tls_cache_make);
+  if (tls && tls_cache) args[n++] = grpc_ssl_session_cache_create_channel_arg(tls_cache);
+  grpc_channel_args chargs = {(size_t)n, args};
   *out = grpc_channel_create(target, creds, &chargs);
   grpc_channel_credentials_release(creds);
   return *out ? RDEV_OK : cl_error(RDEV_UNAVAILABLE, "cannot make a channel to %s", target);

@@ -218,9 +218,10 @@ int cl_grpc_status(grpc_status_code code);
 /* ==== auth.c: credentials ====================================================== */
 
 /* Fills *a with the token metadata and *creds with the channel credentials
- * (plaintext or TLS), from opts (may be NULL) and the environment. On error
- * (last error set) *creds is NULL; *a is released by cl_auth_release either way. */
-int cl_auth_setup(cl_auth_t *a, const rdev_options_t *opts, grpc_channel_credentials **creds);
+ * (plaintext or TLS: *tls), from opts (may be NULL) and the environment. On
+ * error (last error set) *creds is NULL; *a is released by cl_auth_release
+ * either way. */
+int cl_auth_setup(cl_auth_t *a, const rdev_options_t *opts, grpc_channel_credentials **creds, bool *tls);
 /* Releases what cl_auth_setup put in *a (a zeroed *a: nothing). */
 void cl_auth_release(cl_auth_t *a);
 
@@ -229,11 +230,15 @@ typedef struct {
   const char *key;
   int value;
 } cl_int_arg_t;
-/* cl_auth_setup into *a, then a channel to target with the n integer
- * arguments into *out: RDEV_OK, or a status (last error set; *out NULL).
- * *a is released by cl_auth_release either way. */
+/* cl_auth_setup into *a, then a channel to target with the n (at most 15)
+ * integer arguments into *out, sharing the process's TLS session cache
+ * when it is TLS: RDEV_OK, or a status (last error set; *out NULL). *a is
+ * released by cl_auth_release either way. */
 int cl_channel_create(const char *target, const rdev_options_t *opts, const cl_int_arg_t *iargs, int n, cl_auth_t *a,
                       grpc_channel **out);
+/* What call's connection is: RDEV_TLS_NONE, RDEV_TLS_FULL or
+ * RDEV_TLS_RESUMED (rdev_server_info_t.tls). */
+int cl_auth_tls_of(grpc_call *call);
 
 /* ==== addr.c: device addresses ================================================= */
 

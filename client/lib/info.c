@@ -112,6 +112,7 @@ int rdev_server_info(rdev_session_t *s, rdev_server_info_t *info) {
   snprintf(info->identity, sizeof info->identity, "%s", rep.identity);
   info->device_count = rep.device_count;
   info->max_chunk = rep.max_chunk;
+  info->tls = cl_auth_tls_of(s->call);
   return RDEV_OK;
 }
 

@@ -46,7 +46,62 @@ START_TEST(test_server_info) {
   ck_assert_uint_lt(strlen(info.version), sizeof info.version);
   ck_assert_uint_lt(strlen(info.identity), sizeof info.identity);
   ck_assert_uint_ge(info.max_chunk, 4096);
+  ck_assert_int_eq(info.tls, RDEV_TLS_NONE);
   rdev_session_close(s);
+}
+END_TEST
+
+/* Over TLS, the process's second session with a server resumes the TLS
+ * session of its first (no certificates again), and works as any. */
+START_TEST(test_tls_session_resumed) {
+  char dir[] = "/tmp/rdev-tls-XXXXXX", cert[64], key[64];
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  snprintf(cert, sizeof cert, "%s/cert.pem", dir);
+  snprintf(key, sizeof key, "%s/key.pem", dir);
+  const char *mk[] = {"/usr/bin/openssl",
+                      "req",
+                      "-x509",
+                      "-newkey",
+                      "ec",
+                      "-pkeyopt",
+                      "ec_paramgen_curve:P-256",
+                      "-nodes",
+                      "-keyout",
+                      key,
+                      "-out",
+                      cert,
+                      "-days",
+                      "1",
+                      "-subj",
+                      "/CN=localhost",
+                      "-addext",
+                      "subjectAltName=IP:127.0.0.1",
+                      NULL};
+  char *out = NULL;
+  int st = fx_run(mk, 30, &out, NULL);
+  ck_assert_msg(st == 0, "openssl: %s", out ? out : "");
+  free(out);
+  fx_server_t srv;
+  char err[256];
+  const char *extra[] = {"--tls-cert", cert, "--tls-key", key, NULL};
+  ck_assert_msg(fx_server_start(&srv, extra, err, sizeof err) == 0, "%s", err);
+  rdev_options_t o = {.ca_file = cert};
+  int want[] = {RDEV_TLS_FULL, RDEV_TLS_RESUMED, RDEV_TLS_RESUMED};
+  for (int i = 0; i < 3; i++) {
+    rdev_session_t *s = NULL;
+    FX_OK(rdev_session_open(srv.target, &o, &s));
+    rdev_server_info_t info;
+    FX_OK(rdev_server_info(s, &info));
+    ck_assert_msg(info.tls == want[i], "session %d: tls %d, want %d", i, info.tls, want[i]);
+    size_t fr = 0, total = 0;
+    FX_OK(rdev_mem_info(s, &fr, &total));
+    ck_assert_uint_gt(total, 0);
+    rdev_session_close(s);
+  }
+  fx_server_stop(&srv);
+  unlink(cert);
+  unlink(key);
+  rmdir(dir);
 }
 END_TEST
 
@@ -308,6 +363,7 @@ Suite *suite_session(void) {
   tcase_add_test(tc, test_session_open_close);
   tcase_add_test(tc, test_session_open_bad_arguments);
   tcase_add_test(tc, test_server_info);
+  tcase_add_test(tc, test_tls_session_resumed);
   tcase_add_test(tc, test_server_kernels);
   tcase_add_test(tc, test_device_count_and_info);
   tcase_add_test(tc, test_device_info_invalid_device);

@@ -123,7 +123,13 @@ typedef struct {
   char identity[64];
   int device_count;
   uint32_t max_chunk;
+  /* The session's connection: RDEV_TLS_NONE (plaintext), RDEV_TLS_FULL (a
+   * full TLS handshake) or RDEV_TLS_RESUMED (a TLS session this process
+   * made earlier with the same server, resumed: no certificates sent or
+   * checked again). */
+  int tls;
 } rdev_server_info_t;
+enum { RDEV_TLS_NONE = 0, RDEV_TLS_FULL = 1, RDEV_TLS_RESUMED = 2 };
 
 /* Unary Info call. Blocks for one round trip. */
 int rdev_server_info(rdev_session_t *s, rdev_server_info_t *info);
