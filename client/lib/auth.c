@@ -16,17 +16,60 @@
 
 #include "client.h"
 
+/* The TLS sessions this process made, for its later connections to the
+ * same server to resume (gRPC core's LRU cache, by server name): a second
+ * session skips sending and checking certificates. One cache per set of
+ * credentials (CA, certificate, key), so that a connection never resumes a
+ * session another identity made, or one checked against another CA; at
+ * most TLS_CACHES sets, later ones resume nothing. Kept for the process's
+ * life. */
+#define TLS_CACHES 8
+#define TLS_CACHE_SERVERS 64
+static struct {
+  unsigned char id[32];
+  grpc_ssl_session_cache *cache;
+} tls_caches[TLS_CACHES];
+static pthread_mutex_t tls_caches_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The cache of the credentials made of these PEMs (each may be NULL), or
+ * NULL. */
+static grpc_ssl_session_cache *tls_cache_for(const char *const pem[3]) {
+  unsigned char id[32];
+  unsigned idl = 0;
+  EVP_MD_CTX *md = EVP_MD_CTX_new();
+  int ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+  for (int i = 0; ok && i < 3; i++) { /* each with its length: no two sets hash alike by shifting bytes */
+    uint64_t n = pem[i] ? strlen(pem[i]) : UINT64_MAX;
+    ok = EVP_DigestUpdate(md, &n, sizeof n) && (!pem[i] || EVP_DigestUpdate(md, pem[i], (size_t)n));
+  }
+  ok = ok && EVP_DigestFinal_ex(md, id, &idl);
+  EVP_MD_CTX_free(md);
+  if (!ok) return NULL;
+  grpc_ssl_session_cache *c = NULL;
+  pthread_mutex_lock(&tls_caches_mu);
+  for (int i = 0; i < TLS_CACHES && !c; i++) {
+    if (!tls_caches[i].cache) {
+      memcpy(tls_caches[i].id, id, sizeof id);
+      tls_caches[i].cache = grpc_ssl_session_cache_create_lru(TLS_CACHE_SERVERS);
+    }
+    if (memcmp(tls_caches[i].id, id, sizeof id) == 0) c = tls_caches[i].cache;
+  }
+  pthread_mutex_unlock(&tls_caches_mu);
+  return c;
+}
+
 static const char *opt_or_env(const char *v, const char *env) {
   if (v && *v) return v;
   const char *e = getenv(env);
   return e && *e ? e : NULL;
 }
 
-int cl_auth_setup(cl_auth_t *a, const rdev_options_t *opts, grpc_channel_credentials **creds, bool *tls) {
+int cl_auth_setup(cl_auth_t *a, const rdev_options_t *opts, grpc_channel_credentials **creds,
+                  grpc_ssl_session_cache **cache) {
   const rdev_options_t none = {0};
   if (!opts) opts = &none;
   *creds = NULL;
-  *tls = false;
+  *cache = NULL;
   const char *token = opt_or_env(opts->token, "RDEV_TOKEN");
   if (token) {
     size_t n = strlen(token) + sizeof "Bearer ";
@@ -57,7 +100,8 @@ int cl_auth_setup(cl_auth_t *a, const rdev_options_t *opts, grpc_channel_credent
     grpc_ssl_pem_key_cert_pair pair = {key_pem, cert_pem};
     *creds = grpc_ssl_credentials_create(ca_pem, cert ? &pair : NULL, NULL, NULL);
     if (!*creds) rc = cl_error(RDEV_INVALID_PARAM, "bad TLS settings");
-    *tls = *creds != NULL;
+    const char *pems[3] = {ca_pem, cert_pem, key_pem};
+    if (*creds) *cache = tls_cache_for(pems);
   }
   free(ca_pem);
   free(cert_pem);
@@ -98,14 +142,6 @@ int rdev_token_hash(const char *token, char *hash, size_t len) {
   return RDEV_OK;
 }
 
-/* The TLS sessions this process made, by server name, for its later
- * connections to resume (gRPC core's LRU cache): a second session with a
- * server skips sending and checking certificates. Kept for the process's
- * life. */
-#define TLS_CACHE_MAX 64
-static grpc_ssl_session_cache *tls_cache;
-static void tls_cache_make(void) { tls_cache = grpc_ssl_session_cache_create_lru(TLS_CACHE_MAX); }
-
 /* Whether ctx's property name has the value v. */
 static bool prop_is(grpc_auth_context *ctx, const char *name, const char *v) {
   grpc_auth_property_iterator it = grpc_auth_context_find_properties_by_name(ctx, name);
@@ -135,12 +171,10 @@ int cl_channel_create(const char *target, const rdev_options_t *opts, const cl_i
     args[i].value.integer = iargs[i].value;
   }
   grpc_channel_credentials *creds;
-  bool tls = false;
-  int rc = cl_auth_setup(a, opts, &creds, &tls);
+  grpc_ssl_session_cache *cache;
+  int rc = cl_auth_setup(a, opts, &creds, &cache);
   if (rc) return rc;
-  static pthread_once_t once = PTHREAD_ONCE_INIT;
-  if (tls) pthread_once(&once, tls_cache_make);
-  if (tls && tls_cache) args[n++] = grpc_ssl_session_cache_create_channel_arg(tls_cache);
+  if (cache) args[n++] = grpc_ssl_session_cache_create_channel_arg(cache);
   grpc_channel_args chargs = {(size_t)n, args};
   *out = grpc_channel_create(target, creds, &chargs);
   grpc_channel_credentials_release(creds);

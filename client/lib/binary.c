@@ -166,12 +166,16 @@ int rdev_binary_load_function(rdev_session_t *s, const void *data, size_t len, c
     free(f);
     return cl_error(RDEV_BAD_ALLOC, "out of host memory");
   }
-  if ((rc = cl_send_async_with(s, &lq, data, len)) || (rc = cl_send_async(s, &fq))) {
-    free(b); /* the session ended: nothing of it stays */
+  if ((rc = cl_send_async_with(s, &lq, data, len))) {
+    free(b);
     free(f);
     return rc;
   }
-  binary_enter(s, b, bh);
+  binary_enter(s, b, bh); /* loaded: the session's end unloads it, whatever follows */
+  if ((rc = cl_send_async(s, &fq))) {
+    free(f);
+    return rc;
+  }
   function_enter(b, f, fh);
   *bout = b;
   *fout = f;

@@ -31,6 +31,7 @@
 #define RDEV_CLIENT_INTERNAL_H
 
 #include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -218,10 +219,12 @@ int cl_grpc_status(grpc_status_code code);
 /* ==== auth.c: credentials ====================================================== */
 
 /* Fills *a with the token metadata and *creds with the channel credentials
- * (plaintext or TLS: *tls), from opts (may be NULL) and the environment. On
- * error (last error set) *creds is NULL; *a is released by cl_auth_release
- * either way. */
-int cl_auth_setup(cl_auth_t *a, const rdev_options_t *opts, grpc_channel_credentials **creds, bool *tls);
+ * (plaintext or TLS), from opts (may be NULL) and the environment; with TLS,
+ * *cache the process's TLS session cache for these credentials (may be
+ * NULL). On error (last error set) *creds is NULL; *a is released by
+ * cl_auth_release either way. */
+int cl_auth_setup(cl_auth_t *a, const rdev_options_t *opts, grpc_channel_credentials **creds,
+                  grpc_ssl_session_cache **cache);
 /* Releases what cl_auth_setup put in *a (a zeroed *a: nothing). */
 void cl_auth_release(cl_auth_t *a);
 
@@ -231,8 +234,8 @@ typedef struct {
   int value;
 } cl_int_arg_t;
 /* cl_auth_setup into *a, then a channel to target with the n (at most 15)
- * integer arguments into *out, sharing the process's TLS session cache
- * when it is TLS: RDEV_OK, or a status (last error set; *out NULL). *a is
+ * integer arguments into *out, sharing the process's TLS session cache of
+ * the same credentials when it is TLS: RDEV_OK, or a status (last error set; *out NULL). *a is
  * released by cl_auth_release either way. */
 int cl_channel_create(const char *target, const rdev_options_t *opts, const cl_int_arg_t *iargs, int n, cl_auth_t *a,
                       grpc_channel **out);

@@ -73,7 +73,7 @@ typedef struct dead_stream { /* destroyed by the client, waiting for its queued 
  * binary's load, a function's lookup): not answered, kept so that what
  * names the handle later fails with the refusal's own code and words. The
  * latest SRV_REFUSED_MAX are kept; an older one reads as an unknown handle. */
-#define SRV_REFUSED_MAX 16
+#define SRV_REFUSED_MAX 64
 typedef struct {
   uint64_t h; /* 0: free */
   int code;

@@ -58,6 +58,8 @@ int main(int argc, char **argv) {
 
   // functions of the binary loaded before aclInit, by entry and by name
   aclrtFuncHandle wr = nullptr, rd = nullptr, bare = nullptr, none = nullptr;
+  // the first lookup in this session, of a kernel the binary lacks: refused at once, as CANN does
+  CHECK(aclrtBinaryGetFunction(g_early, "Nope", &none) != ACL_SUCCESS);
   CHECK_RET(aclrtBinaryGetFunctionByEntry(g_early, 11, &wr), ACL_SUCCESS);
   CHECK_RET(aclrtBinaryGetFunction(g_early, "Read", &rd), ACL_SUCCESS);
   CHECK_RET(aclrtBinaryGetFunction(g_early, "Bare", &bare), ACL_SUCCESS);

@@ -52,7 +52,9 @@ START_TEST(test_server_info) {
 END_TEST
 
 /* Over TLS, the process's second session with a server resumes the TLS
- * session of its first (no certificates again), and works as any. */
+ * session of its first (no certificates again), and works as any; a
+ * session with other credentials (here a client certificate too) never
+ * resumes one of another identity's, but its own. */
 START_TEST(test_tls_session_resumed) {
   char dir[] = "/tmp/rdev-tls-XXXXXX", cert[64], key[64];
   ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -86,8 +88,10 @@ START_TEST(test_tls_session_resumed) {
   const char *extra[] = {"--tls-cert", cert, "--tls-key", key, NULL};
   ck_assert_msg(fx_server_start(&srv, extra, err, sizeof err) == 0, "%s", err);
   rdev_options_t o = {.ca_file = cert};
-  int want[] = {RDEV_TLS_FULL, RDEV_TLS_RESUMED, RDEV_TLS_RESUMED};
-  for (int i = 0; i < 3; i++) {
+  int want[] = {RDEV_TLS_FULL, RDEV_TLS_RESUMED, RDEV_TLS_FULL, RDEV_TLS_RESUMED, RDEV_TLS_RESUMED};
+  for (int i = 0; i < 5; i++) {
+    if (i == 2) o.cert_file = cert, o.key_file = key; /* another identity */
+    if (i == 4) o.cert_file = o.key_file = NULL;      /* the first again */
     rdev_session_t *s = NULL;
     FX_OK(rdev_session_open(srv.target, &o, &s));
     rdev_server_info_t info;

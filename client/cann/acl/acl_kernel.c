@@ -61,12 +61,16 @@ static aclError bin_load(rdev_session_t *s, acl_bin_t *b) {
   return acl_result(rdev_binary_load(s, b->data, b->len, &b->loaded), "aclrtBinaryLoadFromData");
 }
 
-/* Lock held: f resolved on the server, its binary loaded first (both
- * without a round trip when the binary is not loaded yet: a refusal is
- * then the error of f's launches, at their stream's synchronize). */
-static aclError func_resolve(rdev_session_t *s, acl_func_t *f) {
+/* Lock held: f resolved on the server, its binary loaded first. From a
+ * launch (!answer) both go without a round trip when the binary is not
+ * loaded yet: a refusal is then the error of f's launches, at their
+ * stream's synchronize. aclrtBinaryGetFunction wants the answer (CANN
+ * fails it for a kernel the binary lacks): the load, then the lookup. */
+static aclError func_resolve(rdev_session_t *s, acl_func_t *f, bool answer) {
   if (f->resolved) return ACL_SUCCESS;
   acl_bin_t *b = f->bin;
+  aclError rc = answer ? bin_load(s, b) : ACL_SUCCESS;
+  if (rc) return rc;
   if (!b->loaded)
     return acl_result(
         rdev_binary_load_function(s, b->data, b->len, f->name[0] ? f->name : NULL, f->entry, &b->loaded, &f->resolved),
@@ -166,7 +170,7 @@ static aclError get_function(aclrtBinHandle binHandle, const char *name, uint64_
   rdev_session_t *s = acl_session_if_open();
   if (b) {
     f->bin = b;
-    if (s) rc = func_resolve(s, f);
+    if (s) rc = func_resolve(s, f, true);
   }
   if (!rc) {
     f->next = b->funcs;
@@ -227,7 +231,7 @@ aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numB
   aclError rc = af ? ACL_SUCCESS : acl_fail(ACL_ERROR_INVALID_PARAM, "%p is not a kernel function", funcHandle);
   if (!rc) rc = acl_stream_of(stream, &st);
   if (!rc) rc = acl_session(&s);
-  if (!rc) rc = func_resolve(s, af);
+  if (!rc) rc = func_resolve(s, af, false);
   if (!rc) f = af->resolved;
   acl_unlock();
   if (rc) return rc;

@@ -319,7 +319,10 @@ int rdev_binary_function_by_entry(rdev_binary_t *b, uint64_t entry, rdev_functio
  * it lacks) is the error of every launch of *f, reported on the launch's
  * stream at its next synchronize with the refusal's code (e.g.
  * RDEV_UNKNOWN_KERNEL). Unload *b as any binary (its unload answers OK
- * when the load was refused). Only local checks fail the call itself. */
+ * when the load was refused). rdevd keeps a session's latest 64 such
+ * refusals (a refused load takes two, its own and its lookup's): an older
+ * one reads as an unknown handle (RDEV_INVALID_RESOURCE_HANDLE). Only
+ * local checks fail the call itself. */
 int rdev_binary_load_function(rdev_session_t *s, const void *data, size_t len, const char *name, uint64_t entry,
                               rdev_binary_t **b, rdev_function_t **f);
 /* aclrtLaunchKernelWithHostArgs (async): launches f with `blocks` blocks on
