@@ -185,16 +185,21 @@ static int binary_load(srv_req_t *x) {
   return RDEV_OK;
 }
 
-/* A quiet one (under the client's handle) is not answered: its refusal
- * waits under the handle for the lookups that name it. A handle the
- * client may not use is answered all the same. */
+/* Runs create, a creation under the client's handle h (0: the server
+ * picks one). A quiet one under the client's handle is not answered: its
+ * refusal waits under the handle for the requests that name it. A handle
+ * the client may not use is answered all the same. */
+static int create_under(srv_req_t *x, uint64_t h, bool quiet, const char *what, int (*create)(srv_req_t *)) {
+  int rc = srv_client_handle_check(x, h, what);
+  if (rc) return rc;
+  rc = create(x);
+  if (!quiet || !h) return rc;
+  return rc == RDEV_OK ? SRV_LATER : srv_refuse_quietly(x, h, rc);
+}
+
 int srv_op_binary_load(srv_req_t *x) {
   const rdev_v1_BinaryLoad *q = &x->q->op.binary_load;
-  int rc = srv_client_handle_check(x, q->handle, "binary load");
-  if (rc) return rc;
-  rc = binary_load(x);
-  if (!q->quiet || !q->handle) return rc;
-  return rc == RDEV_OK ? SRV_LATER : srv_refuse_quietly(x, q->handle, rc);
+  return create_under(x, q->handle, q->quiet, "binary load", binary_load);
 }
 
 static int binary_function(srv_req_t *x) {
@@ -220,11 +225,7 @@ static int binary_function(srv_req_t *x) {
 
 int srv_op_binary_function(srv_req_t *x) {
   const rdev_v1_BinaryFunction *q = &x->q->op.binary_function;
-  int rc = srv_client_handle_check(x, q->handle, "binary function");
-  if (rc) return rc;
-  rc = binary_function(x);
-  if (!q->quiet || !q->handle) return rc;
-  return rc == RDEV_OK ? SRV_LATER : srv_refuse_quietly(x, q->handle, rc);
+  return create_under(x, q->handle, q->quiet, "binary function", binary_function);
 }
 
 void srv_release_kernel_entry(srv_session_t *s, srv_handle_t *e) {
