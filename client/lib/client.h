@@ -520,10 +520,10 @@ int cl_send_async_with(rdev_session_t *s, rdev_v1_Request *req, const void *data
  * Copy, Memset): returns once queued; the server answers only a refusal,
  * which goes sticky on the stream the reply names. */
 int cl_send_async(rdev_session_t *s, rdev_v1_Request *req);
-/* Fire-and-forget Write whose payload is the caller's [src, src+n), lent to
- * gRPC (it must stay valid until the stream is synchronized); with
- * req->op.write.bulk (and count n), sent on the bulk connection before
- * this returns instead. */
+/* Fire-and-forget Write of the caller's [src, src+n): with
+ * req->op.write.bulk (and count n) sent on the bulk connection before this
+ * returns, else copied into the message; either way the caller may reuse
+ * src once this returns. */
 int cl_write_async(rdev_session_t *s, rdev_v1_Request *req, const void *src, size_t n);
 /* Asynchronous Read on req->op.read.stream: its req->op.read.count bytes
  * land in dst in the background (valid after the stream's synchronize); an

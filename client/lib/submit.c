@@ -87,11 +87,8 @@ static void track_release(void *user) {
   track_unref_locked(t);
 }
 
-static void untracked_release(void *user) { (void)user; }
-
-/* A slice over len bytes at p, not copied; t (may be NULL) counts it. */
+/* A slice over len bytes at p, not copied; t counts it. */
 static grpc_slice payload_slice(const void *p, size_t len, cl_payload_track_t *t) {
-  if (!t) return grpc_slice_new_with_user_data((void *)p, len, untracked_release, NULL);
   pthread_mutex_lock(&t->mu);
   t->refs++;
   pthread_mutex_unlock(&t->mu);
@@ -238,7 +235,8 @@ static int write_bulk(rdev_session_t *s, rdev_v1_Request *req, cl_pending_t *e, 
 int cl_write_async(rdev_session_t *s, rdev_v1_Request *req, const void *src, size_t n) {
   seq_of(s, req);
   if (req->op.write.bulk) return write_bulk(s, req, NULL, src, n);
-  grpc_slice payload = payload_slice(src, n, NULL);
+  /* copied: the caller may reuse src once this returns (rdev.h) */
+  grpc_slice payload = grpc_slice_from_copied_buffer(src, n);
   int rc = submit(s, req, &payload, NULL, false);
   grpc_slice_unref(payload);
   return rc;

@@ -559,6 +559,41 @@ START_TEST(test_memcpy_async_h2d_d2h) {
 }
 END_TEST
 
+/* An async H2D copy takes src's bytes before it returns (rdev.h): one
+ * buffer refilled between copies queued behind a delay, in a request (4 KiB)
+ * and on the bulk connection (1 MiB); each copy lands what src held then. */
+START_TEST(test_memcpy_async_h2d_src_reusable_at_return) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  const size_t sizes[] = {4096, (size_t)1 << 20};
+  enum { COPIES = 6 };
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+    size_t n = sizes[i];
+    void *d = NULL;
+    FX_OK(rdev_malloc(s, &d, n * COPIES, RDEV_MEM_MALLOC_HUGE_FIRST));
+    uint8_t *src = fx_xmalloc(n), *back = fx_xmalloc(n * COPIES), *want = fx_xmalloc(n * COPIES);
+    rdev_arg_t delay = fx_u32(100000); /* the copies run after the refills */
+    FX_OK(rdev_launch(st, "delay_us", 1, &delay, 1));
+    for (int c = 0; c < COPIES; c++) {
+      fx_fill_random(src, n, 4200 + i * 10 + (size_t)c);
+      memcpy(want + (size_t)c * n, src, n);
+      FX_OK(rdev_memcpy_async(s, (uint8_t *)d + (size_t)c * n, n, src, n, RDEV_MEMCPY_HOST_TO_DEVICE, st));
+    }
+    memset(src, 0xee, n);
+    FX_OK(rdev_stream_synchronize(st));
+    FX_OK(rdev_memcpy(s, back, n * COPIES, d, n * COPIES, RDEV_MEMCPY_DEVICE_TO_HOST));
+    FX_ASSERT_BYTES(back, want, n * COPIES, "%d async copies of %zu bytes from one reused buffer", COPIES, n);
+    free(src);
+    free(back);
+    free(want);
+    FX_OK(rdev_free(s, d));
+  }
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
 START_TEST(test_memcpy_async_d2d) {
   rdev_session_t *s = fx_open();
   void *a = NULL, *b = NULL;
@@ -713,6 +748,7 @@ Suite *suite_memory(void) {
   tcase_add_test(tc, test_memset_sets_exact_range);
   tcase_add_test(tc, test_memset_async_then_synchronize);
   tcase_add_test(tc, test_memcpy_async_h2d_d2h);
+  tcase_add_test(tc, test_memcpy_async_h2d_src_reusable_at_return);
   tcase_add_test(tc, test_memcpy_async_d2d);
   tcase_add_test(tc, test_memcpy_async_needs_own_stream);
   suite_add_tcase(su, tc);

@@ -206,12 +206,16 @@ int rdev_free_host(rdev_session_t *s, void *ptr);
 /* aclrtMemcpy: returns when the copy is done (no stream is synchronized).
  * count > dest_max is RDEV_RT_PARAM_INVALID; count 0 a no-op success. */
 int rdev_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count, rdev_memcpy_kind_t kind);
-/* aclrtMemcpyAsync: queues the copy on stream and returns; an H2D copy on
- * the bulk connection (chunks from 128 KiB) returns once its bytes are in
- * the socket, so it may wait for rdevd to take them. A D2H copy of
- * 1 MiB or more first faults in those of dst's pages not yet present
- * (the copy would fault them in anyway), which takes about a millisecond
- * per 6 MiB; dst's contents are not changed by it. */
+/* aclrtMemcpyAsync: queues the copy on stream and returns. An H2D copy
+ * returns once src's bytes have left it, so src may be reused at once
+ * (CANN asks more: that it stay until the stream is synchronized): on the
+ * bulk connection (chunks from 128 KiB) once they are in the socket, so it
+ * may wait for rdevd to take them; else copied into the request. From
+ * rdev_malloc_host memory (same host) the device reads src when the copy
+ * runs: keep it until the stream is synchronized, as CANN's pinned
+ * memory. A D2H copy of 1 MiB or more first faults in those of dst's pages
+ * not yet present (the copy would fault them in anyway), which takes about
+ * a millisecond per 6 MiB; dst's contents are not changed by it. */
 int rdev_memcpy_async(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count,
                       rdev_memcpy_kind_t kind, rdev_stream_t *stream);
 /* aclrtMemset on device memory. */

@@ -3,8 +3,10 @@ memory, views at an offset, and their transfers to and from numpy arrays
 through the extension's copies (the buffer protocol: bytes land in the
 numpy array itself), in pieces of _CHUNK queued on the stream, each waited
 for (the step of the progress bar and of Ctrl-C); an upload of at most
-_STAGE bytes is copied and queued without waiting, as a notebook cell's
-small inputs go (the copy's errors come with the stream's next wait).
+_STAGE bytes is queued without waiting, as a notebook cell's small inputs
+go: the extension's copy returns once the bytes have left the array (sent,
+or copied into the request), and its errors come with the stream's next
+wait.
 """
 import numpy as np
 
@@ -12,8 +14,7 @@ from . import _common, _rdev
 from .stream import Future
 
 _CHUNK = 64 << 20
-_STAGE = 4 << 20  # uploads up to this size are staged (copied, not waited for) ...
-_STAGED_MAX = 64 << 20  # ... while a stream holds no more than this of them
+_STAGE = 4 << 20  # uploads up to this size are not waited for
 
 
 class _Allocation:
@@ -175,18 +176,14 @@ class DeviceArray:
     def set(self, a, *, stream=None):
         """Uploads the host array a (same byte size) into this array, in
         stream order (work of other streams sees it after a synchronize or
-        an event); returns when a may change: at once for at most _STAGE
-        bytes (a copy of them is queued, up to _STAGED_MAX per stream
-        between synchronizes; an error comes with the stream's next wait),
-        else once they were sent."""
+        an event); returns when a may change: for at most _STAGE bytes once
+        they have left a, without waiting for the stream (an error comes
+        with the stream's next wait), else once they were written."""
         a = np.asarray(a, dtype=self.dtype, order="C")
         view = _host(a, self.nbytes)
         if 0 < len(view) <= _STAGE:
-            st = self.session._stream_for(stream)
-            if st._staged + len(view) > _STAGED_MAX:
-                st.synchronize()  # the copies held so far are done with
-            staged, ptr = bytes(view), self.ptr
-            st._queue(lambda raw: self.session._s.write(ptr, staged, raw), staged, self._mem, staged=len(staged))
+            ptr = self.ptr
+            self.session._stream_for(stream)._queue(lambda raw: self.session._s.write(ptr, view, raw), self._mem)
             return self
         self._transfer(lambda piece, ptr, raw: self.session._s.write(ptr, piece, raw), view, stream, "H2D")
         return self

@@ -21,19 +21,16 @@ class Stream:
         self._raw = session._s.stream()
         self._lock = threading.Lock()
         self._held = {}  # id -> object that queued work uses
-        self._staged = 0  # bytes of staged uploads among them (array.py)
         self._waiter = self._earlier = None  # what an unfinished wait left (_common.wait)
         session._register(self)
 
-    def _queue(self, fn, *objs, staged=0):
-        """Queues work: fn(raw stream), holding objs (staged: bytes of them
-        that are copies of the caller's data) until a synchronize has
+    def _queue(self, fn, *objs):
+        """Queues work: fn(raw stream), holding objs until a synchronize has
         returned. Under the stream's lock, so that a synchronize on another
         thread either covers the work or leaves its objects held."""
         with self._lock:
             for o in objs:
                 self._held[id(o)] = o
-            self._staged += staged
             return fn(self._raw)
 
     def __enter__(self):
@@ -51,7 +48,6 @@ class Stream:
         timeout in seconds (None: for ever), else Error(RT_STREAM_SYNC_TIMEOUT)."""
         with self._lock:
             held, self._held = self._held, {}
-            staged, self._staged = self._staged, 0
         try:
             _common.wait(self, self._raw.synchronize, _rdev.RT_STREAM_SYNC_TIMEOUT, "synchronize", timeout)
         except BaseException as e:
@@ -59,7 +55,6 @@ class Stream:
                 with self._lock:  # still queued: keep what it uses
                     held.update(self._held)
                     self._held = held
-                    self._staged += staged
             raise
         finally:
             self.session._flush_print()
@@ -87,7 +82,6 @@ class Stream:
             self.session._flush_print()
         with self._lock:
             self._held = {}
-            self._staged = 0
 
     def record(self, event=None):
         """Records event (a new one if None) here; returns it."""
