@@ -7,7 +7,9 @@
  * runs, in order, fault by fault), with the Launch decode callbacks.
  */
 #include <grpc/byte_buffer_reader.h>
+#include <pb_common.h>
 #include <pb_decode.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,6 +91,57 @@ static bool decode_with(slice_reader_t *r, grpc_byte_buffer *bb, const pb_msgdes
 bool rdev_wire_decode(grpc_byte_buffer *bb, const pb_msgdesc_t *fields, void *msg, const char **err) {
   slice_reader_t r;
   return decode_with(&r, bb, fields, msg, err);
+}
+
+/* ---- strings without NUL ---------------------------------------------------- */
+
+/* A message struct's stand-in for the field iterator, which the walk below
+ * asks only for descriptors: zeroes, larger than any message struct (nanopb
+ * with a 16-bit pb_size_t keeps them under 64 KiB). */
+static max_align_t k_no_message[(1u << 16) / sizeof(max_align_t)];
+
+static bool no_nul(pb_istream_t *s) {
+  uint8_t buf[256];
+  while (s->bytes_left) {
+    size_t n = s->bytes_left < sizeof buf ? s->bytes_left : sizeof buf;
+    if (!pb_read(s, buf, n) || memchr(buf, 0, n)) return false;
+  }
+  return true;
+}
+
+/* Whether no string field of the message on s (of type desc), nested ones
+ * included, holds a NUL byte. */
+static bool strings_walk(pb_istream_t *s, const pb_msgdesc_t *desc, int depth) {
+  pb_field_iter_t it;
+  bool fields = pb_field_iter_begin_const(&it, desc, k_no_message);
+  pb_wire_type_t wt;
+  uint32_t tag;
+  bool eof;
+  while (pb_decode_tag(s, &wt, &tag, &eof)) {
+    if (fields && wt == PB_WT_STRING && pb_field_iter_find(&it, tag) &&
+        (PB_LTYPE(it.type) == PB_LTYPE_STRING || (PB_LTYPE_IS_SUBMSG(it.type) && depth < 16))) {
+      pb_istream_t sub;
+      if (!pb_make_string_substream(s, &sub)) return false;
+      bool ok = PB_LTYPE(it.type) == PB_LTYPE_STRING ? no_nul(&sub) : strings_walk(&sub, it.submsg_desc, depth + 1);
+      if (!pb_close_string_substream(s, &sub) || !ok) return false;
+      continue;
+    }
+    if (!pb_skip_field(s, wt)) return false;
+  }
+  return eof;
+}
+
+bool rdev_wire_decode_text(grpc_byte_buffer *bb, const pb_msgdesc_t *fields, void *msg, const char **err) {
+  slice_reader_t r;
+  if (!decode_with(&r, bb, fields, msg, err)) return false;
+  memset(&r, 0, sizeof r);
+  if (!grpc_byte_buffer_reader_init(&r.reader, bb)) return false; /* read once already: cannot happen */
+  pb_istream_t is = {slices_read, &r, grpc_byte_buffer_length(bb), NULL};
+  bool ok = strings_walk(&is, fields, 0);
+  if (r.have) grpc_slice_unref(r.cur);
+  grpc_byte_buffer_reader_destroy(&r.reader);
+  if (!ok && err) *err = "a string field holds a NUL byte";
+  return ok;
 }
 
 static bool bytes_decode(pb_istream_t *stream, const pb_field_t *field, void **arg) {

@@ -15,12 +15,15 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "srv.h"
 
@@ -61,9 +64,21 @@ void srv_audit(int level, const char *kind, const char *tenant, const char *peer
 int srv_read_file(const char *path, size_t max, char **text, size_t *len, char *err, size_t errlen) {
   *text = NULL;
   *len = 0;
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    snprintf(err, errlen, "%s: %s", path, strerror(errno));
+  /* Opened without blocking and checked to be a regular file: a FIFO or a
+   * device under the name would block the read for ever. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat sb;
+  const char *no = NULL;
+  FILE *f = NULL;
+  if (fd < 0 || fstat(fd, &sb) != 0)
+    no = strerror(errno);
+  else if (!S_ISREG(sb.st_mode))
+    no = "not a regular file";
+  else if (!(f = fdopen(fd, "r")))
+    no = strerror(errno);
+  if (no) {
+    snprintf(err, errlen, "%s: %s", path, no);
+    if (fd >= 0) close(fd);
     return -1;
   }
   /* Reads up to max + 1 bytes: one more than max means too large. */

@@ -88,7 +88,8 @@ int srv_parse_size(const char *v, size_t *out);
 /* The whole file at path, at most max bytes (max < SIZE_MAX / 2), into
  * *text (malloc'd, the caller frees it; NUL after the last byte, which
  * does not count in *len). -1 with "path: reason" in err (errlen bytes)
- * when it cannot be opened or read, or is larger than max. */
+ * when it cannot be opened or read, is not a regular file (a FIFO would
+ * block), or is larger than max. */
 int srv_read_file(const char *path, size_t max, char **text, size_t *len, char *err, size_t errlen);
 /* Lines of text in memory: each ends at '\n' or at the end of the text. A
  * line longer than SRV_LINE_MAX bytes (before its '\n') or holding a NUL

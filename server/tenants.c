@@ -103,17 +103,20 @@ static int parse_header(const char *s, char name[64], const char **why) {
   return 0;
 }
 
-static void tenant_unlimited(srv_tenant_t *t) {
+/* A tenant's settings where the tenants file says nothing (and the open
+ * mode's one tenant): all its devices and their memory, the rest finite
+ * (docs/reliability.md, Limits). */
+static void tenant_defaults(srv_tenant_t *t) {
   t->devices = ~0ULL;
-  t->mem_quota = SIZE_MAX;
-  t->max_sessions = INT32_MAX;
-  t->max_streams = INT32_MAX;
-  t->max_inflight = SIZE_MAX;
+  t->mem_quota = SIZE_MAX; /* what the devices have */
+  t->max_sessions = 64;
+  t->max_streams = 1024;
+  t->max_inflight = SIZE_MAX; /* rdevd --max-inflight applies */
   t->weight = 1;
   t->max_queued_jobs = 64;
   t->max_running_jobs = 1;
-  t->max_job_fetch = SIZE_MAX;
-  t->job_disk = SIZE_MAX;
+  t->max_job_fetch = (size_t)64 << 30;
+  t->job_disk = (size_t)16 << 30;
 }
 
 void srv_tenant_list_free(srv_tenant_t *list) {
@@ -159,7 +162,7 @@ int srv_tenants_parse(const char *text, size_t len, const char *name, srv_tenant
         if (!strcmp(t->name, tname)) BAD("tenant '%s' appears twice", tname);
       if (!(cur = calloc(1, sizeof *cur))) BAD("out of memory");
       memcpy(cur->name, tname, strlen(tname) + 1);
-      tenant_unlimited(cur);
+      tenant_defaults(cur);
       cur->next = head;
       head = cur;
       continue;
@@ -270,7 +273,7 @@ static srv_tenant_t *tenant_new(const char *name) {
   t->id = atomic_fetch_add(&next_id, 1);
   snprintf(t->name, sizeof t->name, "%s", name);
   pthread_mutex_init(&t->mu, NULL);
-  tenant_unlimited(t);
+  tenant_defaults(t);
   return t;
 }
 

@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
+#include <string.h>
 
 #include "job_exec_steps.h"
 #include "job_exec_transfer.h"
@@ -67,6 +68,18 @@ static int load_binaries(run_t *r) {
 
 /* ---- the run ---------------------------------------------------------------------- */
 
+/* Enters state and records it. A state that cannot be recorded fails the
+ * job instead: no work runs unrecorded, so a restart never runs a job
+ * whose record still says queued a second time. */
+static int enter(srv_job_t *job, rdev_v1_JobState state) {
+  int e = srv_job_enter(job, state);
+  if (!e) return RDEV_OK;
+  int rc = srv_job_store_code(e);
+  srv_job_fail(job, "job", rc, "cannot record the state %s in the job directory: %s", srv_job_state_name(state),
+               strerror(e));
+  return rc;
+}
+
 void srv_job_exec(srv_job_t *job) {
   srv_t *srv = job->jobs->srv;
   ex_t *x = calloc(1, sizeof *x);
@@ -85,18 +98,19 @@ void srv_job_exec(srv_job_t *job) {
   if (job->spec.timeout_s && job->spec.timeout_s < timeout_s) timeout_s = job->spec.timeout_s;
   x->deadline_ms = srv_job_mono_ms() + (uint64_t)timeout_s * 1000u;
   r->x = x;
-  srv_job_enter(job, rdev_v1_JobState_FETCHING);
-  srv_allow_t *allow = srv_job_allow(job->tenant);
-  x->s = srv_session_open_local(srv, job->tenant, srv_job_on_reply, x);
-  int rc;
-  if (!x->s) {
-    rc = RDEV_QUOTA_EXCEEDED;
-    srv_job_fail(job, "job", rc, "cannot open a session for the job (the tenant's max_sessions, or server memory)");
-  } else if (!(rc = alloc_buffers(r)) && !(rc = srv_job_fetch_inputs(r, allow)) && !(rc = load_binaries(r))) {
-    srv_job_enter(job, rdev_v1_JobState_RUNNING);
-    if (!(rc = srv_job_run_steps(r))) {
-      srv_job_enter(job, rdev_v1_JobState_DELIVERING);
-      if (!(rc = srv_job_deliver_outputs(r, allow))) srv_job_enter(job, rdev_v1_JobState_SUCCEEDED);
+  srv_allow_t *allow = NULL;
+  int rc = enter(job, rdev_v1_JobState_FETCHING);
+  if (!rc) {
+    allow = srv_job_allow(job->tenant);
+    x->s = srv_session_open_local(srv, job->tenant, srv_job_on_reply, x);
+    if (!x->s) {
+      rc = RDEV_QUOTA_EXCEEDED;
+      srv_job_fail(job, "job", rc, "cannot open a session for the job (the tenant's max_sessions, or server memory)");
+    } else if (!(rc = alloc_buffers(r)) && !(rc = srv_job_fetch_inputs(r, allow)) && !(rc = load_binaries(r)) &&
+               !(rc = enter(job, rdev_v1_JobState_RUNNING)) && !(rc = srv_job_run_steps(r)) &&
+               !(rc = enter(job, rdev_v1_JobState_DELIVERING)) && !(rc = srv_job_deliver_outputs(r, allow))) {
+      if (srv_job_enter(job, rdev_v1_JobState_SUCCEEDED))
+        srv_log(SRV_LOG_ERROR, "job %s succeeded, but its record still says delivering", job->id);
     }
   }
   if (rc == RDEV_CANCELLED || rc == RDEV_RT_WAIT_TIMEOUT) { /* unless a phase already said where */

@@ -79,6 +79,7 @@ struct srv_job {
   final_call_t *finals;         /* jobs->mu */
   hook_ev_t *hq_head, *hq_tail; /* webhook events to send (jobs->mu) */
   int hook_busy;                /* a worker sends one (jobs->mu) */
+  int damaged;                  /* loaded from a damaged record: never saved */
   uint64_t hook_seq;            /* events made so far (kept in its record) */
   int live;                     /* a runner runs it, its session not yet closed (jobs->mu) */
   int64_t progress_ms;          /* when watchers last heard of moving bytes */
@@ -141,8 +142,9 @@ void srv_job_unwatch(srv_job_t *job, srv_watch_t *w);
 const char *srv_job_state_name(rdev_v1_JobState s);
 
 /* Enters state: its times, its webhook event, its watchers; _locked with
- * jobs->mu held (the caller saves the record then), else it saves it. */
-void srv_job_enter(srv_job_t *job, rdev_v1_JobState state);
+ * jobs->mu held (the caller saves the record then), else it saves it and
+ * returns what srv_job_save did. */
+int srv_job_enter(srv_job_t *job, rdev_v1_JobState state);
 void srv_job_enter_locked(srv_job_t *j, rdev_v1_JobState state);
 /* Sets the failure's place, code and message (jobs->mu held). */
 void srv_job_set_failure_locked(srv_job_t *j, const char *at, int code, const char *msg);
@@ -168,9 +170,13 @@ uint64_t srv_job_mono_ms(void);
 /* Wakes j's watchers and, once it is final, answers its CancelJob calls
  * (jobs->mu held). */
 void srv_job_wake_locked(srv_job_t *j);
-/* Writes job's record (spec, status, secret, event count) through
- * job_store.c; one save of a job at a time, in order. 0 or -1 (logged). */
+/* Writes job's record (status, spec, secret, event count) through
+ * job_store.c; one save of a job at a time, in order. 0, or the errno of
+ * the write that failed (logged). A job loaded from a damaged record is
+ * never saved (its file stays as it was found): 0. */
 int srv_job_save(srv_job_t *job);
+/* The rdev status for a record that could not be written (errno e). */
+int srv_job_store_code(int e);
 /* Queues the webhook event of j's state now, if it has a callback URL
  * (jobs->mu held); a job_hook.c worker sends it. Frees j's unsent events. */
 void srv_job_hook_locked(srv_job_t *j);
@@ -206,13 +212,29 @@ void srv_job_exec(srv_job_t *job);
 /* Makes dir if missing (0700). 0, or -1 (logged). */
 int srv_job_store_init(const char *dir);
 /* Writes the record of job id atomically (a temporary file, fsync,
- * rename). 0 or -1 (logged). */
+ * rename). 0, or the errno of what failed (logged). */
 int srv_job_store_write(srv_jobs_t *jobs, const char *id, const rdev_v1_JobRecord *rec);
-/* Calls fn for each record in the directory with the id its file is named
- * by (16 lowercase hex digits; unreadable records are logged and skipped,
- * leftovers of cut writes removed); the record's pointer fields are fn's
- * to keep or pb_release. */
-void srv_job_store_load(srv_jobs_t *jobs, void (*fn)(srv_jobs_t *jobs, const char *id, rdev_v1_JobRecord *rec));
+/* A file named like a record (ID.job, ID 16 lowercase hex digits) as
+ * srv_job_store_load found it. */
+typedef struct {
+  const char *id;      /* from its name */
+  int64_t mtime_ms;    /* when it was last written */
+  const char *damaged; /* NULL: a whole record of this id; else why not (unreadable, cut short, ...) */
+  int status_whole;    /* damaged: its status field decoded whole */
+} srv_job_file_t;
+typedef void (*srv_job_load_fn)(srv_jobs_t *jobs, const srv_job_file_t *f, rdev_v1_JobRecord *rec);
+/* Calls fn for each file named like a record, with its record (damaged:
+ * zeroed but for what its status still said, field by field up to the
+ * fault), whose pointer fields are fn's to keep or pb_release. A whole
+ * record of another id is logged and left alone; leftovers of cut writes
+ * are removed. Never blocks on a file that is not a regular one. */
+void srv_job_store_load(srv_jobs_t *jobs, srv_job_load_fn fn);
+/* Calls fn for each kept output's file (ID.NAME.out, a regular file, NAME
+ * of the spec's kind) with its size and time. */
+void srv_job_store_outputs(srv_jobs_t *jobs, void (*fn)(srv_jobs_t *jobs, const char *id, const char *name,
+                                                        uint64_t bytes, int64_t mtime_ms));
+/* Whether job id's kept output name has its file. */
+int srv_job_store_out_exists(srv_jobs_t *jobs, const char *id, const char *name);
 /* Removes job's record and kept outputs. */
 void srv_job_store_remove(srv_jobs_t *jobs, const char *id);
 /* A kept output's file: path (for FetchOutput), a new one to write

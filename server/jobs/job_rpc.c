@@ -208,7 +208,7 @@ static void submit(srv_t *srv, srv_tenant_t *t, grpc_call *call, grpc_byte_buffe
   const char *err = NULL;
   if (!q || !r) {
     srv_call_respond(call, NULL, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of server memory");
-  } else if (!rdev_wire_decode(payload, rdev_v1_SubmitJobRequest_fields, q, &err)) {
+  } else if (!rdev_wire_decode_text(payload, rdev_v1_SubmitJobRequest_fields, q, &err)) {
     pb_release(rdev_v1_SubmitJobRequest_fields, q);
     char msg[160];
     snprintf(msg, sizeof msg, "malformed SubmitJobRequest (%s)", err ? err : "?");
@@ -285,16 +285,18 @@ void srv_job_call(srv_t *srv, int which, srv_tenant_t *t, grpc_call *call, grpc_
   int ok;
   if (which == SRV_JOB_FETCH) {
     rdev_v1_FetchOutputRequest q = rdev_v1_FetchOutputRequest_init_zero;
-    ok = rdev_wire_decode(payload, rdev_v1_FetchOutputRequest_fields, &q, &err);
+    ok = rdev_wire_decode_text(payload, rdev_v1_FetchOutputRequest_fields, &q, &err);
     memcpy(id, q.id, sizeof q.id);
     memcpy(output, q.output, sizeof q.output);
   } else {
     rdev_v1_JobRequest q = rdev_v1_JobRequest_init_zero;
-    ok = rdev_wire_decode(payload, rdev_v1_JobRequest_fields, &q, &err);
+    ok = rdev_wire_decode_text(payload, rdev_v1_JobRequest_fields, &q, &err);
     memcpy(id, q.id, sizeof q.id);
   }
   if (!ok) {
-    srv_call_respond(call, NULL, GRPC_STATUS_INVALID_ARGUMENT, "malformed request");
+    char msg[160];
+    snprintf(msg, sizeof msg, "malformed request (%s)", err ? err : "?");
+    srv_call_respond(call, NULL, GRPC_STATUS_INVALID_ARGUMENT, msg);
     return;
   }
   srv_job_t *job = srv_job_find(srv->jobs, t, id);

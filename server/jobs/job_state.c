@@ -6,6 +6,7 @@
  * and its record (made here, written by job_store.c).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pb_decode.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -141,11 +142,11 @@ void srv_job_enter_locked(srv_job_t *j, rdev_v1_JobState state) {
   if (srv_job_final(state)) pthread_cond_broadcast(&j->jobs->cv);
 }
 
-void srv_job_enter(srv_job_t *job, rdev_v1_JobState state) {
+int srv_job_enter(srv_job_t *job, rdev_v1_JobState state) {
   pthread_mutex_lock(&job->jobs->mu);
   srv_job_enter_locked(job, state);
   pthread_mutex_unlock(&job->jobs->mu);
-  srv_job_save(job);
+  return srv_job_save(job);
 }
 
 /* Sets the failure's fields (jobs->mu held). */
@@ -301,11 +302,14 @@ void srv_job_hooks_free(srv_job_t *j) {
 
 /* ---- the record ------------------------------------------------------------------ */
 
+int srv_job_store_code(int e) { return e == ENOSPC || e == EDQUOT ? RDEV_STORAGE_OVER_LIMIT : RDEV_INTERNAL_ERROR; }
+
 int srv_job_save(srv_job_t *job) {
+  if (job->damaged) return 0;
   srv_jobs_t *jobs = job->jobs;
   pthread_mutex_lock(&job->save_mu);
   rdev_v1_JobRecord *rec = calloc(1, sizeof *rec);
-  int rc = -1;
+  int rc = ENOMEM;
   if (rec) {
     rec->spec = job->spec; /* shares its URLs: encoded only, never released */
     rec->has_spec = true;

@@ -92,6 +92,17 @@ int srv_job_submit(srv_jobs_t *jobs, srv_tenant_t *t, rdev_v1_JobSpec *spec, rde
   st->steps_total = j->spec.steps_count;
   for (pb_size_t i = 0; i < j->spec.outputs_count; i++)
     st->deliver_total += j->spec.outputs[i].size; /* job_spec.c made each explicit */
+  /* On disk before it is accepted: a job answered OK survives a restart.
+   * Its "queued" event is made first, so that the record counts it (j is
+   * no one else's yet: linked below). */
+  srv_job_hook_locked(j);
+  int e = srv_job_save(j);
+  if (e) {
+    srv_job_free(j);
+    snprintf(msg, msglen, "cannot record the job in the job directory: %s", strerror(e));
+    srv_audit(SRV_LOG_WARN, "job refused", t->name, NULL, "reason=%s", msg);
+    return srv_job_store_code(e) == RDEV_STORAGE_OVER_LIMIT ? GRPC_STATUS_RESOURCE_EXHAUSTED : GRPC_STATUS_INTERNAL;
+  }
   pthread_mutex_lock(&jobs->mu);
   int open = 0;
   for (srv_job_t *o = jobs->all; o; o = o->next) open += o->tenant == t && !srv_job_final(o->st.state);
@@ -100,6 +111,7 @@ int srv_job_submit(srv_jobs_t *jobs, srv_tenant_t *t, rdev_v1_JobSpec *spec, rde
   pthread_mutex_unlock(&t->mu);
   if (open >= most || find_locked(jobs, j->id)) {
     pthread_mutex_unlock(&jobs->mu);
+    srv_job_store_remove(jobs, j->id);
     srv_job_free(j);
     snprintf(msg, msglen, "the tenant has %d jobs queued or running (max_queued_jobs %d)", open, most);
     srv_audit(SRV_LOG_WARN, "job refused", t->name, NULL, "reason=%s", msg);
@@ -108,14 +120,13 @@ int srv_job_submit(srv_jobs_t *jobs, srv_tenant_t *t, rdev_v1_JobSpec *spec, rde
   j->next = jobs->all;
   jobs->all = j;
   j->refs++; /* ours until the end: once linked, a cancel and an expiry could end it */
-  srv_job_hook_locked(j);
+  if (j->hq_head) pthread_cond_signal(&jobs->hook_cv); /* its event may go now */
   enqueue_locked(jobs, j);
   out->status = j->st;
   pthread_mutex_unlock(&jobs->mu);
   snprintf(out->id, sizeof out->id, "%s", j->id);
   snprintf(out->secret, sizeof out->secret, "%s", j->secret);
   out->has_status = true;
-  srv_job_save(j);
   srv_audit(SRV_LOG_INFO, "job submitted", t->name, NULL, "job=%s", j->id);
   srv_job_unref(j);
   return GRPC_STATUS_OK;
@@ -327,13 +338,61 @@ static srv_tenant_t *tenant_named(srv_t *srv, const char *name) {
   return t;
 }
 
+/* Links j into the list, which stays sorted newest first. */
+static void link_sorted(srv_jobs_t *jobs, srv_job_t *j) {
+  srv_job_t **p = &jobs->all;
+  while (*p && (*p)->st.submitted_ms > j->st.submitted_ms) p = &(*p)->next;
+  j->next = *p;
+  *p = j;
+}
+
+/* A record that could not be read whole. Its job comes back failed, with
+ * what its status still said (its tenant, so it is listed, only when the
+ * status names this id); a job whose whole status was final keeps it. The
+ * file is never written over (the operator may want it) and goes when the
+ * job expires; its kept outputs are found by their files (output_found). */
+static void load_damaged(srv_jobs_t *jobs, const srv_job_file_t *f, rdev_v1_JobRecord *rec) {
+  rdev_v1_JobStatus got = rec->status;
+  pb_release(rdev_v1_JobRecord_fields, rec);
+  int ours = !strcmp(got.id, f->id);
+  srv_tenant_t *t = ours && got.tenant[0] ? tenant_named(jobs->srv, got.tenant) : NULL;
+  rdev_v1_JobSpec none = rdev_v1_JobSpec_init_zero;
+  srv_job_t *j = job_new(jobs, t, &none);
+  if (!j) return;
+  j->damaged = 1;
+  snprintf(j->id, sizeof j->id, "%s", f->id);
+  rdev_v1_JobStatus *st = &j->st;
+  if (ours) *st = got;
+  st->hooks_count = 0;
+  if (!ours || !f->status_whole || !srv_job_final(st->state)) {
+    st->kept_count = 0;
+    if (!ours) {
+      snprintf(st->id, sizeof st->id, "%s", f->id);
+      st->submitted_ms = f->mtime_ms;
+    }
+    if (!t) st->tenant[0] = '\0';
+    char msg[sizeof st->message];
+    snprintf(msg, sizeof msg, "its record in the job directory is damaged (%s)", f->damaged);
+    srv_job_set_failure_locked(j, "job", RDEV_INTERNAL_ERROR, msg);
+    st->state = rdev_v1_JobState_FAILED;
+    st->finished_ms = f->mtime_ms;
+  }
+  link_sorted(jobs, j);
+  srv_log(SRV_LOG_WARN, "job %s (%s): its record is damaged (%s); %s, the file left as it is", j->id,
+          t ? t->name : "tenant unknown", f->damaged, srv_job_state_name(st->state));
+}
+
 /* A record from the directory: final jobs come back as they were, queued
  * ones are queued again in the order they were submitted, and jobs that
  * were running fail with "server restarted". */
-static void load_one(srv_jobs_t *jobs, const char *id, rdev_v1_JobRecord *rec) {
-  if (strcmp(rec->status.id, id) != 0 || find_locked(jobs, id)) {
-    srv_log(SRV_LOG_WARN, "job record %s: its id is not its file's name; left alone", id);
+static void load_one(srv_jobs_t *jobs, const srv_job_file_t *f, rdev_v1_JobRecord *rec) {
+  const char *id = f->id;
+  if (find_locked(jobs, id)) { /* a directory lists a name once: cannot happen */
     pb_release(rdev_v1_JobRecord_fields, rec);
+    return;
+  }
+  if (f->damaged) {
+    load_damaged(jobs, f, rec);
     return;
   }
   srv_tenant_t *t = tenant_named(jobs->srv, rec->status.tenant);
@@ -364,11 +423,7 @@ static void load_one(srv_jobs_t *jobs, const char *id, rdev_v1_JobRecord *rec) {
     else if (s != rdev_v1_JobState_QUEUED)
       snprintf(why, sizeof why, "server restarted");
   }
-  /* the list stays sorted newest first, the queue oldest first */
-  srv_job_t **p = &jobs->all;
-  while (*p && (*p)->st.submitted_ms > j->st.submitted_ms) p = &(*p)->next;
-  j->next = *p;
-  *p = j;
+  link_sorted(jobs, j); /* and the queue oldest first */
   if (why[0]) {
     srv_job_set_failure_locked(j, "job", RDEV_UNAVAILABLE, why);
     j->st.state = rdev_v1_JobState_JOB_STATE_UNSPECIFIED; /* not final: enter_locked takes it */
@@ -386,6 +441,47 @@ static void load_one(srv_jobs_t *jobs, const char *id, rdev_v1_JobRecord *rec) {
           why);
 }
 
+/* A kept output's file found at start-up: it stays when its job keeps it,
+ * and counts when its job's record had no room to say so (a save that
+ * failed, a damaged record), until it expires like any kept output. A file
+ * of no job, or of one that no longer keeps it, is removed. */
+static void output_found(srv_jobs_t *jobs, const char *id, const char *name, uint64_t bytes, int64_t mtime_ms) {
+  srv_job_t *j = find_locked(jobs, id);
+  rdev_v1_JobStatus *st = j ? &j->st : NULL;
+  pb_size_t i = 0;
+  while (st && i < st->kept_count && strcmp(st->kept[i].name, name)) i++;
+  if (st && i < st->kept_count && st->kept[i].expires_ms) return;
+  if (st && i == st->kept_count && i < sizeof st->kept / sizeof st->kept[0]) {
+    rdev_v1_JobKept *k = &st->kept[st->kept_count++];
+    snprintf(k->name, sizeof k->name, "%s", name);
+    k->bytes = bytes;
+    k->expires_ms = mtime_ms + (int64_t)jobs->srv->cfg.job_keep_s * 1000;
+    srv_log(SRV_LOG_WARN, "job %s: kept output %s (%llu bytes) found on disk, not in its record; kept", id, name,
+            (unsigned long long)bytes);
+    srv_job_save(j);
+    return;
+  }
+  srv_log(SRV_LOG_WARN, "job %s: kept output %s of %s; removed", id, name,
+          !j                   ? "no job"
+          : i < st->kept_count ? "a job that no longer keeps it"
+                               : "a job with no room to keep it");
+  srv_job_store_out_remove(jobs, id, name);
+}
+
+/* After the records: kept outputs whose files are gone are no longer
+ * kept, and files of outputs nobody keeps are counted or removed. */
+static void outputs_check(srv_jobs_t *jobs) {
+  for (srv_job_t *j = jobs->all; j; j = j->next) {
+    int gone = 0;
+    for (pb_size_t i = 0; i < j->st.kept_count; i++) {
+      rdev_v1_JobKept *k = &j->st.kept[i];
+      if (k->expires_ms && !srv_job_store_out_exists(jobs, j->id, k->name)) k->expires_ms = 0, gone = 1;
+    }
+    if (gone) srv_job_save(j);
+  }
+  srv_job_store_outputs(jobs, output_found);
+}
+
 int srv_jobs_open(srv_t *srv) {
   srv->jobs = NULL;
   if (!srv->cfg.job_dir[0]) return 0;
@@ -398,6 +494,7 @@ int srv_jobs_open(srv_t *srv) {
   pthread_cond_init(&jobs->cv, NULL);
   pthread_cond_init(&jobs->hook_cv, NULL);
   srv_job_store_load(jobs, load_one);
+  outputs_check(jobs);
   int hooks = srv_job_hooks_start(jobs) == 0;
   if (!hooks || pthread_create(&jobs->sched, NULL, sched_main, jobs) != 0) {
     srv_log(SRV_LOG_ERROR, "cannot start the job scheduler");

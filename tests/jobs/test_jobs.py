@@ -32,9 +32,11 @@ import hmac
 import json
 import os
 import re
+import resource
 import select
 import shutil
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -77,6 +79,7 @@ PERMISSION_DENIED = 900004
 QUOTA_EXCEEDED = 900005
 UNKNOWN_KERNEL = 900007
 CHECKSUM = 900010
+INTERNAL_ERROR = 500000
 
 S = jpb.JobState
 FINAL = (S.Value("SUCCEEDED"), S.Value("FAILED"), S.Value("CANCELLED"))
@@ -211,12 +214,12 @@ class Httpd:
 class Rdevd:
     """An rdevd of a test: its address from its first stdout line, stderr to a file."""
 
-    def __init__(self, args, errpath, env=None):
+    def __init__(self, args, errpath, env=None, preexec=None):
         self.args = args
         self.errpath = errpath
         with open(errpath, "ab") as err:
             self.proc = subprocess.Popen([RDEVD, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                         stderr=err, env=dict(os.environ, **(env or {})))
+                                         stderr=err, env=dict(os.environ, **(env or {})), preexec_fn=preexec)
         line = read_line(self.proc, 60)
         if not line.startswith("rdevd listening on "):
             self.kill()
@@ -296,7 +299,7 @@ class JobTest(unittest.TestCase):
             f.write(tenants_text(self.tenants()))
         self.srv = self.start()
 
-    def start(self, *extra, drain_ms=None, env=None):
+    def start(self, *extra, drain_ms=None, env=None, preexec=None):
         """An rdevd on the test's job dir and tenants (extra args last, so they override)."""
         args = ["--listen", "127.0.0.1:0", "--log-level", "info",
                 "--drain-ms", str(drain_ms if drain_ms is not None else self.DRAIN_MS)]
@@ -305,7 +308,7 @@ class JobTest(unittest.TestCase):
         if self.USE_JOBDIR:
             args += ["--job-dir", self.jobdir]
         args += [*self.RDEVD_ARGS, *extra]
-        srv = Rdevd(args, os.path.join(self.tmp, "rdevd.stderr"), env)
+        srv = Rdevd(args, os.path.join(self.tmp, "rdevd.stderr"), env, preexec)
         self.servers.append(srv)
         return srv
 
@@ -1186,6 +1189,109 @@ class RestartJobs(JobTest):
         self.assertTrue(self.srv.alive())
 
 
+def varint(n):
+    out = b""
+    while n >= 0x80:
+        out += bytes([n & 0x7F | 0x80])
+        n >>= 7
+    return out + bytes([n])
+
+
+def small_files_only():
+    """preexec for an rdevd that may write no file past 64 bytes (RLIMIT_FSIZE; SIGXFSZ
+    ignored, as the exec keeps it, so such a write fails with EFBIG): no job record fits."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64, 64))
+
+
+class StoreJobs(JobTest):
+    """The job directory's promises: a job is accepted only once its record is on disk, a
+    state that cannot be recorded fails the job before it runs, and damaged records and
+    stray files neither hide jobs nor their outputs, nor block the start."""
+    RDEVD_ARGS = ("--job-runners", "1")
+
+    def path(self, name):
+        return os.path.join(self.jobdir, name)
+
+    def test_submit_refused_when_its_record_cannot_be_written(self):
+        self.srv.kill()
+        self.srv = self.start(preexec=small_files_only)
+        r = self.cli("job", "submit", self.spec_file(self.sq_spec(4096, 41)))
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.assertIn("cannot record the job", r.stderr)
+        self.assert_rpc(lambda: self.submit_wire(wire_spec(self.http, seed=42)), SC.INTERNAL,
+                        "cannot record the job in the job directory: File too large")
+        self.assertEqual(self.list_wire(), [])
+        self.assertEqual(os.listdir(self.jobdir), [])
+        self.assertEqual(self.http.requested("seed=4"), [], "a refused job ran")
+        self.assertTrue(self.srv.alive())
+
+    def test_state_that_cannot_be_recorded_fails_the_job_before_it_runs(self):
+        ru_id, _ = self.submit(self.delay_spec(60_000_000, name="ru"))
+        self.wait_for(ru_id, lambda s: s.state == RUNNING, "running")
+        q_id, _ = self.submit(self.sq_spec(4096, 43, name="q"))  # waits for the one runner
+        self.wait_record(q_id, QUEUED)
+        # its record's name now holds a directory: no later state of it can be written
+        os.unlink(self.path(q_id + ".job"))
+        os.mkdir(self.path(q_id + ".job"))
+        open(os.path.join(self.path(q_id + ".job"), "keep"), "w").close()
+        self.assertEqual(self.cli("job", "cancel", ru_id).returncode, 0)
+        st = self.wait_final(q_id)
+        self.assert_state(st, FAILED, failed_at="job", message="cannot record the state fetching")
+        self.assertEqual(st.steps_done, 0)
+        self.assertEqual(self.http.requested("seed=43"), [], "it ran unrecorded")
+        self.restart()  # and it does not run after a restart either
+        time.sleep(0.5)
+        self.assertEqual(self.http.requested("seed=43"), [])
+        self.assertNotIn(q_id, [j.id for j in self.list_wire()])
+
+    def test_damaged_records_and_stray_files(self):
+        a_id, _ = self.submit(self.sq_spec(4096, 44, name="a"))
+        b_id, _ = self.submit(self.sq_spec(8192, 45, name="b"))
+        for jid in (a_id, b_id):
+            self.assert_state(self.wait_final(jid), SUCCEEDED)
+        a_rec, b_rec = self.wait_record(a_id, SUCCEEDED), self.wait_record(b_id, SUCCEEDED)
+        a_out, b_out = self.fetch_cli(a_id, "r"), self.fetch_cli(b_id, "r")
+        self.srv.kill()
+        cut = {}
+        # a: cut inside its spec (its status comes first and is whole)
+        n = len(a_rec.status.SerializeToString())
+        with open(self.path(a_id + ".job"), "rb") as f:
+            cut[a_id] = f.read()[:1 + len(varint(n)) + n + 5]
+        # b: cut inside its status, past its id, name and tenant
+        n = len(b_rec.status.SerializeToString())
+        named = jpb.JobStatus(id=b_id, name="b", tenant="alice").SerializeToString()
+        with open(self.path(b_id + ".job"), "rb") as f:
+            cut[b_id] = f.read()[:1 + len(varint(n)) + len(named) + 3]
+        for jid, data in cut.items():
+            with open(self.path(jid + ".job"), "wb") as f:
+                f.write(data)
+        # an output whose record is gone, and a FIFO named like a record (opened, it would block)
+        with open(self.path("00000000000000aa.r.out"), "wb") as f:
+            f.write(b"orphan")
+        os.mkfifo(self.path("00000000000000ff.job"))
+        self.srv = self.start()
+        listed = {j.id: j for j in self.list_wire()}
+        self.assertEqual(set(listed), {a_id, b_id})
+        self.assertEqual(listed[a_id], a_rec.status, "a whole final status stays as it was")
+        b = self.get(b_id)
+        self.assert_state(b, FAILED, failed_at="job", code=INTERNAL_ERROR,
+                          message="its record in the job directory is damaged")
+        self.assertEqual((b.name, b.tenant), ("b", "alice"))
+        self.assertEqual([(k.name, k.bytes) for k in b.kept], [("r", 8192)], "its output still counts")
+        self.assertGreater(b.kept[0].expires_ms, int(time.time() * 1000))
+        self.assertEqual(self.fetch_cli(a_id, "r"), a_out)
+        self.assertEqual(self.fetch_cli(b_id, "r"), b_out)
+        self.assertFalse(os.path.exists(self.path("00000000000000aa.r.out")), "an output of no job stayed")
+        self.assertTrue(stat.S_ISFIFO(os.stat(self.path("00000000000000ff.job")).st_mode))
+        for jid, data in cut.items():
+            with open(self.path(jid + ".job"), "rb") as f:
+                self.assertEqual(f.read(), data, "a damaged record was written over")
+        jid, _ = self.submit(self.sq_spec(4096, 46))
+        self.assert_state(self.wait_final(jid), SUCCEEDED)
+        self.assertEqual(self.srv.stop(), 0)
+
+
 class DrainJobs(JobTest):
     def tenants(self):
         return {"alice": {"allow": self.http.url("/"), "max_running_jobs": 1}}
@@ -1615,6 +1721,21 @@ class HostileJobs(JobTest):
         self.assertIsNotNone(call(whole, metadata=bearer("alice"), timeout=20))
         self.still_serves()
 
+    def test_strings_with_nul_are_refused(self):
+        """A NUL would cut a C string short: a name "r\0../x" must not become "r"."""
+        before = len(self.list_wire())
+        for field, mutate in (("output name", lambda s: setattr(s.outputs[0], "name", "out\x00../x")),
+                              ("job name", lambda s: setattr(s, "name", "a\x00b")),
+                              ("input URL", lambda s: setattr(s.inputs[0], "url", s.inputs[0].url + "\x00x"))):
+            spec = wire_spec(self.http)
+            mutate(spec)
+            e = self.assert_rpc(lambda: self.submit_wire(spec), SC.INVALID_ARGUMENT, "NUL")
+            self.assertIn("a string field holds a NUL byte", e.details(), field)
+        self.assertEqual(len(self.list_wire()), before)
+        self.assert_rpc(lambda: self.get(self.good + "\x00"), SC.INVALID_ARGUMENT, "NUL")
+        self.assert_rpc(lambda: self.fetch_wire(self.good, "out\x00x"), SC.INVALID_ARGUMENT, "NUL")
+        self.still_serves()
+
     def test_spec_limits(self):
         h = self.http
         spec = wire_spec(h)
@@ -1954,7 +2075,7 @@ class TenantRemovedJobs(JobTest):
 
 PARTS = {
     "basic": [BasicJobs, TransferJobs, AllowJobs, ResolveJobs],
-    "restart": [RestartJobs, DrainJobs, LimitJobs, ExpiryJobs, TenantRemovedJobs],
+    "restart": [RestartJobs, StoreJobs, DrainJobs, LimitJobs, ExpiryJobs, TenantRemovedJobs],
     "hostile": [IsolationJobs, HostileJobs, NoJobDirJobs, OpenModeJobs, BinaryJobs],
 }
 

@@ -191,6 +191,11 @@ void rdev_wire_payload_release(rdev_wire_payload_t *p);
  * rdev_wire_* decoders refuse a field that arrives with a wire type other
  * than length-delimited. */
 bool rdev_wire_decode(grpc_byte_buffer *bb, const pb_msgdesc_t *fields, void *msg, const char **err);
+/* rdev_wire_decode for a message whose strings are names and text: false
+ * too, with *err "a string field holds a NUL byte", when one of its string
+ * fields (nested ones included) does, which C strings would cut short. The
+ * caller pb_releases msg either way. */
+bool rdev_wire_decode_text(grpc_byte_buffer *bb, const pb_msgdesc_t *fields, void *msg, const char **err);
 
 /* Whether a decode callback was given a length-delimited field of a
  * message that rdev_wire_decode is decoding (nanopb hands a callback a
