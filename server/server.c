@@ -313,8 +313,9 @@ int srv_start(srv_t *srv) {
       {GRPC_ARG_INTEGER, GRPC_ARG_KEEPALIVE_TIME_MS, {.integer = 20000}},
       {GRPC_ARG_INTEGER, GRPC_ARG_KEEPALIVE_TIMEOUT_MS, {.integer = 10000}},
       {GRPC_ARG_INTEGER, GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, {.integer = 1}},
-      /* job watchers ping every 10 s while a stream is quiet (client/lib/job.c) */
-      {GRPC_ARG_INTEGER, GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, {.integer = 5000}},
+      /* clients ping while a call is quiet: job watchers every 10 s
+       * (client/lib/job.c), sessions every keepalive_ms, at least 1 s */
+      {GRPC_ARG_INTEGER, GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, {.integer = 1000}},
       /* a fixed 8 MiB stream window: BDP probing kept windows small and
        * cost most of the throughput on loopback (measured by rdev bench) */
       {GRPC_ARG_INTEGER, GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, {.integer = 8 << 20}},

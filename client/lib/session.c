@@ -153,8 +153,12 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
 
   /* Messages up to a chunk plus framing; reconnect quickly to a server that
    * is just starting (the session waits for it up to the connect timeout);
-   * no transparent retries of the session call; a connection of its own. */
-  static const cl_int_arg_t iargs[] = {
+   * no transparent retries of the session call; a connection of its own;
+   * pings that find a server gone silent, also while a call waits long
+   * without data (rdevd takes a ping a second). */
+  int64_t ka = opts && opts->keepalive_ms > 0 ? opts->keepalive_ms : 10000;
+  ka = ka < 1000 ? 1000 : ka > INT32_MAX ? INT32_MAX : ka;
+  const cl_int_arg_t iargs[] = {
       {GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, (int)RDEV_WIRE_MAX_MESSAGE},
       {GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, (int)RDEV_WIRE_MAX_MESSAGE},
       {GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100},
@@ -167,6 +171,9 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
        * within a fresh session's first in-band D2H (1 MiB at 10 ms RTT:
        * 2.9 round trips without, 1.5 with) */
       {GRPC_ARG_HTTP2_BDP_PROBE, 1},
+      {GRPC_ARG_KEEPALIVE_TIME_MS, (int)ka},
+      {GRPC_ARG_KEEPALIVE_TIMEOUT_MS, (int)ka},
+      {GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0},
   };
   int arc = cl_channel_create(target, opts, iargs, (int)(sizeof iargs / sizeof iargs[0]), &s->auth, &s->channel);
   if (arc) {

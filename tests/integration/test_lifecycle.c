@@ -447,6 +447,43 @@ START_TEST(test_unary_calls_fail_fast_after_server_killed) {
 }
 END_TEST
 
+/* A server that stops answering (frozen by SIGSTOP; a network gone
+ * without a word looks the same) is found by the keepalive pings: the call
+ * waiting on it and those after fail with RDEV_UNAVAILABLE within a few
+ * keepalive periods, and none hangs. Once it runs again it serves new
+ * sessions. */
+START_TEST(test_calls_fail_unavailable_when_server_freezes) {
+  fx_server_t srv;
+  char err[512];
+  ck_assert_msg(fx_server_start(&srv, NULL, err, sizeof err) == 0, "cannot start rdevd: %s", err);
+  rdev_options_t o = {.keepalive_ms = 1000};
+  rdev_session_t *s = NULL;
+  FX_OK(rdev_session_open(srv.target, &o, &s));
+  rdev_stream_t *st = NULL;
+  void *d = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  FX_OK(rdev_malloc(s, &d, 4096, RDEV_MEM_MALLOC_HUGE_FIRST));
+  uint8_t h[4096] = {0};
+  FX_OK(rdev_memcpy(s, h, sizeof h, d, sizeof h, RDEV_MEMCPY_DEVICE_TO_HOST));
+  ck_assert_int_eq(kill(srv.pid, SIGSTOP), 0);
+  double t0 = fx_now();
+  FX_EXPECT(rdev_memcpy(s, h, sizeof h, d, sizeof h, RDEV_MEMCPY_DEVICE_TO_HOST), RDEV_UNAVAILABLE);
+  double t1 = fx_now();
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_UNAVAILABLE);
+  FX_EXPECT(rdev_memcpy(s, d, sizeof h, h, sizeof h, RDEV_MEMCPY_HOST_TO_DEVICE), RDEV_UNAVAILABLE);
+  rdev_session_close(s);
+  double t2 = fx_now();
+  ck_assert_int_eq(kill(srv.pid, SIGCONT), 0);
+  ck_assert_msg(t1 - t0 < 8, "the call waiting on a frozen server failed after %.2f s (keepalive 1 s)", t1 - t0);
+  ck_assert_msg(t2 - t1 < 4, "the later calls and the close took %.2f s", t2 - t1);
+  rdev_session_t *s2 = fx_open_target(srv.target);
+  size_t fr, total;
+  FX_OK(rdev_mem_info(s2, &fr, &total));
+  rdev_session_close(s2);
+  fx_server_stop(&srv);
+}
+END_TEST
+
 START_TEST(test_open_on_dead_port_fails_unavailable) {
   char target[sizeof fx_srv.target];
   snprintf(target, sizeof target, "%s", fx_srv.target);
@@ -483,6 +520,7 @@ Suite *suite_lifecycle(void) {
   tcase_add_test(tc, test_sigterm_drains_pending_synchronize);
   tcase_add_test(tc, test_async_copies_beyond_max_inflight);
   tcase_add_test(tc, test_sigterm_exits_promptly_after_large_transfers);
+  tcase_add_test(tc, test_calls_fail_unavailable_when_server_freezes);
   suite_add_tcase(su, tc);
   return su;
 }

@@ -59,6 +59,11 @@ typedef struct {
   const char *ca_file;        /* RDEV_CA: PEM CA that signed the server's certificate; set = TLS */
   const char *cert_file;      /* RDEV_CERT: PEM client certificate (mutual TLS)... */
   const char *key_file;       /* RDEV_KEY: ...and its private key */
+  /* 0 = 10000, at least 1000: after this long without data the client
+   * pings rdevd, and a server that does not answer within as long again
+   * (frozen, or its network gone without a word) is taken for gone: every
+   * call of the session then fails with RDEV_UNAVAILABLE. */
+  int64_t keepalive_ms;
 } rdev_options_t;
 
 /* Connects to rdevd at target ("host:port" or "unix:/path") and opens a
