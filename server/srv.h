@@ -190,7 +190,6 @@ typedef struct srv_tenant {
   int max_running_jobs; /* jobs running at once */
   size_t max_job_fetch; /* bytes one job may fetch in all */
   size_t job_disk;      /* bytes its kept outputs may take on disk */
-  int job_hooks_busy;   /* webhook workers serving its jobs (jobs/; under the job table's lock) */
   int jobs_counted;     /* scratch of the job table's expiry (under its lock) */
   int removed, seen;
   /* usage */

@@ -20,7 +20,8 @@
  *
  * Lock order: jobs->mu, then a tenant's mu. A job's status, watchers and
  * hook queue are under jobs->mu; nothing under it blocks or calls out, but
- * for the watchers' wake functions, which only start gRPC batches.
+ * for the watchers' wake functions, which only start gRPC batches, and
+ * job_hook.c's start of a tenant's webhook sender thread.
  */
 #ifndef RDEV_SERVER_JOB_PRIVATE_H
 #define RDEV_SERVER_JOB_PRIVATE_H
@@ -35,8 +36,7 @@
 #define SRV_JOB_ID_LEN 16    /* hex digits of a job id */
 #define SRV_JOB_URL_MAX 2047 /* bytes of a URL */
 #define SRV_JOB_PROGRESS_MS 200
-#define SRV_JOB_WATCHERS 16    /* WatchJob calls on one job at once */
-#define SRV_JOB_HOOK_WORKERS 4 /* threads sending webhooks */
+#define SRV_JOB_WATCHERS 16 /* WatchJob calls on one job at once */
 
 /* Why a job must stop (srv_job_t.cancel). */
 enum { SRV_JOB_STOP_CLIENT = 1, SRV_JOB_STOP_SERVER, SRV_JOB_STOP_TENANT };
@@ -78,7 +78,7 @@ struct srv_job {
   srv_watch_t *watchers;        /* jobs->mu */
   final_call_t *finals;         /* jobs->mu */
   hook_ev_t *hq_head, *hq_tail; /* webhook events to send (jobs->mu) */
-  int hook_busy;                /* a worker sends one (jobs->mu) */
+  int hook_busy;                /* its tenant's sender sends one (jobs->mu) */
   int damaged;                  /* loaded from a damaged record: never saved */
   uint64_t hook_seq;            /* events made so far (kept in its record) */
   int live;                     /* a runner runs it, its session not yet closed (jobs->mu) */
@@ -89,21 +89,29 @@ struct srv_job {
   srv_job_t *qnext;             /* the queue */
 };
 
+/* A thread sending one tenant's webhook events (job_hook.c). */
+typedef struct srv_hook_sender {
+  srv_jobs_t *jobs;
+  srv_tenant_t *tenant; /* NULL: the jobs whose tenant is gone */
+  pthread_t thread;
+  struct srv_hook_sender *next;
+} srv_hook_sender_t;
+
 struct srv_jobs {
   srv_t *srv;
   char dir[256];
   pthread_mutex_t mu;
-  pthread_cond_t cv; /* the queue, a runner or hook thread ended, stopping */
+  pthread_cond_t cv; /* the queue, a runner or webhook sender ended, stopping */
   srv_job_t *all;
   srv_job_t *qhead, *qtail;
   int running; /* runners alive */
   int stopping;
   pthread_t sched;
-  /* webhooks (job_hook.c) */
-  pthread_cond_t hook_cv; /* an event queued, a tenant's worker free, stopping */
-  pthread_t hook_workers[SRV_JOB_HOOK_WORKERS];
-  int nhook_workers, hooks_stopping;
-  atomic_int hooks_cancel;
+  /* webhooks (job_hook.c; jobs->mu) */
+  srv_hook_sender_t *hook_senders; /* at most one per tenant, each in its loop */
+  srv_hook_sender_t *hook_ended;   /* senders out of their loop, not yet joined */
+  int hooks_on;                    /* senders may start: from srv_job_hooks_start to the stop */
+  atomic_int hooks_cancel;         /* the stop: a delivery under way gives up */
 };
 
 /* ---- job_table.c ---- */
@@ -178,17 +186,24 @@ int srv_job_save(srv_job_t *job);
 /* The rdev status for a record that could not be written (errno e). */
 int srv_job_store_code(int e);
 /* Queues the webhook event of j's state now, if it has a callback URL
- * (jobs->mu held); a job_hook.c worker sends it. Frees j's unsent events. */
+ * (jobs->mu held); its tenant's job_hook.c sender sends it. Frees j's
+ * unsent events. */
 void srv_job_hook_locked(srv_job_t *j);
 void srv_job_hooks_free(srv_job_t *j);
 
 /* ---- job_hook.c ---- */
 
-/* Starts the webhook workers: 0, or -1 (logged). */
-int srv_job_hooks_start(srv_jobs_t *jobs);
-/* Lets the workers send what is queued for up to grace_ms, then stops
- * them (a delivery under way gives up) and waits for them. Events left are
- * not sent. */
+/* Lets senders start: one for each tenant with events queued so far (the
+ * records loaded), then as events come (srv_job_hooks_kick_locked). A
+ * sender that cannot start is logged. */
+void srv_job_hooks_start(srv_jobs_t *jobs);
+/* After j's event was queued (jobs->mu held): starts a sender for j's
+ * tenant unless one runs; nothing before srv_job_hooks_start or after the
+ * stop. */
+void srv_job_hooks_kick_locked(srv_job_t *j);
+/* Lets the senders send what is queued for up to grace_ms, then stops
+ * them (a delivery under way gives up) and joins every sender thread.
+ * Events left, and those queued later, are not sent. */
 void srv_job_hooks_stop(srv_jobs_t *jobs, int grace_ms);
 /* ---- job_spec.c ---- */
 

@@ -2,7 +2,7 @@
  * server/jobs/job_state.c — one job's life as the other job files see it
  * (jobs.h): its references, watchers and status, its states, failure and
  * progress, its kept outputs against the tenant's job disk quota, its
- * webhook events as they are made (JSON, queued for job_hook.c's workers),
+ * webhook events as they are made (JSON, queued for job_hook.c's senders),
  * and its record (made here, written by job_store.c).
  */
 #define _GNU_SOURCE
@@ -287,7 +287,7 @@ void srv_job_hook_locked(srv_job_t *j) {
   else
     j->hq_head = e;
   j->hq_tail = e;
-  pthread_cond_signal(&j->jobs->hook_cv);
+  srv_job_hooks_kick_locked(j);
 }
 
 void srv_job_hooks_free(srv_job_t *j) {

@@ -93,9 +93,11 @@ int srv_job_submit(srv_jobs_t *jobs, srv_tenant_t *t, rdev_v1_JobSpec *spec, rde
   for (pb_size_t i = 0; i < j->spec.outputs_count; i++)
     st->deliver_total += j->spec.outputs[i].size; /* job_spec.c made each explicit */
   /* On disk before it is accepted: a job answered OK survives a restart.
-   * Its "queued" event is made first, so that the record counts it (j is
-   * no one else's yet: linked below). */
+   * Its "queued" event is made first, so that the record counts it; no
+   * sender sees it before j is linked (below). */
+  pthread_mutex_lock(&jobs->mu);
   srv_job_hook_locked(j);
+  pthread_mutex_unlock(&jobs->mu);
   int e = srv_job_save(j);
   if (e) {
     srv_job_free(j);
@@ -120,7 +122,7 @@ int srv_job_submit(srv_jobs_t *jobs, srv_tenant_t *t, rdev_v1_JobSpec *spec, rde
   j->next = jobs->all;
   jobs->all = j;
   j->refs++; /* ours until the end: once linked, a cancel and an expiry could end it */
-  if (j->hq_head) pthread_cond_signal(&jobs->hook_cv); /* its event may go now */
+  if (j->hq_head) srv_job_hooks_kick_locked(j); /* its event may go now */
   enqueue_locked(jobs, j);
   out->status = j->st;
   pthread_mutex_unlock(&jobs->mu);
@@ -427,7 +429,7 @@ static void load_one(srv_jobs_t *jobs, const srv_job_file_t *f, rdev_v1_JobRecor
   if (why[0]) {
     srv_job_set_failure_locked(j, "job", RDEV_UNAVAILABLE, why);
     j->st.state = rdev_v1_JobState_JOB_STATE_UNSPECIFIED; /* not final: enter_locked takes it */
-    srv_job_enter_locked(j, rdev_v1_JobState_FAILED);     /* its webhook goes out once the workers run */
+    srv_job_enter_locked(j, rdev_v1_JobState_FAILED);     /* its webhook goes out once senders may start */
     srv_job_save(j);
   } else if (j->st.state == rdev_v1_JobState_QUEUED) {
     srv_job_t **q = &jobs->qhead;
@@ -492,16 +494,14 @@ int srv_jobs_open(srv_t *srv) {
   snprintf(jobs->dir, sizeof jobs->dir, "%s", srv->cfg.job_dir);
   pthread_mutex_init(&jobs->mu, NULL);
   pthread_cond_init(&jobs->cv, NULL);
-  pthread_cond_init(&jobs->hook_cv, NULL);
   srv_job_store_load(jobs, load_one);
   outputs_check(jobs);
-  int hooks = srv_job_hooks_start(jobs) == 0;
-  if (!hooks || pthread_create(&jobs->sched, NULL, sched_main, jobs) != 0) {
+  srv_job_hooks_start(jobs);
+  if (pthread_create(&jobs->sched, NULL, sched_main, jobs) != 0) {
     srv_log(SRV_LOG_ERROR, "cannot start the job scheduler");
-    if (hooks) srv_job_hooks_stop(jobs, 0);
+    srv_job_hooks_stop(jobs, 0);
     pthread_mutex_destroy(&jobs->mu);
     pthread_cond_destroy(&jobs->cv);
-    pthread_cond_destroy(&jobs->hook_cv);
     while (jobs->all) {
       srv_job_t *n = jobs->all->next;
       srv_job_free(jobs->all);
@@ -556,7 +556,6 @@ void srv_jobs_free(srv_t *srv) {
   }
   pthread_mutex_destroy(&jobs->mu);
   pthread_cond_destroy(&jobs->cv);
-  pthread_cond_destroy(&jobs->hook_cv);
   free(jobs);
   srv->jobs = NULL;
 }
