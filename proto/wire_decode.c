@@ -2,7 +2,8 @@
  * proto/wire_decode.c — the receiving side of the codec (rdev/wire.h):
  * decoding walks the byte buffer's slices with a pb_istream_t, so a
  * message is never flattened; payloads are taken as references to the
- * received slices (zero copy) or copied into memory of their own. Also
+ * received slices (zero copy) or copied into memory of their own; a
+ * field's entries can be counted before decoding (rdev_wire_count_field). Also
  * the walk over a received Request message and its batch (what rdevd
  * runs, in order, fault by fault), with the Launch decode callbacks.
  */
@@ -73,18 +74,30 @@ static bool slices_skip_to(pb_istream_t *stream, size_t end) {
   return pb_read(stream, NULL, end - at);
 }
 
-static bool decode_with(slice_reader_t *r, grpc_byte_buffer *bb, const pb_msgdesc_t *fields, void *msg,
-                        const char **err) {
+/* Starts r on bb and *is reading it from the start; false (with *err)
+ * when bb cannot be read. reader_close ends it. */
+static bool reader_open(slice_reader_t *r, grpc_byte_buffer *bb, pb_istream_t *is, const char **err) {
   memset(r, 0, sizeof *r);
   if (!bb || !grpc_byte_buffer_reader_init(&r->reader, bb)) {
     if (err) *err = "unreadable message";
     return false;
   }
-  pb_istream_t is = {slices_read, r, grpc_byte_buffer_length(bb), NULL};
-  bool ok = pb_decode(&is, fields, msg);
-  if (!ok && err) *err = PB_GET_ERROR(&is);
+  *is = (pb_istream_t){slices_read, r, grpc_byte_buffer_length(bb), NULL};
+  return true;
+}
+
+static void reader_close(slice_reader_t *r) {
   if (r->have) grpc_slice_unref(r->cur);
   grpc_byte_buffer_reader_destroy(&r->reader);
+}
+
+static bool decode_with(slice_reader_t *r, grpc_byte_buffer *bb, const pb_msgdesc_t *fields, void *msg,
+                        const char **err) {
+  pb_istream_t is;
+  if (!reader_open(r, bb, &is, err)) return false;
+  bool ok = pb_decode(&is, fields, msg);
+  if (!ok && err) *err = PB_GET_ERROR(&is);
+  reader_close(r);
   return ok;
 }
 
@@ -133,14 +146,34 @@ static bool strings_walk(pb_istream_t *s, const pb_msgdesc_t *desc, int depth) {
 
 bool rdev_wire_decode_text(grpc_byte_buffer *bb, const pb_msgdesc_t *fields, void *msg, const char **err) {
   slice_reader_t r;
-  if (!decode_with(&r, bb, fields, msg, err)) return false;
-  memset(&r, 0, sizeof r);
-  if (!grpc_byte_buffer_reader_init(&r.reader, bb)) return false; /* read once already: cannot happen */
-  pb_istream_t is = {slices_read, &r, grpc_byte_buffer_length(bb), NULL};
+  pb_istream_t is;
+  if (!decode_with(&r, bb, fields, msg, err) || !reader_open(&r, bb, &is, err)) return false;
   bool ok = strings_walk(&is, fields, 0);
-  if (r.have) grpc_slice_unref(r.cur);
-  grpc_byte_buffer_reader_destroy(&r.reader);
+  reader_close(&r);
   if (!ok && err) *err = "a string field holds a NUL byte";
+  return ok;
+}
+
+bool rdev_wire_count_field(grpc_byte_buffer *bb, uint32_t field, size_t max, size_t *count, const char **err) {
+  slice_reader_t r;
+  pb_istream_t is, *s = &is;
+  *count = 0;
+  if (!reader_open(&r, bb, &is, err)) return false;
+  bool ok = true;
+  while (ok && s->bytes_left > 0 && *count <= max) {
+    pb_wire_type_t type;
+    uint32_t tag;
+    bool eof;
+    if (!pb_decode_tag(s, &type, &tag, &eof) || tag == 0) { /* pb_decode refuses a zero tag too */
+      if (tag == 0) PB_SET_ERROR(s, "zero tag");
+      ok = false;
+      break;
+    }
+    if (tag == field) ++*count;
+    ok = pb_skip_field(s, type);
+  }
+  if (!ok && err) *err = PB_GET_ERROR(s);
+  reader_close(&r);
   return ok;
 }
 

@@ -575,16 +575,26 @@ void cl_device_count_known(rdev_session_t *s, int count);
  * 10 s deadline, the session's credentials): req out, *rep in. Blocks. */
 int cl_unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fields, const void *req,
              const pb_msgdesc_t *rep_fields, void *rep);
+/* A reply's repeated pointer field (nanopb allocates its entries one by
+ * one) and the most entries the contract allows it, with what the error
+ * calls the field and its entries ("job list", "jobs"). */
+typedef struct {
+  uint32_t field;
+  size_t max;
+  const char *what, *items;
+} cl_reply_cap_t;
 /* The same on any channel with auth's token metadata (auth.c; read only),
  * waiting for the channel to be ready, deadline_ms after the start (<= 0:
- * none): req out, *rep in (decoded by rdev_wire_decode). Blocks. Returns
+ * none): req out, *rep in (decoded by rdev_wire_decode). With cap (may be
+ * NULL), a reply holding more than cap->max of its field is refused before
+ * it is decoded (RDEV_PROTOCOL; nothing allocated). Blocks. Returns
  * RDEV_OK or a status with the last error set ("METHOD: detail (gRPC
  * status N)" when the server answered with an error); *gstatus (may be
  * NULL) gets the call's gRPC status (GRPC_STATUS_UNKNOWN when it got none),
  * for a caller that maps some of them otherwise. */
 int cl_unary_call(grpc_channel *ch, cl_auth_t *auth, const char *method, int64_t deadline_ms,
                   const pb_msgdesc_t *req_fields, const void *req, const pb_msgdesc_t *rep_fields, void *rep,
-                  grpc_status_code *gstatus);
+                  const cl_reply_cap_t *cap, grpc_status_code *gstatus);
 
 /* ==== binary.c: kernel binaries ================================================ */
 

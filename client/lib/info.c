@@ -26,7 +26,7 @@ void cl_device_count_known(rdev_session_t *s, int count) { atomic_store(&s->dev.
 
 int cl_unary_call(grpc_channel *ch, cl_auth_t *auth, const char *method, int64_t deadline_ms,
                   const pb_msgdesc_t *req_fields, const void *req, const pb_msgdesc_t *rep_fields, void *rep,
-                  grpc_status_code *gstatus) {
+                  const cl_reply_cap_t *cap, grpc_status_code *gstatus) {
   if (gstatus) *gstatus = GRPC_STATUS_UNKNOWN;
   grpc_byte_buffer *send = rdev_wire_encode(req_fields, req, NULL);
   if (!send) return cl_error(RDEV_INTERNAL_ERROR, "cannot encode request");
@@ -77,7 +77,13 @@ int cl_unary_call(grpc_channel *ch, cl_auth_t *auth, const char *method, int64_t
       rc = cl_error(RDEV_PROTOCOL, "%s: no reply message", method);
     } else {
       const char *err = NULL;
-      if (!rdev_wire_decode(recv, rep_fields, rep, &err))
+      size_t n = 0;
+      if (cap && !rdev_wire_count_field(recv, cap->field, cap->max, &n, &err))
+        rc = cl_error(RDEV_PROTOCOL, "%s: malformed reply (%s)", method, err ? err : "?");
+      else if (cap && n > cap->max)
+        rc = cl_error(RDEV_PROTOCOL, "%s: the server's %s holds more than %zu %s (refused before decoding)", method,
+                      cap->what, cap->max, cap->items);
+      else if (!rdev_wire_decode(recv, rep_fields, rep, &err))
         rc = cl_error(RDEV_PROTOCOL, "%s: malformed reply (%s)", method, err ? err : "?");
     }
   }
@@ -97,7 +103,7 @@ int cl_unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fiel
   char why[CL_MSG_MAX];
   if (cl_poll_dead(s, why, sizeof why)) /* the server is gone or ended the session: do not wait for it */
     return cl_error(RDEV_UNAVAILABLE, "%s", why);
-  return cl_unary_call(s->channel, &s->auth, method, UNARY_DEADLINE_MS, req_fields, req, rep_fields, rep, NULL);
+  return cl_unary_call(s->channel, &s->auth, method, UNARY_DEADLINE_MS, req_fields, req, rep_fields, rep, NULL, NULL);
 }
 
 int rdev_server_info(rdev_session_t *s, rdev_server_info_t *info) {

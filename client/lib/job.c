@@ -55,11 +55,17 @@ static int job_status(grpc_status_code g, int rc) {
   }
 }
 
+static int unary_capped(rdev_jobs_t *j, const char *method, int64_t deadline_ms, const pb_msgdesc_t *req_fields,
+                        const void *req, const pb_msgdesc_t *rep_fields, void *rep, const cl_reply_cap_t *cap) {
+  grpc_status_code g;
+  int rc = cl_unary_call(j->channel, &j->auth, method, deadline_ms, req_fields, req, rep_fields, rep, cap, &g);
+  return rc ? job_status(g, rc) : RDEV_OK;
+}
+
+/* The job calls' replies have no pointer field but ListJobsReply.jobs. */
 static int unary(rdev_jobs_t *j, const char *method, int64_t deadline_ms, const pb_msgdesc_t *req_fields,
                  const void *req, const pb_msgdesc_t *rep_fields, void *rep) {
-  grpc_status_code g;
-  int rc = cl_unary_call(j->channel, &j->auth, method, deadline_ms, req_fields, req, rep_fields, rep, &g);
-  return rc ? job_status(g, rc) : RDEV_OK;
+  return unary_capped(j, method, deadline_ms, req_fields, req, rep_fields, rep, NULL);
 }
 
 /* The connect timeout as rdev_session_open takes it. */
@@ -197,9 +203,13 @@ int rdev_job_list(rdev_jobs_t *j, rdev_v1_ListJobsReply *out) {
   if (out) memset(out, 0, sizeof *out);
   if (!j || !out) return cl_error(RDEV_INVALID_PARAM, "jobs or out is NULL");
   rdev_v1_ListJobsRequest req = rdev_v1_ListJobsRequest_init_zero;
-  /* On a malformed reply, pb_decode released what it had allocated. */
-  return unary(j, RDEV_WIRE_METHOD_LIST_JOBS, JOB_DEADLINE_MS, rdev_v1_ListJobsRequest_fields, &req,
-               rdev_v1_ListJobsReply_fields, out);
+  /* The decoder allocates a JobStatus (some 3 KiB) per entry: a 4 MiB reply
+   * of empty entries would take 200 MB (65535 of them; pb_size_t is 16
+   * bits). A list longer than rdevd sends is refused before that. On a
+   * malformed reply, pb_decode released what it had allocated. */
+  static const cl_reply_cap_t cap = {rdev_v1_ListJobsReply_jobs_tag, RDEV_WIRE_MAX_JOBS_LISTED, "job list", "jobs"};
+  return unary_capped(j, RDEV_WIRE_METHOD_LIST_JOBS, JOB_DEADLINE_MS, rdev_v1_ListJobsRequest_fields, &req,
+                      rdev_v1_ListJobsReply_fields, out, &cap);
 }
 
 /* ---- server streams ------------------------------------------------------ */

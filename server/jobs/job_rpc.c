@@ -226,7 +226,7 @@ static void submit(srv_t *srv, srv_tenant_t *t, grpc_call *call, grpc_byte_buffe
 }
 
 static void list(srv_t *srv, srv_tenant_t *t, grpc_call *call) {
-  enum { MAX = 128 };
+  enum { MAX = RDEV_WIRE_MAX_JOBS_LISTED }; /* the client refuses a longer list */
   rdev_v1_ListJobsReply r = rdev_v1_ListJobsReply_init_zero;
   r.jobs = calloc(MAX, sizeof *r.jobs);
   if (!r.jobs) {

@@ -4,7 +4,8 @@
  * request encoder against nanopb's own bytes (and its decoder, on random
  * scalar requests whole and damaged, and batches split across slices), the walk over
  * a message and its batch (faults, limits, resuming), wrong wire types,
- * and the UTF-8 repair of reply strings.
+ * counting a field's entries before decoding, and the UTF-8 repair of
+ * reply strings.
  */
 #include <check.h>
 #include <grpc/byte_buffer_reader.h>
@@ -494,6 +495,54 @@ START_TEST(test_nested_batch_is_a_malformed_request) {
 }
 END_TEST
 
+/* A message of two slices, split at cut. */
+static grpc_byte_buffer *bb_of_two(const uint8_t *p, size_t n, size_t cut) {
+  grpc_slice s[2] = {grpc_slice_from_copied_buffer((const char *)p, cut),
+                     grpc_slice_from_copied_buffer((const char *)p + cut, n - cut)};
+  grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(s, 2);
+  grpc_slice_unref(s[0]);
+  grpc_slice_unref(s[1]);
+  return bb;
+}
+
+START_TEST(test_count_field_counts_without_decoding_and_stops_past_max) {
+  grpc_init();
+  /* field 1 (a message) three times, between them field 2 as a varint and
+   * field 3 as bytes holding field 1's tag (not counted: not top-level) */
+  const uint8_t msg[] = {0x0a, 0x00, 0x10, 0x81, 0x01, 0x0a, 0x02, 0x08, 0x05, 0x1a, 0x02, 0x0a, 0x00, 0x0a, 0x00};
+  size_t n = 99;
+  const char *err = NULL;
+  for (size_t cut = 1; cut < sizeof msg; cut++) {
+    grpc_byte_buffer *bb = bb_of_two(msg, sizeof msg, cut);
+    ck_assert(rdev_wire_count_field(bb, 1, 128, &n, &err));
+    ck_assert_uint_eq(n, 3);
+    ck_assert(rdev_wire_count_field(bb, 3, 128, &n, &err));
+    ck_assert_uint_eq(n, 1);
+    ck_assert(rdev_wire_count_field(bb, 1, 1, &n, &err)); /* stops at the second */
+    ck_assert_uint_eq(n, 2);
+    grpc_byte_buffer_destroy(bb);
+  }
+  /* an empty message holds none */
+  grpc_byte_buffer *bb = bb_of(msg, 0);
+  ck_assert(rdev_wire_count_field(bb, 1, 128, &n, &err));
+  ck_assert_uint_eq(n, 0);
+  grpc_byte_buffer_destroy(bb);
+  /* a length past the end, a zero tag, a cut varint: malformed */
+  const uint8_t past[] = {0x0a, 0x00, 0x0a, 0x05, 0x00}, zero[] = {0x0a, 0x00, 0x00}, cut[] = {0x0a, 0x00, 0x10, 0x80};
+  const uint8_t *bad[] = {past, zero, cut};
+  size_t len[] = {sizeof past, sizeof zero, sizeof cut};
+  for (int i = 0; i < 3; i++) {
+    err = NULL;
+    bb = bb_of(bad[i], len[i]);
+    ck_assert(!rdev_wire_count_field(bb, 1, 128, &n, &err));
+    ck_assert_ptr_nonnull(err);
+    ck_assert_uint_le(n, 2);
+    grpc_byte_buffer_destroy(bb);
+  }
+  grpc_shutdown();
+}
+END_TEST
+
 START_TEST(test_utf8_fix_replaces_only_invalid_bytes) {
   char ok[] = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80";
   ck_assert_uint_eq(rdev_wire_utf8_fix(ok, strlen(ok)), 0);
@@ -522,6 +571,7 @@ int main(void) {
   tcase_add_test(tc, test_payload_with_a_varint_wire_type_is_malformed_not_a_crash);
   tcase_add_test(tc, test_batch_with_a_bad_and_an_oversized_request_goes_on);
   tcase_add_test(tc, test_nested_batch_is_a_malformed_request);
+  tcase_add_test(tc, test_count_field_counts_without_decoding_and_stops_past_max);
   tcase_add_test(tc, test_utf8_fix_replaces_only_invalid_bytes);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

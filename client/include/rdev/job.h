@@ -87,9 +87,12 @@ int rdev_job_get(rdev_jobs_t *j, const char *id, rdev_v1_JobStatus *out);
  * final status (CANCELLED, or the state it reached first). 60 s deadline. */
 int rdev_job_cancel(rdev_jobs_t *j, const char *id, rdev_v1_JobStatus *out);
 
-/* The tenant's jobs, newest first (at most 128, without their hooks).
- * *out's previous contents are overwritten, not freed; afterwards, on
- * success or failure, the caller releases it with
+/* The tenant's jobs, newest first (at most 128, without their hooks). A
+ * reply with more than 128 is refused before it is decoded (RDEV_PROTOCOL:
+ * the server's job list holds more than 128 jobs), so a broken or hostile
+ * server cannot make the decoder allocate a JobStatus per entry of a
+ * 4 MiB message. *out's previous contents are overwritten, not freed;
+ * afterwards, on success or failure, the caller releases it with
  * pb_release(rdev_v1_ListJobsReply_fields, out). 10 s deadline. */
 int rdev_job_list(rdev_jobs_t *j, rdev_v1_ListJobsReply *out);
 

@@ -58,6 +58,10 @@
  * call of its own). */
 #define RDEV_WIRE_DEVICES_KEY "rdev-devices"
 #define RDEV_WIRE_MAX_DEVICES 64 /* ListDevicesReply holds at most this many */
+/* ListJobsReply holds at most this many jobs (job.proto): rdevd sends no
+ * more, and the client refuses a reply with more before decoding it (its
+ * jobs are a pointer field: the decoder allocates a JobStatus per entry). */
+#define RDEV_WIRE_MAX_JOBS_LISTED 128
 
 /* Stream and event handles a client chooses (StreamCreate.handle,
  * EventCreate.handle) have this bit set; those the server picks never do. */
@@ -196,6 +200,14 @@ bool rdev_wire_decode(grpc_byte_buffer *bb, const pb_msgdesc_t *fields, void *ms
  * fields (nested ones included) does, which C strings would cut short. The
  * caller pb_releases msg either way. */
 bool rdev_wire_decode_text(grpc_byte_buffer *bb, const pb_msgdesc_t *fields, void *msg, const char **err);
+
+/* Counts the top-level fields numbered `field` in the message in bb without
+ * decoding them (the others are skipped), stopping once it counted more
+ * than max: for a repeated pointer field, whose entries the decoder
+ * allocates one by one, so that a message with too many is refused before
+ * anything is allocated. Returns false on a malformed message (*err, if
+ * non-NULL, says why); *count gets those counted either way. */
+bool rdev_wire_count_field(grpc_byte_buffer *bb, uint32_t field, size_t max, size_t *count, const char **err);
 
 /* Whether a decode callback was given a length-delimited field of a
  * message that rdev_wire_decode is decoding (nanopb hands a callback a
