@@ -30,8 +30,11 @@ static void job_usage(FILE *f) {
           "                          prints its id, then `secret SECRET`, the key of its webhooks'\n"
           "                          signatures (shown only now); --wait: then watch it\n"
           "  status ID               the job's state, progress, times, webhooks and kept outputs\n"
-          "  watch ID                follow the job until it is final: progress bars on a terminal,\n"
-          "                          else a line per change\n"
+          "  watch ID [--reconnect S]\n"
+          "                          follow the job until it is final: progress bars on a terminal,\n"
+          "                          else a line per change; when rdevd goes away (a restart), try\n"
+          "                          to watch again for S seconds (default 60; 0: give up at once)\n"
+          "                          and go on where it was, else fail (900002 UNAVAILABLE)\n"
           "  cancel ID               cancel the job; prints the state it ended in\n"
           "  list                    the tenant's jobs, newest first: ID STATE NAME\n"
           "  fetch ID OUTPUT FILE    write the output OUTPUT the job kept into FILE (- = stdout)\n"
@@ -237,15 +240,16 @@ static int on_status(void *user, const rdev_v1_JobStatus *st) {
   return 0;
 }
 
-/* Watches job id to its end: the tool's exit status. */
-static int watch(rdev_jobs_t *j, const char *id) {
+/* Watches job id to its end, trying to watch again for reconnect_ms after
+ * losing rdevd: the tool's exit status. */
+static int watch(rdev_jobs_t *j, const char *id, int64_t reconnect_ms) {
   watch_ui_t *ui = calloc(1, sizeof *ui);
   if (!ui) {
     fprintf(stderr, "rdev: job watch: out of memory\n");
     return EXIT_ERROR;
   }
   ui->tty = isatty(STDOUT_FILENO);
-  int rc = rdev_job_watch(j, id, on_status, ui);
+  int rc = rdev_job_watch_within(j, id, reconnect_ms, on_status, ui);
   int ret;
   if (rc) {
     ret = cli_job_fail("watch", rc);
@@ -352,7 +356,7 @@ static int cmd_submit(const char *target, int argc, char **argv) {
   fflush(stdout);
   if (isatty(STDOUT_FILENO))
     fprintf(stderr, "rdev: the secret signs the job's webhooks and is shown only now: keep it to check them\n");
-  ret = wait ? watch(j, rep->id) : EXIT_OK;
+  ret = wait ? watch(j, rep->id, RDEV_JOB_WATCH_RECONNECT_MS) : EXIT_OK;
 out:
   rdev_jobs_close(j);
   rdev_cli_job_free(spec);
@@ -420,10 +424,35 @@ static int cmd_status(const char *target, const char *id) {
   return EXIT_OK;
 }
 
-static int cmd_watch(const char *target, const char *id) {
+/* `watch ID [--reconnect SECONDS]`, the option before or after ID. */
+static int cmd_watch(const char *target, int argc, char **argv) {
+  enum { MAX_RECONNECT_S = 86400 };
+  const char *id = NULL;
+  int64_t reconnect_ms = RDEV_JOB_WATCH_RECONNECT_MS;
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--reconnect")) {
+      char *end;
+      long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : -1;
+      if (i + 1 >= argc || !argv[i + 1][0] || *end || v < 0 || v > MAX_RECONNECT_S) {
+        fprintf(stderr, "rdev: job watch: --reconnect wants whole seconds, 0 to %d\n", (int)MAX_RECONNECT_S);
+        return EXIT_ERROR;
+      }
+      reconnect_ms = (int64_t)v * 1000;
+      i++;
+    } else if (!id && argv[i][0] != '-') {
+      id = argv[i];
+    } else {
+      fprintf(stderr, "rdev: job watch: unexpected argument '%s'\n", argv[i]);
+      return EXIT_ERROR;
+    }
+  }
+  if (!id) {
+    fprintf(stderr, "rdev: job watch wants a job ID (rdev job help)\n");
+    return EXIT_ERROR;
+  }
   rdev_jobs_t *j;
   if (cli_job_open("watch", target, &j)) return EXIT_ERROR;
-  int ret = watch(j, id);
+  int ret = watch(j, id, reconnect_ms);
   rdev_jobs_close(j);
   return ret;
 }
@@ -478,7 +507,7 @@ int rdev_cli_job(const char *target, int argc, char **argv) {
   }
   if (!strcmp(sub, "submit")) return cmd_submit(target, n, a);
   if (!strcmp(sub, "status") && n == 1) return cmd_status(target, a[0]);
-  if (!strcmp(sub, "watch") && n == 1) return cmd_watch(target, a[0]);
+  if (!strcmp(sub, "watch")) return cmd_watch(target, n, a);
   if (!strcmp(sub, "cancel") && n == 1) return cmd_cancel(target, a[0]);
   if (!strcmp(sub, "list") && n == 0) return cmd_list(target);
   if (!strcmp(sub, "fetch") && n == 3) return cli_job_cmd_fetch(target, a[0], a[1], a[2]);

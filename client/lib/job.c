@@ -2,9 +2,10 @@
  * client/lib/job.c — the job calls (rdev/job.h): a connection of their own
  * to rdevd (a channel and the tenant's credentials, no Session call), the
  * unary SubmitJob, GetJob, CancelJob, ListJobs and Info through info.c's
- * cl_unary_call, and the server-streaming WatchJob and FetchOutput, each
- * on a completion queue of its own. Owns the rdev_jobs object; calls
- * info.c (unary calls), auth.c and error.c.
+ * cl_unary_call (ListJobs capped before decoding), and the server-streaming
+ * WatchJob and FetchOutput, each on a completion queue of its own; a watch
+ * that lost its server connects and watches again. Owns the rdev_jobs
+ * object; calls info.c (unary calls), auth.c and error.c.
  */
 #include "rdev/job.h"
 
@@ -231,9 +232,13 @@ static gpr_timespec slice_deadline(void) {
 /* Runs a server-streaming call of method with req, no deadline: each
  * message the server sends goes to on_msg until the stream ends (then
  * on_end(arg) says the result when the server ended it with OK) or on_msg
- * ends it. */
+ * ends it. *gstatus (may be NULL) gets the status the call ended with when
+ * it ended of itself (the server's, or gRPC's for a lost connection),
+ * GRPC_STATUS__DO_NOT_USE when it never started or we ended it (on_msg, an
+ * interrupt). */
 static int server_stream(rdev_jobs_t *j, const char *method, const pb_msgdesc_t *req_fields, const void *req,
-                         stream_msg_fn on_msg, int (*on_end)(void *arg), void *arg) {
+                         stream_msg_fn on_msg, int (*on_end)(void *arg), void *arg, grpc_status_code *gstatus) {
+  if (gstatus) *gstatus = GRPC_STATUS__DO_NOT_USE;
   grpc_byte_buffer *send = rdev_wire_encode(req_fields, req, NULL);
   if (!send) return cl_error(RDEV_INTERNAL_ERROR, "cannot encode request");
   grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
@@ -316,6 +321,7 @@ static int server_stream(rdev_jobs_t *j, const char *method, const pb_msgdesc_t 
   grpc_completion_queue_pluck(cq, CL_TAG(TAG_STATUS), gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
   status_started = false;
   if (!ended_by_us) {
+    if (gstatus) *gstatus = status;
     if (status != GRPC_STATUS_OK) {
       char *d = grpc_slice_to_c_string(details);
       rc = job_status(status, cl_grpc_status(status));
@@ -345,17 +351,27 @@ out:
 typedef struct {
   rdev_job_watch_fn fn;
   void *user;
-  rdev_v1_JobStatus st;
+  bool have_last; /* fn saw last */
+  bool got;       /* this stream brought a message */
+  bool news;      /* ...and fn a status it had not seen */
+  rdev_v1_JobStatus st, last;
 } watch_t;
 
 static int watch_msg(void *arg, grpc_byte_buffer *bb, bool *done) {
   watch_t *w = arg;
   const char *err = NULL;
-  memset(&w->st, 0, sizeof w->st);
+  memset(&w->st, 0, sizeof w->st); /* zeroed, so that equal statuses are equal bytes */
   if (!rdev_wire_decode(bb, rdev_v1_JobStatus_fields, &w->st, &err))
     return cl_error(RDEV_PROTOCOL, "%s: malformed status (%s)", RDEV_WIRE_METHOD_WATCH_JOB, err ? err : "?");
-  int u = w->fn(w->user, &w->st);
-  if (u) return u;
+  w->got = true;
+  /* A watch again after a lost connection starts with the status now:
+   * not passed on when fn saw it last. */
+  if (!w->have_last || memcmp(&w->st, &w->last, sizeof w->st) != 0) {
+    int u = w->fn(w->user, &w->st);
+    if (u) return u;
+    w->last = w->st;
+    w->have_last = w->news = true;
+  }
   *done = rdev_job_state_final(w->st.state);
   return RDEV_OK;
 }
@@ -365,18 +381,86 @@ static int watch_end(void *arg) {
                   RDEV_WIRE_METHOD_WATCH_JOB);
 }
 
-int rdev_job_watch(rdev_jobs_t *j, const char *id, rdev_job_watch_fn fn, void *user) {
+static int64_t mono_ms(void) {
+  gpr_timespec t = gpr_now(GPR_CLOCK_MONOTONIC);
+  return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Sleeps ms in slices, seeing rdev_jobs_interrupt: RDEV_CANCELLED when it came. */
+static int nap(rdev_jobs_t *j, int64_t ms) {
+  for (int64_t end = mono_ms() + ms, left; (left = end - mono_ms()) > 0;) {
+    if (j->interrupted) return cl_error(RDEV_CANCELLED, "%s: interrupted", RDEV_WIRE_METHOD_WATCH_JOB);
+    gpr_sleep_until(gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                                 gpr_time_from_millis(left < SLICE_MS ? left : SLICE_MS, GPR_TIMESPAN)));
+  }
+  return j->interrupted ? cl_error(RDEV_CANCELLED, "%s: interrupted", RDEV_WIRE_METHOD_WATCH_JOB) : RDEV_OK;
+}
+
+/* Waits until j's channel is connected or the monotonic time `until`:
+ * RDEV_OK, RDEV_UNAVAILABLE, or RDEV_CANCELLED when interrupted. */
+static int reconnect(rdev_jobs_t *j, int64_t until) {
+  for (int64_t left; (left = until - mono_ms()) > 0;) {
+    if (j->interrupted) return cl_error(RDEV_CANCELLED, "%s: interrupted", RDEV_WIRE_METHOD_WATCH_JOB);
+    if (wait_connected(j->channel, left < SLICE_MS ? left : SLICE_MS)) return RDEV_OK;
+  }
+  return RDEV_UNAVAILABLE;
+}
+
+/* "60 s", or "1500 ms" */
+static const char *fmt_ms(int64_t ms, char buf[32]) {
+  snprintf(buf, 32, ms % 1000 ? "%lld ms" : "%lld s", (long long)(ms % 1000 ? ms : ms / 1000));
+  return buf;
+}
+
+/* The backoff between tries to watch again: doubling to its most. */
+#define WATCH_BACKOFF_FIRST_MS 100
+#define WATCH_BACKOFF_MAX_MS 2000
+
+int rdev_job_watch_within(rdev_jobs_t *j, const char *id, int64_t reconnect_ms, rdev_job_watch_fn fn, void *user) {
   if (!j || !fn) return cl_error(RDEV_INVALID_PARAM, "jobs or fn is NULL");
+  if (reconnect_ms < 0) return cl_error(RDEV_INVALID_PARAM, "reconnect_ms < 0");
   rdev_v1_JobRequest req;
   int rc = job_request(&req, id);
   if (rc) return rc;
-  watch_t *w = malloc(sizeof *w);
+  watch_t *w = calloc(1, sizeof *w);
   if (!w) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
   w->fn = fn;
   w->user = user;
-  rc = server_stream(j, RDEV_WIRE_METHOD_WATCH_JOB, rdev_v1_JobRequest_fields, &req, watch_msg, watch_end, w);
+  int64_t lost_at = 0, backoff = WATCH_BACKOFF_FIRST_MS;
+  bool lost_before = false; /* lost_at: when the watch was lost, no server having answered since */
+  for (;;) {
+    grpc_status_code g;
+    w->got = w->news = false;
+    rc = server_stream(j, RDEV_WIRE_METHOD_WATCH_JOB, rdev_v1_JobRequest_fields, &req, watch_msg, watch_end, w, &g);
+    /* Lost: the connection (UNAVAILABLE), or a server going down ended the
+     * call (CANCELLED) or the watch before the job was final (OK). Any
+     * other end is the watch's result. */
+    bool lost = rc && (g == GRPC_STATUS_UNAVAILABLE || g == GRPC_STATUS_CANCELLED || g == GRPC_STATUS_OK);
+    if (!lost || !reconnect_ms) break;
+    int64_t now = mono_ms();
+    if (w->got || !lost_before) lost_at = now; /* a server answered this try: a new loss */
+    lost_before = true;
+    if (w->news) backoff = WATCH_BACKOFF_FIRST_MS;
+    char why[CL_MSG_MAX], t[32];
+    snprintf(why, sizeof why, "%s", rdev_session_last_error());
+    int64_t until = lost_at + reconnect_ms;
+    int64_t pause = backoff < until - now ? backoff : until - now;
+    backoff = backoff * 2 < WATCH_BACKOFF_MAX_MS ? backoff * 2 : WATCH_BACKOFF_MAX_MS;
+    if (pause > 0 && (rc = nap(j, pause)) != RDEV_OK) break;
+    rc = reconnect(j, until);
+    if (rc == RDEV_CANCELLED) break;
+    if (rc) {
+      rc = cl_error(RDEV_UNAVAILABLE, "%s: lost rdevd and no rdevd answered within %s (%s)", RDEV_WIRE_METHOD_WATCH_JOB,
+                    fmt_ms(reconnect_ms, t), why);
+      break;
+    }
+  }
   free(w);
   return rc;
+}
+
+int rdev_job_watch(rdev_jobs_t *j, const char *id, rdev_job_watch_fn fn, void *user) {
+  return rdev_job_watch_within(j, id, RDEV_JOB_WATCH_RECONNECT_MS, fn, user);
 }
 
 typedef struct {
@@ -438,5 +522,5 @@ int rdev_job_fetch(rdev_jobs_t *j, const char *id, const char *output, rdev_job_
   memcpy(req.output, output, n);
   fetch_t f = {.fn = fn, .user = user};
   return server_stream(j, RDEV_WIRE_METHOD_FETCH_OUTPUT, rdev_v1_FetchOutputRequest_fields, &req, fetch_msg, fetch_end,
-                       &f);
+                       &f, NULL);
 }

@@ -24,8 +24,9 @@
  * RDEV_QUOTA_EXCEEDED; a deadline that passed RDEV_RT_WAIT_TIMEOUT; a lost
  * connection or a draining server (gRPC UNAVAILABLE or CANCELLED)
  * RDEV_UNAVAILABLE. The connection pings the server every 10 s while a
- * call is open, so a watch or fetch of a server that froze or vanished
- * ends (RDEV_UNAVAILABLE) within about 15 s instead of waiting for ever.
+ * call is open, so a fetch of a server that froze or vanished ends
+ * (RDEV_UNAVAILABLE) within about 15 s instead of waiting for ever, and a
+ * watch finds out as soon and tries to watch again (rdev_job_watch).
  *
  * A jobs connection opens no device session: looking at jobs takes none of
  * the tenant's session quota. It may be used from several threads at once;
@@ -99,13 +100,30 @@ int rdev_job_list(rdev_jobs_t *j, rdev_v1_ListJobsReply *out);
 /* Called by rdev_job_watch with each status; non-zero stops the watch. */
 typedef int (*rdev_job_watch_fn)(void *user, const rdev_v1_JobStatus *st);
 
+/* How long rdev_job_watch tries to watch again after it lost the server. */
+#define RDEV_JOB_WATCH_RECONNECT_MS 60000
+
 /* Watches job id: calls fn with its status now, then again on each change,
  * until the job is final (after fn saw the final status: returns RDEV_OK),
  * fn returns non-zero (the call is cancelled; returns that value), or the
- * call fails (returns its status; RDEV_UNAVAILABLE also when the server
- * ended the watch before the job was final, as a draining one does: watch
- * again). No deadline. */
+ * call fails (returns its status). No deadline.
+ * A watch survives a server restart: when the connection is lost, or the
+ * server ends the watch before the job is final (as a draining or dying
+ * rdevd does), it connects again and watches again, with backoff (100 ms
+ * doubling to 2 s), and goes on where it was: fn is not called again with
+ * the status it saw last (a restarted rdevd keeps the job: queued, it runs;
+ * running, it failed "server restarted"). When no rdevd answers the watch
+ * within RDEV_JOB_WATCH_RECONNECT_MS (60 s) of the loss, it ends with
+ * RDEV_UNAVAILABLE ("lost rdevd and no rdevd answered within 60 s"). A
+ * server that answers but no longer knows the job ends it as GetJob would
+ * (RDEV_INVALID_RESOURCE_HANDLE). rdev_jobs_interrupt ends it while it
+ * waits too. */
 int rdev_job_watch(rdev_jobs_t *j, const char *id, rdev_job_watch_fn fn, void *user);
+
+/* rdev_job_watch, trying to watch again for reconnect_ms after a loss
+ * instead of RDEV_JOB_WATCH_RECONNECT_MS; 0: never (a loss ends the watch
+ * at once with RDEV_UNAVAILABLE). RDEV_INVALID_PARAM when negative. */
+int rdev_job_watch_within(rdev_jobs_t *j, const char *id, int64_t reconnect_ms, rdev_job_watch_fn fn, void *user);
 
 /* Called by rdev_job_fetch with each chunk, in order: len bytes at data
  * (valid during the call), total the output's size. Non-zero stops. */
