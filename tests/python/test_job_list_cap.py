@@ -49,8 +49,8 @@ def field_bytes(num, b):
 
 
 def job(i):
-    """A JobStatus: id (1), name (2), state (3) SUCCEEDED."""
-    return field_bytes(1, b"%016x" % i) + field_bytes(2, b"j%d" % i) + varint(3 << 3 | 0) + varint(5)
+    """A JobStatus: id (1), name (2), state (4) SUCCEEDED."""
+    return field_bytes(1, b"%016x" % i) + field_bytes(2, b"j%d" % i) + varint(4 << 3 | 0) + varint(5)
 
 
 def reply(jobs):
