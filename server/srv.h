@@ -191,6 +191,7 @@ typedef struct srv_tenant {
   size_t max_job_fetch; /* bytes one job may fetch in all */
   size_t job_disk;      /* bytes its kept outputs may take on disk */
   int jobs_counted;     /* scratch of the job table's expiry (under its lock) */
+  int jobs_reserved;    /* SubmitJobs writing their records (under the job table's lock) */
   int removed, seen;
   /* usage */
   size_t mem_used[64];

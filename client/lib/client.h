@@ -70,7 +70,14 @@ typedef struct {
   size_t batch_xfer;           /* the server's batch limit on Read bytes */
   bool close_requested, close_sent;
   bool ended; /* the call ended: nothing more is sent */
+  /* submit.c: the async Writes' payloads copied into their requests and
+   * not yet let go of by gRPC (bytes, and a reference on their tracker). */
+  struct cl_payload_track *copies;
 } cl_send_state_t;
+
+/* submit.c: copied async Write payloads a session holds at most; a Write
+ * past it waits until gRPC sent enough of them. */
+#define CL_COPIES_MAX ((size_t)64 << 20)
 
 /* pending.c: a stream's sticky error: the first error of its asynchronous
  * work since its last synchronize. The stream object holds it (stream.c);
@@ -520,15 +527,20 @@ int cl_send_async_with(rdev_session_t *s, rdev_v1_Request *req, const void *data
  * Copy, Memset): returns once queued; the server answers only a refusal,
  * which goes sticky on the stream the reply names. */
 int cl_send_async(rdev_session_t *s, rdev_v1_Request *req);
-/* Fire-and-forget Write of the caller's [src, src+n): with
- * req->op.write.bulk (and count n) sent on the bulk connection before this
- * returns, else copied into the message; either way the caller may reuse
- * src once this returns. */
-int cl_write_async(rdev_session_t *s, rdev_v1_Request *req, const void *src, size_t n);
 /* Asynchronous Read on req->op.read.stream: its req->op.read.count bytes
  * land in dst in the background (valid after the stream's synchronize); an
  * error goes sticky on the stream. */
 int cl_read_into_async(rdev_session_t *s, rdev_v1_Request *req, void *dst);
+/* submit.c: the tracker of copied payloads, made at open (RDEV_BAD_ALLOC
+ * when out of memory) and let go of at the session's end. */
+int cl_copies_open(rdev_session_t *s);
+void cl_copies_close(rdev_session_t *s);
+/* Fire-and-forget Write of the caller's [src, src+n): with
+ * req->op.write.bulk (and count n) sent on the bulk connection before this
+ * returns, else copied into the message (waiting while the session holds
+ * CL_COPIES_MAX of such copies); either way the caller may reuse src once
+ * this returns. */
+int cl_write_async(rdev_session_t *s, rdev_v1_Request *req, const void *src, size_t n);
 /* Queues req (its seq already set) expecting what e says (registered once
  * queued; freed when not). */
 int cl_send_expect(rdev_session_t *s, rdev_v1_Request *req, cl_pending_t *e);

@@ -24,6 +24,7 @@
 
 /* Frees what open made once nothing is in flight on the call. */
 static void session_free(rdev_session_t *s) {
+  cl_copies_close(s);
   if (s->call) grpc_call_unref(s->call);
   if (s->cq) {
     grpc_completion_queue_shutdown(s->cq);
@@ -150,6 +151,10 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
   cl_host_init(s);
   cl_send_init(s, RDEV_WIRE_MAX_CHUNK); /* until the server says more */
   grpc_metadata_array_init(&s->init_md);
+  if (cl_copies_open(s)) {
+    session_free(s);
+    return RDEV_BAD_ALLOC;
+  }
 
   /* Messages up to a chunk plus framing; reconnect quickly to a server that
    * is just starting (the session waits for it up to the connect timeout);

@@ -27,6 +27,7 @@ typedef struct cl_payload_track {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int refs;
+  size_t bytes; /* the session's copies tracker: their bytes */
 } cl_payload_track_t;
 
 static cl_payload_track_t *track_new(void) {
@@ -40,7 +41,7 @@ static cl_payload_track_t *track_new(void) {
 
 static void track_unref_locked(cl_payload_track_t *t) {
   bool last = --t->refs == 0;
-  if (t->refs == 1) pthread_cond_broadcast(&t->cv);
+  pthread_cond_broadcast(&t->cv);
   pthread_mutex_unlock(&t->mu);
   if (last) {
     pthread_cond_destroy(&t->cv);
@@ -49,11 +50,17 @@ static void track_unref_locked(cl_payload_track_t *t) {
   }
 }
 
-/* Waits until gRPC released every slice of t or the session ended, then
- * drops the owner's reference. */
-static void track_release_wait(rdev_session_t *s, cl_payload_track_t *t) {
-  pthread_mutex_lock(&t->mu);
-  bool counted = t->refs > 1;
+/* Whether t still holds more than `keep` bytes (t->mu held); keep
+ * SIZE_MAX: whether any slice of it is out. */
+static bool track_holds(const cl_payload_track_t *t, size_t keep) {
+  return keep == SIZE_MAX ? t->refs > 1 : t->bytes > keep;
+}
+
+/* Waits until gRPC released t's slices (keep SIZE_MAX: every one; else
+ * until at most keep bytes are out) or the session ended. t->mu is held on
+ * return. */
+static void track_wait_locked(rdev_session_t *s, cl_payload_track_t *t, size_t keep) {
+  bool counted = track_holds(t, keep);
   if (counted) {
     /* gRPC lets go of a slice as it finishes writing it, in whichever
      * thread polls: the receiver polls while this waits. */
@@ -61,7 +68,7 @@ static void track_release_wait(rdev_session_t *s, cl_payload_track_t *t) {
     cl_poll_release_begin(s);
     pthread_mutex_lock(&t->mu);
   }
-  while (t->refs > 1) {
+  while (track_holds(t, keep)) {
     struct timespec dl;
     clock_gettime(CLOCK_MONOTONIC, &dl);
     dl.tv_nsec += 20 * 1000000L;
@@ -69,15 +76,26 @@ static void track_release_wait(rdev_session_t *s, cl_payload_track_t *t) {
       dl.tv_sec++;
       dl.tv_nsec -= 1000000000L;
     }
-    if (pthread_cond_timedwait(&t->cv, &t->mu, &dl) == ETIMEDOUT && t->refs > 1) {
+    if (pthread_cond_timedwait(&t->cv, &t->mu, &dl) == ETIMEDOUT && track_holds(t, keep)) {
       pthread_mutex_unlock(&t->mu);
       bool dead = cl_poll_dead(s, NULL, 0);
       pthread_mutex_lock(&t->mu);
       if (dead) break;
     }
   }
+  if (counted) {
+    pthread_mutex_unlock(&t->mu);
+    cl_poll_release_end(s);
+    pthread_mutex_lock(&t->mu);
+  }
+}
+
+/* Waits until gRPC released every slice of t or the session ended, then
+ * drops the owner's reference. */
+static void track_release_wait(rdev_session_t *s, cl_payload_track_t *t) {
+  pthread_mutex_lock(&t->mu);
+  track_wait_locked(s, t, SIZE_MAX);
   track_unref_locked(t);
-  if (counted) cl_poll_release_end(s);
 }
 
 static void track_release(void *user) {
@@ -85,6 +103,54 @@ static void track_release(void *user) {
   RDEV_HANDOFF_TAKE(t);
   pthread_mutex_lock(&t->mu);
   track_unref_locked(t);
+}
+
+/* A copied payload: its tracker and size, its bytes after it. */
+typedef struct {
+  cl_payload_track_t *t;
+  size_t n;
+} copy_t;
+
+static void copy_release(void *user) {
+  copy_t *c = user;
+  cl_payload_track_t *t = c->t;
+  RDEV_HANDOFF_TAKE(t);
+  pthread_mutex_lock(&t->mu);
+  t->bytes -= c->n;
+  free(c);
+  track_unref_locked(t);
+}
+
+int cl_copies_open(rdev_session_t *s) {
+  s->send.copies = track_new();
+  return s->send.copies ? RDEV_OK : cl_error(RDEV_BAD_ALLOC, "out of host memory");
+}
+
+void cl_copies_close(rdev_session_t *s) {
+  cl_payload_track_t *t = s->send.copies;
+  if (!t) return;
+  s->send.copies = NULL;
+  pthread_mutex_lock(&t->mu);
+  track_unref_locked(t); /* the copies still out keep it */
+}
+
+/* A slice holding a copy of len bytes at p, counted in the session's
+ * copies; waits first while they hold CL_COPIES_MAX (the server not
+ * reading: its backpressure reaches the caller here). Empty on no memory. */
+static grpc_slice copy_slice(rdev_session_t *s, const void *p, size_t len) {
+  cl_payload_track_t *t = s->send.copies;
+  copy_t *c = malloc(sizeof *c + len);
+  if (!c) return grpc_empty_slice();
+  memcpy(c + 1, p, len);
+  c->t = t;
+  c->n = len;
+  pthread_mutex_lock(&t->mu);
+  track_wait_locked(s, t, CL_COPIES_MAX - len);
+  t->refs++;
+  t->bytes += len;
+  pthread_mutex_unlock(&t->mu);
+  RDEV_HANDOFF_GIVE(t);
+  return grpc_slice_new_with_user_data(c + 1, len, copy_release, c);
 }
 
 /* A slice over len bytes at p, not copied; t counts it. */
@@ -236,7 +302,8 @@ int cl_write_async(rdev_session_t *s, rdev_v1_Request *req, const void *src, siz
   seq_of(s, req);
   if (req->op.write.bulk) return write_bulk(s, req, NULL, src, n);
   /* copied: the caller may reuse src once this returns (rdev.h) */
-  grpc_slice payload = grpc_slice_from_copied_buffer(src, n);
+  grpc_slice payload = copy_slice(s, src, n);
+  if (GRPC_SLICE_IS_EMPTY(payload) && n) return no_memory();
   int rc = submit(s, req, &payload, NULL, false);
   grpc_slice_unref(payload);
   return rc;

@@ -150,8 +150,9 @@ void srv_job_unwatch(srv_job_t *job, srv_watch_t *w);
 const char *srv_job_state_name(rdev_v1_JobState s);
 
 /* Enters state: its times, its webhook event, its watchers; _locked with
- * jobs->mu held (the caller saves the record then), else it saves it and
- * returns what srv_job_save did. */
+ * jobs->mu held (the caller saves the record then). srv_job_enter records
+ * the state first and enters it only once it is on disk (a final state
+ * always): 0, or the errno of the save that failed. */
 int srv_job_enter(srv_job_t *job, rdev_v1_JobState state);
 void srv_job_enter_locked(srv_job_t *j, rdev_v1_JobState state);
 /* Sets the failure's place, code and message (jobs->mu held). */
@@ -183,6 +184,9 @@ void srv_job_wake_locked(srv_job_t *j);
  * the write that failed (logged). A job loaded from a damaged record is
  * never saved (its file stays as it was found): 0. */
 int srv_job_save(srv_job_t *job);
+/* srv_job_save of job as it will be once it entered state at now, its
+ * webhook event counted: written before anyone hears of the state. */
+int srv_job_save_entering(srv_job_t *job, rdev_v1_JobState state, int64_t now);
 /* The rdev status for a record that could not be written (errno e). */
 int srv_job_store_code(int e);
 /* Queues the webhook event of j's state now, if it has a callback URL

@@ -130,23 +130,32 @@ void srv_job_status(srv_job_t *job, rdev_v1_JobStatus *out, int brief) {
 
 /* ---- states -------------------------------------------------------------------- */
 
-/* Enters state (jobs->mu held): times, watchers, webhook. The caller saves. */
-void srv_job_enter_locked(srv_job_t *j, rdev_v1_JobState state) {
+/* A status's fields for entering state at now. */
+static void set_state(rdev_v1_JobStatus *st, rdev_v1_JobState state, int64_t now) {
+  st->state = state;
+  if (state == rdev_v1_JobState_FETCHING) st->started_ms = now;
+  if (srv_job_final(state)) st->finished_ms = now;
+}
+
+/* Enters state at now (jobs->mu held): times, watchers, webhook. */
+static void enter_at_locked(srv_job_t *j, rdev_v1_JobState state, int64_t now) {
   if (srv_job_final(j->st.state)) return;
-  j->st.state = state;
-  int64_t now = srv_job_now_ms();
-  if (state == rdev_v1_JobState_FETCHING) j->st.started_ms = now;
-  if (srv_job_final(state)) j->st.finished_ms = now;
+  set_state(&j->st, state, now);
   srv_job_hook_locked(j);
   srv_job_wake_locked(j);
   if (srv_job_final(state)) pthread_cond_broadcast(&j->jobs->cv);
 }
 
+void srv_job_enter_locked(srv_job_t *j, rdev_v1_JobState state) { enter_at_locked(j, state, srv_job_now_ms()); }
+
 int srv_job_enter(srv_job_t *job, rdev_v1_JobState state) {
+  int64_t now = srv_job_now_ms();
+  int e = srv_job_save_entering(job, state, now);
+  if (e && !srv_job_final(state)) return e; /* not entered: no one heard of it */
   pthread_mutex_lock(&job->jobs->mu);
-  srv_job_enter_locked(job, state);
+  enter_at_locked(job, state, now);
   pthread_mutex_unlock(&job->jobs->mu);
-  return srv_job_save(job);
+  return e;
 }
 
 /* Sets the failure's fields (jobs->mu held). */
@@ -304,7 +313,9 @@ void srv_job_hooks_free(srv_job_t *j) {
 
 int srv_job_store_code(int e) { return e == ENOSPC || e == EDQUOT ? RDEV_STORAGE_OVER_LIMIT : RDEV_INTERNAL_ERROR; }
 
-int srv_job_save(srv_job_t *job) {
+/* Writes job's record; with next, as it will be once it entered *next at
+ * now (its webhook event counted). */
+static int save(srv_job_t *job, const rdev_v1_JobState *next, int64_t now) {
   if (job->damaged) return 0;
   srv_jobs_t *jobs = job->jobs;
   pthread_mutex_lock(&job->save_mu);
@@ -317,6 +328,10 @@ int srv_job_save(srv_job_t *job) {
     rec->status = job->st;
     rec->hook_seq = job->hook_seq;
     pthread_mutex_unlock(&jobs->mu);
+    if (next && !srv_job_final(rec->status.state)) {
+      set_state(&rec->status, *next, now);
+      rec->hook_seq += job->spec.callback_url && job->spec.callback_url[0];
+    }
     rec->has_status = true;
     snprintf(rec->secret, sizeof rec->secret, "%s", job->secret);
     rc = srv_job_store_write(jobs, job->id, rec);
@@ -325,3 +340,7 @@ int srv_job_save(srv_job_t *job) {
   pthread_mutex_unlock(&job->save_mu);
   return rc;
 }
+
+int srv_job_save(srv_job_t *job) { return save(job, NULL, 0); }
+
+int srv_job_save_entering(srv_job_t *job, rdev_v1_JobState state, int64_t now) { return save(job, &state, now); }

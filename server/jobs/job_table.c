@@ -92,37 +92,39 @@ int srv_job_submit(srv_jobs_t *jobs, srv_tenant_t *t, rdev_v1_JobSpec *spec, rde
   st->steps_total = j->spec.steps_count;
   for (pb_size_t i = 0; i < j->spec.outputs_count; i++)
     st->deliver_total += j->spec.outputs[i].size; /* job_spec.c made each explicit */
-  /* On disk before it is accepted: a job answered OK survives a restart.
-   * Its "queued" event is made first, so that the record counts it; no
-   * sender sees it before j is linked (below). */
+  /* The tenant's limit first, its place held (jobs_reserved) while the
+   * record is written outside the lock: on disk before it is accepted, so
+   * a job answered OK survives a restart. The record counts the "queued"
+   * event made once j is linked. */
   pthread_mutex_lock(&jobs->mu);
-  srv_job_hook_locked(j);
-  pthread_mutex_unlock(&jobs->mu);
-  int e = srv_job_save(j);
-  if (e) {
-    srv_job_free(j);
-    snprintf(msg, msglen, "cannot record the job in the job directory: %s", strerror(e));
-    srv_audit(SRV_LOG_WARN, "job refused", t->name, NULL, "reason=%s", msg);
-    return srv_job_store_code(e) == RDEV_STORAGE_OVER_LIMIT ? GRPC_STATUS_RESOURCE_EXHAUSTED : GRPC_STATUS_INTERNAL;
-  }
-  pthread_mutex_lock(&jobs->mu);
-  int open = 0;
+  int open = t->jobs_reserved;
   for (srv_job_t *o = jobs->all; o; o = o->next) open += o->tenant == t && !srv_job_final(o->st.state);
   pthread_mutex_lock(&t->mu);
   int most = t->max_queued_jobs;
   pthread_mutex_unlock(&t->mu);
   if (open >= most || find_locked(jobs, j->id)) {
     pthread_mutex_unlock(&jobs->mu);
-    srv_job_store_remove(jobs, j->id);
     srv_job_free(j);
     snprintf(msg, msglen, "the tenant has %d jobs queued or running (max_queued_jobs %d)", open, most);
     srv_audit(SRV_LOG_WARN, "job refused", t->name, NULL, "reason=%s", msg);
     return GRPC_STATUS_RESOURCE_EXHAUSTED;
   }
+  t->jobs_reserved++;
+  pthread_mutex_unlock(&jobs->mu);
+  int e = srv_job_save_entering(j, rdev_v1_JobState_QUEUED, st->submitted_ms);
+  pthread_mutex_lock(&jobs->mu);
+  t->jobs_reserved--;
+  if (e) {
+    pthread_mutex_unlock(&jobs->mu);
+    srv_job_free(j);
+    snprintf(msg, msglen, "cannot record the job in the job directory: %s", strerror(e));
+    srv_audit(SRV_LOG_WARN, "job refused", t->name, NULL, "reason=%s", msg);
+    return srv_job_store_code(e) == RDEV_STORAGE_OVER_LIMIT ? GRPC_STATUS_RESOURCE_EXHAUSTED : GRPC_STATUS_INTERNAL;
+  }
   j->next = jobs->all;
   jobs->all = j;
   j->refs++; /* ours until the end: once linked, a cancel and an expiry could end it */
-  if (j->hq_head) srv_job_hooks_kick_locked(j); /* its event may go now */
+  srv_job_hook_locked(j);
   enqueue_locked(jobs, j);
   out->status = j->st;
   pthread_mutex_unlock(&jobs->mu);
@@ -280,7 +282,8 @@ static void expire_locked(srv_jobs_t *jobs, char (*gone)[SRV_JOB_ID_LEN + 1 + 32
     }
     if (final && (surplus || j->st.finished_ms + keep < now) && j->refs == 1 && !j->hook_busy && !j->hq_head &&
         *ngone < max) {
-      snprintf(gone[(*ngone)++], sizeof gone[0], "%s", j->id);
+      if (!j->damaged) /* a damaged record's file stays the operator's: only the job goes */
+        snprintf(gone[(*ngone)++], sizeof gone[0], "%s", j->id);
       *p = j->next;
       srv_job_free(j);
       continue;
@@ -351,8 +354,10 @@ static void link_sorted(srv_jobs_t *jobs, srv_job_t *j) {
 /* A record that could not be read whole. Its job comes back failed, with
  * what its status still said (its tenant, so it is listed, only when the
  * status names this id); a job whose whole status was final keeps it. The
- * file is never written over (the operator may want it) and goes when the
- * job expires; its kept outputs are found by their files (output_found). */
+ * file is never written over nor removed (the operator may want it, and an
+ * unreadable record may be whole); the job is kept in memory for the keep
+ * time from this start, its kept outputs found by their files
+ * (output_found) and expiring from their own time. */
 static void load_damaged(srv_jobs_t *jobs, const srv_job_file_t *f, rdev_v1_JobRecord *rec) {
   rdev_v1_JobStatus got = rec->status;
   pb_release(rdev_v1_JobRecord_fields, rec);
@@ -377,7 +382,7 @@ static void load_damaged(srv_jobs_t *jobs, const srv_job_file_t *f, rdev_v1_JobR
     snprintf(msg, sizeof msg, "its record in the job directory is damaged (%s)", f->damaged);
     srv_job_set_failure_locked(j, "job", RDEV_INTERNAL_ERROR, msg);
     st->state = rdev_v1_JobState_FAILED;
-    st->finished_ms = f->mtime_ms;
+    st->finished_ms = srv_job_now_ms(); /* it is kept from this start on */
   }
   link_sorted(jobs, j);
   srv_log(SRV_LOG_WARN, "job %s (%s): its record is damaged (%s); %s, the file left as it is", j->id,

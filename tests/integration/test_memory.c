@@ -564,6 +564,8 @@ END_TEST
  * and on the bulk connection (1 MiB); each copy lands what src held then. */
 START_TEST(test_memcpy_async_h2d_src_reusable_at_return) {
   rdev_session_t *s = fx_open();
+  for (int i = 0; i < 500 && !rdev_session_bulk(s); i++) fx_sleep_ms(10); /* the 1 MiB case goes on it */
+  ck_assert_msg(rdev_session_bulk(s), "no bulk connection 5 s after the open");
   rdev_stream_t *st = NULL;
   FX_OK(rdev_stream_create(s, &st));
   const size_t sizes[] = {4096, (size_t)1 << 20};

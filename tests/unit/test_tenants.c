@@ -187,8 +187,10 @@ START_TEST(test_parse_defaults_of_a_tenant_with_only_a_token) {
   ck_assert_int_eq(t->nhashes, 1);
   ck_assert_uint_eq(t->devices, ~0ULL);
   ck_assert_uint_eq(t->mem_quota, SIZE_MAX);
-  ck_assert_int_eq(t->max_sessions, INT32_MAX);
-  ck_assert_int_eq(t->max_streams, INT32_MAX);
+  ck_assert_int_eq(t->max_sessions, 64); /* finite defaults (docs/reliability.md) */
+  ck_assert_int_eq(t->max_streams, 1024);
+  ck_assert_uint_eq(t->max_job_fetch, (size_t)64 << 30);
+  ck_assert_uint_eq(t->job_disk, (size_t)16 << 30);
   ck_assert_int_eq(t->max_dev_streams, 0);
   ck_assert_int_eq(t->max_slots, 0);
   ck_assert_int_eq(t->weight, 1);
