@@ -113,8 +113,8 @@ typedef struct {
 
 static void copy_release(void *user) {
   copy_t *c = user;
+  RDEV_HANDOFF_TAKE(c); /* from copy_slice, through gRPC */
   cl_payload_track_t *t = c->t;
-  RDEV_HANDOFF_TAKE(t);
   pthread_mutex_lock(&t->mu);
   t->bytes -= c->n;
   free(c);
@@ -149,7 +149,7 @@ static grpc_slice copy_slice(rdev_session_t *s, const void *p, size_t len) {
   t->refs++;
   t->bytes += len;
   pthread_mutex_unlock(&t->mu);
-  RDEV_HANDOFF_GIVE(t);
+  RDEV_HANDOFF_GIVE(c);
   return grpc_slice_new_with_user_data(c + 1, len, copy_release, c);
 }
 
