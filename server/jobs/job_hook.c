@@ -117,7 +117,7 @@ static void *hook_sender(void *arg) {
   return NULL;
 }
 
-void srv_job_hooks_kick_locked(srv_job_t *j) {
+static void kick_locked(srv_job_t *j) {
   srv_jobs_t *jobs = j->jobs;
   if (!jobs->hooks_on) return;
   for (srv_hook_sender_t *s = jobs->hook_senders; s; s = s->next)
@@ -140,8 +140,9 @@ void srv_job_hooks_start(srv_jobs_t *jobs) {
   atomic_init(&jobs->hooks_cancel, 0);
   pthread_mutex_lock(&jobs->mu);
   jobs->hooks_on = 1;
+  jobs->hook_kick = kick_locked;
   for (srv_job_t *j = jobs->all; j; j = j->next)
-    if (j->hq_head) srv_job_hooks_kick_locked(j); /* events of the records loaded */
+    if (j->hq_head) kick_locked(j); /* events of the records loaded */
   pthread_mutex_unlock(&jobs->mu);
 }
 

@@ -111,7 +111,10 @@ struct srv_jobs {
   srv_hook_sender_t *hook_senders; /* at most one per tenant, each in its loop */
   srv_hook_sender_t *hook_ended;   /* senders out of their loop, not yet joined */
   int hooks_on;                    /* senders may start: from srv_job_hooks_start to the stop */
-  atomic_int hooks_cancel;         /* the stop: a delivery under way gives up */
+  /* After j's event was queued (jobs->mu held): job_hook.c's, which starts
+   * a sender for j's tenant unless one runs; NULL before the start. */
+  void (*hook_kick)(srv_job_t *j);
+  atomic_int hooks_cancel; /* the stop: a delivery under way gives up */
 };
 
 /* ---- job_table.c ---- */
@@ -198,13 +201,10 @@ void srv_job_hooks_free(srv_job_t *j);
 /* ---- job_hook.c ---- */
 
 /* Lets senders start: one for each tenant with events queued so far (the
- * records loaded), then as events come (srv_job_hooks_kick_locked). A
- * sender that cannot start is logged. */
+ * records loaded), then as events come (jobs->hook_kick, which
+ * srv_job_hook_locked calls: the events' maker needs no call into this
+ * file). A sender that cannot start is logged. */
 void srv_job_hooks_start(srv_jobs_t *jobs);
-/* After j's event was queued (jobs->mu held): starts a sender for j's
- * tenant unless one runs; nothing before srv_job_hooks_start or after the
- * stop. */
-void srv_job_hooks_kick_locked(srv_job_t *j);
 /* Lets the senders send what is queued for up to grace_ms, then stops
  * them (a delivery under way gives up) and joins every sender thread.
  * Events left, and those queued later, are not sent. */
@@ -237,7 +237,7 @@ int srv_job_store_write(srv_jobs_t *jobs, const char *id, const rdev_v1_JobRecor
  * srv_job_store_load found it. */
 typedef struct {
   const char *id;      /* from its name */
-  int64_t mtime_ms;    /* when it was last written */
+  int64_t mtime_ms;    /* when it was last written (0: unknown) */
   const char *damaged; /* NULL: a whole record of this id; else why not (unreadable, cut short, ...) */
   int status_whole;    /* damaged: its status field decoded whole */
 } srv_job_file_t;

@@ -296,7 +296,7 @@ void srv_job_hook_locked(srv_job_t *j) {
   else
     j->hq_head = e;
   j->hq_tail = e;
-  srv_job_hooks_kick_locked(j);
+  if (j->jobs->hook_kick) j->jobs->hook_kick(j);
 }
 
 void srv_job_hooks_free(srv_job_t *j) {

@@ -154,7 +154,7 @@ void srv_job_store_load(srv_jobs_t *jobs, srv_job_load_fn fn) {
     memcpy(id, e->d_name, SRV_JOB_ID_LEN);
     id[SRV_JOB_ID_LEN] = '\0';
     struct stat sb;
-    srv_job_file_t f = {.id = id, .mtime_ms = lstat(path, &sb) == 0 ? mtime_ms(&sb) : srv_job_now_ms()};
+    srv_job_file_t f = {.id = id, .mtime_ms = lstat(path, &sb) == 0 ? mtime_ms(&sb) : 0};
     rdev_v1_JobRecord *rec = calloc(1, sizeof *rec);
     if (!rec) {
       srv_log(SRV_LOG_ERROR, "%s: out of memory; not loaded", path);

@@ -375,7 +375,7 @@ static void load_damaged(srv_jobs_t *jobs, const srv_job_file_t *f, rdev_v1_JobR
     st->kept_count = 0;
     if (!ours) {
       snprintf(st->id, sizeof st->id, "%s", f->id);
-      st->submitted_ms = f->mtime_ms;
+      st->submitted_ms = f->mtime_ms ? f->mtime_ms : srv_job_now_ms();
     }
     if (!t) st->tenant[0] = '\0';
     char msg[sizeof st->message];
