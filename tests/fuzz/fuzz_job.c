@@ -1,7 +1,8 @@
 /*
  * tests/fuzz/fuzz_job.c — libFuzzer harness for what rdevd takes of a job
  * from outside: a SubmitJobRequest off the wire (decoded as job_rpc.c
- * does, then srv_job_spec_check), a job record from the job directory
+ * does, rdev_wire_decode_text with its NUL walk, then srv_job_spec_check;
+ * and counted as the job client counts a ListJobs answer), a job record from the job directory
  * (decoded as job_store.c does), and the allow list (allow.h) with prefixes
  * and URLs of any bytes. The first byte picks which. A spec the check
  * passes must keep the promises the runner relies on (every name it uses
@@ -10,6 +11,8 @@
  * pointer fields).
  */
 #include "fuzz.h"
+#include <grpc/byte_buffer.h>
+#include <grpc/slice.h>
 #include <pb_decode.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,8 +81,18 @@ static void check_spec(const rdev_v1_JobSpec *s) {
 static void fuzz_spec(const uint8_t *data, size_t size) {
   rdev_v1_SubmitJobRequest *q = calloc(1, sizeof *q);
   CHECK(q);
-  pb_istream_t is = pb_istream_from_buffer(data, size);
-  if (pb_decode(&is, rdev_v1_SubmitJobRequest_fields, q)) {
+  grpc_slice sl = grpc_slice_from_copied_buffer((const char *)data, size);
+  grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&sl, 1);
+  grpc_slice_unref(sl);
+  size_t count = 0;
+  const char *err = NULL;
+  if (!rdev_wire_count_field(bb, 1, 4, &count, &err)) CHECK(err);
+  CHECK(count <= 5); /* it stops once past the most */
+  err = NULL;
+  bool decoded = rdev_wire_decode_text(bb, rdev_v1_SubmitJobRequest_fields, q, &err);
+  CHECK(decoded || err);
+  grpc_byte_buffer_destroy(bb);
+  if (decoded) {
     char msg[320];
     memset(msg, 0x5a, sizeof msg);
     int rc = srv_job_spec_check(&q->spec, g_allow, msg, sizeof msg);
