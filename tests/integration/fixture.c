@@ -204,6 +204,16 @@ fail:
   return -1;
 }
 
+/* Records the exit of srv (wait status st) and returns st. */
+static int server_reaped(fx_server_t *srv, int st) {
+  srv->reaped = 1;
+  srv->status = st;
+  srv->pid = -1;
+  if (srv->out_fd >= 0) close(srv->out_fd);
+  srv->out_fd = -1;
+  return st;
+}
+
 int fx_server_wait(fx_server_t *srv, double timeout_s) {
   if (srv->reaped) return srv->status;
   if (srv->pid <= 0) return -1;
@@ -211,14 +221,7 @@ int fx_server_wait(fx_server_t *srv, double timeout_s) {
   for (;;) {
     int st = 0;
     pid_t r = waitpid(srv->pid, &st, WNOHANG);
-    if (r == srv->pid) {
-      srv->reaped = 1;
-      srv->status = st;
-      srv->pid = -1;
-      if (srv->out_fd >= 0) close(srv->out_fd);
-      srv->out_fd = -1;
-      return st;
-    }
+    if (r == srv->pid) return server_reaped(srv, st);
     if (r < 0 && errno != EINTR) return -1;
     if (fx_now() > deadline) return -1;
     fx_sleep_ms(10);
@@ -236,6 +239,21 @@ int fx_server_signal_wait(fx_server_t *srv, int sig, double timeout_s) {
     return -1;
   }
   return st;
+}
+
+int fx_server_freeze(fx_server_t *srv, double timeout_s) {
+  if (srv->reaped || srv->pid <= 0) return -1;
+  if (kill(srv->pid, SIGSTOP) != 0) return -1;
+  double deadline = fx_now() + timeout_s;
+  for (;;) {
+    int st = 0;
+    pid_t r = waitpid(srv->pid, &st, WNOHANG | WUNTRACED);
+    if (r == srv->pid && WIFSTOPPED(st)) return 0;
+    if (r == srv->pid) return server_reaped(srv, st), -1; /* it died instead */
+    if (r < 0 && errno != EINTR) return -1;
+    if (fx_now() > deadline) return -1;
+    fx_sleep_ms(1);
+  }
 }
 
 void fx_setup(void) {

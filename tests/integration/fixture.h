@@ -60,6 +60,10 @@ int fx_server_start(fx_server_t *srv, const char *const *extra, char *err, size_
 int fx_server_wait(fx_server_t *srv, double timeout_s);
 /* Sends sig and waits up to timeout_s; the wait status, or -1 (then SIGKILLed). */
 int fx_server_signal_wait(fx_server_t *srv, int sig, double timeout_s);
+/* Stops srv with SIGSTOP and returns once every one of its threads has
+ * stopped (the kernel reports the group stop to us, its parent): 0, or -1
+ * if that did not happen within timeout_s. SIGCONT resumes it. */
+int fx_server_freeze(fx_server_t *srv, double timeout_s);
 /* Starts rdevd with a tenants file of one tenant (admitted by a new token,
  * into token) with settings ("key = value" lines after its token line),
  * logging errors only (no audit lines); asserts it started. */
