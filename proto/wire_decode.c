@@ -383,7 +383,10 @@ void rdev_wire_walk(grpc_byte_buffer *bb, size_t max_chunk, rdev_wire_walk_t *w,
   slice_reader_t rd;
   const char *err = NULL;
   bool ok = decode_with(&rd, bb, rdev_v1_Request_fields, &r.q, &err);
-  if (!w->stopped && (!ok || r.q.which_op != 0 || !k.batch))
+  w->acked = ok ? r.q.acked : 0;
+  w->bye = ok && r.q.bye;
+  bool ack_only = ok && r.q.which_op == 0 && !k.batch && (r.q.acked || r.q.bye) && !r.data.nparts && r.q.seq == 0;
+  if (!w->stopped && !ack_only && (!ok || r.q.which_op != 0 || !k.batch))
     w->stopped = visit(arg, &r, -1, ok ? NULL : err ? err : "malformed message") == RDEV_WIRE_STOP;
   rdev_wire_payload_release(&r.data);
 }

@@ -169,6 +169,7 @@ void srv_config_defaults(srv_config_t *cfg) {
   cfg->max_inflight = (size_t)32 << 20;
   cfg->threads = 1;
   cfg->drain_ms = 5000;
+  cfg->resume_ms = 60000;
   cfg->log_level = SRV_LOG_INFO;
   cfg->job_keep_s = 86400;
   cfg->job_runners = 4;
@@ -258,6 +259,8 @@ int srv_config_set(srv_config_t *cfg, const char *key, const char *v, const char
     if (parse_int(v, 1, 64, &cfg->threads)) return *err = "threads: 1..64", -1;
   } else if (!strcmp(key, "drain-ms")) {
     if (parse_int(v, 0, 3600000, &cfg->drain_ms)) return *err = "drain-ms: 0..3600000", -1;
+  } else if (!strcmp(key, "resume-ms")) {
+    if (parse_int(v, 0, 3600000, &cfg->resume_ms)) return *err = "resume-ms: 0..3600000", -1;
   } else if (!strcmp(key, "log-level")) {
     static const char *lv[] = {"error", "warn", "info", "debug"};
     int i;

@@ -111,6 +111,8 @@ static void usage(FILE *out) {
           "                       poller hands events between threads, and each hand-off is a\n"
           "                       wake-up; raise it for many busy sessions on many cores)\n"
           "  --drain-ms N         on SIGTERM/SIGINT, time sessions get to finish (default 5000)\n"
+          "  --resume-ms N        how long a session whose connection broke waits for its\n"
+          "                       client to resume it (default 60000; 0: it ends at once)\n"
           "  --log-level LEVEL    error, warn, info or debug (default info)\n"
           "  --tenants FILE       tenants, tokens and quotas (see deploy/tenants.example); SIGHUP\n"
           "                       reloads it. Without it rdevd serves anyone, on loopback or a\n"

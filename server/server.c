@@ -167,7 +167,8 @@ static void on_accept(srv_op_t *op, int ok) {
     switch (a->kind) {
       case K_SESSION: {
         char msg[256];
-        if (srv_session_start(srv, a->call, a->deadline, t, msg, sizeof msg) != 0)
+        if (srv_session_resume(srv, a->call, a->deadline, t, &a->md)) break;
+        if (srv_session_start(srv, a->call, a->deadline, t, &a->md, msg, sizeof msg) != 0)
           srv_call_respond(a->call, NULL, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
         break;
       }
@@ -343,7 +344,10 @@ int srv_start(srv_t *srv) {
   srv->port = creds ? grpc_server_add_http2_port(srv->server, srv->cfg.listen, creds) : 0;
   if (creds) grpc_server_credentials_release(creds);
   if (srv->port == 0) srv_log(SRV_LOG_ERROR, "cannot listen on %s", srv->cfg.listen);
-  if (srv->port == 0 || srv_bulk_start(srv) != 0 || srv_jobs_open(srv) != 0) { /* they log why */
+  snprintf(srv->resume_ms_str, sizeof srv->resume_ms_str, "%d", srv->cfg.resume_ms);
+  if (srv->port == 0 || srv_bulk_start(srv) != 0 || srv_jobs_open(srv) != 0 || srv_resume_start(srv) != 0) {
+    /* they log why */
+    srv_resume_stop(srv);
     srv_bulk_stop(srv);
     grpc_server_destroy(srv->server);
     for (int i = 0; i < srv->nthreads; i++) {
@@ -419,7 +423,8 @@ void srv_stop(srv_t *srv) {
   pthread_mutex_lock(&w.mu);
   while (!w.done) pthread_cond_wait(&w.cv, &w.mu);
   pthread_mutex_unlock(&w.mu);
-  wait_sessions(srv, NULL);
+  wait_sessions(srv, NULL); /* the reaper ends detached ones at once while draining */
+  srv_resume_stop(srv);
   grpc_server_destroy(srv->server);
   for (int i = 0; i < srv->nthreads; i++) grpc_completion_queue_shutdown(srv->cqs[i]);
   for (int i = 0; i < srv->nthreads; i++) {

@@ -37,6 +37,7 @@ typedef struct {
   size_t max_inflight;     /* per session: staged and unsent bytes before reading pauses */
   int threads;             /* completion-queue threads */
   int drain_ms;            /* SIGTERM: how long sessions may finish before being cancelled */
+  int resume_ms;           /* how long a session whose call broke waits to be resumed (0: not at all) */
   int log_level;           /* 0 error, 1 warn, 2 info, 3 debug */
   char tenants[256];       /* tenants file; "" = open mode (loopback or unix only, or allow_open) */
   int allow_open;          /* serve open on a non-loopback address */
@@ -182,6 +183,7 @@ typedef struct srv_tenant {
   int max_slots;       /* execution slots at once per device; 0 = half the device's, at least 1 */
   int max_dev_streams; /* streams at once per device; 0 = SRV_DEV_STREAMS_DEFAULT */
   size_t max_inflight;
+  size_t max_unacked; /* bytes of its sessions' replies kept until the client acknowledged them */
   int weight;
   char cert_subject[256]; /* "" = any (or no) client certificate */
   /* jobs (jobs/jobs.h) */
@@ -194,6 +196,7 @@ typedef struct srv_tenant {
   int jobs_reserved;    /* SubmitJobs writing their records (under the job table's lock) */
   int removed, seen;
   /* usage */
+  atomic_size_t unacked; /* of max_unacked (no lock) */
   size_t mem_used[64];
   int sessions, streams;
   int dev_streams[64];
@@ -270,11 +273,16 @@ struct srv {
   struct srv_bulk *bulk;   /* the bulk connections' listener (session/bulk.c); NULL: none */
   int bulk_port;           /* where it listens; 0: none */
   char bulk_port_str[8];   /* the same in decimal, for the open metadata */
+  char resume_ms_str[12];  /* cfg.resume_ms in decimal, for the open metadata */
   char bulk_path[108];     /* or the unix socket where it listens; "": none */
   pthread_mutex_t bins_mu; /* the kernel binaries (binaries.c) */
   struct srv_bin *bins;
   struct srv_jobs *jobs; /* detached jobs (jobs/jobs.h); NULL without a job-dir */
-  void *m_jobs[6];       /* their methods, in jobs/jobs.h's SRV_JOB_* order */
+  /* The resume window's reaper (session/session.c): under mu. */
+  pthread_t reaper;
+  pthread_cond_t reaper_cv;
+  int reaper_stop, reaper_started;
+  void *m_jobs[6]; /* their methods, in jobs/jobs.h's SRV_JOB_* order */
 };
 
 /* Opens what serving needs besides gRPC: locks, the tenants, the runtime
@@ -328,12 +336,24 @@ int srv_bulk_start(srv_t *srv);
 void srv_bulk_stop(srv_t *srv);
 
 /* Takes over an accepted Session call (its ref) for an authenticated
- * tenant: 0; or -1 with msg (the call still the caller's) when the session
- * cannot be opened. Runs on a CQ thread. */
-int srv_session_start(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant, char *msg,
-                      size_t msglen);
+ * tenant, with the call's metadata md (a client that asks for resume:
+ * RDEV_WIRE_RESUMABLE_KEY): 0; or -1 with msg (the call still the
+ * caller's) when the session cannot be opened. Runs on a CQ thread. */
+int srv_session_start(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant,
+                      const grpc_metadata_array *md, char *msg, size_t msglen);
 /* Posts the receives this completion-queue thread deferred. */
 void srv_sessions_post_deferred(void);
+/* A Session call whose metadata asks to resume a session (RDEV_WIRE_RESUME_KEY):
+ * takes it over, or answers the call with why not (rdev.proto, "Resume").
+ * Returns 1 when the metadata asks for a resume (the call is handled
+ * either way), 0 when it does not (a new session). session/call.c. */
+int srv_session_resume(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant,
+                       const grpc_metadata_array *md);
+/* The reaper of sessions whose resume window passed: started with the
+ * server (0, or -1 when its thread cannot start), stopped once no session
+ * is left. session/session.c. */
+int srv_resume_start(srv_t *srv);
+void srv_resume_stop(srv_t *srv);
 /* Ends (cancels) every session of tenants marked removed. */
 void srv_sessions_end_removed(srv_t *srv);
 /* Ends (cancels) every session still open: the end of a drain. */

@@ -112,6 +112,7 @@ static void tenant_defaults(srv_tenant_t *t) {
   t->max_sessions = 64;
   t->max_streams = 1024;
   t->max_inflight = SIZE_MAX; /* rdevd --max-inflight applies */
+  t->max_unacked = (size_t)256 << 20;
   t->weight = 1;
   t->max_queued_jobs = 64;
   t->max_running_jobs = 1;
@@ -227,6 +228,9 @@ int srv_tenants_parse(const char *text, size_t len, const char *name, srv_tenant
         cur->max_queued_jobs = (int)n;
       else
         cur->max_running_jobs = (int)n;
+    } else if (!strcmp(k, "max_unacked")) {
+      if (srv_parse_size(v, &cur->max_unacked) || cur->max_unacked < ((size_t)1 << 20))
+        BAD("max_unacked: a size such as 256M (at least 1M)");
     } else if (!strcmp(k, "max_job_fetch")) {
       if (srv_parse_size(v, &cur->max_job_fetch)) BAD("max_job_fetch: a size such as 4G");
     } else if (!strcmp(k, "job_disk")) {
@@ -356,6 +360,7 @@ int srv_tenants_reload(srv_t *srv, char *err, size_t errlen) {
     t->max_slots = f->max_slots;
     t->max_dev_streams = f->max_dev_streams;
     t->max_inflight = f->max_inflight;
+    t->max_unacked = f->max_unacked;
     t->weight = f->weight;
     memcpy(t->cert_subject, f->cert_subject, sizeof t->cert_subject);
     free(t->allow);

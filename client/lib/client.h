@@ -10,7 +10,7 @@
  *
  *   session.c  open, close               → auth poll send pending info stream addr error
  *   job.c      job calls (no session)    → info (unary calls) auth error
- *   memory.c   malloc/free, copies       → submit stream info addr error
+ *   memory.c   malloc/free, copies       → submit poll (breaks) stream info addr error
  *   stream.c   streams, events, kernels  → submit pending (sticky errors) info addr error
  *   info.c     unary calls, devices      → submit poll error
  *   submit.c   the submit API            → poll send bulk pending error
@@ -65,11 +65,22 @@ typedef struct {
 /* send.c: one SEND_MESSAGE in flight at a time; what queued behind it goes
  * out in batches. */
 typedef struct {
-  struct cl_send *head, *tail; /* the queue */
-  grpc_byte_buffer *sending;   /* the message in flight */
-  size_t batch_xfer;           /* the server's batch limit on Read bytes */
+  struct cl_send *head, *tail;    /* the queue */
+  grpc_byte_buffer *sending;      /* the message in flight */
+  grpc_byte_buffer *sending_copy; /* what gRPC sends of it when it is kept (gRPC empties what it sends) */
+  size_t batch_xfer;              /* the server's batch limit on Read bytes */
   bool close_requested, close_sent;
   bool ended; /* the call ended: nothing more is sent */
+  /* Resume (rdev.proto, "Resume"): messages are numbered from 1 over the
+   * session's calls; each sent one is kept until rdevd acknowledges it. */
+  bool resumable;                      /* rdevd keeps a broken session */
+  bool paused;                         /* the call broke: nothing is sent until the session resumed */
+  bool lost;                           /* a sent message could not be kept: no resume */
+  uint64_t tx;                         /* messages sent (the one in flight included) */
+  uint64_t acked;                      /* of which rdevd said it received */
+  uint64_t rx, rx_told;                /* replies received (poll.c's count), and as last told to rdevd */
+  size_t rx_untold;                    /* reply bytes received since */
+  struct cl_sent *log_head, *log_tail; /* sent, not yet acknowledged */
   /* submit.c: the async Writes' payloads copied into their requests and
    * not yet let go of by gRPC (bytes, and a reference on their tracker). */
   struct cl_payload_track *copies;
@@ -143,6 +154,21 @@ typedef struct {
   bool (*on_open)(rdev_session_t *s, bool ok);
   gpr_timespec open_deadline; /* no answer by then: the call is cancelled (open_cancelled) */
   bool open_cancelled;
+  /* Resume (poll.c): a broken call is replaced by one that resumes the
+   * session (rdev.proto, "Resume"). */
+  int64_t resume_limit;       /* the caller's (rdev_options_t.resume_ms) */
+  int64_t resume_ms;          /* how long a break may last: rdevd's window within the caller's (0: no resume) */
+  uint64_t rx;                /* replies received over the session's calls */
+  bool resuming;              /* the call broke; a new one is sought */
+  bool attempt;               /* a resuming call is out, its status not in */
+  bool attempt_open;          /* its open (CL_TAG_OPEN) not in */
+  bool attempt_cancelled;     /* not answered within the window: cancelled */
+  int attempts;               /* since the break */
+  int64_t resume_until;       /* give up then (CLOCK_MONOTONIC ns) */
+  int64_t retry_at;           /* the next try, once the old call's completions are in */
+  unsigned breaks;            /* breaks the session came through (a synchronous copy runs again) */
+  grpc_metadata resume_md[3]; /* the open's, then each try's: the token, the session key, the replies received */
+  char rx_str[24];
 } cl_poll_state_t;
 
 /* bulk.c: the session's bulk connection (rdev/wire.h), read by a thread of
@@ -197,7 +223,7 @@ struct rdev_session {
   /* Made by session.c at open, read-only until close (any file reads). */
   grpc_channel *channel;
   grpc_completion_queue *cq;
-  grpc_call *call;
+  grpc_call *call; /* replaced by poll.c's poller when a resume makes a new one (s->mu) */
   cl_auth_t auth;
   grpc_metadata_array init_md; /* session.c: the server's open metadata */
 
@@ -291,11 +317,28 @@ void cl_send_done(rdev_session_t *s, bool ok);
 bool cl_send_closing_locked(rdev_session_t *s);
 /* Under s->mu: a send is in flight or queued. */
 bool cl_send_busy_locked(rdev_session_t *s);
+/* Under s->mu: a send is in flight (its completion is still to come). */
+bool cl_send_in_flight_locked(rdev_session_t *s);
 /* Under s->mu: asks for the half-close, sent once what is queued went out
  * (now if nothing is). */
 void cl_send_close_locked(rdev_session_t *s);
 /* Under s->mu: the call ended: drops the queue; nothing more is sent. */
 void cl_send_end_locked(rdev_session_t *s);
+/* Under s->mu: rdevd received the session's first n messages: those kept
+ * for a resume go. */
+void cl_send_acked_locked(rdev_session_t *s, uint64_t n);
+/* Under s->mu: a reply of len bytes came, the session's rx-th: rdevd
+ * hears of it with the next message, or an acknowledgement of its own
+ * when RDEV_WIRE_ACK_EVERY replies or RDEV_WIRE_ACK_BYTES went untold and
+ * nothing else is being sent. */
+void cl_send_received_locked(rdev_session_t *s, uint64_t rx, size_t len);
+/* Under s->mu: the call broke: sends wait (the one in flight is kept). */
+void cl_send_pause_locked(rdev_session_t *s);
+/* Under s->mu: a new call resumed the session; rdevd received its first
+ * `received` messages: the kept ones after them go again, first, then
+ * the queue. False when that cannot be (a message was not kept, or rdevd
+ * counts more than were sent): the session must end. */
+bool cl_send_resume_locked(rdev_session_t *s, uint64_t received);
 
 /* ==== pending.c: pending requests, waiters, replies, sticky errors ============= */
 
@@ -371,10 +414,11 @@ void cl_pending_bulk_end(rdev_session_t *s, uint64_t seq, bool ok);
 void cl_pending_bulk_lost(rdev_session_t *s);
 
 /* Handles one reply message: print output first, then its pending entry
- * (payload into the Read's destination, waiter completion, sticky error).
+ * (payload into the Read's destination, waiter completion, sticky error);
+ * *acked gets the messages rdevd says it received (0: none said).
  * Called by the polling thread, without s->mu. False: bb is malformed; why
  * says how (the call must be cancelled). */
-bool cl_reply_handle(rdev_session_t *s, grpc_byte_buffer *bb, char *why, size_t why_len);
+bool cl_reply_handle(rdev_session_t *s, grpc_byte_buffer *bb, uint64_t *acked, char *why, size_t why_len);
 /* Under s->mu: the call ended with code and msg: every pending request
  * fails (waiters complete with code, async Reads go sticky), once no bulk
  * frame is being read (the caller shut the bulk connection down). */
@@ -493,6 +537,12 @@ int cl_poll_check_open_locked(rdev_session_t *s);
 void cl_poll_wake_locked(rdev_session_t *s);
 /* Whether the call ended; if why, its message into why[why_len]. Takes s->mu. */
 bool cl_poll_dead(rdev_session_t *s, char *why, size_t why_len);
+/* How many breaks the session came through so far (resumed or being
+ * resumed). Takes s->mu. */
+unsigned cl_poll_breaks(rdev_session_t *s);
+/* At open, from rdevd's answer: rdevd keeps a broken session for ms (0:
+ * not at all); the caller's limit applies within it. */
+void cl_poll_resumable(rdev_session_t *s, int64_t ms);
 /* A caller starts / stops waiting for gRPC to let go of memory it lent:
  * meanwhile the receiver polls. Take s->mu. */
 void cl_poll_release_begin(rdev_session_t *s);

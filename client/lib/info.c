@@ -118,7 +118,12 @@ int rdev_server_info(rdev_session_t *s, rdev_server_info_t *info) {
   snprintf(info->identity, sizeof info->identity, "%s", rep.identity);
   info->device_count = rep.device_count;
   info->max_chunk = rep.max_chunk;
-  info->tls = cl_auth_tls_of(s->call);
+  pthread_mutex_lock(&s->mu); /* a resume may replace the call */
+  grpc_call *call = s->call;
+  grpc_call_ref(call);
+  pthread_mutex_unlock(&s->mu);
+  info->tls = cl_auth_tls_of(call);
+  grpc_call_unref(call);
   return RDEV_OK;
 }
 

@@ -388,7 +388,7 @@ static void deliver_print(rdev_session_t *s, const rdev_wire_bytes_t *text) {
   fn(user, (const char *)text->data, text->len);
 }
 
-bool cl_reply_handle(rdev_session_t *s, grpc_byte_buffer *bb, char *why, size_t why_len) {
+bool cl_reply_handle(rdev_session_t *s, grpc_byte_buffer *bb, uint64_t *acked, char *why, size_t why_len) {
   rdev_v1_Reply r = rdev_v1_Reply_init_zero;
   rx_ctx_t ctx = {s, &r};
   r.data.funcs.decode = data_decode;
@@ -403,7 +403,8 @@ bool cl_reply_handle(rdev_session_t *s, grpc_byte_buffer *bb, char *why, size_t 
   }
   deliver_print(s, &text); /* before the reply completes anything */
   free(text.data);
-  if (r.kind == rdev_v1_ReplyKind_PRINT) return true;
+  *acked = r.acked;
+  if (r.kind == rdev_v1_ReplyKind_PRINT || r.kind == rdev_v1_ReplyKind_ACK) return true;
 
   pthread_mutex_lock(&s->mu);
   if (r.bulk) bulk_wait_frame_locked(s, r.seq);

@@ -38,6 +38,7 @@
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
@@ -191,7 +192,7 @@ int cl_poll_wait_open(rdev_session_t *s, const struct timespec *deadline) {
  * Reads, the session's end. */
 static bool background_locked(rdev_session_t *s) {
   return cl_pending_background_locked(s) || s->poll.nreleasing > 0 || cl_send_busy_locked(s) ||
-         cl_send_closing_locked(s) || s->poll.dead || s->poll.opened == 0;
+         cl_send_closing_locked(s) || s->poll.dead || s->poll.opened == 0 || s->poll.resuming;
 }
 
 void cl_poll_wake_locked(rdev_session_t *s) {
@@ -231,7 +232,7 @@ void cl_poll_release_end(rdev_session_t *s) {
  * once, a write of its own (and a wake-up of rdevd) that a caller would
  * pay before returning with its reply. */
 static void post_recv_locked(rdev_session_t *s) {
-  if (s->poll.recv_posted || s->poll.recv_ended || s->poll.dead) return;
+  if (s->poll.recv_posted || s->poll.recv_ended || s->poll.dead || s->poll.resuming) return;
   grpc_op op;
   memset(&op, 0, sizeof op);
   op.op = GRPC_OP_RECV_MESSAGE;
@@ -244,10 +245,194 @@ static void post_recv_locked(rdev_session_t *s) {
   }
 }
 
-/* The call ended: every waiter fails, later calls fail. */
+/* Under s->mu: the session ended with code and msg: every waiter fails,
+ * later calls fail. */
+static void end_locked(rdev_session_t *s, int code, const char *msg) {
+  s->poll.dead = true;
+  s->poll.resuming = false;
+  s->poll.dead_code = code;
+  if (msg != s->poll.dead_msg) snprintf(s->poll.dead_msg, sizeof s->poll.dead_msg, "%s", msg);
+  cl_bulk_abort_locked(s); /* a frame being read fails now */
+  cl_pending_fail_all_locked(s, s->poll.dead_code, s->poll.dead_msg);
+  cl_send_end_locked(s);
+  pthread_cond_broadcast(&s->poll.dead_cv);
+}
+
+/* ---- resume ------------------------------------------------------------------------- */
+
+#define RETRY_FIRST_MS 50
+#define RETRY_MAX_MS 1000
+
+static int64_t now_ns(void) { return (int64_t)rdev_clock_now_ns(); }
+
+/* Under s->mu: whether the end of an accepted call is a break the session
+ * may come through: the connection failed (not a half-close, not rdevd
+ * ending the session, not a draining rdevd), the caller is not closing it,
+ * and rdevd keeps broken sessions. */
+static bool resumable_end_locked(rdev_session_t *s, const char *details) {
+  grpc_status_code st = s->poll.status;
+  return s->poll.resume_ms > 0 && s->poll.opened > 0 && !cl_send_closing_locked(s) && s->host.key[0] &&
+         (st == GRPC_STATUS_UNAVAILABLE || st == GRPC_STATUS_UNKNOWN) && strcmp(details, RDEV_WIRE_DRAIN_DETAILS) != 0;
+}
+
+/* Under s->mu: a try to resume ended before it was taken (its status, code,
+ * details): another one after a backoff, unless rdevd said the session is
+ * gone (or not the caller's), or time is up. */
+static void attempt_failed_locked(rdev_session_t *s, const char *details) {
+  cl_poll_state_t *p = &s->poll;
+  p->attempt = false;
+  grpc_status_code st = p->status;
+  /* Nothing listens where rdevd was: it is gone, and its sessions with it
+   * (a restarted rdevd holds none of them). A network that is down fails
+   * otherwise (unreachable, timed out), and is tried again. */
+  bool gone = st == GRPC_STATUS_UNAVAILABLE && strstr(details, "Connection refused");
+  if (gone || st == GRPC_STATUS_NOT_FOUND || st == GRPC_STATUS_PERMISSION_DENIED || st == GRPC_STATUS_UNAUTHENTICATED ||
+      st == GRPC_STATUS_INVALID_ARGUMENT || st == GRPC_STATUS_DEADLINE_EXCEEDED) {
+    char msg[CL_MSG_MAX];
+    snprintf(msg, sizeof msg, "session ended: its connection broke and it could not be resumed: %s (gRPC status %d)",
+             *details ? details : "no detail", (int)st);
+    end_locked(s, RDEV_UNAVAILABLE, msg);
+    return;
+  }
+  int64_t wait = (int64_t)RETRY_FIRST_MS << (p->attempts < 5 ? p->attempts : 5);
+  p->retry_at = now_ns() + (wait < RETRY_MAX_MS ? wait : RETRY_MAX_MS) * 1000000LL;
+}
+
+/* Under s->mu: the call broke: the session is resumed on a new one. */
+static void break_locked(rdev_session_t *s) {
+  cl_poll_state_t *p = &s->poll;
+  p->resuming = true;
+  p->attempts = 0;
+  p->retry_at = 0;
+  p->resume_until = now_ns() + p->resume_ms * 1000000LL;
+  p->breaks++;
+  cl_send_pause_locked(s);
+}
+
+/* Under s->mu, by the poller: starts a try to resume when one is due and
+ * the old call's completions are all in; gives up past the window or when
+ * the caller closes. */
+static void resume_step_locked(rdev_session_t *s) {
+  cl_poll_state_t *p = &s->poll;
+  int64_t now = now_ns();
+  if (p->resuming && p->attempt_open && now >= p->resume_until && !p->attempt_cancelled) {
+    p->attempt_cancelled = true; /* its status follows, and the window is over */
+    grpc_call_cancel(s->call, NULL);
+  }
+  if (!p->resuming || p->attempt || p->attempt_open || p->dead || p->recv_posted || cl_send_in_flight_locked(s)) return;
+  if (now >= p->resume_until || cl_send_closing_locked(s)) {
+    end_locked(s, RDEV_UNAVAILABLE,
+               cl_send_closing_locked(s) ? "session closed while its connection was broken"
+                                         : "session ended: its connection broke and did not come back within the "
+                                           "resume window");
+    return;
+  }
+  if (now < p->retry_at) return;
+  /* the old call is over: a new one on the same channel, which reconnects */
+  grpc_call_unref(s->call);
+  /* no deadline: it is the session's call once taken (an open not
+   * answered within the window is cancelled then) */
+  s->call = grpc_channel_create_call(s->channel, NULL, GRPC_PROPAGATE_DEFAULTS, s->cq,
+                                     grpc_slice_from_static_string(RDEV_WIRE_METHOD_SESSION), NULL,
+                                     gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+  grpc_metadata_array_destroy(&s->init_md);
+  grpc_metadata_array_init(&s->init_md);
+  grpc_metadata_array_destroy(&p->trailing_md);
+  grpc_metadata_array_init(&p->trailing_md);
+  grpc_slice_unref(p->status_details);
+  p->status_details = grpc_empty_slice();
+  size_t n = 0;
+  if (s->auth.n) p->resume_md[n++] = s->auth.md;
+  snprintf(p->rx_str, sizeof p->rx_str, "%llu", (unsigned long long)p->rx);
+  p->resume_md[n].key = grpc_slice_from_static_string(RDEV_WIRE_RESUME_KEY);
+  p->resume_md[n++].value = grpc_slice_from_static_string(s->host.key);
+  p->resume_md[n].key = grpc_slice_from_static_string(RDEV_WIRE_RESUME_ACKED_KEY);
+  p->resume_md[n++].value = grpc_slice_from_static_string(p->rx_str);
+  grpc_op ops[2];
+  memset(ops, 0, sizeof ops);
+  ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+  /* not WAIT_FOR_READY: a try while the channel cannot connect fails at
+   * once, saying why (attempt_failed_locked), and is tried again */
+  ops[0].data.send_initial_metadata.count = n;
+  ops[0].data.send_initial_metadata.metadata = p->resume_md;
+  ops[1].op = GRPC_OP_RECV_INITIAL_METADATA;
+  ops[1].data.recv_initial_metadata.recv_initial_metadata = &s->init_md;
+  p->attempts++;
+  if (!s->call || grpc_call_start_batch(s->call, ops, 2, CL_TAG(CL_TAG_OPEN), NULL) != GRPC_CALL_OK) {
+    end_locked(s, RDEV_UNAVAILABLE, "session ended: its connection broke and no call could be made to resume it");
+    return;
+  }
+  p->attempt_open = true;
+  p->attempt_cancelled = false;
+  p->attempt = cl_poll_watch_end(s) == GRPC_CALL_OK;
+  if (!p->attempt) grpc_call_cancel(s->call, NULL); /* its open completes; then the window decides */
+}
+
+/* Under s->mu: the open of a try came (ok: its metadata is in s->init_md):
+ * taken when rdevd marked it resumed; else its status follows. */
+static void attempt_opened_locked(rdev_session_t *s, bool ok) {
+  cl_poll_state_t *p = &s->poll;
+  p->attempt_open = false;
+  if (!ok || !p->attempt) return;
+  bool resumed = false;
+  unsigned long long received = 0;
+  for (size_t i = 0; i < s->init_md.count; i++) {
+    const grpc_metadata *m = &s->init_md.metadata[i];
+    if (grpc_slice_str_cmp(m->key, RDEV_WIRE_SESSION_OPEN_KEY) == 0)
+      resumed = grpc_slice_str_cmp(m->value, "resumed") == 0;
+    if (grpc_slice_str_cmp(m->key, RDEV_WIRE_RESUME_RECEIVED_KEY) == 0) {
+      char buf[24] = "";
+      size_t len = GRPC_SLICE_LENGTH(m->value);
+      if (len < sizeof buf) memcpy(buf, GRPC_SLICE_START_PTR(m->value), len);
+      received = strtoull(buf, NULL, 10);
+    }
+  }
+  if (!resumed) return;
+  p->resuming = false;
+  p->attempt = false; /* the session's call from now on: its status is a break, or the end */
+  p->recv_ended = false;
+  if (!cl_send_resume_locked(s, received)) { /* the session cannot be made whole: end it */
+    p->resume_ms = 0;
+    grpc_call_cancel_with_status(s->call, GRPC_STATUS_DATA_LOSS, "rdev client: a request was not kept for resending",
+                                 NULL);
+  }
+  pthread_cond_broadcast(&p->dead_cv);
+}
+
+unsigned cl_poll_breaks(rdev_session_t *s) {
+  pthread_mutex_lock(&s->mu);
+  unsigned n = s->poll.breaks;
+  pthread_mutex_unlock(&s->mu);
+  return n;
+}
+
+void cl_poll_resumable(rdev_session_t *s, int64_t ms) {
+  pthread_mutex_lock(&s->mu);
+  s->send.resumable = ms > 0;         /* rdevd keeps what it sent until acknowledged: acknowledge it */
+  int64_t lim = s->poll.resume_limit; /* the open did not ask for it when < 0 */
+  if (lim > 0 && lim < ms) ms = lim;
+  s->poll.resume_ms = ms;
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* The call ended: a break the session comes through, a try to resume
+ * that failed, or the session's end (every waiter fails, later calls
+ * fail). */
 static void on_status(rdev_session_t *s) {
   char *details = grpc_slice_to_c_string(s->poll.status_details);
   pthread_mutex_lock(&s->mu);
+  if (s->poll.resuming) { /* a try's */
+    attempt_failed_locked(s, details);
+    pthread_mutex_unlock(&s->mu);
+    gpr_free(details);
+    return;
+  }
+  if (resumable_end_locked(s, details)) {
+    break_locked(s);
+    pthread_mutex_unlock(&s->mu);
+    gpr_free(details);
+    return;
+  }
   s->poll.dead = true;
   s->poll.dead_code = RDEV_UNAVAILABLE;
   if (s->poll.opened <= 0) { /* never accepted: refused, or never answered */
@@ -265,10 +450,7 @@ static void on_status(rdev_session_t *s) {
     snprintf(s->poll.dead_msg, sizeof s->poll.dead_msg, "session ended: %s (gRPC status %d)",
              *details ? details : "connection lost", (int)s->poll.status);
   }
-  cl_bulk_abort_locked(s); /* a frame being read fails now */
-  cl_pending_fail_all_locked(s, s->poll.dead_code, s->poll.dead_msg);
-  cl_send_end_locked(s);
-  pthread_cond_broadcast(&s->poll.dead_cv);
+  end_locked(s, s->poll.dead_code, s->poll.dead_msg);
   pthread_mutex_unlock(&s->mu);
   gpr_free(details);
 }
@@ -285,8 +467,13 @@ static void dispatch(rdev_session_t *s, grpc_event ev) {
       pthread_mutex_unlock(&s->mu);
       if (bb) {
         char why[160];
-        if (ev.success && !cl_reply_handle(s, bb, why, sizeof why))
+        uint64_t acked = 0;
+        if (ev.success && !cl_reply_handle(s, bb, &acked, why, sizeof why))
           grpc_call_cancel_with_status(s->call, GRPC_STATUS_INTERNAL, why, NULL);
+        pthread_mutex_lock(&s->mu);
+        cl_send_acked_locked(s, acked); /* what rdevd received is no longer kept */
+        cl_send_received_locked(s, ++s->poll.rx, grpc_byte_buffer_length(bb));
+        pthread_mutex_unlock(&s->mu);
         held_put(&s->poll, bb);
       }
       break;
@@ -294,6 +481,11 @@ static void dispatch(rdev_session_t *s, grpc_event ev) {
     case CL_TAG_SEND: cl_send_done(s, ev.success != 0); break;
     case CL_TAG_STATUS: on_status(s); break;
     case CL_TAG_OPEN: {
+      pthread_mutex_lock(&s->mu);
+      bool resuming = s->poll.resuming;
+      if (resuming) attempt_opened_locked(s, ev.success != 0);
+      pthread_mutex_unlock(&s->mu);
+      if (resuming) break;
       bool accepted = s->poll.on_open(s, ev.success != 0); /* the metadata is this thread's until opened is set */
       pthread_mutex_lock(&s->mu);
       if (s->poll.opened == 0) s->poll.opened = accepted ? 1 : -1; /* the end may have come first */
@@ -315,11 +507,21 @@ static grpc_completion_type poll_once_locked(rdev_session_t *s, int who, gpr_tim
   /* While the open's answer is awaited, its deadline bounds the poll too:
    * past it, the call is cancelled, which ends the session */
   bool open_due = s->poll.opened == 0 && !s->poll.open_cancelled && gpr_time_cmp(s->poll.open_deadline, deadline) < 0;
+  gpr_timespec dl = open_due ? s->poll.open_deadline : deadline;
+  /* and a resume's next try (or its end) */
+  bool retry_due = false;
+  if (s->poll.resuming) { /* the next try, or the window's end */
+    int64_t at = s->poll.attempt || s->poll.retry_at > s->poll.resume_until ? s->poll.resume_until : s->poll.retry_at;
+    gpr_timespec r = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_nanos(at - now_ns(), GPR_TIMESPAN));
+    if (gpr_time_cmp(r, dl) < 0) dl = r, retry_due = true;
+  }
   pthread_mutex_unlock(&s->mu);
-  grpc_event ev = grpc_completion_queue_next(s->cq, open_due ? s->poll.open_deadline : deadline, NULL);
+  grpc_event ev = grpc_completion_queue_next(s->cq, dl, NULL);
   if (ev.type == GRPC_OP_COMPLETE) dispatch(s, ev);
   pthread_mutex_lock(&s->mu);
   s->poll.poller = POLL_NONE;
+  resume_step_locked(s);
+  if (ev.type == GRPC_QUEUE_TIMEOUT && retry_due) return GRPC_OP_COMPLETE; /* not the caller's deadline */
   if (ev.type == GRPC_QUEUE_TIMEOUT && open_due) {
     if (s->poll.opened == 0 && !s->poll.open_cancelled) {
       s->poll.open_cancelled = true;
@@ -435,8 +637,12 @@ void cl_poll_close(rdev_session_t *s, int grace_ms) {
     if (cancelled) {
       pthread_cond_wait(&s->poll.dead_cv, &s->mu);
     } else if (pthread_cond_timedwait(&s->poll.dead_cv, &s->mu, &dl) == ETIMEDOUT && !s->poll.dead) {
+      grpc_call *call = s->call; /* the poller may replace it (resume): ours to cancel, referenced */
+      grpc_call_ref(call);
+      s->poll.resume_ms = 0; /* no resume of what we cancel */
       pthread_mutex_unlock(&s->mu);
-      grpc_call_cancel(s->call, NULL);
+      grpc_call_cancel(call, NULL);
+      grpc_call_unref(call);
       pthread_mutex_lock(&s->mu);
       cancelled = true;
     }

@@ -79,11 +79,13 @@ static bool on_open(rdev_session_t *s, bool ok) {
   unsigned long long bulk_port = 0;        /* the server offers none */
   char bulk_path[108] = "";                /* or a unix socket */
   bool marked = false;
+  unsigned long long resume_ms = 0; /* servers before resume keep no broken session */
   for (size_t i = 0; ok && i < s->init_md.count; i++) {
     const grpc_metadata *m = &s->init_md.metadata[i];
     marked |= grpc_slice_str_cmp(m->key, RDEV_WIRE_SESSION_OPEN_KEY) == 0;
     if (grpc_slice_str_cmp(m->key, RDEV_WIRE_BATCH_XFER_KEY) == 0) batch_xfer = batch_xfer_of(m->value);
     if (grpc_slice_str_cmp(m->key, RDEV_WIRE_BULK_PORT_KEY) == 0) bulk_port = decimal_of(m->value);
+    if (grpc_slice_str_cmp(m->key, RDEV_WIRE_RESUME_MS_KEY) == 0) resume_ms = decimal_of(m->value);
     if (grpc_slice_str_cmp(m->key, RDEV_WIRE_DEVICES_KEY) == 0 && GRPC_SLICE_LENGTH(m->value) > 0 &&
         decimal_of(m->value) <= RDEV_WIRE_MAX_DEVICES)
       cl_device_count_known(s, (int)decimal_of(m->value));
@@ -99,6 +101,7 @@ static bool on_open(rdev_session_t *s, bool ok) {
     }
   }
   if (!marked) return false; /* refused: its status follows */
+  cl_poll_resumable(s, resume_ms > 3600000 ? 3600000 : (int64_t)resume_ms);
   pthread_mutex_lock(&s->mu);
   cl_send_init(s, batch_xfer);
   bool dead = cl_poll_check_open_locked(s) != RDEV_OK; /* ended meanwhile: no bulk connection */
@@ -145,6 +148,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
   grpc_init();
   pthread_mutex_init(&s->mu, NULL);
   cl_poll_init(s);
+  s->poll.resume_limit = opts ? opts->resume_ms : 0;
   cl_bulk_init(s);
   cl_pending_init(s);
   cl_device_init(s);
@@ -208,8 +212,14 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
   grpc_op ops[2];
   memset(ops, 0, sizeof ops);
   ops[0].op = GRPC_OP_SEND_INITIAL_METADATA; /* the connection is up: no waiting for one */
-  ops[0].data.send_initial_metadata.count = s->auth.n;
-  ops[0].data.send_initial_metadata.metadata = &s->auth.md;
+  size_t nmd = 0; /* the token, and whether this client resumes (poll.c's array: free until a break) */
+  if (s->auth.n) s->poll.resume_md[nmd++] = s->auth.md;
+  if (s->poll.resume_limit >= 0) {
+    s->poll.resume_md[nmd].key = grpc_slice_from_static_string(RDEV_WIRE_RESUMABLE_KEY);
+    s->poll.resume_md[nmd++].value = grpc_slice_from_static_string("1");
+  }
+  ops[0].data.send_initial_metadata.count = nmd;
+  ops[0].data.send_initial_metadata.metadata = s->poll.resume_md;
   ops[1].op = GRPC_OP_RECV_INITIAL_METADATA;
   ops[1].data.recv_initial_metadata.recv_initial_metadata = &s->init_md;
   grpc_call_error ce = grpc_call_start_batch(s->call, ops, 2, CL_TAG(CL_TAG_OPEN), NULL);

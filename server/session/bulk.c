@@ -36,7 +36,6 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <openssl/crypto.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -456,14 +455,9 @@ static void *reader_main(void *arg) {
 }
 
 int srv_bulk_attach(srv_t *srv, int fd, const char *key, int local) {
-  srv_session_t *s;
-  pthread_mutex_lock(&srv->mu);
-  for (s = srv->sessions; s; s = s->next)
-    if (s->call && CRYPTO_memcmp(s->key, key, RDEV_WIRE_SESSION_KEY_LEN) == 0) break;
-  if (s && !srv_session_ref_live(s)) s = NULL;
-  pthread_mutex_unlock(&srv->mu);
+  srv_session_t *s = srv_session_find(srv, key, NULL);
   if (!s) return -1;
-  int rc = srv_bulk_adopt(s, fd, local);
+  int rc = !s->call ? -1 : srv_bulk_adopt(s, fd, local);
   srv_session_unref(s);
   return rc;
 }

@@ -4,9 +4,12 @@
  * next receive posted late after small ones), and the call's end, which
  * releases the session and writes its audit line.
  */
+#include <grpc/support/alloc.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "rdev/clock.h"
 #include "session.h"
 
 /* After a small request the session's next receive is posted only once its
@@ -24,6 +27,23 @@ static void on_recv(srv_op_t *op, int ok) {
   srv_session_t *s = (srv_session_t *)((char *)op - offsetof(srv_session_t, recv_op));
   grpc_byte_buffer *bb = s->recv_bb;
   s->recv_bb = NULL;
+  /* The receive counts as the call's until what it got is counted (a
+   * call that takes the session over reads the count once none is). */
+  pthread_mutex_lock(&s->mu);
+  int bye = s->bye;
+  /* Messages that end without the client's bye: the call broke (a cut
+   * call's receive may end "fine"); on_close says whether the session
+   * waits for another. */
+  int broke = (!ok || !bb) && s->resumable && !bye;
+  if (broke) s->recv_wanted = 1;
+  if (ok && bb && s->resumable) s->rx_msgs++; /* before it runs: its replies acknowledge it */
+  atomic_fetch_sub(&s->call_ops, 1);
+  pthread_mutex_unlock(&s->mu);
+  if (broke) {
+    if (bb) grpc_byte_buffer_destroy(bb);
+    srv_session_unref(s);
+    return;
+  }
   if (!ok || !bb) { /* client half-closed, or the call is gone */
     if (bb) grpc_byte_buffer_destroy(bb);
     pthread_mutex_lock(&s->mu);
@@ -37,7 +57,9 @@ static void on_recv(srv_op_t *op, int ok) {
     return;
   }
   size_t len = grpc_byte_buffer_length(bb);
-  if (srv_handle_message(s, bb)) { /* paused: the resumer goes on, and receives next */
+  int paused = srv_handle_message(s, bb);
+  srv_maybe_ack(s, len);
+  if (paused) { /* the resumer goes on, and receives next */
     srv_session_unref(s);
     return;
   }
@@ -67,6 +89,24 @@ void srv_sessions_post_deferred(void) {
 static void on_close(srv_op_t *op, int ok) {
   srv_session_t *s = (srv_session_t *)((char *)op - offsetof(srv_session_t, close_op));
   (void)ok;
+  atomic_fetch_sub(&s->call_ops, 1);
+  pthread_mutex_lock(&s->mu);
+  /* A call that broke (not a half-close, not ended by rdevd) leaves its
+   * session waiting for a call that resumes it, with this batch's
+   * reference; the reaper ends it once its window passed. */
+  int detach = s->cancelled && s->resumable && !s->end_why && !s->half_closed && !s->released &&
+               !atomic_load(&s->srv->shutting_down);
+  if (detach) {
+    s->detached = 1;
+    s->broken = 1;
+    s->detached_until = (int64_t)rdev_clock_now_ns() + (int64_t)s->srv->cfg.resume_ms * 1000000;
+  }
+  pthread_mutex_unlock(&s->mu);
+  if (detach) {
+    srv_audit(SRV_LOG_INFO, "session detached", s->tenant->name, s->peer, "session=%llu reason=%s resume_ms=%d",
+              (unsigned long long)s->id, srv_end_reason(s), s->srv->cfg.resume_ms);
+    return;
+  }
   if (s->cancelled) srv_session_release(s);
   srv_session_closed(s, s->cancelled ? srv_end_reason(s) : "closed by client");
   pthread_mutex_lock(&s->mu);
@@ -100,22 +140,45 @@ static size_t open_md_fill(srv_session_t *s) {
   int local = s->srv->bulk_path[0] != '\0';
   md[4].key = grpc_slice_from_static_string(local ? RDEV_WIRE_BULK_PATH_KEY : RDEV_WIRE_BULK_PORT_KEY);
   md[4].value = grpc_slice_from_static_string(local ? s->srv->bulk_path : s->srv->bulk_port_str);
-  return local || s->srv->bulk_port > 0 ? 5 : 4;
+  size_t n = local || s->srv->bulk_port > 0 ? 5 : 4;
+  if (!s->resumable) return n;
+  md[n].key = grpc_slice_from_static_string(RDEV_WIRE_RESUME_MS_KEY);
+  md[n].value = grpc_slice_from_static_string(s->srv->resume_ms_str);
+  return n + 1;
 }
 
-int srv_session_start(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant, char *msg,
-                      size_t msglen) {
+/* A metadata value of md by key: its slice, or NULL. */
+static const grpc_slice *md_value(const grpc_metadata_array *md, const char *key) {
+  for (size_t i = 0; i < md->count; i++)
+    if (grpc_slice_str_cmp(md->metadata[i].key, key) == 0) return &md->metadata[i].value;
+  return NULL;
+}
+
+/* Watches s's call for its end (on_close), with the reference the session
+ * holds for it. */
+static void watch_close(srv_session_t *s) {
+  grpc_op close_op = {.op = GRPC_OP_RECV_CLOSE_ON_SERVER};
+  close_op.data.recv_close_on_server.cancelled = &s->cancelled;
+  atomic_fetch_add(&s->call_ops, 1);
+  RDEV_HANDOFF_GIVE(&s->close_op);
+  if (grpc_call_start_batch(s->call, &close_op, 1, &s->close_op, NULL) != GRPC_CALL_OK) {
+    atomic_fetch_sub(&s->call_ops, 1);
+    srv_log(SRV_LOG_ERROR, "session %llu: cannot watch for close", (unsigned long long)s->id);
+  }
+}
+
+int srv_session_start(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant,
+                      const grpc_metadata_array *md, char *msg, size_t msglen) {
   srv_session_t *s = srv_session_new(srv, call, deadline, tenant, msg, msglen);
   if (!s) return -1;
+  /* kept through breaks when its client asks for it (it then says bye
+   * before its half-close) and this server keeps sessions at all */
+  const grpc_slice *want = md_value(md, RDEV_WIRE_RESUMABLE_KEY);
+  s->resumable = srv->cfg.resume_ms > 0 && want && grpc_slice_str_cmp(*want, "1") == 0;
   srv_flow_init(s);
   s->recv_op.done = on_recv;
   s->close_op.done = on_close;
-  grpc_op close_op = {.op = GRPC_OP_RECV_CLOSE_ON_SERVER};
-  close_op.data.recv_close_on_server.cancelled = &s->cancelled;
-  RDEV_HANDOFF_GIVE(&s->close_op);
-  if (grpc_call_start_batch(call, &close_op, 1, &s->close_op, NULL) != GRPC_CALL_OK) {
-    srv_log(SRV_LOG_ERROR, "session %llu: cannot watch for close", (unsigned long long)s->id);
-  }
+  watch_close(s);
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, open_md_init);
   grpc_op start = {.op = GRPC_OP_SEND_INITIAL_METADATA};
@@ -126,4 +189,89 @@ int srv_session_start(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_te
   srv_post_recv(s);
   pthread_mutex_unlock(&s->mu);
   return 0;
+}
+
+int srv_session_resume(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant,
+                       const grpc_metadata_array *md) {
+  const grpc_slice *kv = md_value(md, RDEV_WIRE_RESUME_KEY), *av = md_value(md, RDEV_WIRE_RESUME_ACKED_KEY);
+  if (!kv) return 0;
+  char key[RDEV_WIRE_SESSION_KEY_LEN + 1] = "", num[24] = "";
+  if (GRPC_SLICE_LENGTH(*kv) == RDEV_WIRE_SESSION_KEY_LEN) memcpy(key, GRPC_SLICE_START_PTR(*kv), sizeof key - 1);
+  if (av && GRPC_SLICE_LENGTH(*av) < sizeof num) memcpy(num, GRPC_SLICE_START_PTR(*av), GRPC_SLICE_LENGTH(*av));
+  char *end;
+  unsigned long long acked = strtoull(num, &end, 10);
+  if (!num[0] || *end) {
+    srv_call_respond(call, NULL, GRPC_STATUS_INVALID_ARGUMENT, "resume: " RDEV_WIRE_RESUME_ACKED_KEY " is not a count");
+    return 1;
+  }
+  srv_session_t *s = srv_session_find(srv, key, NULL);
+  if (s && s->tenant != tenant) { /* another tenant's credentials: the session is not theirs */
+    char *peer = grpc_call_get_peer(call);
+    srv_audit(SRV_LOG_WARN, "resume refused", tenant->name, peer, "session=%llu reason=another tenant's session",
+              (unsigned long long)s->id);
+    gpr_free(peer);
+    srv_session_unref(s);
+    srv_call_respond(call, NULL, GRPC_STATUS_PERMISSION_DENIED, "resume: the session is another tenant's");
+    return 1;
+  }
+  grpc_call *old = NULL;
+  int busy = 0;
+  if (s) {
+    pthread_mutex_lock(&s->mu);
+    if (s->released || !s->resumable) {
+      old = NULL;
+    } else if (!s->detached || atomic_load(&s->call_ops) > 0) {
+      busy = 1; /* its old call is not over here yet: cut it, the client tries again */
+      if (!s->detached && !s->broken) old = s->call, grpc_call_ref(old);
+    } else {
+      old = s->call; /* taken over */
+      s->call = call;
+      s->deadline = deadline;
+      s->detached = 0;
+      s->over_cap = 0;
+    }
+    pthread_mutex_unlock(&s->mu);
+  }
+  if (!s || (!busy && !old)) {
+    if (s) srv_session_unref(s);
+    srv_call_respond(call, NULL, GRPC_STATUS_NOT_FOUND,
+                     "resume: no such session here (it ended, or its resume window passed)");
+    return 1;
+  }
+  if (busy) {
+    if (old) {
+      grpc_call_cancel_with_status(old, GRPC_STATUS_UNAVAILABLE, "the session is resumed on another call", NULL);
+      grpc_call_unref(old);
+    }
+    srv_session_unref(s);
+    srv_call_respond(call, NULL, GRPC_STATUS_UNAVAILABLE, "resume: the session's broken call is still ending; retry");
+    return 1;
+  }
+  grpc_call_unref(old);
+  char *peer = grpc_call_get_peer(call);
+  srv_audit(SRV_LOG_INFO, "session resumed", s->tenant->name, peer, "session=%llu acked=%llu received=%llu sent=%llu",
+            (unsigned long long)s->id, acked, (unsigned long long)s->rx_msgs, (unsigned long long)s->tx_msgs);
+  pthread_mutex_lock(&s->mu);
+  gpr_free(s->peer);
+  s->peer = peer;
+  pthread_mutex_unlock(&s->mu);
+  watch_close(s); /* with the detached state's reference */
+  pthread_mutex_lock(&s->mu);
+  size_t n = open_md_fill(s);
+  snprintf(s->received_str, sizeof s->received_str, "%llu", (unsigned long long)s->rx_msgs);
+  s->open_md[0].value = grpc_slice_from_static_string("resumed");
+  s->open_md[n].key = grpc_slice_from_static_string(RDEV_WIRE_RESUME_RECEIVED_KEY);
+  s->open_md[n].value = grpc_slice_from_static_string(s->received_str);
+  grpc_op start = {.op = GRPC_OP_SEND_INITIAL_METADATA};
+  start.data.send_initial_metadata.count = n + 1;
+  start.data.send_initial_metadata.metadata = s->open_md;
+  srv_start_batch(s, &start, 1, &s->start_op);
+  srv_flow_reattach_locked(s, acked);
+  if (s->recv_wanted) {
+    s->recv_wanted = 0;
+    srv_post_next_recv(s);
+  }
+  pthread_mutex_unlock(&s->mu);
+  srv_session_unref(s);
+  return 1;
 }

@@ -255,6 +255,12 @@ static int walk_message(srv_session_t *s, grpc_byte_buffer *bb, batch_t *b) {
     rdev_rt_batch_begin(); /* the message's tasks start together: one wake per stream */
     rdev_wire_walk(bb, RDEV_WIRE_MAX_CHUNK, &b->walk, visit_request, b);
     rdev_rt_batch_end();
+    if ((b->walk.acked || b->walk.bye) && s->resumable) { /* the replies the client has: no longer kept */
+      pthread_mutex_lock(&s->mu);
+      srv_acked_locked(s, b->walk.acked);
+      s->bye |= b->walk.bye;
+      pthread_mutex_unlock(&s->mu);
+    }
     if (!b->walk.stopped) return 0;
     if (!b->wait_frame) return pause_message(s, bb, b);
     int r = pause_for_frame(s, bb, b);

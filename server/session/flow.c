@@ -5,6 +5,7 @@
  * backpressure on inflight bytes and on full device streams, and the
  * call's OK status once the client half-closed and everything is out.
  */
+#include <grpc/byte_buffer_reader.h>
 #include <pb_encode.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,10 +15,12 @@
 
 void srv_start_batch(srv_session_t *s, const grpc_op *ops, size_t n, srv_op_t *tag) {
   srv_session_ref(s);
+  atomic_fetch_add(&s->call_ops, 1);
   RDEV_HANDOFF_GIVE(tag);
   grpc_call_error e = grpc_call_start_batch(s->call, ops, n, tag, NULL);
   if (e != GRPC_CALL_OK) {
     srv_log(SRV_LOG_ERROR, "session %llu: start_batch failed (%d)", (unsigned long long)s->id, e);
+    atomic_fetch_sub(&s->call_ops, 1);
     atomic_fetch_sub(&s->refs, 1); /* the close batch still holds one: never the last */
   }
 }
@@ -28,15 +31,60 @@ void srv_post_recv(srv_session_t *s) {
     pthread_cond_broadcast(&s->local_cv);
     return;
   }
+  if (s->detached) { /* the call that takes it over receives */
+    s->recv_wanted = 1;
+    return;
+  }
   grpc_op op = {.op = GRPC_OP_RECV_MESSAGE};
   op.data.recv_message.recv_message = &s->recv_bb;
   srv_start_batch(s, &op, 1, &s->recv_op);
 }
 
+/* mu held: n more bytes of replies not acknowledged (resume), counted to
+ * the session and its tenant; past the tenant's cap the session ends
+ * (srv_flow_check_cap, once mu is let go). */
+static void unacked_add(srv_session_t *s, size_t n) {
+  s->unacked += n;
+  if (atomic_fetch_add(&s->tenant->unacked, n) + n > s->max_unacked) s->over_cap = 1;
+}
+
+static void unacked_sub(srv_session_t *s, size_t n) {
+  s->unacked -= n;
+  atomic_fetch_sub(&s->tenant->unacked, n);
+}
+
+static void node_free(srv_session_t *s, reply_node_t *n) {
+  if (s->resumable) unacked_sub(s, n->bytes);
+  grpc_byte_buffer_destroy(n->bb);
+  free(n);
+}
+
+/* A reply sent is kept until the client acknowledges it, as one flat
+ * copy: it shows no device memory from then on (zerocopy.h: requests that
+ * change shown memory wait for gRPC to let go of it, not for the client). */
+static void flatten(reply_node_t *n) {
+  if (n->bb->type != GRPC_BB_RAW || n->bb->data.raw.slice_buffer.count < 2) return;
+  grpc_byte_buffer_reader rd;
+  if (!grpc_byte_buffer_reader_init(&rd, n->bb)) return;
+  grpc_slice flat = grpc_byte_buffer_reader_readall(&rd);
+  grpc_byte_buffer_reader_destroy(&rd);
+  grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&flat, 1);
+  grpc_slice_unref(flat);
+  grpc_byte_buffer_destroy(n->bb);
+  n->bb = bb;
+}
+
+/* mu held: the call ended (or the session resumed): the call's send state goes. */
+static int call_usable(const srv_session_t *s) { return !s->broken && !s->cancelled && !s->detached; }
+
 /* mu held */
 static void start_send(srv_session_t *s) {
   grpc_op op = {.op = GRPC_OP_SEND_MESSAGE};
-  op.data.send_message.send_message = s->sq_head->bb;
+  /* gRPC takes the slices out of what it sends: a reply kept for a
+   * resume is sent as a second byte buffer over the same slices */
+  grpc_byte_buffer *bb = s->sq_head->bb;
+  if (s->resumable && !(bb = s->sending_copy = grpc_byte_buffer_copy(bb))) bb = s->sq_head->bb;
+  op.data.send_message.send_message = bb;
   s->send_busy = 1;
   srv_start_batch(s, &op, 1, &s->send_op);
 }
@@ -79,11 +127,16 @@ void srv_send_reply(srv_session_t *s, rdev_v1_Reply *r, const grpc_slice *payloa
   reply_node_t *n = malloc(sizeof *n);
   rdev_wire_utf8_fix(r->message, strlen(r->message));
   pthread_mutex_lock(&s->mu);
-  if (!n || s->status_started || s->broken || s->cancelled) {
+  /* a broken call's replies wait for the call that resumes the session */
+  int keep = s->resumable && !s->released;
+  if (!n || s->status_started || (!call_usable(s) && !keep)) {
     pthread_mutex_unlock(&s->mu);
     free(n);
     return;
   }
+  r->acked = s->rx_msgs;
+  s->rx_told = s->rx_msgs;
+  s->rx_untold = 0;
   text_t held = {s->held, r->print.funcs.encode ? 0 : s->held_len};
   if (held.len) {
     r->print.funcs.encode = srv_encode_text;
@@ -112,14 +165,71 @@ void srv_send_reply(srv_session_t *s, rdev_v1_Reply *r, const grpc_slice *payloa
   n->next = NULL;
   n->bb = bb;
   n->bytes = 64 + grpc_byte_buffer_length(bb); /* what it holds, payload and print included */
+  n->num = ++s->tx_msgs;
   if (s->sq_tail)
     s->sq_tail->next = n;
   else
     s->sq_head = n;
   s->sq_tail = n;
   s->inflight += n->bytes;
-  if (!s->send_busy) start_send(s);
+  if (s->resumable) unacked_add(s, n->bytes);
+  if (!s->send_busy && call_usable(s)) start_send(s);
+  int over = s->over_cap;
   pthread_mutex_unlock(&s->mu);
+  if (over) srv_flow_check_cap(s);
+}
+
+void srv_flow_check_cap(srv_session_t *s) {
+  pthread_mutex_lock(&s->mu);
+  int end = s->over_cap && !s->detached && !s->released;
+  pthread_mutex_unlock(&s->mu);
+  /* a detached one: the reaper ends it */
+  if (end)
+    srv_session_end(s, "unacknowledged replies over the tenant's cap", GRPC_STATUS_RESOURCE_EXHAUSTED,
+                    "replies not acknowledged by the client passed the tenant's cap (max_unacked)");
+}
+
+void srv_acked_locked(srv_session_t *s, uint64_t n) {
+  if (n > s->tx_msgs) n = s->tx_msgs; /* a client cannot acknowledge what was not sent */
+  if (n <= s->tx_acked) return;
+  s->tx_acked = n;
+  while (s->log_head && s->log_head->num <= n) {
+    reply_node_t *x = s->log_head;
+    s->log_head = x->next;
+    if (!s->log_head) s->log_tail = NULL;
+    node_free(s, x);
+  }
+}
+
+void srv_maybe_ack(srv_session_t *s, size_t len) {
+  pthread_mutex_lock(&s->mu);
+  s->rx_untold += len;
+  int due = s->resumable && call_usable(s) &&
+            (s->rx_msgs - s->rx_told >= RDEV_WIRE_ACK_EVERY || s->rx_untold >= RDEV_WIRE_ACK_BYTES);
+  pthread_mutex_unlock(&s->mu);
+  if (!due) return;
+  rdev_v1_Reply r = rdev_v1_Reply_init_zero;
+  r.kind = rdev_v1_ReplyKind_ACK;
+  srv_send_reply(s, &r, NULL);
+}
+
+void srv_flow_reattach_locked(srv_session_t *s, uint64_t acked) {
+  srv_acked_locked(s, acked);
+  /* what the client did not get goes again, first: the kept replies
+   * after its count, then the queue (none of it in flight: the old call's
+   * batches are over) */
+  for (reply_node_t *x = s->log_head; x; x = x->next) s->inflight += x->bytes;
+  if (s->log_tail) {
+    s->log_tail->next = s->sq_head;
+    if (!s->sq_tail) s->sq_tail = s->log_tail;
+    s->sq_head = s->log_head;
+  }
+  s->log_head = s->log_tail = NULL;
+  s->send_busy = 0;
+  s->broken = 0;
+  s->cancelled = 0;
+  s->status_started = 0;
+  if (s->sq_head) start_send(s);
 }
 
 void srv_drop_queue(srv_session_t *s) {
@@ -131,10 +241,15 @@ void srv_drop_queue(srv_session_t *s) {
   while (n) {
     reply_node_t *next = n->next;
     s->inflight -= n->bytes;
-    grpc_byte_buffer_destroy(n->bb);
-    free(n);
+    node_free(s, n);
     n = next;
   }
+  while (s->log_head) {
+    reply_node_t *x = s->log_head;
+    s->log_head = x->next;
+    node_free(s, x);
+  }
+  s->log_tail = NULL;
 }
 
 void srv_send_status(srv_session_t *s, uint64_t seq, uint64_t stream, int status, const char *msg) {
@@ -157,34 +272,61 @@ void srv_post_next_recv(srv_session_t *s) {
 static void on_start(srv_op_t *op, int ok) {
   srv_session_t *s = (srv_session_t *)((char *)op - offsetof(srv_session_t, start_op));
   (void)ok;
+  atomic_fetch_sub(&s->call_ops, 1);
   srv_session_unref(s);
 }
 
 static void on_send(srv_op_t *op, int ok) {
   srv_session_t *s = (srv_session_t *)((char *)op - offsetof(srv_session_t, send_op));
   pthread_mutex_lock(&s->mu);
+  if (s->sending_copy) grpc_byte_buffer_destroy(s->sending_copy);
+  s->sending_copy = NULL;
   reply_node_t *n = s->sq_head;
   s->sq_head = n->next;
   if (!s->sq_head) s->sq_tail = NULL;
   s->inflight -= n->bytes;
   s->send_busy = 0;
+  int keep = s->resumable && !s->released;
   if (!ok) {
     s->broken = 1;
-    srv_drop_queue(s);
-  } else if (s->sq_head) {
+    if (keep) { /* it may not have arrived: the call that resumes sends it again */
+      n->next = s->sq_head;
+      s->sq_head = n;
+      if (!s->sq_tail) s->sq_tail = n;
+      s->inflight += n->bytes;
+      n = NULL;
+    } else {
+      srv_drop_queue(s);
+    }
+  } else if (s->sq_head && call_usable(s)) {
     start_send(s);
   }
   srv_maybe_send_status(s);
   maybe_resume_recv(s);
   pthread_mutex_unlock(&s->mu);
-  grpc_byte_buffer_destroy(n->bb);
-  free(n);
+  if (n && ok && keep) flatten(n); /* kept until the client acknowledges it */
+  pthread_mutex_lock(&s->mu);
+  if (n && ok && keep && n->num > s->tx_acked && !s->released) {
+    n->next = NULL;
+    if (s->log_tail)
+      s->log_tail->next = n;
+    else
+      s->log_head = n;
+    s->log_tail = n;
+    n = NULL;
+  }
+  if (n) node_free(s, n);
+  /* the send is the call's until its reply is where a call that takes the
+   * session over finds it */
+  atomic_fetch_sub(&s->call_ops, 1);
+  pthread_mutex_unlock(&s->mu);
   srv_session_unref(s);
 }
 
 static void on_status(srv_op_t *op, int ok) {
   srv_session_t *s = (srv_session_t *)((char *)op - offsetof(srv_session_t, status_op));
   (void)ok;
+  atomic_fetch_sub(&s->call_ops, 1);
   srv_session_unref(s);
 }
 

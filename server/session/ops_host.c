@@ -8,7 +8,6 @@
  * HostFuncDone call (a unary call of its own, server.c) opens its gate, or
  * until the session ends.
  */
-#include <openssl/crypto.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,13 +81,7 @@ bool srv_gates_holding(srv_session_t *s, uint64_t stream) {
 }
 
 int srv_host_func_done(srv_t *srv, srv_tenant_t *t, const char *key, uint64_t stream, uint64_t seq) {
-  if (strlen(key) != RDEV_WIRE_SESSION_KEY_LEN) return -1;
-  srv_session_t *s;
-  pthread_mutex_lock(&srv->mu);
-  for (s = srv->sessions; s; s = s->next)
-    if (s->tenant == t && CRYPTO_memcmp(s->key, key, RDEV_WIRE_SESSION_KEY_LEN) == 0) break;
-  if (s && !srv_session_ref_live(s)) s = NULL;
-  pthread_mutex_unlock(&srv->mu);
+  srv_session_t *s = srv_session_find(srv, key, t);
   if (!s) return -1;
   pthread_mutex_lock(&s->mu);
   srv_gate_t *g = s->gates;

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include <openssl/crypto.h>
+
 #include "rdev/clock.h"
 #include "session.h"
 
@@ -46,6 +48,17 @@ void srv_session_end(srv_session_t *s, const char *why, grpc_status_code code, c
 }
 
 void srv_session_ref(srv_session_t *s) { atomic_fetch_add(&s->refs, 1); }
+
+srv_session_t *srv_session_find(srv_t *srv, const char *key, const srv_tenant_t *t) {
+  if (strlen(key) != RDEV_WIRE_SESSION_KEY_LEN) return NULL;
+  srv_session_t *s;
+  pthread_mutex_lock(&srv->mu);
+  for (s = srv->sessions; s; s = s->next)
+    if ((!t || s->tenant == t) && CRYPTO_memcmp(s->key, key, RDEV_WIRE_SESSION_KEY_LEN) == 0) break;
+  if (s && !srv_session_ref_live(s)) s = NULL;
+  pthread_mutex_unlock(&srv->mu);
+  return s;
+}
 
 int srv_session_ref_live(srv_session_t *s) {
   int r = atomic_load(&s->refs);
@@ -133,7 +146,9 @@ srv_session_t *srv_session_new(srv_t *srv, grpc_call *call, gpr_timespec deadlin
   s->own_caps = !srv->cfg.tenants[0];
   pthread_mutex_lock(&tenant->mu);
   s->max_inflight = tenant->max_inflight < srv->cfg.max_inflight ? tenant->max_inflight : srv->cfg.max_inflight;
+  s->max_unacked = tenant->max_unacked;
   pthread_mutex_unlock(&tenant->mu);
+
   /* open mode: a group of its own (tenant ids count up from 1, far below) */
   s->group = s->own_caps ? 0x80000000u | (uint32_t)(s->id & 0x7fffffff) : tenant->id;
   s->peer = peer;
@@ -174,7 +189,78 @@ void srv_sessions_end_all(srv_t *srv) {
     pthread_mutex_lock(&s->mu);
     int ending = s->released || s->cancelled;
     pthread_mutex_unlock(&s->mu);
-    if (!ending) srv_session_end(s, "drain", GRPC_STATUS_UNAVAILABLE, "server draining");
+    if (!ending) srv_session_end(s, "drain", GRPC_STATUS_UNAVAILABLE, RDEV_WIRE_DRAIN_DETAILS);
   }
   pthread_mutex_unlock(&srv->mu);
+}
+
+/* ---- the resume window ------------------------------------------------------ */
+
+/* A detached session whose window passed (or whose server drains, or
+ * whose tenant passed its cap on unacknowledged replies) ends: released,
+ * its audit line written, its kept replies dropped. */
+static void expire(srv_session_t *s) {
+  srv_session_release(s);
+  srv_session_closed(s, s->over_cap ? "unacknowledged replies over the tenant's cap" : "resume window passed");
+  pthread_mutex_lock(&s->mu);
+  srv_drop_queue(s);
+  pthread_mutex_unlock(&s->mu);
+  srv_session_unref(s); /* the detached state's (its last call's close batch's) */
+}
+
+#define REAP_EVERY_MS 100
+
+static void *reaper_main(void *arg) {
+  srv_t *srv = arg;
+  pthread_mutex_lock(&srv->mu);
+  while (!srv->reaper_stop) {
+    struct timespec dl = rdev_clock_deadline_ns((uint64_t)REAP_EVERY_MS * 1000000u);
+    pthread_cond_timedwait(&srv->reaper_cv, &srv->mu, &dl);
+    int64_t now = (int64_t)rdev_clock_now_ns();
+    int draining = atomic_load(&srv->shutting_down);
+    srv_session_t *due = NULL;
+    for (srv_session_t *s = srv->sessions; s; s = s->next) {
+      pthread_mutex_lock(&s->mu);
+      int go = s->detached && (now >= s->detached_until || draining || s->over_cap) && srv_session_ref_live(s);
+      if (go) s->detached = 0; /* no call takes it over from now on */
+      pthread_mutex_unlock(&s->mu);
+      if (go) {
+        s->reap_next = due;
+        due = s;
+      }
+    }
+    pthread_mutex_unlock(&srv->mu);
+    while (due) {
+      srv_session_t *s = due;
+      due = s->reap_next;
+      expire(s);
+      srv_session_unref(s);
+    }
+    pthread_mutex_lock(&srv->mu);
+  }
+  pthread_mutex_unlock(&srv->mu);
+  return NULL;
+}
+
+int srv_resume_start(srv_t *srv) {
+  rdev_clock_cond_init(&srv->reaper_cv);
+  srv->reaper_stop = 0;
+  if (pthread_create(&srv->reaper, NULL, reaper_main, srv) != 0) {
+    srv_log(SRV_LOG_ERROR, "cannot start the resume window's thread");
+    pthread_cond_destroy(&srv->reaper_cv);
+    return -1;
+  }
+  srv->reaper_started = 1;
+  return 0;
+}
+
+void srv_resume_stop(srv_t *srv) {
+  if (!srv->reaper_started) return;
+  pthread_mutex_lock(&srv->mu);
+  srv->reaper_stop = 1;
+  pthread_cond_broadcast(&srv->reaper_cv);
+  pthread_mutex_unlock(&srv->mu);
+  pthread_join(srv->reaper, NULL);
+  pthread_cond_destroy(&srv->reaper_cv);
+  srv->reaper_started = 0;
 }

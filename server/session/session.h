@@ -23,7 +23,16 @@
  * cancelled (client crash, network loss, deadline, server drain),
  * everything the session made is released: streams are force-destroyed
  * (queued work discarded, their callbacks run with RDEV_CANCELLED), events
- * destroyed, buffers freed.
+ * destroyed, buffers freed. Except for a resumable session (its client
+ * asked for it) whose call broke: its messages ended without the client's
+ * bye, or the call was cut. It is detached instead (call.c): it keeps
+ * everything, its streams run on, its replies wait, and a new call may
+ * take it over (srv_session_resume) within the resume window; the reaper
+ * (session.c) releases it once the window passed. Its replies are
+ * numbered and kept until the client acknowledges them (flow.c), and its
+ * messages counted, so that the new call starts where the old one broke.
+ * A call is replaced only once none of its batches is outstanding
+ * (call_ops: each handler lets go of it last).
  *
  * Backpressure. `inflight` counts bytes the session holds on the server:
  * async Write payloads until the device copied them, Read staging and
@@ -60,6 +69,7 @@ typedef struct reply_node {
   struct reply_node *next;
   grpc_byte_buffer *bb;
   size_t bytes;
+  uint64_t num; /* the session's reply number (resume: the client acknowledges by it) */
 } reply_node_t;
 
 typedef struct srv_gate srv_gate_t; /* a host function of the session (ops_host.c) */
@@ -134,7 +144,8 @@ struct srv_session {
   char *held; /* kernel print output not sent yet (at most HOLD_MAX) */
   size_t held_len, held_cap;
   srv_gate_t *gates;                         /* host functions queued and not yet over (ops_host.c) */
-  grpc_metadata open_md[5];                  /* sent when it opens (call.c) */
+  grpc_metadata open_md[7];                  /* sent when it opens or resumes (call.c) */
+  char received_str[24];                     /* in a resume's: rx_msgs */
   char devices_str[12];                      /* in it: the tenant's device count */
   pthread_cond_t gate_cv;                    /* a gate opened, or the session is released */
   srv_zc_session_t *zc;                      /* its shown Read replies (zerocopy.h) */
@@ -145,6 +156,26 @@ struct srv_session {
   grpc_byte_buffer *paused; /* a message whose handling paused, and where (dispatch.c) */
   batch_t paused_at;
   srv_session_t *defer_next; /* not under mu: its CQ thread's deferred list */
+  /* Resume (call.c, flow.c; mu). Messages are counted over all the
+   * session's calls. A broken call detaches the session for the resume
+   * window instead of releasing it; a new call takes it over. */
+  int resumable;                     /* a served session on a server with a resume window */
+  int bye;                           /* the client said it ends the session: its half-close is not a break */
+  int detached;                      /* its call broke: waiting for a new one until detached_until */
+  int64_t detached_until;            /* CLOCK_MONOTONIC ns */
+  atomic_int call_ops;               /* batches in flight on the current call (a new one waits for 0) */
+  int recv_wanted;                   /* a receive was due while detached: posted by the next call */
+  uint64_t rx_msgs;                  /* messages received */
+  uint64_t rx_told;                  /* rx_msgs as the latest reply said */
+  size_t rx_untold;                  /* bytes received since */
+  uint64_t tx_msgs;                  /* replies numbered */
+  reply_node_t *log_head, *log_tail; /* sent, not yet acknowledged (flattened: they show no device memory) */
+  grpc_byte_buffer *sending_copy;    /* what gRPC sends of the head reply (it empties it), which is kept */
+  size_t unacked;                    /* bytes of replies not acknowledged (queued or logged), counted to the tenant */
+  int over_cap;                      /* the tenant's cap on them was passed: the session ends */
+  uint64_t tx_acked;                 /* replies the client acknowledged */
+  size_t max_unacked;                /* the tenant's cap, when the session opened */
+  srv_session_t *reap_next;          /* the reaper's list (session.c) */
   /* In-process sessions (call == NULL): replies go to local_fn, and
    * local_ready says the session takes its next message (mu). */
   srv_reply_fn local_fn;
@@ -218,6 +249,10 @@ const char *srv_end_reason(srv_session_t *s);
 
 /* The server ends s (its lock order: srv->mu may be held). */
 void srv_session_end(srv_session_t *s, const char *why, grpc_status_code code, const char *details);
+
+/* The session with that key (of tenant t; NULL: any tenant), one
+ * reference more; NULL when none. The key is compared in constant time. */
+srv_session_t *srv_session_find(srv_t *srv, const char *key, const srv_tenant_t *t);
 
 /* A reference more unless the last one is already gone (a session found in
  * srv->sessions under srv->mu may be on its way out): 1 when taken. */
@@ -310,8 +345,24 @@ void srv_post_next_recv(srv_session_t *s);
  * the queued replies are out, end the call with OK. */
 void srv_maybe_send_status(srv_session_t *s);
 
-/* mu held: forget unsent replies (the call is broken or cancelled). */
+/* mu held: forget unsent replies (the call is broken or cancelled), and
+ * the sent ones kept for a resume. */
 void srv_drop_queue(srv_session_t *s);
+
+/* mu held: the client received the session's first n replies: those kept
+ * for a resume go. */
+void srv_acked_locked(srv_session_t *s, uint64_t n);
+
+/* After a message was received and handled: an ACK reply when the client
+ * has not been told of RDEV_WIRE_ACK_EVERY messages or ACK_BYTES bytes. */
+void srv_maybe_ack(srv_session_t *s, size_t len);
+
+/* mu held: a new call took the session over; the client received its
+ * first acked replies: the kept ones after them go out again first. */
+void srv_flow_reattach_locked(srv_session_t *s, uint64_t acked);
+
+/* A session past its tenant's cap on unacknowledged replies ends (no lock held). */
+void srv_flow_check_cap(srv_session_t *s);
 
 /* Counts n bytes more (or, sub, fewer) held for the session; fewer may
  * let a paused receive go on. */

@@ -104,6 +104,10 @@ int fx_server_start(fx_server_t *srv, const char *const *extra, char *err, size_
   argv[n++] = "127.0.0.1:0";
   argv[n++] = "--sim-mem";
   argv[n++] = "64M";
+  /* a broken session waits 3 s for its client (not 60): what a killed
+   * client or server leaves is gone soon (a test may ask for more) */
+  argv[n++] = "--resume-ms";
+  argv[n++] = "3000";
   argv[n++] = "--log-level";
   /* RDEV_ITEST_LOG_LEVEL=debug shows the servers' logs when a test needs looking into */
   argv[n++] = getenv("RDEV_ITEST_LOG_LEVEL") ? getenv("RDEV_ITEST_LOG_LEVEL") : "warn";

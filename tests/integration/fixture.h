@@ -51,7 +51,8 @@ const char *fx_printed(const char *sim_text);
 /* The server of the running test (checked fixture fx_setup/fx_teardown). */
 extern fx_server_t fx_srv;
 
-/* Starts rdevd --listen 127.0.0.1:0 --sim-mem 64M --log-level warn (or
+/* Starts rdevd --listen 127.0.0.1:0 --sim-mem 64M --resume-ms 3000
+ * --log-level warn (or
  * $RDEV_ITEST_LOG_LEVEL), then the
  * NULL-terminated extra arguments (later flags win). The server gets SIGKILL
  * if the test process dies. Returns 0, or -1 with a reason in err. */
@@ -174,6 +175,7 @@ Suite *suite_hostfn(void);
 Suite *suite_binary(void);
 Suite *suite_bulk(void);
 Suite *suite_deferred(void);
+Suite *suite_resume(void);
 
 /* A TCase with the checked server fixture and the long timeout. */
 TCase *fx_tcase(const char *name);

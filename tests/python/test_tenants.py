@@ -927,6 +927,55 @@ class IsolationTest(TenantTest):
 # ---- quotas ------------------------------------------------------------------------------
 
 
+    def test_only_the_sessions_own_tenant_resumes_it(self):
+        # alice's session asks to be resumable; its key comes with the open
+        a = Session(self.stub, TOKENS["alice"], metadata=[("rdev-resumable", "1")], timeout=30)
+        self.sessions.append(a)
+        buf = a.ok(malloc=pb.Malloc(device=0, size=4096)).addr
+        secret = os.urandom(4096)
+        a.ok(write=pb.Write(addr=buf, dest_max=4096), data=secret)
+        md = dict(a.replies.initial_metadata())
+        key = md["rdev-session-key"]
+        self.assertGreater(int(md["rdev-resume-ms"]), 0)
+
+        def resume(tenant, key, acked="0", timeout=10):
+            s = Session(self.stub, TOKENS[tenant], timeout=timeout,
+                        metadata=[("rdev-resume", key), ("rdev-resume-acked", acked)])
+            self.sessions.append(s)
+            return s
+
+        def refused(tenant, key, code, acked="0"):
+            s = resume(tenant, key, acked)
+            with self.assertRaises(grpc.RpcError) as e:
+                s.call(mem_info=pb.MemInfo(device=0))
+            self.assertEqual(e.exception.code(), code, e.exception.details())
+
+        refused("carol", key, grpc.StatusCode.PERMISSION_DENIED)  # another tenant, the right key
+        refused("alice", secrets.token_hex(16), grpc.StatusCode.NOT_FOUND)
+        refused("alice", key, grpc.StatusCode.INVALID_ARGUMENT, acked="many")
+        self.assert_log(audit_re("resume refused", "carol", PEER, r"session=\d+ reason=another tenant's session"))
+        # alice herself, while the old call lives: it is cut, and she tries again
+        refused("alice", key, grpc.StatusCode.UNAVAILABLE, acked="3")
+        with self.assertRaises(grpc.RpcError) as e:
+            a.call(mem_info=pb.MemInfo(device=0))
+        self.assertEqual(e.exception.code(), grpc.StatusCode.UNAVAILABLE)
+        deadline = time.monotonic() + 10
+        while True:  # the old call's end reaches rdevd's session soon
+            s = resume("alice", key, acked="3")
+            try:
+                r = s.ok(read=pb.Read(addr=buf, count=4096, dest_max=4096))
+                break
+            except grpc.RpcError as e:
+                self.assertEqual(e.code(), grpc.StatusCode.UNAVAILABLE, e.details())
+                self.assertLess(time.monotonic(), deadline, "alice could not resume her session")
+                time.sleep(0.05)
+        self.assertEqual(r.data, secret, "the resumed session lost its memory")
+        md = dict(s.replies.initial_metadata())
+        self.assertEqual(md["rdev-session"], "resumed")
+        self.assertEqual(md["rdev-resume-received"], "2")  # the malloc and the write
+        self.assert_log(audit_re("session resumed", "alice", PEER, r"session=\d+ acked=3 .*"))
+
+
 class QuotaTest(TenantTest):
     QUOTA = 1 << 20  # tenant "quota": mem_quota = 1M
 

@@ -64,6 +64,19 @@ typedef struct {
    * (frozen, or its network gone without a word) is taken for gone: every
    * call of the session then fails with RDEV_UNAVAILABLE. */
   int64_t keepalive_ms;
+  /* When the session's connection breaks (cut, reset, or found silent by
+   * the pings above), the library reconnects by itself and resumes the
+   * same session: its memory, streams, events, queued work and host
+   * functions stay; each request runs once and each reply arrives once.
+   * Meanwhile calls wait (a synchronize or copy within its own timeout,
+   * if it has one). How long it tries: 0 = as long as rdevd keeps a broken
+   * session (its --resume-ms, 60 s by default); > 0 = at most this; < 0 =
+   * never (the first break ends the session). Past it, or when rdevd no
+   * longer holds the session, every call fails with RDEV_UNAVAILABLE.
+   * Copies on the bulk connection do not survive a break: an async copy
+   * whose bytes were on it fails (at its stream's synchronize), a
+   * synchronous copy is run again once the session resumed. */
+  int64_t resume_ms;
 } rdev_options_t;
 
 /* Connects to rdevd at target ("host:port" or "unix:/path") and opens a

@@ -58,6 +58,27 @@
  * call of its own). */
 #define RDEV_WIRE_DEVICES_KEY "rdev-devices"
 #define RDEV_WIRE_MAX_DEVICES 64 /* ListDevicesReply holds at most this many */
+/* Resume (rdev.proto, "Resume"). In the open metadata: how long rdevd
+ * keeps the session once its call broke (ms, decimal; absent: not at all,
+ * as for a client that did not ask). */
+#define RDEV_WIRE_RESUME_MS_KEY "rdev-resume-ms"
+/* In a new Session call's metadata: "1" when the client resumes broken
+ * sessions (it acknowledges replies and says bye before its half-close);
+ * rdevd keeps only such sessions through a break. */
+#define RDEV_WIRE_RESUMABLE_KEY "rdev-resumable"
+/* In a Session call's metadata: the key of the session it takes over,
+ * and the session's replies the client received (decimal). */
+#define RDEV_WIRE_RESUME_KEY "rdev-resume"
+#define RDEV_WIRE_RESUME_ACKED_KEY "rdev-resume-acked"
+/* In the answer (initial metadata, with RDEV_WIRE_SESSION_OPEN_KEY
+ * "resumed"): the session's messages rdevd received (decimal). */
+#define RDEV_WIRE_RESUME_RECEIVED_KEY "rdev-resume-received"
+/* The details with which a draining rdevd ends its sessions: a client
+ * does not try to resume them. */
+#define RDEV_WIRE_DRAIN_DETAILS "server draining"
+/* Each side acknowledges at least this often. */
+#define RDEV_WIRE_ACK_EVERY 32
+#define RDEV_WIRE_ACK_BYTES ((size_t)4 << 20)
 /* ListJobsReply holds at most this many jobs (job.proto): rdevd sends no
  * more, and the client refuses a reply with more before decoding it (its
  * jobs are a pointer field: the decoder allocates a JobStatus per entry). */
@@ -241,15 +262,19 @@ typedef struct {
 typedef int (*rdev_wire_visit_fn)(void *arg, rdev_wire_request_t *r, int index, const char *err);
 
 typedef struct {
-  int skip;    /* in: batch requests to pass over undecoded (resuming after a stop) */
-  int seen;    /* out: batch requests passed over or visited without stopping */
-  int stopped; /* out: a visit returned RDEV_WIRE_STOP (the one at index `seen`, or the own at -1) */
+  int skip;       /* in: batch requests to pass over undecoded (resuming after a stop) */
+  int seen;       /* out: batch requests passed over or visited without stopping */
+  int stopped;    /* out: a visit returned RDEV_WIRE_STOP (the one at index `seen`, or the own at -1) */
+  uint64_t acked; /* out: the message's Request.acked (0: none, or malformed) */
+  int bye;        /* out: its Request.bye */
 } rdev_wire_walk_t;
 
 /* Decodes the Request message in bb and visits its requests in the order
  * they run: each batch request as it is decoded, then the message's own
  * request, which is visited when it has an op, when the message has no
- * batch, or when the message itself is malformed (err set). A malformed
+ * batch (unless it is an acknowledgement or a bye: only Request.acked
+ * or Request.bye), or when
+ * the message itself is malformed (err set). A malformed
  * batch request is visited with err and the walk goes on with the next: a
  * message whose batch holds only malformed requests gets no visit of its
  * own. Every payload is at most max_chunk bytes (longer ones are skipped
