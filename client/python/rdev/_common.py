@@ -1,7 +1,8 @@
 """rdev/_common.py — what every part of the rdev package stands on: its
 errors (rdev.Error from the extension), the current session and stream of
-a thread or asyncio task (context variables, entered by `with`), progress
-bars, and interruptible waits.
+a thread or asyncio task (context variables, entered by `with`, over the
+process's default session, which connect() sets), and interruptible waits.
+Progress bars are _progress.py's.
 
 A wait first blocks in C for up to _POLL_MS with the GIL released. If the
 work is not done by then, a helper thread (_Waiter) goes on waiting while
@@ -11,12 +12,9 @@ takes its outcome first, so an error of the work is never lost.
 """
 import contextvars
 import itertools
-import os
-import sys
 import threading
-import warnings
 
-from . import _rdev
+from . import _progress, _rdev
 
 Error = _rdev.Error
 Error.__module__ = "rdev"
@@ -52,43 +50,49 @@ def leave(var, value):
     var.set(next((x for v, x in reversed(stack) if v is var), None))
 
 
+# The process's default sessions: those connect() made (or make_current() named), latest last. The
+# latest still open is the default; a closed one leaves the list (Session.close), so the one before
+# it is the default again.
+_defaults = []
+_defaults_lock = threading.Lock()
+
+
+def make_default(s):
+    """Makes s the process's default session (connect, Session.make_current)."""
+    with _defaults_lock:
+        if s in _defaults:
+            _defaults.remove(s)
+        _defaults.append(s)
+
+
+def drop_default(s):
+    """s is no default any more (it closed)."""
+    with _defaults_lock:
+        if s in _defaults:
+            _defaults.remove(s)
+
+
+def default_session():
+    """The process's default session: the latest connect() still open, or None."""
+    with _defaults_lock:
+        return next((s for s in reversed(_defaults) if not s.closed), None)
+
+
 def current_session():
-    """The session of the innermost `with session:` of this thread or task."""
+    """The session of the innermost `with session:` of this thread or task,
+    else the process's default session (the latest rdev.connect() not yet
+    closed)."""
     s = cur_session.get()
     if s is None:
-        raise error(_rdev.INVALID_PARAM, "no current session: use `with rdev.connect() as s:` or pass session=")
+        s = default_session()
+    if s is None:
+        raise error(_rdev.INVALID_PARAM,
+                    "no current session: call rdev.connect() (or `with rdev.connect() as s:`) or pass session=")
     return s
 
 
 def session_of(session):
     return current_session() if session is None else session
-
-
-# ---- progress ---------------------------------------------------------------------------------
-
-_progress = os.environ.get("RDEV_PROGRESS", "1").lower() not in ("0", "off", "no", "false")
-
-
-def set_progress(on):
-    """Turns progress bars for transfers and waits longer than a second on
-    or off; returns the setting before."""
-    global _progress
-    before, _progress = _progress, bool(on)
-    return before
-
-
-def bar(total, desc):
-    """A tqdm bar that shows itself after a second (None when off or without tqdm)."""
-    if not _progress:
-        return None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            from tqdm.autonotebook import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, desc=desc, unit="B" if total else "it", unit_scale=bool(total), delay=1.0,
-                leave=False, file=sys.stderr)
 
 
 # ---- waits ------------------------------------------------------------------------------------
@@ -126,17 +130,15 @@ class _Waiter:
     def join(self, desc, timeout=None):
         """Waits for it (interruptibly; a progress bar past a second), up to
         timeout seconds; whether it is done."""
-        b = bar(None, desc)
+        b = _progress.bar(None, desc)
         try:
             if timeout is not None:
                 return self.done.wait(timeout)
             while not self.done.wait(0.1):
-                if b is not None:
-                    b.update(0)
+                b.update(0)
             return True
         finally:
-            if b is not None:
-                b.close()
+            b.close()
 
 
 def wait(owner, call, timeout_code, desc, timeout=None):

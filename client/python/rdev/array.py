@@ -6,12 +6,17 @@ for (the step of the progress bar and of Ctrl-C); an upload of at most
 _STAGE bytes is queued without waiting, as a notebook cell's small inputs
 go: the extension's copy returns once the bytes have left the array (sent,
 or copied into the request), and its errors come with the stream's next
-wait.
+wait. Their repr and notebook HTML show a preview of the first items only
+when set_preview asks for one.
 """
+import html
+
 import numpy as np
 
-from . import _common, _rdev
+from . import _common, _progress, _rdev
 from .stream import Future
+
+_preview_items = 0  # items a repr shows (set_preview); 0: none, no round trip
 
 _CHUNK = 64 << 20
 _STAGE = 4 << 20  # uploads up to this size are not waited for
@@ -25,9 +30,14 @@ class _Allocation:
         self.session, self.nbytes = session, nbytes
         self.device = session.device
         self.ptr = session._s.malloc(max(nbytes, 1))
+        with session._lock:
+            session._allocated += nbytes
 
     def free(self):
         ptr, self.ptr = self.ptr, None
+        if ptr is not None:
+            with self.session._lock:
+                self.session._allocated -= self.nbytes
         if ptr is not None and not self.session.closed:
             try:
                 self.session._s.free(ptr)
@@ -80,7 +90,41 @@ class DeviceArray:
         return self.shape[0]
 
     def __repr__(self):
-        return f"<rdev.DeviceArray shape={self.shape} dtype={self.dtype} device={self.device} ptr={self.ptr:#x}>"
+        where = f"ptr={self._mem.ptr + self._offset:#x}" if self._mem.ptr is not None else "freed"
+        text = (f"<rdev.DeviceArray shape={self.shape} dtype={self.dtype} device={self.device} "
+                f"nbytes={self.nbytes} {where}>")
+        preview = self._preview()
+        return text if preview is None else f"{text}\n{preview}"
+
+    def _preview(self):
+        """The first items as text when previews are on (set_preview) and
+        the array can be read; else None."""
+        n = min(_preview_items, self.size)
+        if n <= 0 or self._mem.ptr is None or self.session.closed:
+            return None
+        try:
+            return np.array2string(self.head(n)) + (" ..." if n < self.size else "")
+        except Exception as e:  # a repr must not raise: say why there is none
+            return f"(no preview: {e})"
+
+    def _repr_html_(self):
+        e = html.escape
+        rows = [("shape", self.shape), ("dtype", self.dtype), ("device", self.device),
+                ("bytes", f"{self.nbytes:,}"), ("session", self.session.target)]
+        if self._mem.ptr is None:
+            rows.append(("state", "freed"))
+        preview = self._preview()
+        if preview is not None:
+            rows.append(("first items", preview))
+        body = "".join(f"<tr><th style='text-align:left'>{e(k)}</th><td><code>{e(str(v))}</code></td></tr>"
+                       for k, v in rows)
+        return f"<div><b>rdev.DeviceArray</b><table>{body}</table></div>"
+
+    def head(self, n=8):
+        """The first n items (in C order) as a numpy array: one small copy
+        to the host, after the current stream's work."""
+        n = max(0, min(int(n), self.size))
+        return DeviceArray((n,), self.dtype, _mem=self._mem, _offset=self._offset).get()
 
     def free(self):
         """Frees the allocation now (every view of it becomes unusable)."""
@@ -126,19 +170,17 @@ class DeviceArray:
         """op(piece, ptr, raw stream) per _CHUNK queued, each piece waited for."""
         st = self.session._stream_for(stream)
         n, ptr = len(view), self.ptr
-        bar = _common.bar(n, desc) if n > _CHUNK else None
+        bar = _progress.bar(n, desc) if n > _CHUNK else _progress.NONE
         try:
             for done in range(0, n, _CHUNK):
                 piece = view[done:done + _CHUNK]
                 st._queue(lambda raw: op(piece, ptr + done, raw), piece, self._mem)
                 st.synchronize()
-                if bar is not None:
-                    bar.update(len(piece))
+                bar.update(len(piece))
             if n == 0:
                 st.synchronize()
         finally:
-            if bar is not None:
-                bar.close()
+            bar.close()
 
     def get(self, out=None, *, stream=None):
         """Waits for the stream's work, then copies the array to the host:
@@ -202,6 +244,15 @@ class DeviceArray:
         if n:
             st._queue(lambda raw: self.session._s.memset(ptr, int(byte), n, raw), self._mem)
         return self
+
+
+def set_preview(n):
+    """Makes reprs of device arrays (text and notebook HTML) show their
+    first n items, a small copy to the host each; 0 (the default) shows
+    none and asks the server nothing. Returns the setting before."""
+    global _preview_items
+    before, _preview_items = _preview_items, max(0, int(n))
+    return before
 
 
 def copyto(dst, src, *, stream=None):

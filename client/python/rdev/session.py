@@ -1,9 +1,13 @@
-"""rdev/session.py — sessions: connect, the server and its devices, the
-session's streams (its default stream, and every stream it made, for
-synchronize), its kernels, and writing the kernel print the extension
+"""rdev/session.py — sessions: connect (which makes the new session the
+process's default), closing every session still open at exit, the server
+and its devices, the session's streams (its default stream, and every
+stream it made, for synchronize), its kernels, its overview (repr, HTML
+for notebooks, rdev.info()), and writing the kernel print the extension
 keeps on the waiting thread's sys.stdout (in a notebook: the cell that
 waits).
 """
+import atexit
+import html
 import os
 import queue
 import sys
@@ -49,12 +53,50 @@ class _Info:
                 f"devices={self.device_count}>")
 
 
+_open = weakref.WeakSet()  # every session not yet closed: closed at exit
+_open_lock = threading.Lock()
+
+
+@atexit.register
+def _close_all():
+    """At exit: closes every session still open, so the server frees what
+    they held at once (a process that dies without it has its sessions
+    reaped when its connection goes)."""
+    with _open_lock:
+        sessions = list(_open)
+    for s in sessions:
+        try:
+            s.close()
+        except Exception:  # exiting: nobody to tell
+            pass
+
+
 def connect(target=None, token=None, *, ca=None, cert=None, key=None, timeout=None, device=0):
-    """Opens a session on rdevd; arguments left None come from the environment
-    (RDEV_TARGET, else 127.0.0.1:50051; RDEV_TOKEN, RDEV_CA, RDEV_CERT,
-    RDEV_KEY). Blocks until the server accepted it; raises Error otherwise.
-    Use it in a `with` block to make it current and close it at the end."""
-    return Session(target, token, ca=ca, cert=cert, key=key, timeout=timeout, device=device)
+    """Opens a session on rdevd and makes it the process's default session
+    (the current one wherever no `with` block names another) until it is
+    closed or another is made current. Arguments left None come from the
+    environment (RDEV_TARGET, else 127.0.0.1:50051; RDEV_TOKEN, RDEV_CA,
+    RDEV_CERT, RDEV_KEY, RDEV_CONNECT_TIMEOUT_MS). Blocks until the server
+    accepted it; raises Error otherwise. In a `with` block it is current
+    for the block's thread or task and closed at the end."""
+    s = Session(target, token, ca=ca, cert=cert, key=key, timeout=timeout, device=device)
+    _common.make_default(s)
+    return s
+
+
+def info(session=None, file=None):
+    """Prints the overview of the session (default: the current one):
+    target, server, devices and their memory, this session's memory and
+    open streams."""
+    print(_common.session_of(session).overview(), file=file if file is not None else sys.stdout)
+
+
+def _bytes(n):
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
 
 
 class Session:
@@ -65,6 +107,8 @@ class Session:
         ms = 0 if timeout is None else max(1, int(timeout * 1000))
         self._s = _rdev.Session(target, token, ca, cert, key, ms)
         self.target = target
+        self._credentials = (token, ca, cert, key, ms)  # for rdev.jobs' connection
+        self._allocated = 0  # bytes of device memory this session's arrays hold
         self._lock = threading.RLock()  # default_stream makes a Stream, which registers here
         self._streams = []  # weak references: synchronize() covers them all
         self._default = None
@@ -72,10 +116,18 @@ class Session:
         self._entered = 0  # `with` blocks in, over every thread
         self._completions = queue.SimpleQueue()  # (fn, status) of host functions reached
         self._completer = None
+        with _open_lock:
+            _open.add(self)
         if device:
             self.device = device
 
     # -- lifetime
+    def make_current(self):
+        """Makes this session the process's default (as connect() does);
+        returns it."""
+        _common.make_default(self)
+        return self
+
     def __enter__(self):
         with self._lock:
             self._entered += 1
@@ -94,6 +146,9 @@ class Session:
         """Ends the session: the server frees everything it held; futures
         not yet done fail. Waits for calls in flight on other threads."""
         self._s.close()
+        _common.drop_default(self)
+        with _open_lock:
+            _open.discard(self)
         self._completions.put(None)  # after every host function ran
         self._flush_print()
 
@@ -118,7 +173,54 @@ class Session:
         return self._s.closed
 
     def __repr__(self):
-        return f"<rdev.Session {self.target}{' closed' if self.closed else ''}>"
+        if self.closed:
+            return f"<rdev.Session {self.target} closed>"
+        return (f"<rdev.Session {self.target} arrays={_bytes(self._allocated)} "
+                f"streams={len(self._live_streams())}>")
+
+    def _live_streams(self):
+        with self._lock:
+            return [st for st in (r() for r in self._streams) if st is not None]
+
+    def _facts(self):
+        """(server info, devices, current device) or None when closed; asks the server."""
+        if self.closed:
+            return None
+        return self.info, self.devices(), self.device
+
+    def overview(self):
+        """The session as text: target, server, devices and their memory,
+        this session's memory and open streams (one round trip per device)."""
+        facts = self._facts()
+        if facts is None:
+            return f"rdev session {self.target}: closed"
+        info, devices, current = facts
+        lines = [f"rdev session {self.target}", f"  server   rdev {info.version}, backend {info.backend}, "
+                 f"identity {info.identity!r}"]
+        for d in devices:
+            used = d.total_bytes - d.free_bytes
+            lines.append(f"  device {d.index} {d.name}: {_bytes(used)} in use of {_bytes(d.total_bytes)}"
+                         f"{'  (current)' if d.index == current else ''}")
+        lines.append(f"  this session: {_bytes(self._allocated)} of device memory in arrays, "
+                     f"{len(self._live_streams())} open streams")
+        return "\n".join(lines)
+
+    def _repr_html_(self):
+        facts = self._facts()
+        e = html.escape
+        if facts is None:
+            return f"<b>rdev session</b> <code>{e(self.target)}</code>: closed"
+        info, devices, current = facts
+        rows = "".join(
+            f"<tr><td>{d.index}{' ★' if d.index == current else ''}</td><td>{e(d.name)}</td>"
+            f"<td>{e(_bytes(d.total_bytes - d.free_bytes))} of {e(_bytes(d.total_bytes))}</td>"
+            f"<td><progress value='{d.total_bytes - d.free_bytes}' max='{max(d.total_bytes, 1)}'></progress></td></tr>"
+            for d in devices)
+        return (f"<div><b>rdev session</b> <code>{e(self.target)}</code> — rdev {e(info.version)}, "
+                f"backend {e(info.backend)}, identity <code>{e(info.identity)}</code>"
+                f"<table><tr><th>device</th><th>name</th><th>memory in use</th><th></th></tr>{rows}</table>"
+                f"this session: {e(_bytes(self._allocated))} of device memory in arrays, "
+                f"{len(self._live_streams())} open streams</div>")
 
     # -- server and devices
     @property
@@ -188,9 +290,7 @@ class Session:
 
     def synchronize(self):
         """Waits for the work of every stream of this session."""
-        with self._lock:
-            streams = [st for st in (r() for r in self._streams) if st is not None]
-        for st in streams:
+        for st in self._live_streams():
             st.synchronize()
 
     @property

@@ -132,7 +132,7 @@ PyObject *Session_memset(SessionObject *so, PyObject *args);
 /* ---- kernels and host functions (launch.c) --------------------------------------------------- */
 
 /* Session methods: launch(stream, name, blocks, ((type, value), ...)) and
- * host_func(stream, fn). */
+ * host_func(stream, fn, block=0). */
 PyObject *Session_launch(SessionObject *so, PyObject *args);
 PyObject *Session_host_func(SessionObject *so, PyObject *args);
 

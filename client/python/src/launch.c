@@ -100,19 +100,20 @@ static void host_trampoline(rdev_host_call_t *call, void *user, int status) {
   rdev_host_call_done(call);
 }
 
-/* host_func(stream, fn): queues fn (non-blocking) to run when the stream reaches it. */
+/* host_func(stream, fn, block=0): queues fn to run when the stream reaches
+ * it; block nonzero: the stream's later work waits until fn returned. */
 PyObject *Session_host_func(SessionObject *so, PyObject *args) {
   PyObject *sto, *fn;
   HandleObject *st;
   use_t u;
-  int rc;
-  if (!PyArg_ParseTuple(args, "OO", &sto, &fn)) return NULL;
+  int rc, block = 0;
+  if (!PyArg_ParseTuple(args, "OO|p", &sto, &fn, &block)) return NULL;
   if (!stream_arg(so, sto, &st)) return NULL;
   if (!st || !PyCallable_Check(fn)) return err_fail_with(RDEV_INVALID_PARAM, "host_func needs a stream and a callable");
   if (!use_begin(&u, so, st, NULL)) return NULL;
   Py_INCREF(fn); /* the trampoline's, once the call is queued */
   Py_BEGIN_ALLOW_THREADS;
-  rc = rdev_launch_host_func(st->h, 0, host_trampoline, fn);
+  rc = rdev_launch_host_func(st->h, block, host_trampoline, fn);
   Py_END_ALLOW_THREADS;
   use_end(&u);
   if (rc) Py_DECREF(fn);

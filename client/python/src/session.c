@@ -318,7 +318,8 @@ static PyMethodDef Session_methods[] = {
     {"copy", (PyCFunction)Session_copy, METH_VARARGS, "copy(dst, src, count, stream=None)"},
     {"memset", (PyCFunction)Session_memset, METH_VARARGS, "memset(dptr, value, count, stream=None)"},
     {"launch", (PyCFunction)Session_launch, METH_VARARGS, "launch(stream, name, blocks, ((type, value), ...))"},
-    {"host_func", (PyCFunction)Session_host_func, METH_VARARGS, "host_func(stream, fn): fn(status) when reached"},
+    {"host_func", (PyCFunction)Session_host_func, METH_VARARGS,
+     "host_func(stream, fn, block=0): fn(status) when reached"},
     {"stream", (PyCFunction)Session_stream, METH_NOARGS, "A new stream on the current device."},
     {"event", (PyCFunction)Session_event, METH_NOARGS, "A new event on the current device."},
     {NULL}};

@@ -97,8 +97,6 @@ def test_connect_unreachable_target(monkeypatch, how):
 
 
 def test_with_makes_session_current(target):
-    with pytest.raises(rdev.Error):
-        rdev.current_session()
     with rdev.connect(target) as s:
         assert rdev.current_session() is s
         with rdev.connect(target) as inner:
@@ -108,30 +106,30 @@ def test_with_makes_session_current(target):
         # new arrays go to the current session
         d = rdev.empty(4, np.float32)
         assert d.session is s
-        # current per thread: another thread has none
+        # another thread without a `with` of its own sees the process's default (connect() made it s);
+        # one with its own block sees its own
         seen = []
 
         def other_thread():
-            for fn in (rdev.current_session, lambda: rdev.empty(4)):
-                try:
-                    fn()
-                    seen.append("no error")
-                except rdev.Error:
-                    seen.append("Error")
-                except BaseException as e:  # noqa: BLE001 - reported below
-                    seen.append(repr(e))
+            try:
+                seen.append(rdev.current_session() is s)
+                seen.append(rdev.empty(4).session is s)
+                with rdev.Session(target) as own:
+                    seen.append(rdev.current_session() is own)
+                seen.append(rdev.current_session() is s)
+            except BaseException as e:  # noqa: BLE001 - reported below
+                seen.append(repr(e))
 
         t = threading.Thread(target=other_thread)
         t.start()
         t.join(30)
-        assert seen == ["Error", "Error"]
+        assert seen == [True, True, True, True]
         # and asyncio tasks started inside the block see it
         assert asyncio.run(_current_in_task()) is s
     assert s.closed
     with pytest.raises(rdev.Error):
-        rdev.current_session()
-    with pytest.raises(rdev.Error):
-        rdev.empty(4, np.float32)
+        rdev.empty(4, np.float32, session=s)
+    assert rdev._common.default_session() is not s
 
 
 async def _current_in_task():
