@@ -5,6 +5,9 @@
  * can wait for the server releases the GIL. Failures raise
  * _rdev.Error(text) with .code (the CANN number) and .message.
  *
+ * Jobs (jobs.c) is a jobs connection: detached jobs, their specs read by
+ * the `rdev` tool's own reader.
+ *
  * This file owns the module: its function table, its constants (status
  * codes, argument types), the type rdev.Error and the err_* functions that
  * raise it. The objects live in the other files of src/ (see _rdev.h).
@@ -76,6 +79,7 @@ static PyObject *mod_error(PyObject *m, PyObject *args) {
 
 static PyMethodDef module_methods[] = {{"strerror", mod_strerror, METH_O, "The message of a status code."},
                                        {"error", mod_error, METH_VARARGS, "error(code, message) -> Error"},
+                                       {"job_parse", mod_job_parse, METH_O, "job_parse(text) -> bool"},
                                        {NULL}};
 
 static struct PyModuleDef module = {
@@ -87,13 +91,16 @@ PyMODINIT_FUNC PyInit__rdev(void);
 PyMODINIT_FUNC PyInit__rdev(void) {
   PyObject *m = PyModule_Create(&module);
   if (!m) return NULL;
-  if (PyType_Ready(&SessionType) < 0 || PyType_Ready(&StreamType) < 0 || PyType_Ready(&EventType) < 0) goto bad;
+  if (PyType_Ready(&SessionType) < 0 || PyType_Ready(&StreamType) < 0 || PyType_Ready(&EventType) < 0 ||
+      PyType_Ready(&JobsType) < 0)
+    goto bad;
   ErrorType = PyErr_NewExceptionWithDoc("rdev.Error", "An rdev failure: .code (CANN number) and .message.",
                                         PyExc_RuntimeError, NULL);
   if (!ErrorType || PyModule_AddObjectRef(m, "Error", ErrorType) < 0) goto bad;
   if (PyModule_AddObjectRef(m, "Session", (PyObject *)&SessionType) < 0 ||
       PyModule_AddObjectRef(m, "Stream", (PyObject *)&StreamType) < 0 ||
-      PyModule_AddObjectRef(m, "Event", (PyObject *)&EventType) < 0)
+      PyModule_AddObjectRef(m, "Event", (PyObject *)&EventType) < 0 ||
+      PyModule_AddObjectRef(m, "Jobs", (PyObject *)&JobsType) < 0)
     goto bad;
 #define ADD_STATUS(name, code, msg) \
   if (PyModule_AddIntConstant(m, #name, code) < 0) goto bad;

@@ -11,6 +11,8 @@
  *   stream.c   Stream and Event objects: creation, destroy, their methods
  *   memory.c   device memory and copies (mem_to_addr, Session_malloc, ...)
  *   launch.c   kernel launches and host functions
+ *   jobs.c     the Jobs object (rdev/job.h) and job_parse, over the `rdev`
+ *              tool's spec reader (client/cli/job_yaml.h)
  *
  * Every method runs under the GIL and lets go of it only inside CALL (or
  * the like), around the rdev.h call.
@@ -135,5 +137,14 @@ PyObject *Session_memset(SessionObject *so, PyObject *args);
  * host_func(stream, fn, block=0). */
 PyObject *Session_launch(SessionObject *so, PyObject *args);
 PyObject *Session_host_func(SessionObject *so, PyObject *args);
+
+/* ---- detached jobs (jobs.c) ------------------------------------------------------------------- */
+
+extern PyTypeObject JobsType; /* a jobs connection: submit, get, cancel, list, watch, fetch */
+
+/* The module's job_parse(text) -> bool: a spec checked by the tool's reader
+ * (True: whole; False: needs the server's kernel signatures); Error names
+ * its first problem. */
+PyObject *mod_job_parse(PyObject *m, PyObject *arg);
 
 #endif
