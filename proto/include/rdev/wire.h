@@ -77,7 +77,7 @@
  * does not try to resume them. */
 #define RDEV_WIRE_DRAIN_DETAILS "server draining"
 /* Each side acknowledges at least this often. */
-#define RDEV_WIRE_ACK_EVERY 32
+#define RDEV_WIRE_ACK_EVERY 256
 #define RDEV_WIRE_ACK_BYTES ((size_t)4 << 20)
 /* ListJobsReply holds at most this many jobs (job.proto): rdevd sends no
  * more, and the client refuses a reply with more before decoding it (its
