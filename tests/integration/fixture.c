@@ -266,7 +266,7 @@ void fx_setup(void) {
   ck_assert_msg(rc == 0, "cannot start rdevd: %s", err);
 }
 
-void fx_tenant_server_start(fx_server_t *srv, char token[44], const char *settings) {
+void fx_tenant_server_start(fx_server_t *srv, char token[44], const char *settings, const char *const *extra_args) {
   char hash[72], path[] = "/tmp/rdev-itest-tenants-XXXXXX";
   FX_OK(rdev_token_new(token, 44));
   FX_OK(rdev_token_hash(token, hash, sizeof hash));
@@ -278,7 +278,8 @@ void fx_tenant_server_start(fx_server_t *srv, char token[44], const char *settin
   ck_assert_int_eq(write(fd, text, (size_t)len), len);
   close(fd);
   char err[512];
-  const char *extra[] = {"--tenants", path, "--log-level", "error", NULL};
+  const char *extra[16] = {"--tenants", path, "--log-level", "error"};
+  for (int i = 0; extra_args && extra_args[i] && i < 11; i++) extra[4 + i] = extra_args[i];
   int started = fx_server_start(srv, extra, err, sizeof err);
   unlink(path);
   ck_assert_msg(started == 0, "cannot start rdevd: %s", err);

@@ -67,8 +67,9 @@ int fx_server_signal_wait(fx_server_t *srv, int sig, double timeout_s);
 int fx_server_freeze(fx_server_t *srv, double timeout_s);
 /* Starts rdevd with a tenants file of one tenant (admitted by a new token,
  * into token) with settings ("key = value" lines after its token line),
- * logging errors only (no audit lines); asserts it started. */
-void fx_tenant_server_start(fx_server_t *srv, char token[44], const char *settings);
+ * logging errors only (no audit lines), then the NULL-terminated extra
+ * arguments (NULL: none; at most 11); asserts it started. */
+void fx_tenant_server_start(fx_server_t *srv, char token[44], const char *settings, const char *const *extra);
 /* SIGTERMs srv and asserts it drained and exited 0 within 30 s. */
 void fx_server_stop(fx_server_t *srv);
 /* "exit 0", "signal 9", ... */

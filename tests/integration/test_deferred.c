@@ -33,7 +33,7 @@ static int stream_roundtrip(rdev_session_t *s, rdev_stream_t *st, int32_t value)
 START_TEST(test_refused_stream_create_fails_at_its_synchronize) {
   fx_server_t srv;
   char token[44];
-  fx_tenant_server_start(&srv, token, "max_streams = 2\n");
+  fx_tenant_server_start(&srv, token, "max_streams = 2\n", NULL);
   rdev_options_t o = {.token = token};
   rdev_session_t *s = NULL;
   FX_OK(rdev_session_open(srv.target, &o, &s));

@@ -13,17 +13,40 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "chaos_proxy.h"
 #include "fixture.h"
 
-/* Cuts every TCP connection to port on loopback (the session's gRPC
- * connection; the bulk connection has a port of its own). */
-static void cut(int port) {
-  char cmd[160];
-  snprintf(cmd, sizeof cmd, "ss -K dst 127.0.0.1 dport = :%d >/dev/null 2>&1", port);
-  ck_assert_int_eq(system(cmd), 0);
+/* A proxy in front of an rdevd's gRPC port (tests/chaos/chaos_proxy.h):
+ * sessions open to its target, and a cut there is a network's. Listening
+ * on 127.0.0.1 as rdevd does, it leaves the bulk connection alone (the
+ * client attaches it to rdevd's port on the host its call reached); with
+ * bulk_port, a second route on 127.0.0.2 carries that too (rdevd then
+ * listens for it on 127.0.0.1:bulk_port, which the client finds on
+ * 127.0.0.2). */
+typedef struct {
+  chaos_proxy_t *p;
+  char target[64];
+} via_t;
+
+static void via_open(via_t *v, const char *upstream, int bulk_port) {
+  char err[256] = "", bulk_up[64], bulk_on[64];
+  v->p = chaos_proxy_new();
+  ck_assert_ptr_nonnull(v->p);
+  char on[64];
+  snprintf(on, sizeof on, "%s:0", bulk_port ? "127.0.0.2" : "127.0.0.1");
+  ck_assert_msg(chaos_proxy_listen(v->p, on, upstream, v->target, sizeof v->target, err, sizeof err) == 0, "proxy: %s",
+                err);
+  if (!bulk_port) return;
+  snprintf(bulk_on, sizeof bulk_on, "127.0.0.2:%d", bulk_port);
+  snprintf(bulk_up, sizeof bulk_up, "127.0.0.1:%d", bulk_port);
+  ck_assert_msg(chaos_proxy_listen(v->p, bulk_on, bulk_up, NULL, 0, err, sizeof err) == 1, "bulk route: %s", err);
 }
 
-static int port_of(const char *target) { return atoi(strrchr(target, ':') + 1); }
+/* Cuts every connection the proxy carries (resets), and refuses new ones
+ * for refuse_ms. */
+static void cut(via_t *v, int refuse_ms) { chaos_proxy_cut(v->p, CHAOS_ALL_ROUTES, CHAOS_RST, refuse_ms); }
+
+static rdev_session_t *open_via(via_t *v) { return fx_open_target(v->target); }
 
 /* x = 1; then for each op i: bit i of the pattern says x += 1, else x *= 2
  * (mod 2^32): a lost, repeated or reordered op changes the result. */
@@ -42,7 +65,9 @@ static void queue_ops(rdev_stream_t *st, uint32_t *d, uint64_t pattern, int from
  * among them: after the synchronize the counter shows each ran once, in
  * order. */
 START_TEST(test_pipelined_ops_survive_cuts) {
-  rdev_session_t *s = fx_open();
+  via_t v;
+  via_open(&v, fx_srv.target, 0);
+  rdev_session_t *s = open_via(&v);
   rdev_stream_t *st = NULL;
   uint32_t *d = NULL, one = 1, got = 0;
   FX_OK(rdev_stream_create(s, &st));
@@ -52,7 +77,7 @@ START_TEST(test_pipelined_ops_survive_cuts) {
   const int n = 10000;
   for (int part = 0; part < 4; part++) {
     queue_ops(st, d, pattern, part * n / 4, (part + 1) * n / 4);
-    if (part < 3) cut(port_of(fx_srv.target));
+    if (part < 3) cut(&v, 0);
   }
   FX_OK(rdev_stream_synchronize(st));
   FX_OK(rdev_memcpy(s, &got, 4, d, 4, RDEV_MEMCPY_DEVICE_TO_HOST));
@@ -60,19 +85,23 @@ START_TEST(test_pipelined_ops_survive_cuts) {
   FX_OK(rdev_free(s, d));
   FX_OK(rdev_stream_destroy(st));
   rdev_session_close(s);
+  ck_assert_uint_ge(chaos_proxy_counters(v.p, CHAOS_ALL_ROUTES).cuts, 3);
+  chaos_proxy_free(v.p);
 }
 END_TEST
 
-/* Synchronous copies of 64 MiB each way with a cut in the middle of each
- * (a thread cuts while the copy runs): both complete, byte for byte. */
+/* Synchronous copies of 32 MiB each way with the connection cut while
+ * they run (a thread cuts; bulk: the bulk connection too): both complete,
+ * byte for byte. */
 typedef struct {
-  int port, delay_ms;
+  via_t *v;
+  int delay_ms;
 } cutter_t;
 
 static void *cutter(void *arg) {
   cutter_t *c = arg;
   fx_sleep_ms(c->delay_ms);
-  cut(c->port);
+  cut(c->v, 0);
   return NULL;
 }
 
@@ -84,8 +113,8 @@ static void check_same(const uint8_t *h, const uint8_t *back, size_t n, const ch
 }
 
 /* An H2D with a cut (checked by a D2H without), then a D2H with one. */
-static void copy_with_cut(rdev_session_t *s, void *d, uint8_t *h, uint8_t *back, size_t n, int delay_ms) {
-  cutter_t c = {port_of(fx_srv.target), delay_ms};
+static void copy_with_cut(via_t *v, rdev_session_t *s, void *d, uint8_t *h, uint8_t *back, size_t n, int delay_ms) {
+  cutter_t c = {v, delay_ms};
   pthread_t t;
   memset(back, 0, n);
   FX_OK(rdev_memcpy(s, d, n, back, n, RDEV_MEMCPY_HOST_TO_DEVICE)); /* zeroes first */
@@ -101,27 +130,50 @@ static void copy_with_cut(rdev_session_t *s, void *d, uint8_t *h, uint8_t *back,
   check_same(h, back, n, "a D2H", delay_ms);
 }
 
-START_TEST(test_copies_survive_a_cut) {
-  rdev_session_t *s = fx_open();
+/* Through a proxy in front of target (bulk_port: carrying the bulk
+ * connection too), copies with cuts at 0, 10 and 20 ms. */
+static void copies_with_cuts(const char *target, int bulk_port) {
+  via_t v;
+  via_open(&v, target, bulk_port);
+  rdev_session_t *s = open_via(&v);
   const size_t n = (size_t)32 << 20;
   void *d = NULL;
-  uint8_t *h = malloc(n), *back = malloc(n);
-  ck_assert_ptr_nonnull(h);
-  ck_assert_ptr_nonnull(back);
+  uint8_t *h = fx_xmalloc(n), *back = fx_xmalloc(n);
   fx_fill_random(h, n, 7);
   FX_OK(rdev_malloc(s, &d, n, RDEV_MEM_MALLOC_HUGE_FIRST));
-  for (int delay = 0; delay <= 20; delay += 10) copy_with_cut(s, d, h, back, n, delay);
+  for (int delay = 0; delay <= 20; delay += 10) copy_with_cut(&v, s, d, h, back, n, delay);
   FX_OK(rdev_free(s, d));
   rdev_session_close(s);
+  chaos_proxy_free(v.p);
   free(h);
   free(back);
+}
+
+START_TEST(test_copies_survive_a_cut) { copies_with_cuts(fx_srv.target, 0); }
+END_TEST
+
+/* The same with the bulk connection cut as well: a synchronous copy whose
+ * bytes were on it runs again once the session resumed, and the copies
+ * after go in-band. */
+START_TEST(test_copies_survive_a_bulk_cut) {
+  int port = chaos_proxy_free_port("127.0.0.2");
+  ck_assert_int_gt(port, 0);
+  char bulk[32], err[512];
+  snprintf(bulk, sizeof bulk, "127.0.0.1:%d", port);
+  const char *extra[] = {"--bulk-listen", bulk, NULL};
+  fx_server_t srv;
+  ck_assert_msg(fx_server_start(&srv, extra, err, sizeof err) == 0, "cannot start rdevd: %s", err);
+  copies_with_cuts(srv.target, port);
+  fx_server_stop(&srv);
 }
 END_TEST
 
 /* Async D2H copies in-band (64 KiB each: below the bulk connection's
  * size) with a cut among them: each lands once, byte for byte. */
 START_TEST(test_async_reads_survive_a_cut) {
-  rdev_session_t *s = fx_open();
+  via_t v;
+  via_open(&v, fx_srv.target, 0);
+  rdev_session_t *s = open_via(&v);
   const size_t chunk = (size_t)64 << 10, n = 64 * chunk;
   uint8_t *h = fx_xmalloc(n), *back = fx_xmalloc(n);
   void *d = NULL;
@@ -133,12 +185,13 @@ START_TEST(test_async_reads_survive_a_cut) {
   FX_OK(rdev_memcpy(s, d, n, h, n, RDEV_MEMCPY_HOST_TO_DEVICE));
   for (size_t off = 0; off < n; off += chunk) {
     FX_OK(rdev_memcpy_async(s, back + off, chunk, (char *)d + off, chunk, RDEV_MEMCPY_DEVICE_TO_HOST, st));
-    if (off == n / 2) cut(port_of(fx_srv.target));
+    if (off == n / 2) cut(&v, 0);
   }
   FX_OK(rdev_stream_synchronize(st));
   check_same(h, back, n, "async D2H", 0);
   FX_OK(rdev_stream_destroy(st));
   rdev_session_close(s);
+  chaos_proxy_free(v.p);
   free(h);
   free(back);
 }
@@ -175,7 +228,9 @@ static int hold_runs(hold_t *h) {
 }
 
 START_TEST(test_host_function_survives_a_cut) {
-  rdev_session_t *s = fx_open();
+  via_t v;
+  via_open(&v, fx_srv.target, 0);
+  rdev_session_t *s = open_via(&v);
   rdev_stream_t *st = NULL;
   uint32_t *d = NULL, zero = 0, got = 7;
   hold_t h = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -188,10 +243,10 @@ START_TEST(test_host_function_survives_a_cut) {
   double end = fx_now() + 10;
   while (hold_runs(&h) == 0 && fx_now() < end) fx_sleep_ms(2);
   ck_assert_int_eq(hold_runs(&h), 1);
-  cut(port_of(fx_srv.target));
+  cut(&v, 0);
   FX_OK(rdev_memcpy(s, &got, 4, d, 4, RDEV_MEMCPY_DEVICE_TO_HOST)); /* resumed; the stream still held */
   ck_assert_uint_eq(got, 0);
-  cut(port_of(fx_srv.target));
+  cut(&v, 0);
   pthread_mutex_lock(&h.mu);
   h.release = 1;
   pthread_mutex_unlock(&h.mu);
@@ -201,13 +256,16 @@ START_TEST(test_host_function_survives_a_cut) {
   ck_assert_int_eq(hold_runs(&h), 1);
   FX_OK(rdev_stream_destroy(st));
   rdev_session_close(s);
+  chaos_proxy_free(v.p);
 }
 END_TEST
 
 /* Kernel print output of launches on both sides of a cut arrives once
  * each. */
 START_TEST(test_kernel_print_survives_a_cut) {
-  rdev_session_t *s = fx_open();
+  via_t v;
+  via_open(&v, fx_srv.target, 0);
+  rdev_session_t *s = open_via(&v);
   fx_capture_t cap;
   fx_capture_init(&cap);
   rdev_session_set_print_fn(s, fx_capture_fn, &cap);
@@ -217,7 +275,7 @@ START_TEST(test_kernel_print_survives_a_cut) {
     FX_OK(rdev_launch(st, "hello", 2, NULL, 0));
     if (i % 5 == 4) {
       FX_OK(rdev_stream_synchronize(st));
-      cut(port_of(fx_srv.target));
+      cut(&v, 0);
     }
   }
   FX_OK(rdev_stream_synchronize(st));
@@ -229,32 +287,75 @@ START_TEST(test_kernel_print_survives_a_cut) {
   ck_assert_msg(lines == want, "%d lines of kernel print output, want %d (20 launches of 2 blocks)", lines, want);
   FX_OK(rdev_stream_destroy(st));
   rdev_session_close(s);
+  chaos_proxy_free(v.p);
 }
 END_TEST
 
-/* A break longer than rdevd's window (3 s here): the session ends with
- * RDEV_UNAVAILABLE, and rdevd gives its memory back. */
+/* A break longer than rdevd's window (0.5 s here: the proxy refuses the
+ * client for 1.5 s): the session ends with RDEV_UNAVAILABLE, and rdevd
+ * gives its memory back. */
 START_TEST(test_break_past_the_window_ends_the_session) {
   fx_server_t srv;
   char err[512];
   const char *extra[] = {"--resume-ms", "500", NULL};
   ck_assert_msg(fx_server_start(&srv, extra, err, sizeof err) == 0, "cannot start rdevd: %s", err);
-  rdev_session_t *s = fx_open_target(srv.target);
+  via_t v;
+  via_open(&v, srv.target, 0);
+  rdev_session_t *s = open_via(&v);
   void *d = NULL;
   size_t fr0, fr, total;
   FX_OK(rdev_mem_info(s, &fr0, &total));
   FX_OK(rdev_malloc(s, &d, (size_t)16 << 20, RDEV_MEM_MALLOC_HUGE_FIRST));
-  ck_assert_int_eq(fx_server_freeze(&srv, 10), 0); /* nothing answers: the break lasts */
-  cut(port_of(srv.target));
   double t0 = fx_now();
-  fx_sleep_ms(1500);
-  ck_assert_int_eq(kill(srv.pid, SIGCONT), 0);
+  cut(&v, 1500);
   FX_EXPECT(rdev_mem_info(s, &fr, &total), RDEV_UNAVAILABLE);
   ck_assert_msg(fx_now() - t0 < 10, "the session took %.1f s to end", fx_now() - t0);
   rdev_session_close(s);
   rdev_session_t *s2 = fx_open_target(srv.target);
   ck_assert_uint_eq(fx_wait_free(s2, fr0, 5), fr0);
   rdev_session_close(s2);
+  chaos_proxy_free(v.p);
+  fx_server_stop(&srv);
+}
+END_TEST
+
+/* Replies kept for a resume count to the tenant's max_unacked: a session
+ * whose client is away while 2 MiB of its async reads complete passes the
+ * tenant's 1 MiB and ends at once, long before its window (60 s) would. */
+START_TEST(test_unacknowledged_replies_past_the_cap_end_the_session) {
+  fx_server_t srv;
+  char token[44];
+  const char *window[] = {"--resume-ms", "60000", NULL};
+  fx_tenant_server_start(&srv, token, "max_unacked = 1M\n", window);
+  via_t v;
+  via_open(&v, srv.target, 0);
+  rdev_options_t o = {.token = token, .connect_timeout_ms = 20000};
+  rdev_session_t *s = NULL, *s2 = NULL;
+  FX_OK(rdev_session_open(v.target, &o, &s));
+  const size_t chunk = (size_t)64 << 10, n = 32 * chunk;
+  uint8_t *back = fx_xmalloc(n);
+  void *d = NULL;
+  rdev_stream_t *st = NULL;
+  size_t fr0, fr, total;
+  FX_OK(rdev_mem_info(s, &fr0, &total));
+  FX_OK(rdev_stream_create(s, &st));
+  FX_OK(rdev_malloc(s, &d, n, RDEV_MEM_MALLOC_HUGE_FIRST));
+  rdev_arg_t a = fx_ptr(d);
+  FX_OK(rdev_launch(st, "long_inc_u32", 1, &a, 1)); /* 500 ms: the reads complete once the client is away */
+  for (size_t off = 0; off < n; off += chunk)
+    FX_OK(rdev_memcpy_async(s, back + off, chunk, (char *)d + off, chunk, RDEV_MEMCPY_DEVICE_TO_HOST, st));
+  FX_OK(rdev_mem_info(s, &fr, &total)); /* all of it is at rdevd */
+  double t0 = fx_now();
+  cut(&v, 30000);
+  FX_OK(rdev_session_open(srv.target, &o, &s2)); /* beside the proxy */
+  ck_assert_uint_eq(fx_wait_free(s2, fr0, 10), fr0);
+  ck_assert_msg(fx_now() - t0 < 10, "the session held its memory for %.1f s", fx_now() - t0);
+  rdev_session_close(s2);
+  chaos_proxy_cut(v.p, CHAOS_ALL_ROUTES, CHAOS_RST, 0); /* let the client in: rdevd says the session is gone */
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_UNAVAILABLE);
+  rdev_session_close(s);
+  chaos_proxy_free(v.p);
+  free(back);
   fx_server_stop(&srv);
 }
 END_TEST
@@ -264,10 +365,12 @@ Suite *suite_resume(void) {
   TCase *tc = fx_tcase("resume");
   tcase_add_test(tc, test_pipelined_ops_survive_cuts);
   tcase_add_test(tc, test_copies_survive_a_cut);
+  tcase_add_test(tc, test_copies_survive_a_bulk_cut);
   tcase_add_test(tc, test_async_reads_survive_a_cut);
   tcase_add_test(tc, test_host_function_survives_a_cut);
   tcase_add_test(tc, test_kernel_print_survives_a_cut);
   tcase_add_test(tc, test_break_past_the_window_ends_the_session);
+  tcase_add_test(tc, test_unacknowledged_replies_past_the_cap_end_the_session);
   suite_add_tcase(su, tc);
   return su;
 }

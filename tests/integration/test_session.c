@@ -313,7 +313,7 @@ END_TEST
 START_TEST(test_tenant_token_devices_and_quota) {
   char token[44];
   fx_server_t srv;
-  fx_tenant_server_start(&srv, token, "devices = 1\nmem_quota = 1M\n");
+  fx_tenant_server_start(&srv, token, "devices = 1\nmem_quota = 1M\n", NULL);
 
   rdev_session_t *s = NULL;
   rdev_options_t o = {.connect_timeout_ms = 20000};
