@@ -2,8 +2,9 @@
  * tests/bench/rdev_bench/latency.c — rdev_latency: what a network's round
  * trip costs rdev's users. It starts an rdevd (sim, with its bulk port, as
  * by default) and, for each added round trip (default 0, 1, 10 and 30 ms),
- * delay_proxy.c proxies in front of it, for the session call and for the
- * bulk connection (every byte crosses the delayed link), then
+ * a delaying proxy (tests/chaos/chaos_proxy.h) in front of it, with a
+ * route for the session call and one for the bulk connection (every byte
+ * crosses the delayed link), then
  * runs whole programs against the proxy, each a fresh process as a user
  * runs it, connection included:
  *   seed-c    the seed's D2H program on the C API (client/examples/d2h_async)
@@ -38,7 +39,7 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "delay_proxy.h"
+#include "chaos_proxy.h"
 #include "rdevd.h"
 
 #define MAX_RTTS 8
@@ -180,7 +181,8 @@ int main(int argc, char **argv) {
    * one on the same port number: a client that reached the session's proxy
    * attaches its bulk connection to PROXY_HOST:B, through the delay too. */
   char rdevd[4096], addr[256], bulk_listen[64], bulk_up[64];
-  int bulk_port = delay_proxy_free_port(PROXY_HOST);
+  int bulk_port = chaos_proxy_free_port(PROXY_HOST);
+  if (bulk_port < 0) die("no port free on both 127.0.0.1 and %s", PROXY_HOST);
   snprintf(bulk_listen, sizeof bulk_listen, "%s:%d", PROXY_HOST, bulk_port);
   snprintf(bulk_up, sizeof bulk_up, "127.0.0.1:%d", bulk_port);
   rdevd_default_path(rdevd, sizeof rdevd);
@@ -190,13 +192,17 @@ int main(int argc, char **argv) {
   for (int d = 0; d < nrtt; d++) {
     char paddr[64], baddr[64];
     uint64_t one_way_us = (uint64_t)rtts[d] * 500u;
-    delay_proxy_t *p = delay_proxy_start(PROXY_HOST ":0", addr, one_way_us, paddr, sizeof paddr);
-    delay_proxy_t *bp = delay_proxy_start(bulk_listen, bulk_up, one_way_us, baddr, sizeof baddr);
+    char err[256];
+    chaos_proxy_t *p = chaos_proxy_new();
+    if (!p) die("cannot start a proxy: %s", strerror(errno));
+    chaos_proxy_delay(p, one_way_us);
+    if (chaos_proxy_listen(p, PROXY_HOST ":0", addr, paddr, sizeof paddr, err, sizeof err) < 0 ||
+        chaos_proxy_listen(p, bulk_listen, bulk_up, baddr, sizeof baddr, err, sizeof err) < 0)
+      die("proxy: %s", err);
     double t[NPROG][MAX_REPS];
     for (int r = 0; r < reps; r++)
       for (int g = 0; g < NPROG; g++) t[g][r] = run_prog(&progs[g], paddr);
-    delay_proxy_stop(bp);
-    delay_proxy_stop(p);
+    chaos_proxy_free(p);
     for (int g = 0; g < NPROG; g++) ms[d][g] = t[g][0] < 0 ? NAN : median(t[g], reps) * 1e3; /* NAN: cannot run */
   }
   if (rdevd_stop()) die("rdevd did not exit cleanly");
