@@ -454,6 +454,33 @@ START_TEST(test_random_cut_seeded) {
 }
 END_TEST
 
+/* Random cuts set while connections live apply to them, counted from
+ * their bytes so far. */
+START_TEST(test_random_cut_live) {
+  upstream_t u;
+  char addr[64];
+  upstream_open(&u);
+  chaos_proxy_t *p = proxy_to(&u, addr, sizeof addr);
+  int c = dial(addr), s = upstream_accept(&u);
+  ck_assert_int_eq(send(c, "0123456789", 10, 0), 10);
+  uint8_t got[4096];
+  ck_assert_int_eq(read_n(s, got, 10, 10, NULL), 0);
+  chaos_proxy_random_cut(p, 1000, 1000, 1000, 3, CHAOS_FIN);
+  uint8_t data[4096];
+  fill(data, sizeof data, 8);
+  writer_t w = {c, data, sizeof data};
+  pthread_t t = write_async(&w);
+  int how = 1;
+  ck_assert_uint_eq(read_to_end(s, got, sizeof got, 10, &how), 1000);
+  ck_assert_int_eq(how, 0);
+  pthread_join(t, NULL);
+  ck_assert_uint_eq(chaos_proxy_counters(p, 0).random_cuts, 1);
+  close(c), close(s);
+  chaos_proxy_free(p);
+  close(u.lfd);
+}
+END_TEST
+
 /* Two routes, one proxy: a cut of one leaves the other; counters per
  * route; a route on another loopback host at a port free on both. */
 START_TEST(test_two_routes) {
@@ -521,6 +548,7 @@ int main(void) {
   tcase_add_test(tc, test_throttle_rate);
   tcase_add_test(tc, test_random_cut_at_its_count);
   tcase_add_test(tc, test_random_cut_seeded);
+  tcase_add_test(tc, test_random_cut_live);
   tcase_add_test(tc, test_two_routes);
   tcase_add_test(tc, test_upstream_down);
   suite_add_tcase(s, tc);
