@@ -21,6 +21,8 @@
  *               is exactly their 16 lines, once each, in order
  *   hostfn      6 host functions (blocking and not) between inc_u32
  *               launches, synchronize: each ran once, in order, with OK
+ * (No job watch: jobs need --job-dir and an HTTP peer; `rdev job watch`
+ * across a lost server is tests/jobs/test_watch.py's.)
  * An operation either completes with correct data, or fails with
  * RDEV_UNAVAILABLE; the victim then closes its session and opens another.
  * Any other status, wrong data, a second run of anything, or an
@@ -45,7 +47,8 @@
  *
  * At the end: all sessions closed, rdevd's descriptors are back to their
  * count before the first session, its RSS within 16 MiB + 10 % (ASan:
- * 64 MiB + 25 %) of what it was after the warm-up, it still serves (a
+ * 320 MiB + 25 %, its quarantine) of what it was after the warm-up, it
+ * still serves (a
  * verified copy and pipeline, directly and through the proxy), and it
  * exits 0 on SIGTERM (under ASan: no leak). Exit 0 only if all hold.
  */
@@ -146,6 +149,7 @@ static uint64_t rnd(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
+/* n random bytes from *state into p. */
 static void fill(uint8_t *p, size_t n, uint64_t *state) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -222,6 +226,7 @@ static result_t judge(victim_t *v, const char *call, int rc) {
     if (r_ != RES_OK) return r_; \
   } while (0)
 
+/* The print function: appends the output to the victim's buffer. */
 static void on_print(void *user, const char *text, size_t len) {
   victim_t *v = user;
   pthread_mutex_lock(&v->pmu);
@@ -237,6 +242,7 @@ static void on_print(void *user, const char *text, size_t len) {
   pthread_mutex_unlock(&v->pmu);
 }
 
+/* The host function: counts its run, its status and its place, ends the call. */
 static void on_host(rdev_host_call_t *call, void *user, int status) {
   struct hcall *h = user;
   hostbatch_t *b = h->b;
@@ -274,6 +280,7 @@ static void session_close(victim_t *v) {
   pthread_mutex_unlock(&v->pmu);
 }
 
+/* H2D then D2H of a random size at a random offset (sync or async), compared. */
 static result_t op_copy(victim_t *v, bool sync) {
   size_t n = (256u << 10) + rnd(&v->rng) % (g_max_copy - (256u << 10) + 1);
   size_t off = COPY_OFF + (rnd(&v->rng) % (g_max_copy - n + 1) & ~(size_t)63);
@@ -308,6 +315,7 @@ static result_t check_counter(victim_t *v, uint32_t add, const char *what) {
   return RES_OK;
 }
 
+/* SLOTS memsets and inc_u32 launches, one synchronize: slots and counter checked. */
 static result_t op_pipeline(victim_t *v) {
   uint8_t *slots = v->dev + 4096, got[SLOTS * 64];
   int base = (int)(rnd(&v->rng) & 0xff);
@@ -333,6 +341,7 @@ static size_t expected_prints(int32_t first, int n, char *out, size_t cap) {
   return len;
 }
 
+/* PRINTS write_i32 launches, one synchronize: the print output checked. */
 static result_t op_print(victim_t *v) {
   char want[PRINTS * 40];
   int32_t first = v->print_next;
@@ -357,6 +366,7 @@ static result_t op_print(victim_t *v) {
   return good || r == RES_WRONG ? r : RES_WRONG;
 }
 
+/* HOSTFNS host functions between inc_u32 launches: each once, in order; the counter. */
 static result_t op_hostfn(victim_t *v) {
   hostbatch_t *b = calloc(1, sizeof *b);
   if (!b) abort();
@@ -380,6 +390,7 @@ static result_t op_hostfn(victim_t *v) {
   return check_counter(v, HOSTFNS, "hostfn");
 }
 
+/* One operation of v's kind in its open session. */
 static result_t victim_op(victim_t *v) {
   switch (v->kind) {
     case V_COPY_SYNC: return op_copy(v, true);
@@ -390,6 +401,7 @@ static result_t victim_op(victim_t *v) {
   }
 }
 
+/* A victim's thread: operations while g_run, a new session after each failure. */
 static void *victim_main(void *arg) {
   victim_t *v = arg;
   while (atomic_load(&g_run)) {
@@ -420,6 +432,7 @@ static void *victim_main(void *arg) {
 static pid_t g_rdevd = -1;
 static char g_log[64];
 
+/* SIGKILLs and reaps rdevd, if it runs. */
 static void kill_rdevd(void) {
   if (g_rdevd > 0) kill(g_rdevd, SIGKILL), waitpid(g_rdevd, NULL, 0);
   g_rdevd = -1;
@@ -462,6 +475,7 @@ static int rdevd_start(const char *path, int bulk_port) {
   return 0;
 }
 
+/* rdevd's VmRSS in KiB, or -1. */
 static long rdevd_rss_kib(void) {
   char path[64], line[256];
   long kib = -1;
@@ -473,6 +487,7 @@ static long rdevd_rss_kib(void) {
   return kib;
 }
 
+/* rdevd's open descriptors, or -1. */
 static int rdevd_fds(void) {
   char path[64];
   snprintf(path, sizeof path, "/proc/%d/fd", (int)g_rdevd);
@@ -537,6 +552,7 @@ typedef struct {
   uint64_t at_least;
 } bytes_arg_t;
 
+/* chaos_proxy_wait predicates: bytes both ways, random cuts, no connection left. */
 static int bytes_reached(const chaos_counters_t *c, void *arg) {
   return c->bytes_up + c->bytes_down >= ((bytes_arg_t *)arg)->at_least;
 }
@@ -670,10 +686,10 @@ static int run_scenario(chaos_proxy_t *p, victim_t *vs, const scenario_t *sc, ui
               bulk.bytes_up + bulk.bytes_down);
   ok = !rc && atomic_load(&g_violations) == viol0;
   printf("%-4s %-26s %5.1f s  ok/failed:%s  conns %" PRIu64 " cut %" PRIu64 " random %" PRIu64 " refused %" PRIu64
-         "  MiB %.1f\n",
+         "  MiB %.1f  rdevd RSS %.1f MiB\n",
          ok ? "PASS" : "FAIL", sc->name, now_s() - t0, row, c1.accepted - c0.accepted, c1.cuts - c0.cuts,
          c1.random_cuts - c0.random_cuts, c1.refused - c0.refused,
-         (double)(c1.bytes_up + c1.bytes_down - c0.bytes_up - c0.bytes_down) / (1 << 20));
+         (double)(c1.bytes_up + c1.bytes_down - c0.bytes_up - c0.bytes_down) / (1 << 20), rdevd_rss_kib() / 1024.0);
   fflush(stdout);
   return ok ? 0 : -1;
 }
@@ -691,6 +707,7 @@ static int usage(void) {
   return 2;
 }
 
+/* Arguments, rdevd and the proxy, the rounds of scenarios, the end checks. */
 int main(int argc, char **argv) {
   int rounds = 0, lng = 0;
   bool resume = false;
@@ -762,7 +779,7 @@ int main(int argc, char **argv) {
   long rss_warm = -1;
   for (int r = 0; r < rounds; r++)
     for (int k = 0; k < NSCEN; k++) {
-      if ((r > 0 || only) && scenarios[k].fault == F_NONE && k > 0) continue;
+      if (k == 0 && r > 0) continue; /* one warm-up */
       if (only && k > 0 && strcmp(only, scenarios[k].name)) continue;
       failed |= run_scenario(p, vs, &scenarios[k], &sseed, resume);
       if (rss_warm < 0) rss_warm = rdevd_rss_kib(); /* after the warm-up, every session closed */
@@ -777,9 +794,12 @@ int main(int argc, char **argv) {
   long rss_end = rdevd_rss_kib();
   /* The RSS margin (as soak.c's): glibc's per-thread arenas keep freed
    * chunks, and the copies' buffers (up to 32 MiB in flight per session)
-   * come and go; ASan's quarantine of freed memory holds more. A leak per
-   * session large enough to matter passes it within a --long run. */
-  long tol = ASAN ? 64 * 1024 + rss_warm / 4 : 16 * 1024 + rss_warm / 10;
+   * come and go; measured, rdevd levels off within 20 MiB of the warm-up
+   * (10 rounds of --long). Under ASan its quarantine keeps up to 256 MiB
+   * of freed memory resident on top (measured +321 MiB over 5 rounds of
+   * --long): there LeakSanitizer's report at rdevd's exit is the leak
+   * check, the margin only catches growth past the quarantine. */
+  long tol = ASAN ? (256 + 64) * 1024 + rss_warm / 4 : 16 * 1024 + rss_warm / 10;
   if (fds_end != fds0) violation(NULL, "rdevd has %d descriptors, %d before the first session", fds_end, fds0);
   if (rss_end < 0 || rss_warm < 0 || rss_end > rss_warm + tol)
     violation(NULL, "rdevd's RSS %.1f MiB, %.1f after the warm-up (allowed +%.1f)", rss_end / 1024.0, rss_warm / 1024.0,

@@ -95,6 +95,7 @@ struct chaos_proxy {
   char buf[PIECE]; /* the thread's read buffer */
 };
 
+/* CLOCK_MONOTONIC in ns. */
 static int64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -337,6 +338,8 @@ typedef struct {
   int side;  /* c's fd index; for a listener its route */
 } slot_t;
 
+/* The proxy's thread: rounds of cut, pump, poll, accept and read until stopping;
+ * then every connection closed (FIN). */
 static void *proxy_main(void *arg) {
   chaos_proxy_t *p = arg;
   size_t cap = 0;

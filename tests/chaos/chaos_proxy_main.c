@@ -22,11 +22,13 @@
 
 static volatile sig_atomic_t g_stop;
 
+/* SIGINT, SIGTERM: stop. */
 static void on_signal(int sig) {
   (void)sig;
   g_stop = 1;
 }
 
+/* CLOCK_MONOTONIC in seconds. */
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -46,6 +48,7 @@ static double interval(uint64_t *state, int mean_ms) {
   return (mean_ms / 2 + (double)(rnd(state) % (uint64_t)(mean_ms + 1))) / 1e3;
 }
 
+/* Prints the usage and exits 2. */
 static void usage(void) {
   fprintf(stderr,
           "usage: chaos_proxy --route LISTEN=UPSTREAM [--route ...] [options]\n"
@@ -73,6 +76,7 @@ static void usage(void) {
   exit(2);
 }
 
+/* The counters of all routes, one line on stderr. */
 static void print_counters(chaos_proxy_t *p, const char *when) {
   chaos_counters_t c = chaos_proxy_counters(p, CHAOS_ALL_ROUTES);
   fprintf(stderr,
@@ -108,6 +112,7 @@ static int command(chaos_proxy_t *p, char *line) {
   return 0;
 }
 
+/* Arguments, routes, then the schedule and the commands until the end. */
 int main(int argc, char **argv) {
   const char *routes[CHAOS_MAX_ROUTES];
   int nroutes = 0, delay_ms = 0, cut_every = 0, refuse_ms = 0, stall_every = 0, stall_ms = 500, report = 10;

@@ -25,12 +25,14 @@
 
 #define MiB (1u << 20)
 
+/* CLOCK_MONOTONIC in seconds. */
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* n bytes of a pattern of seed into p. */
 static void fill(uint8_t *p, size_t n, uint64_t seed) {
   for (size_t i = 0; i < n; i++) {
     seed = seed * 6364136223846793005ull + 1442695040888963407ull;
@@ -156,6 +158,7 @@ typedef struct {
   size_t n;
 } writer_t;
 
+/* Sends w->n bytes, until done or the connection fails. */
 static void *writer_main(void *arg) {
   writer_t *w = arg;
   size_t off = 0;
@@ -175,6 +178,7 @@ static pthread_t write_async(writer_t *w) {
   return t;
 }
 
+/* chaos_proxy_wait predicates: bytes both ways at least *arg; live exactly *arg. */
 static int bytes_at_least(const chaos_counters_t *c, void *arg) {
   return c->bytes_up + c->bytes_down >= *(uint64_t *)arg;
 }
@@ -535,6 +539,7 @@ START_TEST(test_upstream_down) {
 }
 END_TEST
 
+/* Runs every test (Check forks each). */
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   Suite *s = suite_create("chaos_proxy");
