@@ -132,6 +132,9 @@ static size_t g_max_copy;       /* bytes */
 static atomic_int g_run;        /* victims loop while set */
 static atomic_int g_fired;      /* the fault of this scenario fired */
 static atomic_int g_violations; /* over the whole run */
+/* Signalled whenever a victim finished an operation or its run. */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_cv;
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -401,6 +404,24 @@ static result_t victim_op(victim_t *v) {
   }
 }
 
+/* Tells the main thread that a victim moved on. */
+static void progress(void) {
+  pthread_mutex_lock(&g_mu);
+  pthread_cond_broadcast(&g_cv);
+  pthread_mutex_unlock(&g_mu);
+}
+
+/* Waits for progress (or 100 ms, so that hangs are looked for). */
+static void await_progress(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  t.tv_nsec += 100 * 1000000;
+  if (t.tv_nsec >= 1000000000) t.tv_sec++, t.tv_nsec -= 1000000000;
+  pthread_mutex_lock(&g_mu);
+  pthread_cond_timedwait(&g_cv, &g_mu, &t);
+  pthread_mutex_unlock(&g_mu);
+}
+
 /* A victim's thread: operations while g_run, a new session after each failure. */
 static void *victim_main(void *arg) {
   victim_t *v = arg;
@@ -413,6 +434,7 @@ static void *victim_main(void *arg) {
     if (r == RES_OK) {
       atomic_fetch_add(&v->ok, 1);
       if (fired) atomic_fetch_add(&v->ok_after, 1);
+      progress();
     } else {
       atomic_fetch_add(&v->failed, 1);
       session_close(v);
@@ -424,6 +446,7 @@ static void *victim_main(void *arg) {
   }
   session_close(v);
   atomic_store(&v->done, 1);
+  progress();
   return NULL;
 }
 
@@ -589,8 +612,7 @@ static int wait_progress(victim_t *vs, int want, bool after, double limit_s) {
                     atomic_load(after ? &vs[i].ok_after : &vs[i].ok), limit_s, rdev_strerror(vs[i].last_rc));
       return -1;
     }
-    struct timespec t = {0, 20 * 1000000}; /* progress is counted, not signalled: look again */
-    nanosleep(&t, NULL);
+    await_progress();
   }
 }
 
@@ -654,8 +676,7 @@ static int run_scenario(chaos_proxy_t *p, victim_t *vs, const scenario_t *sc, ui
       kill_rdevd();
       _exit(1); /* a thread stuck in a call cannot be joined */
     }
-    struct timespec t = {0, 10 * 1000000};
-    nanosleep(&t, NULL);
+    await_progress();
   }
   for (int i = 0; i < NVICTIMS; i++) pthread_join(vs[i].th, NULL);
   chaos_proxy_stall(p, 0);
@@ -732,6 +753,10 @@ int main(int argc, char **argv) {
   if (rounds < 1) return usage();
   g_max_copy = (lng ? 16u : 4u) << 20;
   signal(SIGPIPE, SIG_IGN);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&g_cv, &ca);
   double t_start = now_s();
 
   int bulk_port = chaos_proxy_free_port(PROXY_HOST);
@@ -810,7 +835,7 @@ int main(int argc, char **argv) {
 
   int st = -1;
   kill(g_rdevd, SIGTERM);
-  for (double end = now_s() + 30; now_s() < end; usleep(20000))
+  for (double end = now_s() + 30; now_s() < end; usleep(20000)) /* waitpid has no timeout */
     if (waitpid(g_rdevd, &st, WNOHANG) == g_rdevd) {
       g_rdevd = -1;
       break;
