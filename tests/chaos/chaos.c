@@ -32,16 +32,19 @@
  *
  * The scenarios, each once per round: a warm-up without faults (it checks
  * that copies travel on the bulk route); cuts of all connections with
- * FIN, with RST, with RST and 1 s of refused connections; a cut of the
- * bulk route alone; random cuts (every connection after 1 KiB .. 6 MiB,
- * until 3 happened); a stall shorter than the keepalive
- * (nothing may fail); a stall of 3.5 keepalives (the client gives up);
- * a throttle to 8 MiB/s with 2 ms of delay each way (nothing may fail).
- * Each waits until every victim completed an operation, fires its fault
- * once a seeded number of bytes (0 .. 4 MiB) more crossed the proxy (so
- * it lands mid-copy), then waits until every victim completed two more
- * operations (recovery). A scenario whose fault breaks connections must
- * see at least one operation fail (the fault was felt), unless its
+ * FIN, with RST, with RST and 1 s of refused connections; a cut of a bulk
+ * connection inside a transfer (a random cut of the bulk route after 1 B
+ * .. 256 KiB); random cuts of every connection after 1 KiB .. 6 MiB
+ * until 3 happened, and after 1 B .. 16 KiB until 8 happened (these
+ * land in handshakes, session opens and bulk hellos too); a stall of
+ * half the keepalive (nothing may fail); a stall of 3.5 keepalives (the
+ * client gives up); a throttle to 8 MiB/s with 2 ms of delay each way
+ * (nothing may fail). Each waits until every victim completed an
+ * operation, fires its fault once a seeded number of bytes (0 .. 4 MiB)
+ * more crossed the proxy (so it lands mid-copy), then waits until every
+ * victim completed two more operations (recovery). A scenario whose
+ * fault breaks connections must see at least one operation fail (the
+ * fault was felt; it fires up to 3 times for that), unless its
  * expect_resume is set: then none may (--resume sets it for all: what
  * session resume will have to pass).
  *
@@ -99,28 +102,34 @@
 typedef enum { V_COPY_SYNC, V_COPY_ASYNC, V_PIPELINE, V_PRINT, V_HOSTFN, NVICTIMS } vkind_t;
 static const char *const vnames[NVICTIMS] = {"copy-sync", "copy-async", "pipeline", "print", "hostfn"};
 
-typedef enum { F_NONE, F_CUT, F_CUT_BULK, F_RANDOM_CUT, F_STALL, F_THROTTLE } fkind_t;
+typedef enum { F_NONE, F_CUT, F_RANDOM_CUT, F_STALL, F_THROTTLE } fkind_t;
 
 typedef struct {
   const char *name;
   fkind_t fault;
   chaos_how_t how;
   int ms;             /* refusal, stall */
+  int route;          /* random cuts: of this route (CHAOS_ALL_ROUTES, 1: bulk) ... */
+  uint64_t lo, hi;    /* ... after lo..hi bytes ... */
+  int cuts;           /* ... until this many happened */
   bool breaks;        /* it breaks connections: operations may fail */
   bool expect_resume; /* with session resume: every operation completes all the same */
 } scenario_t;
 
-/* 1 + the stall of 3.5 keepalives: the client takes the connection for dead. */
+/* The stall of 3.5 keepalives: the client takes the connection for dead. */
 static scenario_t scenarios[] = {
-    {"warm-up", F_NONE, CHAOS_FIN, 0, false, false},
-    {"cut-fin", F_CUT, CHAOS_FIN, 0, true, false},
-    {"cut-rst", F_CUT, CHAOS_RST, 0, true, false},
-    {"cut-rst-refuse-1s", F_CUT, CHAOS_RST, 1000, true, false},
-    {"cut-bulk-only", F_CUT_BULK, CHAOS_RST, 0, true, false},
-    {"random-cuts", F_RANDOM_CUT, CHAOS_FIN, 0, true, false},
-    {"stall-0.5s", F_STALL, CHAOS_FIN, KEEPALIVE_MS / 2, false, false},
-    {"stall-3.5-keepalives", F_STALL, CHAOS_FIN, KEEPALIVE_MS * 7 / 2, true, false},
-    {"throttle-8MiBps-delay-2ms", F_THROTTLE, CHAOS_FIN, 0, false, false},
+    {"warm-up", F_NONE, .breaks = false},
+    {"cut-fin", F_CUT, CHAOS_FIN, .breaks = true},
+    {"cut-rst", F_CUT, CHAOS_RST, .breaks = true},
+    {"cut-rst-refuse-1s", F_CUT, CHAOS_RST, 1000, .breaks = true},
+    {"cut-bulk-mid-transfer", F_RANDOM_CUT, CHAOS_RST, .route = 1, .lo = 1, .hi = 256 << 10, .cuts = 1, .breaks = true},
+    {"random-cuts", F_RANDOM_CUT, CHAOS_FIN, .route = CHAOS_ALL_ROUTES, .lo = 1024, .hi = 6 << 20, .cuts = 3,
+     .breaks = true},
+    {"random-cuts-early", F_RANDOM_CUT, CHAOS_RST, .route = CHAOS_ALL_ROUTES, .lo = 1, .hi = 16 << 10, .cuts = 8,
+     .breaks = true},
+    {"stall-0.5s", F_STALL, .ms = KEEPALIVE_MS / 2, .breaks = false},
+    {"stall-3.5-keepalives", F_STALL, .ms = KEEPALIVE_MS * 7 / 2, .breaks = true},
+    {"throttle-8MiBps-delay-2ms", F_THROTTLE, .breaks = false},
 };
 #define NSCEN (int)(sizeof scenarios / sizeof scenarios[0])
 
@@ -616,6 +625,40 @@ static int wait_progress(victim_t *vs, int want, bool after, double limit_s) {
   }
 }
 
+/* Waits (5 s at most) until a seeded number of bytes (0 .. 4 MiB) more
+ * crossed the proxy: a fault fired then lands mid-copy. */
+static void trigger(chaos_proxy_t *p, uint64_t *seed) {
+  chaos_counters_t c = chaos_proxy_counters(p, CHAOS_ALL_ROUTES);
+  bytes_arg_t b = {c.bytes_up + c.bytes_down + rnd(seed) % (4u << 20)};
+  chaos_proxy_wait(p, CHAOS_ALL_ROUTES, bytes_reached, &b, 5000);
+}
+
+/* Fires sc's fault (random cuts: until sc->cuts happened, then off): 0,
+ * or -1 (a violation) when it could not. */
+static int fire(chaos_proxy_t *p, const scenario_t *sc, uint64_t *seed) {
+  switch (sc->fault) {
+    case F_NONE: break;
+    case F_CUT: chaos_proxy_cut(p, CHAOS_ALL_ROUTES, sc->how, sc->ms); break;
+    case F_STALL: chaos_proxy_stall(p, sc->ms); break;
+    case F_THROTTLE:
+      chaos_proxy_throttle(p, 8u << 20);
+      chaos_proxy_delay(p, 2000);
+      break;
+    case F_RANDOM_CUT: {
+      bytes_arg_t k = {chaos_proxy_counters(p, CHAOS_ALL_ROUTES).random_cuts + (uint64_t)sc->cuts};
+      chaos_proxy_random_cut(p, sc->route, sc->lo, sc->hi, 1000, rnd(seed), sc->how);
+      int rc = chaos_proxy_wait(p, CHAOS_ALL_ROUTES, random_cuts_reached, &k, PROGRESS_S * 1000);
+      chaos_proxy_random_cut(p, CHAOS_ALL_ROUTES, 1, 1, 0, 0, CHAOS_FIN);
+      if (rc) {
+        violation(NULL, "%s: fewer than %d random cuts in %d s", sc->name, sc->cuts, PROGRESS_S);
+        return -1;
+      }
+      break;
+    }
+  }
+  return 0;
+}
+
 /* Runs scenario sc with the victims: returns 0, or -1 when it failed. */
 static int run_scenario(chaos_proxy_t *p, victim_t *vs, const scenario_t *sc, uint64_t *seed, bool resume) {
   bool expect_resume = sc->expect_resume || resume;
@@ -631,38 +674,18 @@ static int run_scenario(chaos_proxy_t *p, victim_t *vs, const scenario_t *sc, ui
     pthread_create(&vs[i].th, NULL, victim_main, &vs[i]);
   }
   int rc = wait_progress(vs, 1, false, PROGRESS_S);
-  if (!rc) { /* fire once a seeded number of bytes more crossed: mid-copy */
-    bytes_arg_t b = {c0.bytes_up + c0.bytes_down + rnd(seed) % (4u << 20)};
-    chaos_counters_t c = chaos_proxy_counters(p, CHAOS_ALL_ROUTES);
-    if (b.at_least < c.bytes_up + c.bytes_down) b.at_least = c.bytes_up + c.bytes_down + rnd(seed) % (4u << 20);
-    if (chaos_proxy_wait(p, CHAOS_ALL_ROUTES, bytes_reached, &b, PROGRESS_S * 1000)) {
-      violation(NULL, "%s: no bytes crossed the proxy", sc->name);
-      rc = -1;
-    }
-  }
-  if (!rc) {
-    switch (sc->fault) {
-      case F_NONE: break;
-      case F_CUT: chaos_proxy_cut(p, CHAOS_ALL_ROUTES, sc->how, sc->ms); break;
-      case F_CUT_BULK: chaos_proxy_cut(p, 1, sc->how, sc->ms); break;
-      case F_STALL: chaos_proxy_stall(p, sc->ms); break;
-      case F_THROTTLE:
-        chaos_proxy_throttle(p, 8u << 20);
-        chaos_proxy_delay(p, 2000);
-        break;
-      case F_RANDOM_CUT: {
-        chaos_proxy_random_cut(p, 1024, 6u << 20, 1000, rnd(seed), (chaos_how_t)(rnd(seed) & 1));
-        bytes_arg_t k = {c0.random_cuts + 3};
-        if (chaos_proxy_wait(p, CHAOS_ALL_ROUTES, random_cuts_reached, &k, PROGRESS_S * 1000)) {
-          violation(NULL, "%s: fewer than 3 random cuts", sc->name);
-          rc = -1;
-        }
-        chaos_proxy_random_cut(p, 1, 1, 0, 0, CHAOS_FIN);
-        break;
-      }
-    }
+  /* A fault that breaks connections but failed no operation (it fell
+   * between them) fires again, 3 times at most. */
+  for (int tries = 0; !rc && tries < 3; tries++) {
+    trigger(p, seed);
+    rc = fire(p, sc, seed);
     atomic_store(&g_fired, 1); /* recovery counts operations started from here */
     if (!rc) rc = wait_progress(vs, AFTER, true, PROGRESS_S);
+    int failed = 0;
+    for (int i = 0; i < NVICTIMS; i++) failed += atomic_load(&vs[i].failed);
+    if (failed || !sc->breaks || expect_resume) break;
+    atomic_store(&g_fired, 0);
+    for (int i = 0; i < NVICTIMS; i++) atomic_store(&vs[i].ok_after, 0);
   }
   atomic_store(&g_run, 0);
   /* the victims finish their operation (each bounded) and close */

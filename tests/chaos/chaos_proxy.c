@@ -82,7 +82,7 @@ struct chaos_proxy {
   int64_t delay_ns;
   struct {
     uint64_t lo, hi, state;
-    int permille;
+    int permille, route;
     chaos_how_t how;
     bool rearm; /* live connections draw again */
   } rnd;
@@ -110,9 +110,9 @@ static uint64_t next_rand(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
-/* Under mu: a random-cut budget for a connection, or NO_BUDGET. */
-static uint64_t draw_budget(chaos_proxy_t *p) {
-  if (p->rnd.permille <= 0) return NO_BUDGET;
+/* Under mu: a random-cut budget for a connection of route, or NO_BUDGET. */
+static uint64_t draw_budget(chaos_proxy_t *p, int route) {
+  if (p->rnd.permille <= 0 || (p->rnd.route != CHAOS_ALL_ROUTES && p->rnd.route != route)) return NO_BUDGET;
   if ((int)(next_rand(&p->rnd.state) % 1000) >= p->rnd.permille) return NO_BUDGET;
   return p->rnd.lo + next_rand(&p->rnd.state) % (p->rnd.hi - p->rnd.lo + 1);
 }
@@ -295,7 +295,7 @@ static void accept_all(chaos_proxy_t *p, int ri, int64_t now) {
     }
     setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     setsockopt(ufd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    *c = (conn_t){.route = ri, .fd = {cfd, ufd}, .connecting = rc != 0, .budget = draw_budget(p), .next = p->conns};
+    *c = (conn_t){.route = ri, .fd = {cfd, ufd}, .connecting = rc != 0, .budget = draw_budget(p, ri), .next = p->conns};
     for (int i = 0; i < 2; i++) c->d[i].tok_at = now;
     p->conns = c;
     r->c.live++;
@@ -350,7 +350,7 @@ static void *proxy_main(void *arg) {
     int64_t now = now_ns(), deadline = INT64_MAX;
     if (p->cut.pending) do_cut(p, now);
     if (p->rnd.rearm) {
-      for (conn_t *c = p->conns; c; c = c->next) c->budget = draw_budget(p);
+      for (conn_t *c = p->conns; c; c = c->next) c->budget = draw_budget(p, c->route);
       p->rnd.rearm = false;
     }
     for (conn_t *c = p->conns; c; c = c->next)
@@ -561,7 +561,8 @@ void chaos_proxy_delay(chaos_proxy_t *p, uint64_t one_way_us) {
   pthread_mutex_unlock(&p->mu);
 }
 
-void chaos_proxy_random_cut(chaos_proxy_t *p, uint64_t lo, uint64_t hi, int permille, uint64_t seed, chaos_how_t how) {
+void chaos_proxy_random_cut(chaos_proxy_t *p, int route, uint64_t lo, uint64_t hi, int permille, uint64_t seed,
+                            chaos_how_t how) {
   pthread_mutex_lock(&p->mu);
   if (lo < 1) lo = 1;
   if (hi < lo) hi = lo;
@@ -570,6 +571,7 @@ void chaos_proxy_random_cut(chaos_proxy_t *p, uint64_t lo, uint64_t hi, int perm
   p->rnd.permille = permille < 0 ? 0 : permille > 1000 ? 1000 : permille;
   p->rnd.state = seed;
   p->rnd.how = how;
+  p->rnd.route = route;
   p->rnd.rearm = true;
   pthread_mutex_unlock(&p->mu);
   wake(p);

@@ -64,7 +64,7 @@ typedef enum {
 #define CHAOS_MAX_ROUTES 8
 
 typedef struct {
-  uint64_t accepted;        /* connections accepted and carried (refused ones not) */
+  uint64_t accepted;        /* connections accepted, not refused (upstream_failed among them) */
   uint64_t refused;         /* accepted while refusing, and closed at once */
   uint64_t upstream_failed; /* accepted, but the upstream could not be reached: closed */
   uint64_t live;            /* carried now */
@@ -106,12 +106,16 @@ void chaos_proxy_throttle(chaos_proxy_t *p, uint64_t bytes_per_s);
 /* Bytes read from now on leave one_way_us later, each direction. */
 void chaos_proxy_delay(chaos_proxy_t *p, uint64_t one_way_us);
 
-/* Random cuts: from now, each connection (live ones from their current
- * count) is, with probability permille/1000, cut with how after a byte
- * count drawn uniformly from [lo, hi] (1 <= lo <= hi) by a generator
- * seeded with seed (the same seed and order of connections draw the same
- * counts). permille 0 turns random cuts off, live connections' included. */
-void chaos_proxy_random_cut(chaos_proxy_t *p, uint64_t lo, uint64_t hi, int permille, uint64_t seed, chaos_how_t how);
+/* Random cuts: from now, each connection of route (CHAOS_ALL_ROUTES:
+ * all; live ones from their current count) is, with probability
+ * permille/1000, cut with how after a byte count drawn uniformly from
+ * [lo, hi] (1 <= lo <= hi) by a generator seeded with seed (the same seed
+ * and order of connections draw the same counts). A connection is cut
+ * only while bytes flow through it, so a cut of a small count lands
+ * inside a transfer. permille 0 turns random cuts off, live connections'
+ * included. */
+void chaos_proxy_random_cut(chaos_proxy_t *p, int route, uint64_t lo, uint64_t hi, int permille, uint64_t seed,
+                            chaos_how_t how);
 
 /* The counters of route (CHAOS_ALL_ROUTES: summed over all). */
 chaos_counters_t chaos_proxy_counters(chaos_proxy_t *p, int route);

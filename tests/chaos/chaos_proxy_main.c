@@ -104,8 +104,8 @@ static int command(chaos_proxy_t *p, char *line) {
   } else if (!strcmp(w[0], "delay") && n > 1) {
     chaos_proxy_delay(p, strtoull(w[1], NULL, 10) * 1000);
   } else if (!strcmp(w[0], "random") && n > 3) {
-    chaos_proxy_random_cut(p, strtoull(w[1], NULL, 10), strtoull(w[2], NULL, 10), atoi(w[3]), (uint64_t)time(NULL),
-                           n > 4 && !strcmp(w[4], "rst") ? CHAOS_RST : CHAOS_FIN);
+    chaos_proxy_random_cut(p, CHAOS_ALL_ROUTES, strtoull(w[1], NULL, 10), strtoull(w[2], NULL, 10), atoi(w[3]),
+                           (uint64_t)time(NULL), n > 4 && !strcmp(w[4], "rst") ? CHAOS_RST : CHAOS_FIN);
   } else {
     fprintf(stderr, "chaos_proxy: unknown command: %s\n", line);
   }
@@ -175,7 +175,8 @@ int main(int argc, char **argv) {
   if (!p) return fprintf(stderr, "chaos_proxy: %s\n", strerror(errno)), 1;
   chaos_proxy_delay(p, (uint64_t)delay_ms * 1000);
   chaos_proxy_throttle(p, throttle);
-  if (rlo) chaos_proxy_random_cut(p, rlo, rhi, permille, seed, how == CHAOS_RST ? CHAOS_RST : CHAOS_FIN);
+  if (rlo)
+    chaos_proxy_random_cut(p, CHAOS_ALL_ROUTES, rlo, rhi, permille, seed, how == CHAOS_RST ? CHAOS_RST : CHAOS_FIN);
   for (int i = 0; i < nroutes; i++) {
     char listen_on[128], addr[64], err[256];
     snprintf(listen_on, sizeof listen_on, "%s", routes[i]);

@@ -387,7 +387,7 @@ START_TEST(test_random_cut_at_its_count) {
   upstream_open(&u);
   chaos_proxy_t *p = proxy_to(&u, addr, sizeof addr);
   uint64_t at = 100003;
-  chaos_proxy_random_cut(p, at, at, 1000, 7, CHAOS_FIN);
+  chaos_proxy_random_cut(p, CHAOS_ALL_ROUTES, at, at, 1000, 7, CHAOS_FIN);
   int c = dial(addr), s = upstream_accept(&u);
   size_t n = MiB;
   uint8_t *data = malloc(n), *got = malloc(n);
@@ -420,7 +420,7 @@ START_TEST(test_random_cut_seeded) {
   size_t counts[2][3];
   for (int run = 0; run < 2; run++) {
     chaos_proxy_t *p = proxy_to(&u, addr, sizeof addr);
-    chaos_proxy_random_cut(p, 1000, 50000, 1000, 42, CHAOS_FIN);
+    chaos_proxy_random_cut(p, CHAOS_ALL_ROUTES, 1000, 50000, 1000, 42, CHAOS_FIN);
     for (int k = 0; k < 3; k++) {
       int c = dial(addr), s = upstream_accept(&u);
       uint8_t data[100000], got[100000];
@@ -439,7 +439,7 @@ START_TEST(test_random_cut_seeded) {
       pthread_join(t, NULL);
       close(c), close(s);
     }
-    chaos_proxy_random_cut(p, 1, 1, 0, 0, CHAOS_FIN); /* off */
+    chaos_proxy_random_cut(p, CHAOS_ALL_ROUTES, 1, 1, 0, 0, CHAOS_FIN); /* off */
     int c = dial(addr), s = upstream_accept(&u);
     uint8_t big[65536];
     fill(big, sizeof big, 7);
@@ -469,7 +469,7 @@ START_TEST(test_random_cut_live) {
   ck_assert_int_eq(send(c, "0123456789", 10, 0), 10);
   uint8_t got[4096];
   ck_assert_int_eq(read_n(s, got, 10, 10, NULL), 0);
-  chaos_proxy_random_cut(p, 1000, 1000, 1000, 3, CHAOS_FIN);
+  chaos_proxy_random_cut(p, CHAOS_ALL_ROUTES, 1000, 1000, 1000, 3, CHAOS_FIN);
   uint8_t data[4096];
   fill(data, sizeof data, 8);
   writer_t w = {c, data, sizeof data};
@@ -485,8 +485,9 @@ START_TEST(test_random_cut_live) {
 }
 END_TEST
 
-/* Two routes, one proxy: a cut of one leaves the other; counters per
- * route; a route on another loopback host at a port free on both. */
+/* Two routes, one proxy: a cut of one leaves the other, and so do random
+ * cuts of one; counters per route; a route on another loopback host at a
+ * port free on both. */
 START_TEST(test_two_routes) {
   upstream_t u1, u2;
   upstream_open(&u1);
@@ -516,6 +517,19 @@ START_TEST(test_two_routes) {
   ck_assert_uint_eq(chaos_proxy_counters(p, CHAOS_ALL_ROUTES).bytes_up, 3);
   uint64_t never = 1u << 30;
   ck_assert_int_eq(chaos_proxy_wait(p, 0, bytes_at_least, &never, 50), -1); /* a wait gives up */
+  close(c2), close(s2);
+  /* random cuts of route 1 alone: its next connection ends after 3 bytes, route 0's goes on */
+  chaos_proxy_random_cut(p, 1, 3, 3, 1000, 9, CHAOS_FIN);
+  c2 = dial(a2), s2 = upstream_accept(&u2);
+  ck_assert_int_eq(send(c2, "abcdef", 6, 0), 6);
+  uint8_t got[16];
+  int how = 1;
+  ck_assert_uint_eq(read_to_end(s2, got, sizeof got, 10, &how), 3);
+  ck_assert_int_eq(how, 0);
+  ck_assert_int_eq(send(c1, "0123456789", 10, 0), 10);
+  ck_assert_int_eq(read_n(s1, got, 10, 10, NULL), 0);
+  ck_assert_uint_eq(chaos_proxy_counters(p, 0).random_cuts, 0);
+  ck_assert_uint_eq(chaos_proxy_counters(p, 1).random_cuts, 1);
   close(c1), close(s1), close(c2), close(s2);
   chaos_proxy_free(p);
   close(u1.lfd), close(u2.lfd);
