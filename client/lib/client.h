@@ -10,7 +10,7 @@
  *
  *   session.c  open, close               → auth poll send pending info stream addr error
  *   job.c      job calls (no session)    → info (unary calls) auth error
- *   memory.c   malloc/free, copies       → submit poll (breaks) stream info addr error
+ *   memory.c   malloc/free, copies       → submit poll (dead) stream info addr error
  *   stream.c   streams, events, kernels  → submit pending (sticky errors) info addr error
  *   info.c     unary calls, devices      → submit poll error
  *   submit.c   the submit API            → poll send bulk pending error
@@ -166,7 +166,6 @@ typedef struct {
   int attempts;               /* since the break */
   int64_t resume_until;       /* give up then (CLOCK_MONOTONIC ns) */
   int64_t retry_at;           /* the next try, once the old call's completions are in */
-  unsigned breaks;            /* breaks the session came through (a synchronous copy runs again) */
   grpc_metadata resume_md[3]; /* the open's, then each try's: the token, the session key, the replies received */
   char rx_str[24];
 } cl_poll_state_t;
@@ -537,9 +536,6 @@ int cl_poll_check_open_locked(rdev_session_t *s);
 void cl_poll_wake_locked(rdev_session_t *s);
 /* Whether the call ended; if why, its message into why[why_len]. Takes s->mu. */
 bool cl_poll_dead(rdev_session_t *s, char *why, size_t why_len);
-/* How many breaks the session came through so far (resumed or being
- * resumed). Takes s->mu. */
-unsigned cl_poll_breaks(rdev_session_t *s);
 /* At open, from rdevd's answer: rdevd keeps a broken session for ms (0:
  * not at all); the caller's limit applies within it. */
 void cl_poll_resumable(rdev_session_t *s, int64_t ms);

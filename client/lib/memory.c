@@ -321,18 +321,18 @@ static int do_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *
   }
 }
 
-/* A synchronous copy whose bytes were lost in a break (they travel on the
- * bulk connection, which is not resumed) runs again once the session came
- * through it: the memory is the caller's until it returns, and running a
- * copy again gives the same bytes. At most this many times. */
+/* A synchronous copy whose bytes were lost with the bulk connection (which
+ * is not resumed: its own break, or the session's) fails RDEV_UNAVAILABLE
+ * while the session lives on; it runs again, then in-band: the memory is
+ * the caller's until it returns, and running a copy again gives the same
+ * bytes. At most this many times. */
 #define COPY_TRIES 3
 
 int rdev_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count, rdev_memcpy_kind_t kind) {
   if (!s) return cl_error(RDEV_INVALID_PARAM, "session is NULL");
   for (int i = 1;; i++) {
-    unsigned breaks = cl_poll_breaks(s);
     int rc = do_memcpy(s, dst, dest_max, src, count, kind, 0);
-    if (rc != RDEV_UNAVAILABLE || i == COPY_TRIES || cl_poll_breaks(s) == breaks || cl_poll_dead(s, NULL, 0)) return rc;
+    if (rc != RDEV_UNAVAILABLE || i == COPY_TRIES || cl_poll_dead(s, NULL, 0)) return rc;
   }
 }
 

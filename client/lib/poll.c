@@ -305,7 +305,6 @@ static void break_locked(rdev_session_t *s) {
   p->attempts = 0;
   p->retry_at = 0;
   p->resume_until = now_ns() + p->resume_ms * 1000000LL;
-  p->breaks++;
   cl_send_pause_locked(s);
 }
 
@@ -397,13 +396,6 @@ static void attempt_opened_locked(rdev_session_t *s, bool ok) {
                                  NULL);
   }
   pthread_cond_broadcast(&p->dead_cv);
-}
-
-unsigned cl_poll_breaks(rdev_session_t *s) {
-  pthread_mutex_lock(&s->mu);
-  unsigned n = s->poll.breaks;
-  pthread_mutex_unlock(&s->mu);
-  return n;
 }
 
 void cl_poll_resumable(rdev_session_t *s, int64_t ms) {

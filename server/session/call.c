@@ -91,15 +91,16 @@ static void on_close(srv_op_t *op, int ok) {
   (void)ok;
   atomic_fetch_sub(&s->call_ops, 1);
   pthread_mutex_lock(&s->mu);
-  /* A call that broke (not a half-close, not ended by rdevd) leaves its
+  /* A call that ended before its session did (no bye from the client,
+   * not ended by rdevd: it broke, whatever gRPC says of it) leaves its
    * session waiting for a call that resumes it, with this batch's
    * reference; the reaper ends it once its window passed. */
-  int detach = s->cancelled && s->resumable && !s->end_why && !s->half_closed && !s->released &&
-               !atomic_load(&s->srv->shutting_down);
+  int detach = s->resumable && !s->end_why && !s->bye && !s->released && !atomic_load(&s->srv->shutting_down);
   if (detach) {
     s->detached = 1;
     s->broken = 1;
     s->detached_until = (int64_t)rdev_clock_now_ns() + (int64_t)s->srv->cfg.resume_ms * 1000000;
+    srv_unacked_to_tenant_locked(s, 1);
   }
   pthread_mutex_unlock(&s->mu);
   if (detach) {
@@ -221,13 +222,16 @@ int srv_session_resume(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_t
     if (s->released || !s->resumable) {
       old = NULL;
     } else if (!s->detached || atomic_load(&s->call_ops) > 0) {
-      busy = 1; /* its old call is not over here yet: cut it, the client tries again */
-      if (!s->detached && !s->broken) old = s->call, grpc_call_ref(old);
+      /* its old call is not over here yet (its connection may look alive
+       * from here, or half gone): cut it, the client tries again */
+      busy = 1;
+      if (!s->detached) old = s->call, grpc_call_ref(old);
     } else {
       old = s->call; /* taken over */
       s->call = call;
       s->deadline = deadline;
       s->detached = 0;
+      srv_unacked_to_tenant_locked(s, 0);
       s->over_cap = 0;
     }
     pthread_mutex_unlock(&s->mu);

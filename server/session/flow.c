@@ -40,17 +40,35 @@ void srv_post_recv(srv_session_t *s) {
   srv_start_batch(s, &op, 1, &s->recv_op);
 }
 
-/* mu held: n more bytes of replies not acknowledged (resume), counted to
- * the session and its tenant; past the tenant's cap the session ends
+/* mu held: n more bytes of replies not acknowledged (resume). A detached
+ * session's count to its tenant, and past the tenant's cap the session
+ * ends; a connected one's client acknowledges every RDEV_WIRE_ACK_BYTES,
+ * and past UNACKED_MAX it does not and the session ends
  * (srv_flow_check_cap, once mu is let go). */
+#define UNACKED_MAX (16 * RDEV_WIRE_ACK_BYTES)
+
 static void unacked_add(srv_session_t *s, size_t n) {
   s->unacked += n;
-  if (atomic_fetch_add(&s->tenant->unacked, n) + n > s->max_unacked) s->over_cap = 1;
+  if (s->unacked_tenant) {
+    if (atomic_fetch_add(&s->tenant->unacked, n) + n > s->max_unacked) s->over_cap = SRV_OVER_TENANT;
+  } else if (s->unacked > UNACKED_MAX) {
+    s->over_cap = SRV_OVER_SESSION;
+  }
 }
 
 static void unacked_sub(srv_session_t *s, size_t n) {
   s->unacked -= n;
-  atomic_fetch_sub(&s->tenant->unacked, n);
+  if (s->unacked_tenant) atomic_fetch_sub(&s->tenant->unacked, n);
+}
+
+void srv_unacked_to_tenant_locked(srv_session_t *s, int on) {
+  if (on == s->unacked_tenant) return;
+  s->unacked_tenant = on;
+  if (!on) {
+    atomic_fetch_sub(&s->tenant->unacked, s->unacked);
+  } else if (atomic_fetch_add(&s->tenant->unacked, s->unacked) + s->unacked > s->max_unacked) {
+    s->over_cap = SRV_OVER_TENANT;
+  }
 }
 
 static void node_free(srv_session_t *s, reply_node_t *n) {
@@ -185,8 +203,8 @@ void srv_flow_check_cap(srv_session_t *s) {
   pthread_mutex_unlock(&s->mu);
   /* a detached one: the reaper ends it */
   if (end)
-    srv_session_end(s, "unacknowledged replies over the tenant's cap", GRPC_STATUS_RESOURCE_EXHAUSTED,
-                    "replies not acknowledged by the client passed the tenant's cap (max_unacked)");
+    srv_session_end(s, "unacknowledged replies", GRPC_STATUS_RESOURCE_EXHAUSTED,
+                    "the client did not acknowledge the session's replies (16 x 4 MiB)");
 }
 
 void srv_acked_locked(srv_session_t *s, uint64_t n) {

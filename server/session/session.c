@@ -201,7 +201,7 @@ void srv_sessions_end_all(srv_t *srv) {
  * its audit line written, its kept replies dropped. */
 static void expire(srv_session_t *s) {
   srv_session_release(s);
-  srv_session_closed(s, s->over_cap ? "unacknowledged replies over the tenant's cap" : "resume window passed");
+  srv_session_closed(s, s->expiring == 2 ? "unacknowledged replies over the tenant's cap" : "resume window passed");
   pthread_mutex_lock(&s->mu);
   srv_drop_queue(s);
   pthread_mutex_unlock(&s->mu);
@@ -222,7 +222,11 @@ static void *reaper_main(void *arg) {
     for (srv_session_t *s = srv->sessions; s; s = s->next) {
       pthread_mutex_lock(&s->mu);
       int go = s->detached && (now >= s->detached_until || draining || s->over_cap) && srv_session_ref_live(s);
-      if (go) s->detached = 0; /* no call takes it over from now on */
+      if (go) { /* no call takes it over from now on */
+        s->detached = 0;
+        s->expiring = s->over_cap == SRV_OVER_TENANT ? 2 : 1;
+        srv_unacked_to_tenant_locked(s, 0);
+      }
       pthread_mutex_unlock(&s->mu);
       if (go) {
         s->reap_next = due;

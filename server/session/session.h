@@ -171,11 +171,13 @@ struct srv_session {
   uint64_t tx_msgs;                  /* replies numbered */
   reply_node_t *log_head, *log_tail; /* sent, not yet acknowledged (flattened: they show no device memory) */
   grpc_byte_buffer *sending_copy;    /* what gRPC sends of the head reply (it empties it), which is kept */
-  size_t unacked;                    /* bytes of replies not acknowledged (queued or logged), counted to the tenant */
-  int over_cap;                      /* the tenant's cap on them was passed: the session ends */
+  size_t unacked;                    /* bytes of replies not acknowledged (queued or logged) */
+  int unacked_tenant;                /* they count to the tenant (detached) */
+  int over_cap;                      /* SRV_OVER_*: too many of them: the session ends */
   uint64_t tx_acked;                 /* replies the client acknowledged */
   size_t max_unacked;                /* the tenant's cap, when the session opened */
   srv_session_t *reap_next;          /* the reaper's list (session.c) */
+  int expiring;                      /* the reaper ends it: 1 its window passed, 2 its tenant's cap */
   /* In-process sessions (call == NULL): replies go to local_fn, and
    * local_ready says the session takes its next message (mu). */
   srv_reply_fn local_fn;
@@ -361,8 +363,13 @@ void srv_maybe_ack(srv_session_t *s, size_t len);
  * first acked replies: the kept ones after them go out again first. */
 void srv_flow_reattach_locked(srv_session_t *s, uint64_t acked);
 
-/* A session past its tenant's cap on unacknowledged replies ends (no lock held). */
+/* A session past its limit on unacknowledged replies ends (no lock held). */
 void srv_flow_check_cap(srv_session_t *s);
+#define SRV_OVER_TENANT 1  /* detached: its tenant's max_unacked */
+#define SRV_OVER_SESSION 2 /* connected: its client does not acknowledge */
+/* mu held: a detached session's unacknowledged replies count to its
+ * tenant (on), or no longer (off: resumed, or ending). */
+void srv_unacked_to_tenant_locked(srv_session_t *s, int on);
 
 /* Counts n bytes more (or, sub, fewer) held for the session; fewer may
  * let a paused receive go on. */

@@ -291,6 +291,39 @@ START_TEST(test_kernel_print_survives_a_cut) {
 }
 END_TEST
 
+/* A stall longer than the keepalive's patience (1 s pings, 1 s for an
+ * answer): the client takes the connection for broken, and once the
+ * network moves again resumes the session; the work queued before and
+ * after completes once each. */
+START_TEST(test_stall_past_the_keepalive_resumes) {
+  fx_server_t srv;
+  char err[512];
+  const char *extra[] = {"--resume-ms", "20000", NULL};
+  ck_assert_msg(fx_server_start(&srv, extra, err, sizeof err) == 0, "cannot start rdevd: %s", err);
+  via_t v;
+  via_open(&v, srv.target, 0);
+  rdev_options_t o = {.keepalive_ms = 1000, .connect_timeout_ms = 20000};
+  rdev_session_t *s = NULL;
+  FX_OK(rdev_session_open(v.target, &o, &s));
+  rdev_stream_t *st = NULL;
+  uint32_t *d = NULL, one = 1, got = 0;
+  FX_OK(rdev_stream_create(s, &st));
+  FX_OK(rdev_malloc(s, (void **)&d, 64, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_memcpy(s, d, 4, &one, 4, RDEV_MEMCPY_HOST_TO_DEVICE));
+  const uint64_t pattern = 0x2545f4914f6cdd1dull;
+  queue_ops(st, d, pattern, 0, 500);
+  chaos_proxy_stall(v.p, 3500);
+  queue_ops(st, d, pattern, 500, 1000);
+  FX_OK(rdev_stream_synchronize(st));
+  FX_OK(rdev_memcpy(s, &got, 4, d, 4, RDEV_MEMCPY_DEVICE_TO_HOST));
+  ck_assert_uint_eq(got, model(pattern, 1000));
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+  chaos_proxy_free(v.p);
+  fx_server_stop(&srv);
+}
+END_TEST
+
 /* A break longer than rdevd's window (0.5 s here: the proxy refuses the
  * client for 1.5 s): the session ends with RDEV_UNAVAILABLE, and rdevd
  * gives its memory back. */
@@ -369,6 +402,7 @@ Suite *suite_resume(void) {
   tcase_add_test(tc, test_async_reads_survive_a_cut);
   tcase_add_test(tc, test_host_function_survives_a_cut);
   tcase_add_test(tc, test_kernel_print_survives_a_cut);
+  tcase_add_test(tc, test_stall_past_the_keepalive_resumes);
   tcase_add_test(tc, test_break_past_the_window_ends_the_session);
   tcase_add_test(tc, test_unacknowledged_replies_past_the_cap_end_the_session);
   suite_add_tcase(su, tc);
