@@ -35,12 +35,20 @@ static void on_recv(srv_op_t *op, int ok) {
    * call's receive may end "fine"); on_close says whether the session
    * waits for another. */
   int broke = (!ok || !bb) && s->resumable && !bye;
-  if (broke) s->recv_wanted = 1;
+  grpc_call *cut = NULL; /* messages that ended cleanly without a bye: the call is cut here */
+  if (broke) {
+    s->recv_wanted = 1;
+    if (ok) grpc_call_ref(cut = s->call);
+  }
   if (ok && bb && s->resumable) s->rx_msgs++; /* before it runs: its replies acknowledge it */
   atomic_fetch_sub(&s->call_ops, 1);
   pthread_mutex_unlock(&s->mu);
   if (broke) {
     if (bb) grpc_byte_buffer_destroy(bb);
+    if (cut) {
+      grpc_call_cancel_with_status(cut, GRPC_STATUS_UNAVAILABLE, "the session's messages ended without a bye", NULL);
+      grpc_call_unref(cut);
+    }
     srv_session_unref(s);
     return;
   }
@@ -95,7 +103,8 @@ static void on_close(srv_op_t *op, int ok) {
    * not ended by rdevd: it broke, whatever gRPC says of it) leaves its
    * session waiting for a call that resumes it, with this batch's
    * reference; the reaper ends it once its window passed. */
-  int detach = s->resumable && !s->end_why && !s->bye && !s->released && !atomic_load(&s->srv->shutting_down);
+  int detach = s->resumable && !s->end_why && !s->bye && !s->released && !atomic_load(&s->srv->shutting_down) &&
+               !srv_deadline_passed(s);
   if (detach) {
     s->detached = 1;
     s->broken = 1;
@@ -201,7 +210,7 @@ int srv_session_resume(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_t
   if (av && GRPC_SLICE_LENGTH(*av) < sizeof num) memcpy(num, GRPC_SLICE_START_PTR(*av), GRPC_SLICE_LENGTH(*av));
   char *end;
   unsigned long long acked = strtoull(num, &end, 10);
-  if (!num[0] || *end) {
+  if (num[0] < '0' || num[0] > '9' || *end) {
     srv_call_respond(call, NULL, GRPC_STATUS_INVALID_ARGUMENT, "resume: " RDEV_WIRE_RESUME_ACKED_KEY " is not a count");
     return 1;
   }
@@ -227,10 +236,14 @@ int srv_session_resume(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_t
       busy = 1;
       if (!s->detached) old = s->call, grpc_call_ref(old);
     } else {
-      old = s->call; /* taken over */
+      old = s->call; /* taken over: the new call's state, before its close is watched */
       s->call = call;
       s->deadline = deadline;
       s->detached = 0;
+      s->cancelled = 0;
+      s->broken = 0;
+      s->status_started = 0;
+      s->send_busy = 0;
       srv_unacked_to_tenant_locked(s, 0);
       s->over_cap = 0;
     }
@@ -253,9 +266,9 @@ int srv_session_resume(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_t
   }
   grpc_call_unref(old);
   char *peer = grpc_call_get_peer(call);
+  pthread_mutex_lock(&s->mu);
   srv_audit(SRV_LOG_INFO, "session resumed", s->tenant->name, peer, "session=%llu acked=%llu received=%llu sent=%llu",
             (unsigned long long)s->id, acked, (unsigned long long)s->rx_msgs, (unsigned long long)s->tx_msgs);
-  pthread_mutex_lock(&s->mu);
   gpr_free(s->peer);
   s->peer = peer;
   pthread_mutex_unlock(&s->mu);

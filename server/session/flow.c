@@ -51,7 +51,7 @@ static void unacked_add(srv_session_t *s, size_t n) {
   s->unacked += n;
   if (s->unacked_tenant) {
     if (atomic_fetch_add(&s->tenant->unacked, n) + n > s->max_unacked) s->over_cap = SRV_OVER_TENANT;
-  } else if (s->unacked > UNACKED_MAX) {
+  } else if (s->unacked > UNACKED_MAX + s->max_inflight) { /* the queue's max_inflight, then the log's */
     s->over_cap = SRV_OVER_SESSION;
   }
 }
@@ -233,6 +233,13 @@ void srv_maybe_ack(srv_session_t *s, size_t len) {
 
 void srv_flow_reattach_locked(srv_session_t *s, uint64_t acked) {
   srv_acked_locked(s, acked);
+  while (s->sq_head && s->sq_head->num <= s->tx_acked) { /* a failed send the client had after all */
+    reply_node_t *x = s->sq_head;
+    s->sq_head = x->next;
+    if (!s->sq_head) s->sq_tail = NULL;
+    s->inflight -= x->bytes;
+    node_free(s, x);
+  }
   /* what the client did not get goes again, first: the kept replies
    * after its count, then the queue (none of it in flight: the old call's
    * batches are over) */
@@ -243,10 +250,6 @@ void srv_flow_reattach_locked(srv_session_t *s, uint64_t acked) {
     s->sq_head = s->log_head;
   }
   s->log_head = s->log_tail = NULL;
-  s->send_busy = 0;
-  s->broken = 0;
-  s->cancelled = 0;
-  s->status_started = 0;
   if (s->sq_head) start_send(s);
 }
 
@@ -307,15 +310,15 @@ static void on_send(srv_op_t *op, int ok) {
   int keep = s->resumable && !s->released;
   if (!ok) {
     s->broken = 1;
-    if (keep) { /* it may not have arrived: the call that resumes sends it again */
+    if (!keep) {
+      srv_drop_queue(s);
+    } else if (n->num > s->tx_acked) { /* it may not have arrived: the call that resumes sends it again */
       n->next = s->sq_head;
       s->sq_head = n;
       if (!s->sq_tail) s->sq_tail = n;
       s->inflight += n->bytes;
       n = NULL;
-    } else {
-      srv_drop_queue(s);
-    }
+    } /* else the client has it: freed below */
   } else if (s->sq_head && call_usable(s)) {
     start_send(s);
   }
@@ -325,12 +328,14 @@ static void on_send(srv_op_t *op, int ok) {
   if (n && ok && keep) flatten(n); /* kept until the client acknowledges it */
   pthread_mutex_lock(&s->mu);
   if (n && ok && keep && n->num > s->tx_acked && !s->released) {
-    n->next = NULL;
-    if (s->log_tail)
-      s->log_tail->next = n;
-    else
-      s->log_head = n;
-    s->log_tail = n;
+    /* in number order (another thread's send may have been logged first) */
+    reply_node_t **pp = s->log_tail && s->log_tail->num > n->num ? &s->log_head
+                        : s->log_tail                            ? &s->log_tail->next
+                                                                 : &s->log_head;
+    while (*pp && (*pp)->num < n->num) pp = &(*pp)->next;
+    n->next = *pp;
+    *pp = n;
+    if (!n->next) s->log_tail = n;
     n = NULL;
   }
   if (n) node_free(s, n);

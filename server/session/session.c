@@ -27,24 +27,32 @@ void srv_session_closed(srv_session_t *s, const char *why) {
 /* A cancel this close to the deadline is the deadline (srv_end_reason). */
 #define DEADLINE_SLACK_MS 250
 
-const char *srv_end_reason(srv_session_t *s) {
-  pthread_mutex_lock(&s->mu);
-  const char *why = s->end_why;
-  pthread_mutex_unlock(&s->mu);
-  if (why) return why;
+int srv_deadline_passed(const srv_session_t *s) {
   /* The client's copy of the deadline is earlier than ours by the time the
    * call's start took to arrive, and its cancel arrives as ours is due:
    * a cancel this close to the deadline is the deadline. */
   gpr_timespec slack = gpr_time_from_millis(DEADLINE_SLACK_MS, GPR_TIMESPAN);
-  if (gpr_time_cmp(gpr_time_add(gpr_now(s->deadline.clock_type), slack), s->deadline) >= 0) return "deadline";
-  return "cancelled";
+  return gpr_time_cmp(gpr_time_add(gpr_now(s->deadline.clock_type), slack), s->deadline) >= 0;
+}
+
+const char *srv_end_reason(srv_session_t *s) {
+  pthread_mutex_lock(&s->mu);
+  const char *why = s->end_why;
+  int deadline = srv_deadline_passed(s);
+  pthread_mutex_unlock(&s->mu);
+  return why ? why : deadline ? "deadline" : "cancelled";
 }
 
 void srv_session_end(srv_session_t *s, const char *why, grpc_status_code code, const char *details) {
   pthread_mutex_lock(&s->mu);
   if (!s->end_why) s->end_why = why;
+  grpc_call *call = s->call; /* a resume may replace it: ours to cancel, referenced */
+  if (call) grpc_call_ref(call);
   pthread_mutex_unlock(&s->mu);
-  if (s->call) grpc_call_cancel_with_status(s->call, code, details, NULL);
+  if (call) {
+    grpc_call_cancel_with_status(call, code, details, NULL);
+    grpc_call_unref(call);
+  }
 }
 
 void srv_session_ref(srv_session_t *s) { atomic_fetch_add(&s->refs, 1); }
@@ -221,7 +229,8 @@ static void *reaper_main(void *arg) {
     srv_session_t *due = NULL;
     for (srv_session_t *s = srv->sessions; s; s = s->next) {
       pthread_mutex_lock(&s->mu);
-      int go = s->detached && (now >= s->detached_until || draining || s->over_cap) && srv_session_ref_live(s);
+      int go =
+          s->detached && (now >= s->detached_until || draining || s->over_cap || s->end_why) && srv_session_ref_live(s);
       if (go) { /* no call takes it over from now on */
         s->detached = 0;
         s->expiring = s->over_cap == SRV_OVER_TENANT ? 2 : 1;

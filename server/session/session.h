@@ -249,6 +249,10 @@ void srv_session_closed(srv_session_t *s, const char *why);
  * client cancelled (or vanished). */
 const char *srv_end_reason(srv_session_t *s);
 
+/* Whether the deadline of s's call has passed (or nearly: a cancel this
+ * close to it is the deadline). mu held, or the deadline not changing. */
+int srv_deadline_passed(const srv_session_t *s);
+
 /* The server ends s (its lock order: srv->mu may be held). */
 void srv_session_end(srv_session_t *s, const char *why, grpc_status_code code, const char *details);
 

@@ -485,8 +485,10 @@ static int rdevd_start(const char *path, int bulk_port) {
     if (getppid() != parent) _exit(127);
     dup2(p[1], STDOUT_FILENO);
     dup2(lfd, STDERR_FILENO);
+    /* a session closed while its connection was broken waits out its
+     * resume window: 3 s here (the end's check waits for it) */
     execl(path, path, "--listen", "127.0.0.1:0", "--bulk-listen", bulk, "--sim-devices", "1", "--sim-mem", "256M",
-          "--drain-ms", "2000", "--log-level", "warn", (char *)NULL);
+          "--drain-ms", "2000", "--resume-ms", "3000", "--log-level", "warn", (char *)NULL);
     _exit(127);
   }
   close(p[1]);
@@ -842,8 +844,10 @@ int main(int argc, char **argv) {
   if (chaos_proxy_wait(p, CHAOS_ALL_ROUTES, none_live, NULL, 10000))
     violation(NULL, "the proxy still carries %" PRIu64 " connections", chaos_proxy_counters(p, CHAOS_ALL_ROUTES).live);
   int fds_end = rdevd_fds();
-  /* rdevd closes a session's sockets moments after their peer did: no event of its own tells */
-  for (double end = now_s() + 10; fds_end != fds0 && now_s() < end; fds_end = rdevd_fds()) usleep(20000);
+  /* rdevd closes a session's sockets moments after their peer did (no
+   * event of its own tells), or once its resume window (3 s) passed for a
+   * session closed while its connection was broken */
+  for (double end = now_s() + 15; fds_end != fds0 && now_s() < end; fds_end = rdevd_fds()) usleep(20000);
   long rss_end = rdevd_rss_kib();
   /* The RSS margin (as soak.c's): glibc's per-thread arenas keep freed
    * chunks, and the copies' buffers (up to 32 MiB in flight per session)

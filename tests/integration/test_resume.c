@@ -42,9 +42,18 @@ static void via_open(via_t *v, const char *upstream, int bulk_port) {
   ck_assert_msg(chaos_proxy_listen(v->p, bulk_on, bulk_up, NULL, 0, err, sizeof err) == 1, "bulk route: %s", err);
 }
 
-/* Cuts every connection the proxy carries (resets), and refuses new ones
- * for refuse_ms. */
-static void cut(via_t *v, int refuse_ms) { chaos_proxy_cut(v->p, CHAOS_ALL_ROUTES, CHAOS_RST, refuse_ms); }
+static int some_live(const chaos_counters_t *c, void *arg) {
+  (void)arg;
+  return c->live > 0;
+}
+
+/* Cuts every connection the proxy carries (resets), once it carries one
+ * (the session may still be resuming from the last cut), and refuses new
+ * ones for refuse_ms. */
+static void cut(via_t *v, int refuse_ms) {
+  ck_assert_msg(chaos_proxy_wait(v->p, CHAOS_ALL_ROUTES, some_live, NULL, 20000) == 0, "no connection to cut");
+  chaos_proxy_cut(v->p, CHAOS_ALL_ROUTES, CHAOS_RST, refuse_ms);
+}
 
 static rdev_session_t *open_via(via_t *v) { return fx_open_target(v->target); }
 
