@@ -351,7 +351,7 @@ int srv_session_resume(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_t
                        const grpc_metadata_array *md);
 /* The reaper of sessions whose resume window passed: started with the
  * server (0, or -1 when its thread cannot start), stopped once no session
- * is left. session/session.c. */
+ * is left. session/call.c. */
 int srv_resume_start(srv_t *srv);
 void srv_resume_stop(srv_t *srv);
 /* Ends (cancels) every session of tenants marked removed. */

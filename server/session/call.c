@@ -2,7 +2,10 @@
  * server/session/call.c — a Session call's events: accepting it
  * (srv_session_start), each received message handed to dispatch.c (the
  * next receive posted late after small ones), and the call's end, which
- * releases the session and writes its audit line.
+ * releases the session and writes its audit line, or detaches a
+ * resumable one; a new call taking a detached session over
+ * (srv_session_resume), and the reaper that ends those whose resume
+ * window passed.
  */
 #include <grpc/support/alloc.h>
 #include <stdio.h>
@@ -291,4 +294,80 @@ int srv_session_resume(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_t
   pthread_mutex_unlock(&s->mu);
   srv_session_unref(s);
   return 1;
+}
+
+/* ---- the resume window ------------------------------------------------------ */
+
+/* A detached session whose window passed (or whose server drains, or
+ * whose tenant passed its cap on unacknowledged replies) ends: released,
+ * its audit line written, its kept replies dropped. */
+static void expire(srv_session_t *s) {
+  srv_session_release(s);
+  srv_session_closed(s, s->expiring == 2 ? "unacknowledged replies over the tenant's cap" : "resume window passed");
+  pthread_mutex_lock(&s->mu);
+  srv_drop_queue(s);
+  pthread_mutex_unlock(&s->mu);
+  srv_session_unref(s); /* the detached state's (its last call's close batch's) */
+}
+
+#define REAP_EVERY_MS 100
+
+static void *reaper_main(void *arg) {
+  srv_t *srv = arg;
+  pthread_mutex_lock(&srv->mu);
+  while (!srv->reaper_stop) {
+    struct timespec dl = rdev_clock_deadline_ns((uint64_t)REAP_EVERY_MS * 1000000u);
+    pthread_cond_timedwait(&srv->reaper_cv, &srv->mu, &dl);
+    int64_t now = (int64_t)rdev_clock_now_ns();
+    int draining = atomic_load(&srv->shutting_down);
+    srv_session_t *due = NULL;
+    for (srv_session_t *s = srv->sessions; s; s = s->next) {
+      pthread_mutex_lock(&s->mu);
+      int go =
+          s->detached && (now >= s->detached_until || draining || s->over_cap || s->end_why) && srv_session_ref_live(s);
+      if (go) { /* no call takes it over from now on */
+        s->detached = 0;
+        s->expiring = s->over_cap == SRV_OVER_TENANT ? 2 : 1;
+        srv_unacked_to_tenant_locked(s, 0);
+      }
+      pthread_mutex_unlock(&s->mu);
+      if (go) {
+        s->reap_next = due;
+        due = s;
+      }
+    }
+    pthread_mutex_unlock(&srv->mu);
+    while (due) {
+      srv_session_t *s = due;
+      due = s->reap_next;
+      expire(s);
+      srv_session_unref(s);
+    }
+    pthread_mutex_lock(&srv->mu);
+  }
+  pthread_mutex_unlock(&srv->mu);
+  return NULL;
+}
+
+int srv_resume_start(srv_t *srv) {
+  rdev_clock_cond_init(&srv->reaper_cv);
+  srv->reaper_stop = 0;
+  if (pthread_create(&srv->reaper, NULL, reaper_main, srv) != 0) {
+    srv_log(SRV_LOG_ERROR, "cannot start the resume window's thread");
+    pthread_cond_destroy(&srv->reaper_cv);
+    return -1;
+  }
+  srv->reaper_started = 1;
+  return 0;
+}
+
+void srv_resume_stop(srv_t *srv) {
+  if (!srv->reaper_started) return;
+  pthread_mutex_lock(&srv->mu);
+  srv->reaper_stop = 1;
+  pthread_cond_broadcast(&srv->reaper_cv);
+  pthread_mutex_unlock(&srv->mu);
+  pthread_join(srv->reaper, NULL);
+  pthread_cond_destroy(&srv->reaper_cv);
+  srv->reaper_started = 0;
 }

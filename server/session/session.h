@@ -28,7 +28,7 @@
  * bye, or the call was cut. It is detached instead (call.c): it keeps
  * everything, its streams run on, its replies wait, and a new call may
  * take it over (srv_session_resume) within the resume window; the reaper
- * (session.c) releases it once the window passed. Its replies are
+ * (call.c) releases it once the window passed. Its replies are
  * numbered and kept until the client acknowledges them (flow.c), and its
  * messages counted, so that the new call starts where the old one broke.
  * A call is replaced only once none of its batches is outstanding
@@ -176,7 +176,7 @@ struct srv_session {
   int over_cap;                      /* SRV_OVER_*: too many of them: the session ends */
   uint64_t tx_acked;                 /* replies the client acknowledged */
   size_t max_unacked;                /* the tenant's cap, when the session opened */
-  srv_session_t *reap_next;          /* the reaper's list (session.c) */
+  srv_session_t *reap_next;          /* the reaper's list (call.c) */
   int expiring;                      /* the reaper ends it: 1 its window passed, 2 its tenant's cap */
   /* In-process sessions (call == NULL): replies go to local_fn, and
    * local_ready says the session takes its next message (mu). */
