@@ -113,13 +113,13 @@ static void on_close(srv_op_t *op, int ok) {
     s->broken = 1;
     s->detached_until = (int64_t)rdev_clock_now_ns() + (int64_t)s->srv->cfg.resume_ms * 1000000;
     srv_unacked_to_tenant_locked(s, 1);
+    /* said before mu goes: from then on the reaper may end it, and a
+     * resume change its peer */
+    srv_audit(SRV_LOG_INFO, "session detached", s->tenant->name, s->peer, "session=%llu reason=cancelled resume_ms=%d",
+              (unsigned long long)s->id, s->srv->cfg.resume_ms);
   }
   pthread_mutex_unlock(&s->mu);
-  if (detach) {
-    srv_audit(SRV_LOG_INFO, "session detached", s->tenant->name, s->peer, "session=%llu reason=%s resume_ms=%d",
-              (unsigned long long)s->id, srv_end_reason(s), s->srv->cfg.resume_ms);
-    return;
-  }
+  if (detach) return;
   if (s->cancelled) srv_session_release(s);
   srv_session_closed(s, s->cancelled ? srv_end_reason(s) : "closed by client");
   pthread_mutex_lock(&s->mu);
