@@ -244,7 +244,7 @@ int srv_session_resume(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_t
       s->deadline = deadline;
       s->detached = 0;
       s->cancelled = 0;
-      s->broken = 0;
+      s->broken = 1; /* no reply goes out before the kept ones are queued first (reattach) */
       s->status_started = 0;
       s->send_busy = 0;
       srv_unacked_to_tenant_locked(s, 0);

@@ -250,6 +250,7 @@ void srv_flow_reattach_locked(srv_session_t *s, uint64_t acked) {
     s->sq_head = s->log_head;
   }
   s->log_head = s->log_tail = NULL;
+  s->broken = 0; /* the call is usable from here: replies go in number order */
   if (s->sq_head) start_send(s);
 }
 

@@ -180,10 +180,6 @@ END_TEST
 /* Async D2H copies in-band (the session has no bulk connection) with a
  * cut among them: each lands once, byte for byte. */
 START_TEST(test_async_reads_survive_a_cut) {
-  /* An open bug: on the acl backend (its reads complete later) a read's
-   * data is now and then missing after the cut while the synchronize
-   * succeeds. Until it is found this runs on the sim only. */
-  if (fx_on_acl()) return;
   via_t v;
   via_open(&v, fx_srv.target, 0);
   setenv("RDEV_BULK", "off", 1); /* this test's process only (Check forks one per test) */
