@@ -119,3 +119,19 @@ bad:
   Py_DECREF(m);
   return NULL;
 }
+
+static const char *opt_str(PyObject *o) { return o && o != Py_None ? PyUnicode_AsUTF8(o) : NULL; }
+
+int connect_args(PyObject *args, PyObject *kw, const char **target, rdev_options_t *opt) {
+  static char *kwlist[] = {"target", "token", "ca", "cert", "key", "timeout_ms", NULL};
+  PyObject *token = NULL, *ca = NULL, *cert = NULL, *key = NULL;
+  long long timeout_ms = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|OOOOL", kwlist, target, &token, &ca, &cert, &key, &timeout_ms))
+    return -1;
+  *opt = (rdev_options_t){.connect_timeout_ms = timeout_ms};
+  opt->token = opt_str(token);
+  opt->ca_file = opt_str(ca);
+  opt->cert_file = opt_str(cert);
+  opt->key_file = opt_str(key);
+  return PyErr_Occurred() ? -1 : 0;
+}

@@ -147,4 +147,9 @@ extern PyTypeObject JobsType; /* a jobs connection: submit, get, cancel, list, w
  * its first problem. */
 PyObject *mod_job_parse(PyObject *m, PyObject *arg);
 
+/* The arguments of Session() and Jobs(): target, then token, ca, cert,
+ * key (str or None) and timeout_ms, into *target and *opt (its strings
+ * point into args, valid while they live). 0, or -1 with a Python error. */
+int connect_args(PyObject *args, PyObject *kw, const char **target, rdev_options_t *opt);
+
 #endif

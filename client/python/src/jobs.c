@@ -107,25 +107,14 @@ static void jobs_end(JobsObject *o) { atomic_fetch_sub(&o->busy, 1); }
     jobs_end(o); \
   } while (0)
 
-static const char *opt_str(PyObject *o) { return o && o != Py_None ? PyUnicode_AsUTF8(o) : NULL; }
-
 static int Jobs_init(JobsObject *o, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"target", "token", "ca", "cert", "key", "timeout_ms", NULL};
   const char *target;
-  PyObject *token = NULL, *ca = NULL, *cert = NULL, *key = NULL;
-  long long timeout_ms = 0;
+  rdev_options_t opt;
   if (o->j || atomic_load(&o->closing)) {
     PyErr_SetString(PyExc_RuntimeError, "Jobs.__init__ called twice");
     return -1;
   }
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|OOOOL", kwlist, &target, &token, &ca, &cert, &key, &timeout_ms))
-    return -1;
-  rdev_options_t opt = {.connect_timeout_ms = timeout_ms};
-  opt.token = opt_str(token);
-  opt.ca_file = opt_str(ca);
-  opt.cert_file = opt_str(cert);
-  opt.key_file = opt_str(key);
-  if (PyErr_Occurred()) return -1;
+  if (connect_args(args, kw, &target, &opt)) return -1;
   rdev_jobs_t *j = NULL;
   int rc;
   Py_BEGIN_ALLOW_THREADS;

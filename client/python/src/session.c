@@ -110,25 +110,14 @@ void use_end(use_t *u) {
   leave(u->so);
 }
 
-static const char *opt_str(PyObject *o) { return o && o != Py_None ? PyUnicode_AsUTF8(o) : NULL; }
-
 static int Session_init(SessionObject *so, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"target", "token", "ca", "cert", "key", "timeout_ms", NULL};
   const char *target;
-  PyObject *token = NULL, *ca = NULL, *cert = NULL, *key = NULL;
-  long long timeout_ms = 0;
+  rdev_options_t opt;
   if (so->s || atomic_load(&so->closing) || so->print_cap) {
     PyErr_SetString(PyExc_RuntimeError, "Session.__init__ called twice");
     return -1;
   }
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|OOOOL", kwlist, &target, &token, &ca, &cert, &key, &timeout_ms))
-    return -1;
-  rdev_options_t opt = {.connect_timeout_ms = timeout_ms};
-  opt.token = opt_str(token);
-  opt.ca_file = opt_str(ca);
-  opt.cert_file = opt_str(cert);
-  opt.key_file = opt_str(key);
-  if (PyErr_Occurred()) return -1;
+  if (connect_args(args, kw, &target, &opt)) return -1;
   rdev_session_t *s = NULL;
   int rc;
   Py_BEGIN_ALLOW_THREADS;
