@@ -12,7 +12,7 @@
 
 #include "rdev/wire.h"
 
-#define WIRE_OP_TAGS 32 /* Request's ops and the fields of scalar ones have smaller numbers */
+#define WIRE_OP_TAGS 34 /* Request's ops and the fields of scalar ones have smaller numbers */
 
 /* One op of Request's oneof: its message type and where its struct lies
  * in a Request; NULL desc: no op has this number. */

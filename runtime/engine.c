@@ -108,12 +108,13 @@ static void discard_task(rt_task_t *t) {
 /* Releases what a task held once it ran, was skipped or was discarded. */
 static void task_done(rt_task_t *t) {
   if (t->op == RT_TASK_KERNEL && t->u.kernel.fn) rt_function_release(t->u.kernel.fn);
+  if (t->op == RT_TASK_OP) free(t->u.op.call);
 }
 
 /* Whether t is device work (it takes an execution slot). */
 static int on_device(const rt_task_t *t) {
   return t->op == RT_TASK_COPY || t->op == RT_TASK_GATHER || t->op == RT_TASK_MEMSET || t->op == RT_TASK_KERNEL ||
-         t->op == RT_TASK_VALUE_WRITE;
+         t->op == RT_TASK_VALUE_WRITE || t->op == RT_TASK_OP;
 }
 
 /* Device tasks a worker runs per taking of its lock: submitters and the

@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "rdev/ops.h"
 #include "rdev/runtime.h"
 
 typedef struct rt_engine rt_engine_t;
@@ -47,7 +48,8 @@ typedef enum {
   RT_TASK_EVENT_RECORD, /* complete event record `gen` */
   RT_TASK_EVENT_WAIT,   /* wait for event record `gen` */
   RT_TASK_VALUE_WRITE,  /* store a 64-bit value at addr */
-  RT_TASK_VALUE_WAIT    /* wait until the 64-bit value at addr meets a condition */
+  RT_TASK_VALUE_WAIT,   /* wait until the 64-bit value at addr meets a condition */
+  RT_TASK_OP            /* run an operator (rdev/ops.h) */
 } rt_task_op_t;
 
 /* One unit of async work, validated by the generic layer. Self-contained:
@@ -90,6 +92,9 @@ typedef struct {
       uint32_t cond;       /* RT_TASK_VALUE_WAIT: rdev_value_cond_t */
       uint32_t timeout_ms; /* RT_TASK_VALUE_WAIT: 0 = none */
     } value;
+    struct {
+      rdev_op_call_t *call; /* checked; owned by the task (freed when it is done) */
+    } op;
   } u;
 } rt_task_t;
 
@@ -124,7 +129,7 @@ typedef struct rt_backend {
   /* Rewrites a task as exec wants it, at submit (sim: device addresses
    * become arena addresses); NULL = as it is. */
   void (*prepare)(void *impl, rt_task_t *t);
-  /* Runs one device task (COPY, GATHER, MEMSET, KERNEL, VALUE_WRITE) on
+  /* Runs one device task (COPY, GATHER, MEMSET, KERNEL, VALUE_WRITE, OP) on
    * s's worker and returns its error; calls a kernel's print_fn exactly
    * once. Waits inside it sleep with rt_engine_sleep. */
   int (*exec)(rdev_rt_stream_t *s, rt_task_t *t);
@@ -141,6 +146,8 @@ typedef struct rt_backend {
   int (*binary_load)(void *impl, rdev_rt_binary_t *b, const void *data, size_t len);
   void (*binary_unload)(void *impl, rdev_rt_binary_t *b);
   int (*fault_inject)(void *impl, int dev, rdev_fault_kind_t kind, uint32_t nth, uint32_t hang_ms);
+  /* Whether operator `index` (rdev_op_table) can run; NULL = all. */
+  int (*op_offered)(void *impl, int index);
 } rt_backend_t;
 
 /* The staging pool (staging.c). */

@@ -17,6 +17,7 @@
 
 #include "rdev/clock.h"
 #include "sim.h"
+#include "sim_ops.h"
 
 /* ---- faults -------------------------------------------------------------- */
 
@@ -230,6 +231,15 @@ void sim_prepare(void *impl, rt_task_t *t) {
         if (t->u.kernel.args[i].type == RDEV_ARG_PTR)
           t->u.kernel.args[i].v.ptr.base = sim_host_addr(sim, t->u.kernel.args[i].v.ptr.base);
       break;
+    case RT_TASK_OP: /* every tensor's storage address (an empty one's may be anything: it is not read) */
+      for (int i = 0; i < t->u.op.call->nargs; i++) {
+        rdev_op_arg_t *a = &t->u.op.call->args[i];
+        if (!a->present || (a->kind != RDEV_OPK_TENSOR && a->kind != RDEV_OPK_TENSOR_LIST)) continue;
+        for (uint32_t k = 0; k < (a->kind == RDEV_OPK_TENSOR ? 1 : a->n); k++)
+          if (rdev_tensor_numel(&a->v.t[k]) > 0)
+            a->v.t[k].addr = (uint64_t)(uintptr_t)sim_host_addr(sim, (void *)(uintptr_t)a->v.t[k].addr);
+      }
+      break;
     default: break;
   }
 }
@@ -259,6 +269,7 @@ int sim_exec(rdev_rt_stream_t *s, rt_task_t *t) {
     case RT_TASK_VALUE_WRITE:
       __atomic_store_n((uint64_t *)t->u.value.addr, t->u.value.value, __ATOMIC_RELEASE);
       return RDEV_OK;
+    case RT_TASK_OP: return sim_op_fns[t->u.op.call->op](t->u.op.call);
     default: return rt_fail(RDEV_INTERNAL_ERROR, "the sim runs no task of op %d", t->op);
   }
 }

@@ -39,6 +39,7 @@ static op_fn op_for(pb_size_t which) {
     case rdev_v1_Request_binary_unload_tag: return srv_op_binary_unload;
     case rdev_v1_Request_binary_function_tag: return srv_op_binary_function;
     case rdev_v1_Request_launch_function_tag: return srv_op_launch_function;
+    case rdev_v1_Request_op_run_tag: return srv_op_op_run;
   }
   return NULL;
 }
@@ -58,6 +59,7 @@ static uint64_t request_stream(const rdev_v1_Request *q) {
     case rdev_v1_Request_value_write_tag: return q->op.value_write.stream;
     case rdev_v1_Request_value_wait_tag: return q->op.value_wait.stream;
     case rdev_v1_Request_launch_function_tag: return q->op.launch_function.stream;
+    case rdev_v1_Request_op_run_tag: return q->op.op_run.stream;
     case rdev_v1_Request_stream_create_tag: return q->op.stream_create.handle;
   }
   return 0;
@@ -84,7 +86,8 @@ static int must_wait(srv_session_t *s, const rdev_wire_request_t *r) {
     case rdev_v1_Request_memset_tag: wait = buffer_shown(s, q->op.memset.addr); break;
     case rdev_v1_Request_copy_tag: wait = buffer_shown(s, q->op.copy.dst); break;
     case rdev_v1_Request_value_write_tag: wait = buffer_shown(s, q->op.value_write.addr); break;
-    case rdev_v1_Request_launch_function_tag: wait = srv_zc_showing(s->zc); break; /* its pointers are in a blob */
+    case rdev_v1_Request_launch_function_tag: /* its pointers are in a blob */
+    case rdev_v1_Request_op_run_tag: wait = srv_zc_showing(s->zc); break;
     case rdev_v1_Request_launch_tag:                                               /* any buffer it is given */
       for (int i = 0; i < r->nargs && i < RDEV_WIRE_MAX_ARGS && !wait; i++)
         wait = r->args[i].which_v == rdev_v1_Arg_ptr_tag && buffer_shown(s, r->args[i].v.ptr);

@@ -277,3 +277,42 @@ int srv_op_launch_function(srv_req_t *x) {
   free(blob);
   return rc;
 }
+
+/* ---- operators ------------------------------------------------------------------ */
+
+/* OpRun: the call is decoded and checked (rdev_op_decode), every tensor's
+ * first byte must lie in one of the session's allocations (the runtime
+ * then checks the tensor's whole reach against that allocation), and the
+ * runtime queues it. */
+int srv_op_op_run(srv_req_t *x) {
+  rdev_rt_stream_t *st = NULL;
+  int rc = srv_get_stream(x, x->q->op.op_run.stream, &st);
+  if (rc) return rc;
+  if (x->data->len > RDEV_OP_MAX_BLOB)
+    return srv_fail(x, RDEV_INVALID_PARAM, "an operator call of %zu bytes exceeds %d", x->data->len,
+                    RDEV_OP_MAX_BLOB);
+  void *blob = payload_copy(x->data);
+  if (!blob) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  rdev_op_call_t *c;
+  char msg[256];
+  rc = rdev_op_decode(blob, x->data->len, &c, msg, sizeof msg);
+  free(blob);
+  if (rc) return srv_fail(x, rc, "%s", msg);
+  const rdev_op_sig_t *sig = &rdev_op_table(NULL)[c->op];
+  for (int i = 0; i < c->nargs; i++) {
+    const rdev_op_arg_t *a = &c->args[i];
+    if (!a->present || (a->kind != RDEV_OPK_TENSOR && a->kind != RDEV_OPK_TENSOR_LIST)) continue;
+    for (uint32_t k = 0; k < (a->kind == RDEV_OPK_TENSOR ? 1 : a->n); k++) {
+      uint64_t lo, bytes, first;
+      const rdev_tensor_t *t = &a->v.t[k];
+      if (rdev_tensor_reach(t, &lo, &bytes) == RDEV_OK &&
+          (bytes == 0 || (!__builtin_add_overflow(t->addr, lo, &first) && srv_buffer_at(x->s, first))))
+        continue;
+      free(c);
+      return srv_fail(x, RDEV_INVALID_PARAM, "aclnn%s: %s (0x%llx) is not inside an allocation of this session",
+                      sig->name, sig->params[i].name, (unsigned long long)t->addr);
+    }
+  }
+  if ((rc = rdev_rt_op_launch(st, c))) return srv_rt_failed(x, rc); /* it freed c */
+  return SRV_LATER;
+}

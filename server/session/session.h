@@ -568,6 +568,7 @@ int srv_op_binary_load(srv_req_t *x);
 int srv_op_binary_function(srv_req_t *x);
 int srv_op_binary_unload(srv_req_t *x);
 int srv_op_launch_function(srv_req_t *x);
+int srv_op_op_run(srv_req_t *x);
 
 /* A binary's or function's handle entry goes: its binary reference with it. */
 void srv_release_kernel_entry(srv_session_t *s, srv_handle_t *e);

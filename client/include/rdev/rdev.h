@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rdev/ops.h"
 #include "rdev/status.h"
 #include "rdev/types.h"
 
@@ -353,6 +354,22 @@ int rdev_binary_load_function(rdev_session_t *s, const void *data, size_t len, c
  * pointer in it against the session's allocations; a refusal surfaces at
  * the next synchronize. */
 int rdev_launch_function(rdev_stream_t *stream, rdev_function_t *f, uint32_t blocks, const void *args, size_t len);
+
+/* ---- operators ------------------------------------------------------------ */
+
+/* Queues operator call c (rdev/ops.h: an operator of rdev_op_table() and
+ * its arguments, tensors naming device addresses of this session) on
+ * stream, async. The call is checked here first, as aclnn's first phase
+ * checks it (rdev_op_check: RDEV_OP_PARAM_NULLPTR, RDEV_OP_PARAM_INVALID),
+ * then encoded and copied: c and what it points at may be reused once the
+ * call returns. rdevd checks it again and every tensor's reach against the
+ * session's allocations on the stream's device; a refusal, and any error
+ * of the run, surfaces at the stream's next synchronize. */
+int rdev_op_launch(rdev_stream_t *stream, const rdev_op_call_t *c);
+
+/* The same for a call already encoded (rdev_op_encode), len bytes at blob;
+ * checked by rdevd only. */
+int rdev_op_launch_encoded(rdev_stream_t *stream, const void *blob, size_t len);
 
 /* ---- host functions ------------------------------------------------------- */
 

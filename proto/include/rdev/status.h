@@ -21,6 +21,8 @@ extern "C" {
   XX(RT_INVALID_DEVICEID,       107001, "invalid device id")                         \
   XX(RT_WAIT_TIMEOUT,           107019, "wait timed out")                            \
   XX(RT_STREAM_ABORT,           107023, "stream aborted: its queued work discarded") \
+  XX(OP_PARAM_NULLPTR,          161001, "operator argument is NULL")                 \
+  XX(OP_PARAM_INVALID,          161002, "operator arguments are invalid")            \
   XX(BAD_ALLOC,                 200000, "memory allocation failed")                  \
   XX(API_NOT_SUPPORT,           200001, "operation not supported")                   \
   XX(INVALID_DEVICE,            200002, "invalid device")                            \
@@ -29,6 +31,7 @@ extern "C" {
   XX(RT_MEMORY_ALLOCATION,      207001, "device memory allocation failed")           \
   XX(RT_DEVICE_OOM,             207018, "device out of memory")                      \
   XX(STORAGE_OVER_LIMIT,        300000, "resource limit exceeded")                   \
+  XX(OP_RUNTIME_ERROR,          361001, "operator failed to run")                    \
   XX(INTERNAL_ERROR,            500000, "internal error")                            \
   XX(FAILURE,                   500001, "failure")                                   \
   XX(RT_AICORE_EXCEPTION,       507015, "kernel fault on device")                    \

@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rdev/ops.h"
 #include "rdev/status.h"
 #include "rdev/types.h"
 
@@ -516,6 +517,22 @@ int rdev_rt_function_args(const rdev_rt_function_t *f, const void *blob, size_t 
  * allocation). The blob is copied. */
 int rdev_rt_launch_function(rdev_rt_stream_t *s, const rdev_rt_function_t *f, uint32_t blocks, const void *blob,
                             size_t len, rdev_rt_print_fn print_fn, void *print_user);
+
+/* ---- operators ---------------------------------------------------------- */
+
+/* Queues operator call c (rdev/ops.h; as rdev_op_decode makes it, one
+ * allocation) on s and takes it over: the runtime frees it, also when the
+ * call fails. Checks first, as aclnn's first phase: rdev_op_check's codes;
+ * RDEV_UNKNOWN_KERNEL when the backend does not offer the operator; every
+ * present tensor's reach (rdev_tensor_reach) inside one allocation of s's
+ * device (else RDEV_INVALID_PARAM naming it), aligned to its element size
+ * (RDEV_MEMORY_ADDRESS_UNALIGNED). Errors of the run come at the stream's
+ * next synchronize. Never waits for the device but when s's queue is full. */
+int rdev_rt_op_launch(rdev_rt_stream_t *s, rdev_op_call_t *c);
+
+/* 1 when rt can run operator `name` (rdev_op_find): every one on the sim;
+ * on acl those the operator library it loaded offers. */
+int rdev_rt_op_offered(rdev_rt_t *rt, const char *name);
 
 /* ---- fault injection (tests) -------------------------------------------- */
 

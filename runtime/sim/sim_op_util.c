@@ -1,0 +1,155 @@
+/*
+ * runtime/sim/sim_op_util.c — what the sim's operators share (sim_ops.h):
+ * loading and storing elements of every data type, float16 and bfloat16
+ * conversions, and the broadcasting walk over an output shape.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "sim_ops.h"
+
+float sim_half_to_float(uint16_t h) {
+  uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+  if (exp == 0x1f)
+    bits = sign | 0x7f800000u | (man << 13); /* inf, nan */
+  else if (exp)
+    bits = sign | ((exp + 112) << 23) | (man << 13);
+  else if (!man)
+    bits = sign;
+  else { /* subnormal: normalize */
+    int e = -1;
+    do {
+      e++;
+      man <<= 1;
+    } while (!(man & 0x400));
+    bits = sign | ((uint32_t)(112 - e) << 23) | ((man & 0x3ff) << 13);
+  }
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t sim_float_to_half(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+  uint32_t ax = x & 0x7fffffffu;
+  if (ax >= 0x7f800000u) return sign | 0x7c00 | (ax > 0x7f800000u ? 0x200 : 0); /* inf, nan */
+  if (ax >= 0x477ff000u) return sign | 0x7c00;                                  /* rounds past 65504 */
+  if (ax < 0x38800000u) {                                                       /* subnormal or zero in half */
+    if (ax < 0x33000000u) return sign;                                          /* below half the smallest */
+    uint32_t e = ax >> 23, man = (ax & 0x7fffff) | 0x800000;
+    int shift = 126 - (int)e; /* the value in units of 2^-24, half's smallest step */
+    uint32_t q = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (q & 1))) q++;
+    return sign | (uint16_t)q;
+  }
+  uint32_t q = ((ax - 0x38000000u) >> 13), rem = ax & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (q & 1))) q++;
+  return sign | (uint16_t)q;
+}
+
+float sim_bf16_to_float(uint16_t h) {
+  uint32_t bits = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t sim_float_to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40); /* nan stays nan */
+  x += 0x7fff + ((x >> 16) & 1);
+  return (uint16_t)(x >> 16);
+}
+
+#define AT(type) (((type *)(uintptr_t)t->addr)[off])
+
+double sim_ld(const rdev_tensor_t *t, int64_t off) {
+  switch (t->dtype) {
+    case RDEV_DT_FLOAT: return AT(float);
+    case RDEV_DT_FLOAT16: return sim_half_to_float(AT(uint16_t));
+    case RDEV_DT_BF16: return sim_bf16_to_float(AT(uint16_t));
+    case RDEV_DT_DOUBLE: return AT(double);
+    default: return (double)sim_ldi(t, off);
+  }
+}
+
+int64_t sim_ldi(const rdev_tensor_t *t, int64_t off) {
+  switch (t->dtype) {
+    case RDEV_DT_INT8: return AT(int8_t);
+    case RDEV_DT_UINT8: return AT(uint8_t);
+    case RDEV_DT_BOOL: return AT(uint8_t) != 0;
+    case RDEV_DT_INT16: return AT(int16_t);
+    case RDEV_DT_UINT16: return AT(uint16_t);
+    case RDEV_DT_INT32: return AT(int32_t);
+    case RDEV_DT_UINT32: return AT(uint32_t);
+    case RDEV_DT_INT64: return AT(int64_t);
+    case RDEV_DT_UINT64: return (int64_t)AT(uint64_t);
+    default: {
+      double v = sim_ld(t, off);
+      return v != v ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v;
+    }
+  }
+}
+
+static int64_t clamp(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+void sim_sti(const rdev_tensor_t *t, int64_t off, int64_t v) {
+  switch (t->dtype) {
+    case RDEV_DT_INT8: AT(int8_t) = (int8_t)clamp(v, INT8_MIN, INT8_MAX); break;
+    case RDEV_DT_UINT8: AT(uint8_t) = (uint8_t)clamp(v, 0, UINT8_MAX); break;
+    case RDEV_DT_BOOL: AT(uint8_t) = v != 0; break;
+    case RDEV_DT_INT16: AT(int16_t) = (int16_t)clamp(v, INT16_MIN, INT16_MAX); break;
+    case RDEV_DT_UINT16: AT(uint16_t) = (uint16_t)clamp(v, 0, UINT16_MAX); break;
+    case RDEV_DT_INT32: AT(int32_t) = (int32_t)clamp(v, INT32_MIN, INT32_MAX); break;
+    case RDEV_DT_UINT32: AT(uint32_t) = (uint32_t)clamp(v, 0, UINT32_MAX); break;
+    case RDEV_DT_INT64: AT(int64_t) = v; break;
+    case RDEV_DT_UINT64: AT(uint64_t) = (uint64_t)v; break;
+    default: sim_st(t, off, (double)v); break;
+  }
+}
+
+void sim_st(const rdev_tensor_t *t, int64_t off, double v) {
+  switch (t->dtype) {
+    case RDEV_DT_FLOAT: AT(float) = (float)v; break;
+    case RDEV_DT_FLOAT16: AT(uint16_t) = sim_float_to_half((float)v); break;
+    case RDEV_DT_BF16: AT(uint16_t) = sim_float_to_bf16((float)v); break;
+    case RDEV_DT_DOUBLE: AT(double) = v; break;
+    case RDEV_DT_BOOL: AT(uint8_t) = v != 0; break;
+    default: sim_sti(t, off, v != v ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v); break;
+  }
+}
+
+void sim_iter_init(sim_iter_t *it, int ndim, const int64_t *dims, const rdev_tensor_t *const *ts, int n) {
+  memset(it, 0, sizeof *it);
+  it->ndim = ndim;
+  it->n = n;
+  it->left = 1;
+  for (int d = 0; d < ndim; d++) {
+    it->dims[d] = dims[d];
+    it->left *= dims[d];
+  }
+  for (int k = 0; k < n; k++) {
+    const rdev_tensor_t *t = ts[k];
+    it->off[k] = t->offset;
+    for (int d = 0; d < ndim; d++) {
+      int td = t->ndim - ndim + d;
+      it->str[k][d] = td >= 0 && t->dims[td] != 1 ? t->strides[td] : 0;
+    }
+  }
+}
+
+bool sim_iter_next(sim_iter_t *it) {
+  if (--it->left <= 0) return false;
+  for (int d = it->ndim - 1; d >= 0; d--) {
+    if (++it->idx[d] < it->dims[d]) {
+      for (int k = 0; k < it->n; k++) it->off[k] += it->str[k][d];
+      return true;
+    }
+    for (int k = 0; k < it->n; k++) it->off[k] -= it->str[k][d] * (it->dims[d] - 1);
+    it->idx[d] = 0;
+  }
+  return false;
+}
