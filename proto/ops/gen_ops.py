@@ -114,7 +114,10 @@ def run_proto(o):
 
 
 def stubs(ops):
-    out = [GEN, '#include "nn_internal.h"\n\n']
+    out = [GEN, '#include "nn_internal.h"\n']
+    for h in dict.fromkeys(o["header"] for o in ops):
+        out.append(f'#include "aclnnop/{h}"\n')
+    out.append("\n")
     for i, o in enumerate(ops):
         vals = []
         for k, p in o["params"]:
@@ -134,7 +137,7 @@ def headers(ops, outdir):
         byh.setdefault(o["header"], []).append(o)
     os.makedirs(outdir, exist_ok=True)
     for h, group in byh.items():
-        guard = "OP_API_INC_" + re.sub(r"[^A-Za-z0-9]", "_", h).upper() + "_"
+        guard = "OP_API_INC_" + re.sub(r"[^A-Za-z0-9]", "_", h[len("aclnn_"):] if h.startswith("aclnn_") else h).upper() + "_"
         text = [GEN.replace("/* ", "/*\n * aclnnop/" + h + " — CANN's operator API, as rdev offers it (docs/aclnn.md).\n * ", 1)]
         text.append(f"#ifndef {guard}\n#define {guard}\n\n#include \"aclnn/aclnn_base.h\"\n\n")
         text.append("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n")
