@@ -150,8 +150,8 @@ static int check_tensor(const rdev_op_sig_t *sig, const rdev_op_param_t *p, cons
     if (t->dims[i] < 0)
       return fail(msg, cap, RDEV_OP_PARAM_INVALID, "aclnn%s: %s has a negative size in dimension %d", sig->name,
                   p->name, i);
-    if (__builtin_mul_overflow(n, t->dims[i], &n) || n > SPAN_MAX)
-      return fail(msg, cap, RDEV_OP_PARAM_INVALID, "aclnn%s: %s is too large", sig->name, p->name);
+    if (__builtin_mul_overflow(n, t->dims[i], &n) || n > RDEV_OP_MAX_NUMEL)
+      return fail(msg, cap, RDEV_OP_PARAM_INVALID, "aclnn%s: %s has more than 2^32 elements", sig->name, p->name);
   }
   for (int i = 0; i < t->storage_ndim; i++)
     if (t->storage_dims[i] < 0)

@@ -189,3 +189,39 @@ bulk(1, b"\4" + u16(0) + u16(4096) + b"\0", b"\1\0" + u16(4096) + page,      # a
      b"\0\x18" + bytes([3, 0, 0, 0, 0, 0, 0, 0]) + struct.pack("<Q", 4096) + bytes(8))  # DATA for seq 0
 
 shutil.rmtree(gen)
+
+
+# ---- fuzz_op: operator call blobs (rdev/ops.h's layout) ----
+def op_tensor(dtype, dims, strides, offset=0, storage=(), addr=0x1000):
+    b = struct.pack("<iiBB", dtype, 2, len(dims), len(storage))
+    b += struct.pack(f"<{len(dims)}q", *dims) + struct.pack(f"<{len(dims)}q", *strides)
+    b += struct.pack("<q", offset) + struct.pack(f"<{len(storage)}q", *storage) + struct.pack("<Q", addr)
+    return b
+
+
+def op_call(name, *args):
+    return bytes([len(name)]) + name.encode() + bytes([len(args)]) + b"".join(args)
+
+
+T = lambda *a, **k: bytes([1, 1]) + op_tensor(*a, **k)  # noqa: E731
+NONE_T = bytes([1, 0])
+SCALAR = lambda dt, v: bytes([3, 1]) + struct.pack("<i", dt) + (struct.pack("<d", v) if dt in (0, 1, 11, 27) else struct.pack("<q", v))  # noqa: E501,E731
+INTS = lambda *v: bytes([4, 1]) + struct.pack("<I", len(v)) + struct.pack(f"<{len(v)}q", *v)  # noqa: E731
+I64 = lambda v: bytes([8, 1]) + struct.pack("<q", v)  # noqa: E731
+I8 = lambda v: bytes([9, 1]) + struct.pack("<b", v)  # noqa: E731
+BOOL = lambda v: bytes([10, 1, int(v)])  # noqa: E731
+DT = lambda v: bytes([11, 1]) + struct.pack("<i", v)  # noqa: E731
+F64 = lambda v: bytes([7, 1]) + struct.pack("<d", v)  # noqa: E731
+
+save("fuzz_op", op_call("Add", T(0, [2, 3], [3, 1]), T(0, [3], [1], addr=0x2000), SCALAR(0, 2.0),
+                        T(0, [2, 3], [3, 1], addr=0x3000)))
+save("fuzz_op", op_call("Add", T(1, [4, 1], [1, 1]), T(3, [1, 5], [5, 1]), SCALAR(3, 1), T(0, [4, 5], [5, 1])))
+save("fuzz_op", op_call("Mul", T(0, [3, 2], [1, 3]), T(0, [3, 2], [2, 1]), T(0, [3, 2], [2, 1])))
+save("fuzz_op", op_call("Softmax", T(0, [2, 8], [8, 1]), I64(-1), T(0, [2, 8], [8, 1])))
+save("fuzz_op", op_call("Matmul", T(0, [4, 3], [3, 1]), T(0, [3, 5], [5, 1]), T(0, [4, 5], [5, 1]), I8(0)))
+save("fuzz_op", op_call("ReduceSum", T(0, [2, 3, 4], [12, 4, 1]), INTS(1, -1), BOOL(True), DT(0),
+                        T(0, [2, 1, 1], [1, 1, 1])))
+save("fuzz_op", op_call("LayerNorm", T(0, [2, 4], [4, 1]), INTS(4), NONE_T, NONE_T, F64(1e-5),
+                        T(0, [2, 4], [4, 1]), NONE_T, NONE_T))
+save("fuzz_op", op_call("Cat", bytes([2, 1]) + struct.pack("<I", 2) + b"\1" + op_tensor(0, [2, 2], [2, 1]) + b"\1"
+                        + op_tensor(0, [3, 2], [2, 1]), I64(0), T(0, [5, 2], [2, 1])))
