@@ -41,9 +41,6 @@ static int launch(rdev_rt_stream_t *s, rdev_op_call_t *c) {
   int rc = rdev_op_check(c, msg, sizeof msg), count;
   if (rc) return rt_fail(rc, "%s", msg);
   const rdev_op_sig_t *sig = &rdev_op_table(&count)[c->op];
-  if (s->rt->be->op_offered && !s->rt->be->op_offered(s->rt->impl, c->op))
-    return rt_fail(RDEV_UNKNOWN_KERNEL, "operator aclnn%s is not offered by the %s backend", sig->name,
-                   s->rt->be->name);
   for (int i = 0; i < c->nargs; i++) {
     const rdev_op_arg_t *a = &c->args[i];
     if (!a->present || (a->kind != RDEV_OPK_TENSOR && a->kind != RDEV_OPK_TENSOR_LIST)) continue;
@@ -57,6 +54,9 @@ static int launch(rdev_rt_stream_t *s, rdev_op_call_t *c) {
       if ((rc = check_reach(s, sig->name, what, &a->v.t[k]))) return rc;
     }
   }
+  if (s->rt->be->op_offered && !s->rt->be->op_offered(s->rt->impl, c->op))
+    return rt_fail(RDEV_UNKNOWN_KERNEL, "operator aclnn%s is not offered by the %s backend", sig->name,
+                   s->rt->be->name);
   rt_task_t t = {.op = RT_TASK_OP};
   t.u.op.call = c;
   return rt_engine_submit(s, &t);

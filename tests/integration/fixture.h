@@ -177,6 +177,7 @@ Suite *suite_binary(void);
 Suite *suite_bulk(void);
 Suite *suite_deferred(void);
 Suite *suite_resume(void);
+Suite *suite_ops(void);
 
 /* A TCase with the checked server fixture and the long timeout. */
 TCase *fx_tcase(const char *name);

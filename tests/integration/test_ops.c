@@ -1,0 +1,114 @@
+/*
+ * tests/integration/test_ops.c — operators (OpRun) against a real rdevd,
+ * as a hostile or careless client sends them: a tensor naming another
+ * session's memory, or reaching past its own allocation, is refused and
+ * the other session's bytes stay; malformed and unknown calls get their
+ * codes; and the session serves on. Both backends: the refusals come
+ * before any backend runs anything.
+ */
+#include <string.h>
+
+#include "fixture.h"
+
+/* A float32 vector tensor of n elements at addr. */
+static rdev_tensor_t vec(void *addr, int64_t n) {
+  rdev_tensor_t t = {.dtype = RDEV_DT_FLOAT, .format = 2, .ndim = 1};
+  t.dims[0] = n;
+  t.strides[0] = 1;
+  t.addr = (uint64_t)(uintptr_t)addr;
+  return t;
+}
+
+/* Add(self, other, alpha 1, out) on st. */
+static int add(rdev_stream_t *st, rdev_tensor_t *self, rdev_tensor_t *other, rdev_tensor_t *out) {
+  rdev_op_call_t c = {.op = (int)(rdev_op_find("Add") - rdev_op_table(NULL)), .nargs = 4};
+  c.args[0] = (rdev_op_arg_t){.kind = RDEV_OPK_TENSOR, .present = 1, .v.t = self};
+  c.args[1] = (rdev_op_arg_t){.kind = RDEV_OPK_TENSOR, .present = 1, .v.t = other};
+  c.args[2] = (rdev_op_arg_t){.kind = RDEV_OPK_SCALAR, .present = 1};
+  c.args[2].v.scalar.dtype = RDEV_DT_FLOAT;
+  c.args[2].v.scalar.v.f = 1;
+  c.args[3] = (rdev_op_arg_t){.kind = RDEV_OPK_TENSOR, .present = 1, .v.t = out};
+  return rdev_op_launch(st, &c);
+}
+
+START_TEST(test_op_other_sessions_memory_refused) {
+  rdev_session_t *a = fx_open(), *s = fx_open();
+  float *theirs = NULL, *mine = NULL, fill[16];
+  for (int i = 0; i < 16; i++) fill[i] = 7;
+  FX_OK(rdev_malloc(a, (void **)&theirs, sizeof fill, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_memcpy(a, theirs, sizeof fill, fill, sizeof fill, RDEV_MEMCPY_HOST_TO_DEVICE));
+  FX_OK(rdev_malloc(s, (void **)&mine, sizeof fill, RDEV_MEM_MALLOC_HUGE_FIRST));
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  rdev_tensor_t t_mine = vec(mine, 16), t_theirs = vec(theirs, 16);
+  FX_OK(add(st, &t_mine, &t_mine, &t_theirs)); /* writing theirs */
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_INVALID_PARAM);
+  ck_assert_ptr_nonnull(strstr(rdev_session_last_error(), "not inside an allocation of this session"));
+  FX_OK(add(st, &t_theirs, &t_mine, &t_mine)); /* reading theirs */
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_INVALID_PARAM);
+  rdev_tensor_t past = vec(mine, 17); /* one element past its own allocation */
+  FX_OK(add(st, &past, &past, &past));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_INVALID_PARAM);
+  rdev_tensor_t wide = vec(mine, 16); /* a stride that walks out of it */
+  wide.strides[0] = 2;
+  FX_OK(add(st, &wide, &wide, &wide));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_INVALID_PARAM);
+  rdev_tensor_t before = vec(mine, 4); /* a negative stride from its start: before it */
+  before.strides[0] = -1;
+  FX_EXPECT(add(st, &before, &before, &before), RDEV_OP_PARAM_INVALID);
+  before.offset = 3; /* from its fourth element back to its first: inside */
+  FX_OK(add(st, &before, &before, &before));
+  int rc = rdev_stream_synchronize(st); /* passes the reach checks (an acl server without operators stops later) */
+  ck_assert_msg(rc == RDEV_OK || (fx_on_acl() && rc == RDEV_UNKNOWN_KERNEL), "%d: %s", rc, rdev_session_last_error());
+  float back[16];
+  FX_OK(rdev_memcpy(a, back, sizeof back, theirs, sizeof back, RDEV_MEMCPY_DEVICE_TO_HOST));
+  for (int i = 0; i < 16; i++) ck_assert_float_eq(back[i], 7);
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+  rdev_session_close(a);
+}
+END_TEST
+
+START_TEST(test_op_malformed_calls_refused) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  float *buf = NULL;
+  FX_OK(rdev_malloc(s, (void **)&buf, 64, RDEV_MEM_MALLOC_HUGE_FIRST));
+  static const unsigned char garbage[] = {3, 'A', 'd', 'd', 4, 1, 1, 0xff};
+  FX_OK(rdev_op_launch_encoded(st, garbage, sizeof garbage));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_INVALID_PARAM);
+  static const unsigned char unknown[] = {7, 'N', 'o', 'S', 'u', 'c', 'h', 'O', 0};
+  FX_OK(rdev_op_launch_encoded(st, unknown, sizeof unknown));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_UNKNOWN_KERNEL);
+  ck_assert_ptr_nonnull(strstr(rdev_session_last_error(), "aclnnNoSuchO"));
+  /* the client refuses what it can check itself: a NULL input, a shape that does not broadcast */
+  rdev_tensor_t v4 = vec(buf, 4), v3 = vec(buf, 3);
+  rdev_op_call_t c = {.op = (int)(rdev_op_find("Add") - rdev_op_table(NULL)), .nargs = 4};
+  c.args[0] = (rdev_op_arg_t){.kind = RDEV_OPK_TENSOR, .present = 0};
+  c.args[1] = (rdev_op_arg_t){.kind = RDEV_OPK_TENSOR, .present = 1, .v.t = &v4};
+  c.args[2] = (rdev_op_arg_t){.kind = RDEV_OPK_SCALAR, .present = 1};
+  c.args[3] = (rdev_op_arg_t){.kind = RDEV_OPK_TENSOR, .present = 1, .v.t = &v4};
+  FX_EXPECT(rdev_op_launch(st, &c), RDEV_OP_PARAM_NULLPTR);
+  FX_EXPECT(add(st, &v4, &v3, &v4), RDEV_OP_PARAM_INVALID);
+  /* and rdevd refuses them too when a client does not: the same call encoded by hand */
+  unsigned char blob[1024];
+  size_t len;
+  c.args[0] = (rdev_op_arg_t){.kind = RDEV_OPK_TENSOR, .present = 1, .v.t = &v3};
+  FX_OK(rdev_op_encode(&c, blob, sizeof blob, &len));
+  FX_OK(rdev_op_launch_encoded(st, blob, len));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_OP_PARAM_INVALID);
+  FX_OK(rdev_stream_synchronize(st)); /* reported once: the session serves on */
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
+Suite *suite_ops(void) {
+  Suite *su = suite_create("ops");
+  TCase *tc = fx_tcase("ops");
+  tcase_add_test(tc, test_op_other_sessions_memory_refused);
+  tcase_add_test(tc, test_op_malformed_calls_refused);
+  suite_add_tcase(su, tc);
+  return su;
+}
