@@ -225,3 +225,7 @@ save("fuzz_op", op_call("LayerNorm", T(0, [2, 4], [4, 1]), INTS(4), NONE_T, NONE
                         T(0, [2, 4], [4, 1]), NONE_T, NONE_T))
 save("fuzz_op", op_call("Cat", bytes([2, 1]) + struct.pack("<I", 2) + b"\1" + op_tensor(0, [2, 2], [2, 1]) + b"\1"
                         + op_tensor(0, [3, 2], [2, 1]), I64(0), T(0, [5, 2], [2, 1])))
+# and as OpRun requests rdevd decodes (fuzz_wire)
+ADD = op_call("Add", T(0, [4], [1], addr=A), T(0, [4], [1], addr=A + 16), SCALAR(0, 1.0), T(0, [4], [1], addr=B))
+wire(pb.Request(seq=20, op_run=pb.OpRun(stream=7), data=ADD).SerializeToString())
+wire(pb.Request(seq=21, op_run=pb.OpRun(stream=7), data=ADD[:-5]).SerializeToString())
