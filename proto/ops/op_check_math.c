@@ -124,3 +124,34 @@ int rdev_op_check_gelu(const rdev_op_call_t *c, char *msg, size_t cap) {
 int rdev_op_check_silu(const rdev_op_call_t *c, char *msg, size_t cap) {
   return unary("Silu", c, op_float_types, op_float_count, false, msg, cap);
 }
+
+/* ---- type-converting copies ------------------------------------------------------ */
+
+int rdev_op_check_cast(const rdev_op_call_t *c, char *msg, size_t cap) {
+  const rdev_tensor_t *s = c->args[0].v.t, *o = c->args[2].v.t;
+  int dt = c->args[1].v.dtype;
+  if (!rdev_dtype_size(dt)) return op_invalid(msg, cap, "aclnnCast: dtype %d is not a data type rdev knows", dt);
+  if (o->dtype != dt)
+    return op_invalid(msg, cap, "aclnnCast: out is %s, dtype is %s", rdev_dtype_name(o->dtype), rdev_dtype_name(dt));
+  if (!op_same_shape(s, o)) return bad_shape("Cast", s, o, msg, cap);
+  return RDEV_OK;
+}
+
+/* src, broadcast to selfRef's shape and converted to its type, into selfRef. */
+int rdev_op_check_inplace_copy(const rdev_op_call_t *c, char *msg, size_t cap) {
+  const rdev_tensor_t *s = c->args[0].v.t, *src = c->args[1].v.t;
+  int nd;
+  int64_t dims[RDEV_OP_MAX_DIMS];
+  if (!op_broadcast(s, src, &nd, dims) || !op_has_shape(s, nd, dims)) {
+    char ss[128], sr[128];
+    op_shape_text(s, ss, sizeof ss);
+    op_shape_text(src, sr, sizeof sr);
+    return op_invalid(msg, cap, "aclnnInplaceCopy: src %s does not broadcast to selfRef %s", sr, ss);
+  }
+  return RDEV_OK;
+}
+
+int rdev_op_check_inplace_fill_scalar(const rdev_op_call_t *c, char *msg, size_t cap) {
+  (void)c, (void)msg, (void)cap; /* any tensor takes any scalar, converted */
+  return RDEV_OK;
+}

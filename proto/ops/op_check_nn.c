@@ -82,3 +82,41 @@ int rdev_op_check_mm(const rdev_op_call_t *c, char *msg, size_t cap) { return ch
 int rdev_op_check_batch_mat_mul(const rdev_op_call_t *c, char *msg, size_t cap) {
   return check_mm("BatchMatMul", c, 3, msg, cap);
 }
+
+/* input [A..., R...] normalized over R = normalizedShape; weight and bias
+ * (optional) of shape R; mean and rstd (optional) of shape [A..., 1...]. */
+int rdev_op_check_layer_norm(const rdev_op_call_t *c, char *msg, size_t cap) {
+  const rdev_tensor_t *x = c->args[0].v.t, *o = c->args[5].v.t;
+  const rdev_op_arg_t *ns = &c->args[1];
+  int r = (int)ns->n, a = x->ndim - r;
+  if (r < 1 || r > x->ndim)
+    return op_invalid(msg, cap, "aclnnLayerNorm: normalizedShape has %d entries for a %d-dimensional input", r,
+                      x->ndim);
+  for (int i = 0; i < r; i++)
+    if (x->dims[a + i] != ns->v.ints[i]) {
+      char sx[128];
+      op_shape_text(x, sx, sizeof sx);
+      return op_invalid(msg, cap, "aclnnLayerNorm: normalizedShape is not the last %d dims of input %s", r, sx);
+    }
+  static const char *names[] = {"input", NULL,  "weightOptional",  "biasOptional",
+                                NULL,    "out", "meanOutOptional", "rstdOutOptional"};
+  for (int i = 0; i < 8; i++) {
+    if (!names[i] || !c->args[i].present) continue;
+    const rdev_tensor_t *t = c->args[i].v.t;
+    if (!op_dtype_in(t->dtype, op_float_types, op_float_count))
+      return op_invalid(msg, cap, "aclnnLayerNorm: %s's data type %s is not a floating type", names[i],
+                        rdev_dtype_name(t->dtype));
+    if ((i == 2 || i == 3) && !op_has_shape(t, r, ns->v.ints))
+      return op_invalid(msg, cap, "aclnnLayerNorm: %s's shape is not normalizedShape", names[i]);
+    if (i == 5 && !op_same_shape(t, x)) return op_invalid(msg, cap, "aclnnLayerNorm: out's shape is not input's");
+    if (i >= 6) {
+      bool ok = t->ndim == x->ndim;
+      for (int k = 0; ok && k < x->ndim; k++) ok = t->dims[k] == (k < a ? x->dims[k] : 1);
+      if (!ok)
+        return op_invalid(msg, cap, "aclnnLayerNorm: %s must have input's leading dims and 1 for each normalized one",
+                          names[i]);
+    }
+  }
+  (void)o;
+  return RDEV_OK;
+}

@@ -165,3 +165,27 @@ int sim_op_sigmoid(const rdev_op_call_t *c) { return unary(c, float_of(c), f_sig
 int sim_op_tanh(const rdev_op_call_t *c) { return unary(c, float_of(c), tanh, NULL); }
 int sim_op_gelu(const rdev_op_call_t *c) { return unary(c, float_of(c), f_gelu, NULL); }
 int sim_op_silu(const rdev_op_call_t *c) { return unary(c, float_of(c), f_silu, NULL); }
+
+/* ---- type-converting copies ------------------------------------------------------ */
+
+/* src (broadcast) into dst, converted; dst may be src's own view. */
+static int copy_into(const rdev_tensor_t *dst, const rdev_tensor_t *src) {
+  const rdev_tensor_t *ins[1] = {src};
+  sim_out_t o;
+  int rc = sim_out_begin(&o, dst, ins, 1, true);
+  if (rc) return rc;
+  sim_copy_cast(&o.t, src);
+  sim_out_end(&o);
+  return RDEV_OK;
+}
+
+int sim_op_cast(const rdev_op_call_t *c) { return copy_into(c->args[2].v.t, c->args[0].v.t); }
+
+int sim_op_inplace_copy(const rdev_op_call_t *c) { return copy_into(c->args[0].v.t, c->args[1].v.t); }
+
+int sim_op_inplace_fill_scalar(const rdev_op_call_t *c) {
+  int64_t cell;
+  rdev_tensor_t v = sim_scalar_tensor(&c->args[1], &cell);
+  sim_copy_cast(c->args[0].v.t, &v);
+  return RDEV_OK;
+}

@@ -138,7 +138,7 @@ static void expect_near(const rdev_tensor_t *t, const double *want, int64_t n, d
 
 static rdev_op_arg_t at(rdev_tensor_t *t) { return (rdev_op_arg_t){.kind = RDEV_OPK_TENSOR, .present = 1, .v.t = t}; }
 static rdev_op_arg_t anull(void) { return (rdev_op_arg_t){.kind = RDEV_OPK_TENSOR, .present = 0}; }
-__attribute__((unused)) static rdev_op_arg_t alist(rdev_tensor_t *t, uint32_t n) {
+static rdev_op_arg_t alist(rdev_tensor_t *t, uint32_t n) {
   return (rdev_op_arg_t){.kind = RDEV_OPK_TENSOR_LIST, .present = 1, .n = n, .v.t = t};
 }
 static rdev_op_arg_t asf(int dt, double v) {
@@ -153,20 +153,14 @@ static rdev_op_arg_t asi(int dt, int64_t v) {
   a.v.scalar.v.i = v;
   return a;
 }
-__attribute__((unused)) static rdev_op_arg_t aia(const int64_t *v, uint32_t n) {
+static rdev_op_arg_t aia(const int64_t *v, uint32_t n) {
   return (rdev_op_arg_t){.kind = RDEV_OPK_INT_ARRAY, .present = 1, .n = n, .v.ints = v};
 }
 static rdev_op_arg_t ai64(int64_t v) { return (rdev_op_arg_t){.kind = RDEV_OPK_INT64, .present = 1, .v.i64 = v}; }
 static rdev_op_arg_t ai8(int64_t v) { return (rdev_op_arg_t){.kind = RDEV_OPK_INT8, .present = 1, .v.i64 = v}; }
-__attribute__((unused)) static rdev_op_arg_t ab(bool v) {
-  return (rdev_op_arg_t){.kind = RDEV_OPK_BOOL, .present = 1, .v.i64 = v};
-}
-__attribute__((unused)) static rdev_op_arg_t af64(double v) {
-  return (rdev_op_arg_t){.kind = RDEV_OPK_DOUBLE, .present = 1, .v.f64 = v};
-}
-__attribute__((unused)) static rdev_op_arg_t adt(int v) {
-  return (rdev_op_arg_t){.kind = RDEV_OPK_DTYPE, .present = 1, .v.dtype = v};
-}
+static rdev_op_arg_t ab(bool v) { return (rdev_op_arg_t){.kind = RDEV_OPK_BOOL, .present = 1, .v.i64 = v}; }
+static rdev_op_arg_t af64(double v) { return (rdev_op_arg_t){.kind = RDEV_OPK_DOUBLE, .present = 1, .v.f64 = v}; }
+static rdev_op_arg_t adt(int v) { return (rdev_op_arg_t){.kind = RDEV_OPK_DTYPE, .present = 1, .v.dtype = v}; }
 #define IA(...) \
   aia((const int64_t[]){__VA_ARGS__}, (uint32_t)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
 #define IA0() aia(NULL, 0)
@@ -580,6 +574,222 @@ START_TEST(test_matmul_refusals) {
 }
 END_TEST
 
+/* ---- layer norm ------------------------------------------------------------------ */
+
+START_TEST(test_layer_norm_with_and_without_affine) {
+  const double xv[6] = {1, 2, 3, 4, 6, 11};
+  rdev_tensor_t x = T(F32, DIMS(2, 3), xv), o = Z(F32, DIMS(2, 3));
+  rdev_tensor_t w = T(F32, DIMS(3), VALS(1, 2, -1)), b = T(F32, DIMS(3), VALS(0, 0.5, 1));
+  rdev_tensor_t mean = Z(F32, DIMS(2, 1)), rstd = Z(F32, DIMS(2, 1));
+  double want[6], mu[2], rs[2];
+  for (int r = 0; r < 2; r++) {
+    const double *v = xv + 3 * r;
+    mu[r] = (v[0] + v[1] + v[2]) / 3;
+    double var = 0;
+    for (int j = 0; j < 3; j++) var += (v[j] - mu[r]) * (v[j] - mu[r]) / 3;
+    rs[r] = 1 / sqrt(var + 1e-5);
+    for (int j = 0; j < 3; j++) want[3 * r + j] = (v[j] - mu[r]) * rs[r];
+  }
+  RUN_OK("LayerNorm", at(&x), IA(3), anull(), anull(), af64(1e-5), at(&o), at(&mean), at(&rstd));
+  expect_near(&o, want, 6, 1e-6);
+  expect_near(&mean, mu, 2, 1e-7);
+  expect_near(&rstd, rs, 2, 1e-6);
+  const double wv[3] = {1, 2, -1}, bv[3] = {0, 0.5, 1};
+  for (int i = 0; i < 6; i++) want[i] = want[i] * wv[i % 3] + bv[i % 3];
+  RUN_OK("LayerNorm", at(&x), IA(3), at(&w), at(&b), af64(1e-5), at(&x), anull(), anull()); /* in place */
+  expect_near(&x, want, 6, 1e-6);
+  /* normalized over two dims: [2, 2, 2] with normalizedShape [2, 2] */
+  rdev_tensor_t y = T(F32, DIMS(2, 2, 2), VALS(0, 1, 2, 3, 4, 4, 4, 4)), oy = Z(F32, DIMS(2, 2, 2));
+  rdev_tensor_t my = Z(F32, DIMS(2, 1, 1));
+  RUN_OK("LayerNorm", at(&y), IA(2, 2), anull(), anull(), af64(0), at(&oy), at(&my), anull());
+  double s = 1 / sqrt(1.25);
+  EXPECT(oy, 1e-6, -1.5 * s, -0.5 * s, 0.5 * s, 1.5 * s, NAN, NAN, NAN, NAN); /* var 0, eps 0: 0/0 */
+  EXPECT(my, 0, 1.5, 4);
+  rdev_tensor_t w2 = Z(F32, DIMS(2)), i = Z(I32, DIMS(2, 3)), m3 = Z(F32, DIMS(2));
+  REFUSED(RDEV_OP_PARAM_INVALID, "LayerNorm", at(&x), IA(2), anull(), anull(), af64(0), at(&o), anull(), anull());
+  REFUSED(RDEV_OP_PARAM_INVALID, "LayerNorm", at(&x), IA(2, 3, 1), anull(), anull(), af64(0), at(&o), anull(), anull());
+  REFUSED(RDEV_OP_PARAM_INVALID, "LayerNorm", at(&x), IA(3), at(&w2), anull(), af64(0), at(&o), anull(), anull());
+  REFUSED(RDEV_OP_PARAM_INVALID, "LayerNorm", at(&i), IA(3), anull(), anull(), af64(0), at(&o), anull(), anull());
+  REFUSED(RDEV_OP_PARAM_INVALID, "LayerNorm", at(&x), IA(3), anull(), anull(), af64(0), at(&o), at(&m3), anull());
+  ck_assert_int_eq(check(CALL("LayerNorm", at(&x), IA(3), anull(), anull(), af64(0), anull(), anull(), anull())),
+                   RDEV_OP_PARAM_NULLPTR);
+}
+END_TEST
+
+/* ---- reductions ------------------------------------------------------------------ */
+
+START_TEST(test_reduce_sum_dims_keepdim_and_dtype) {
+  rdev_tensor_t x = T(F32, DIMS(2, 3), VALS(1, 2, 3, 4, 5, 6));
+  rdev_tensor_t o3 = Z(F32, DIMS(3)), o2k = Z(F32, DIMS(2, 1)), o0 = Z(F32, DIMS(1)), o64 = Z(F64, DIMS(1, 1));
+  o0.ndim = 0;
+  RUN_OK("ReduceSum", at(&x), IA(0), ab(false), adt(F32), at(&o3));
+  EXPECT(o3, 0, 5, 7, 9);
+  RUN_OK("ReduceSum", at(&x), IA(-1), ab(true), adt(F32), at(&o2k));
+  EXPECT(o2k, 0, 6, 15);
+  RUN_OK("ReduceSum", at(&x), IA0(), ab(false), adt(F32), at(&o0)); /* empty dims: all */
+  EXPECT(o0, 0, 21);
+  RUN_OK("ReduceSum", at(&x), IA(1, 0), ab(true), adt(F64), at(&o64));
+  EXPECT(o64, 0, 21);
+  /* int32 summed as int64; a transposed view; 3-d over the middle dim */
+  rdev_tensor_t i = T(I32, DIMS(2, 2), VALS(2000000000, 2000000000, 1, -1)), oi = Z(I64, DIMS(2));
+  RUN_OK("ReduceSum", at(&i), IA(1), ab(false), adt(I64), at(&oi));
+  EXPECT(oi, 0, 4000000000.0, 0);
+  rdev_tensor_t tr = x; /* [3, 2] view: the transpose */
+  tr.dims[0] = 3, tr.dims[1] = 2, tr.strides[0] = 1, tr.strides[1] = 3;
+  rdev_tensor_t ot = Z(F32, DIMS(3));
+  RUN_OK("ReduceSum", at(&tr), IA(1), ab(false), adt(F32), at(&ot));
+  EXPECT(ot, 0, 5, 7, 9);
+  double v[24];
+  for (int k = 0; k < 24; k++) v[k] = k;
+  rdev_tensor_t c3 = T(BF16, DIMS(2, 3, 4), v), om = Z(F32, DIMS(2, 4));
+  RUN_OK("ReduceSum", at(&c3), IA(-2), ab(false), adt(F32), at(&om));
+  EXPECT(om, 0, 12, 15, 18, 21, 48, 51, 54, 57);
+  rdev_tensor_t of = Z(F16, DIMS(3));
+  REFUSED(RDEV_OP_PARAM_INVALID, "ReduceSum", at(&x), IA(0, 0), ab(false), adt(F32), at(&o3));  /* twice */
+  REFUSED(RDEV_OP_PARAM_INVALID, "ReduceSum", at(&x), IA(0, -2), ab(false), adt(F32), at(&o3)); /* twice */
+  REFUSED(RDEV_OP_PARAM_INVALID, "ReduceSum", at(&x), IA(2), ab(false), adt(F32), at(&o3));
+  REFUSED(RDEV_OP_PARAM_INVALID, "ReduceSum", at(&x), IA(0), ab(false), adt(F32), at(&of)); /* dtype != out's */
+  REFUSED(RDEV_OP_PARAM_INVALID, "ReduceSum", at(&x), IA(0), ab(true), adt(F32), at(&o3));  /* keepDim's shape */
+  REFUSED(RDEV_OP_PARAM_INVALID, "ReduceSum", at(&x), IA(0), ab(false), adt(I32), at(&oi)); /* float to int */
+}
+END_TEST
+
+START_TEST(test_mean_and_amax) {
+  rdev_tensor_t x = T(F32, DIMS(2, 3), VALS(1, 2, 3, 4, 5, 9)), o2 = Z(F32, DIMS(2)), o3k = Z(F32, DIMS(1, 3));
+  RUN_OK("Mean", at(&x), IA(-1), ab(false), adt(F32), at(&o2));
+  EXPECT(o2, 0, 2, 6);
+  RUN_OK("Amax", at(&x), IA(0), ab(true), at(&o3k));
+  EXPECT(o3k, 0, 4, 5, 9);
+  rdev_tensor_t i = T(I64, DIMS(4), VALS(1, 2, 4, -7)), oh = Z(F16, DIMS(1)), oi = Z(I64, DIMS(1));
+  oh.ndim = oi.ndim = 0;
+  RUN_OK("Mean", at(&i), IA0(), ab(false), adt(F16), at(&oh)); /* ints: a floating dtype */
+  EXPECT(oh, 0, 0);
+  RUN_OK("Amax", at(&i), IA0(), ab(false), at(&oi));
+  EXPECT(oi, 0, 4);
+  rdev_tensor_t n = T(F32, DIMS(2, 2), VALS(1, NAN, -INFINITY, -5)), on = Z(F32, DIMS(2));
+  RUN_OK("Amax", at(&n), IA(1), ab(false), at(&on));
+  EXPECT(on, 0, NAN, -5);
+  rdev_tensor_t e = Z(F32, DIMS(2, 0)), oe = Z(F32, DIMS(2)), oi2 = Z(I64, DIMS(2));
+  RUN_OK("Mean", at(&e), IA(1), ab(false), adt(F32), at(&oe)); /* over no elements: nan */
+  EXPECT(oe, 0, NAN, NAN);
+  RUN_OK("ReduceSum", at(&e), IA(1), ab(false), adt(F32), at(&oe));
+  EXPECT(oe, 0, 0, 0);
+  REFUSED(RDEV_OP_PARAM_INVALID, "Amax", at(&e), IA(1), ab(false), at(&oe));           /* max of nothing */
+  REFUSED(RDEV_OP_PARAM_INVALID, "Mean", at(&i), IA0(), ab(false), adt(I64), at(&oi)); /* mean of ints as int */
+  REFUSED(RDEV_OP_PARAM_INVALID, "Amax", at(&x), IA(0), ab(false), at(&oi2));          /* out's type */
+  REFUSED(RDEV_OP_PARAM_INVALID, "Amax", at(&x), IA(1, 1), ab(false), at(&o2));
+  ck_assert_int_eq(check(CALL("Amax", at(&x), IA(1), ab(false), at(&o2))), RDEV_OK);
+}
+END_TEST
+
+/* ---- casts, copies, fills -------------------------------------------------------- */
+
+START_TEST(test_cast_between_types) {
+  rdev_tensor_t x = T(F32, DIMS(5), VALS(1.5, -2.7, 0.1, 70000, 0)), i = Z(I32, DIMS(5)), h = Z(F16, DIMS(5));
+  rdev_tensor_t bl = Z(BOOL, DIMS(5)), bf = Z(BF16, DIMS(5));
+  RUN_OK("Cast", at(&x), adt(I32), at(&i));
+  EXPECT(i, 0, 1, -2, 0, 70000, 0); /* toward zero */
+  RUN_OK("Cast", at(&x), adt(F16), at(&h));
+  EXPECT(h, 0, 1.5, -2.69921875, 0.0999755859375, INFINITY, 0);
+  RUN_OK("Cast", at(&x), adt(BOOL), at(&bl));
+  EXPECT(bl, 0, 1, 1, 1, 1, 0);
+  RUN_OK("Cast", at(&x), adt(BF16), at(&bf));
+  EXPECT(bf, 0, 1.5, -2.703125, 0.10009765625, 70144, 0);
+  rdev_tensor_t l = T(I64, DIMS(2), VALS(9007199254740993.0, -3)), l2 = Z(I64, DIMS(2)), i2 = Z(I32, DIMS(2));
+  RUN_OK("Cast", at(&l), adt(I64), at(&l2));
+  int64_t got[2];
+  d2h(RT, got, (void *)(uintptr_t)l2.addr, 16);
+  ck_assert_int_eq(got[1], -3);
+  RUN_OK("Cast", at(&l), adt(I32), at(&i2));
+  REFUSED(RDEV_OP_PARAM_INVALID, "Cast", at(&x), adt(I32), at(&h));  /* out is not dtype */
+  REFUSED(RDEV_OP_PARAM_INVALID, "Cast", at(&x), adt(I32), at(&i2)); /* shape */
+  REFUSED(RDEV_OP_PARAM_INVALID, "Cast", at(&x), adt(1234), at(&i));
+}
+END_TEST
+
+START_TEST(test_inplace_copy_broadcasts_and_converts) {
+  rdev_tensor_t d = Z(I32, DIMS(2, 3)), s = T(F32, DIMS(3), VALS(1.9, -1.9, 7));
+  RUN_OK("InplaceCopy", at(&d), at(&s));
+  EXPECT(d, 0, 1, -1, 7, 1, -1, 7);
+  rdev_tensor_t h = Z(F16, DIMS(2, 2)), col = T(F64, DIMS(2, 1), VALS(0.5, 3));
+  RUN_OK("InplaceCopy", at(&h), at(&col));
+  EXPECT(h, 0, 0.5, 0.5, 3, 3);
+  /* overlapping: copy a[0:3] onto a[1:4] */
+  rdev_tensor_t a = T(F32, DIMS(4), VALS(1, 2, 3, 4)), lo = a, hi = a;
+  lo.dims[0] = hi.dims[0] = 3;
+  hi.offset = 1;
+  RUN_OK("InplaceCopy", at(&hi), at(&lo));
+  EXPECT(a, 0, 1, 1, 2, 3);
+  rdev_tensor_t big = Z(F32, DIMS(4));
+  REFUSED(RDEV_OP_PARAM_INVALID, "InplaceCopy", at(&s), at(&big));
+  REFUSED(RDEV_OP_PARAM_INVALID, "InplaceCopy", at(&s), at(&d)); /* [2,3] does not go into [3] */
+  ck_assert_int_eq(check(CALL("InplaceCopy", at(&d), anull())), RDEV_OP_PARAM_NULLPTR);
+}
+END_TEST
+
+START_TEST(test_inplace_fill_scalar) {
+  rdev_tensor_t f = Z(F32, DIMS(2, 2)), i = Z(I64, DIMS(3)), h = Z(BF16, DIMS(2));
+  RUN_OK("InplaceFillScalar", at(&f), asf(F64, 2.5));
+  EXPECT(f, 0, 2.5, 2.5, 2.5, 2.5);
+  RUN_OK("InplaceFillScalar", at(&i), asi(I64, -9000000000));
+  EXPECT(i, 0, -9000000000.0, -9000000000.0, -9000000000.0);
+  RUN_OK("InplaceFillScalar", at(&h), asi(I32, 3));
+  EXPECT(h, 0, 3, 3);
+  /* a strided view: every other element */
+  rdev_tensor_t g = T(F32, DIMS(4), VALS(1, 2, 3, 4)), ev = g;
+  ev.dims[0] = 2, ev.strides[0] = 2;
+  RUN_OK("InplaceFillScalar", at(&ev), asf(F32, 0));
+  EXPECT(g, 0, 0, 2, 0, 4);
+}
+END_TEST
+
+/* ---- permute and cat ------------------------------------------------------------- */
+
+START_TEST(test_permute) {
+  double v[24];
+  for (int k = 0; k < 24; k++) v[k] = k;
+  rdev_tensor_t x = T(F32, DIMS(2, 3, 4), v), o = Z(F32, DIMS(4, 2, 3));
+  RUN_OK("Permute", at(&x), IA(-1, 0, 1), at(&o));
+  double want[24];
+  for (int a = 0; a < 4; a++)
+    for (int b = 0; b < 2; b++)
+      for (int c = 0; c < 3; c++) want[(a * 2 + b) * 3 + c] = v[(b * 3 + c) * 4 + a];
+  expect_near(&o, want, 24, 0);
+  rdev_tensor_t l = T(I64, DIMS(2, 2), VALS(1, 2, 3, 4));
+  RUN_OK("Permute", at(&l), IA(1, 0), at(&l)); /* in place: through a temporary */
+  EXPECT(l, 0, 1, 3, 2, 4);
+  rdev_tensor_t bad = Z(F32, DIMS(2, 3, 4)), oi = Z(I32, DIMS(4, 2, 3));
+  REFUSED(RDEV_OP_PARAM_INVALID, "Permute", at(&x), IA(0, 0, 1), at(&o));
+  REFUSED(RDEV_OP_PARAM_INVALID, "Permute", at(&x), IA(0, 1), at(&o));
+  REFUSED(RDEV_OP_PARAM_INVALID, "Permute", at(&x), IA(0, 1, 3), at(&o));
+  REFUSED(RDEV_OP_PARAM_INVALID, "Permute", at(&x), IA(2, 0, 1), at(&bad));
+  REFUSED(RDEV_OP_PARAM_INVALID, "Permute", at(&x), IA(2, 0, 1), at(&oi));
+}
+END_TEST
+
+START_TEST(test_cat) {
+  rdev_tensor_t l[4];
+  l[0] = T(F32, DIMS(2, 1), VALS(1, 2));
+  l[1] = T(F32, DIMS(0), VALS(0)); /* skipped: torch's legacy */
+  l[2] = T(I32, DIMS(2, 2), VALS(3, 4, 5, 6));
+  l[3] = T(F16, DIMS(2, 0), NULL);
+  rdev_tensor_t o = Z(F32, DIMS(2, 3));
+  RUN_OK("Cat", alist(l, 4), ai64(-1), at(&o));
+  EXPECT(o, 0, 1, 3, 4, 2, 5, 6);
+  rdev_tensor_t r[2] = {T(I64, DIMS(1, 2), VALS(1, 2)), T(I64, DIMS(2, 2), VALS(3, 4, 5, 6))}, oi = Z(I64, DIMS(3, 2));
+  RUN_OK("Cat", alist(r, 2), ai64(0), at(&oi));
+  EXPECT(oi, 0, 1, 2, 3, 4, 5, 6);
+  rdev_tensor_t bad = Z(F32, DIMS(3, 2)), o2 = Z(F32, DIMS(2, 4)), i2 = Z(I32, DIMS(2, 3));
+  REFUSED(RDEV_OP_PARAM_INVALID, "Cat", alist(l, 4), ai64(1), at(&o2));  /* out's shape */
+  REFUSED(RDEV_OP_PARAM_INVALID, "Cat", alist(l, 4), ai64(0), at(&o));   /* sizes differ in dim 1 */
+  REFUSED(RDEV_OP_PARAM_INVALID, "Cat", alist(l, 4), ai64(2), at(&o));   /* dim */
+  REFUSED(RDEV_OP_PARAM_INVALID, "Cat", alist(l, 4), ai64(1), at(&i2));  /* float32 into int32 */
+  REFUSED(RDEV_OP_PARAM_INVALID, "Cat", alist(l, 0), ai64(0), at(&bad)); /* no tensors */
+  rdev_tensor_t m[2] = {Z(F32, DIMS(2, 2)), Z(F32, DIMS(2, 2, 1))};
+  REFUSED(RDEV_OP_PARAM_INVALID, "Cat", alist(m, 2), ai64(0), at(&bad)); /* ndim differs */
+}
+END_TEST
+
 /* ---- the blob ---------------------------------------------------------------------- */
 
 START_TEST(test_garbage_and_truncated_blobs_are_refused) {
@@ -659,6 +869,18 @@ static Suite *ops_suite(void) {
   tcase_add_test(tc, test_matmul_out_overlapping_an_operand);
   tcase_add_test(tc, test_matmul_larger_against_reference);
   tcase_add_test(tc, test_matmul_refusals);
+  tcase_add_test(tc, test_layer_norm_with_and_without_affine);
+  suite_add_tcase(s, tc);
+  tc = fixture("reduce");
+  tcase_add_test(tc, test_reduce_sum_dims_keepdim_and_dtype);
+  tcase_add_test(tc, test_mean_and_amax);
+  suite_add_tcase(s, tc);
+  tc = fixture("shape");
+  tcase_add_test(tc, test_cast_between_types);
+  tcase_add_test(tc, test_inplace_copy_broadcasts_and_converts);
+  tcase_add_test(tc, test_inplace_fill_scalar);
+  tcase_add_test(tc, test_permute);
+  tcase_add_test(tc, test_cat);
   suite_add_tcase(s, tc);
   tc = fixture("blob");
   tcase_add_test(tc, test_garbage_and_truncated_blobs_are_refused);
