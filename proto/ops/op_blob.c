@@ -214,7 +214,7 @@ static void put(wbuf_t *w, const void *v, size_t n) {
     w->over = true;
     return;
   }
-  memcpy(w->p + w->len, v, n); /* the machines rdev runs on are little-endian */
+  if (n) memcpy(w->p + w->len, v, n); /* little-endian machines; an empty array's v may be NULL */
   w->len += n;
 }
 static void put_u8(wbuf_t *w, uint8_t v) { put(w, &v, 1); }
