@@ -11,10 +11,10 @@
  *   - the exception callback ran once, and its info says what failed (CANN:
  *     the task, stream, thread and device of the failed task and its error
  *     code): device 0, error 507015, the stream's id (aclrtStreamGetId); the
- *     task id is the one aclrtGetThreadLastTaskId gave after ErrorOP, when
- *     that call is offered (rdev: docs/acl.md lists it among the calls it
- *     does not offer, ACL_ERROR_API_NOT_SUPPORT — then the sample itself
- *     would stop there, at its CHECK_ERROR);
+ *     task id is the one aclrtGetThreadLastTaskId gave after ErrorOP (the
+ *     stream is in ACL_STOP_ON_FAILURE mode: rdev tells the failed kernel),
+ *     and aclrtGetFuncHandleFromExceptionInfo / aclrtGetArgsFromExceptionInfo
+ *     answer (ErrorOP takes no arguments);
  *   - the sample's diagnostics after the failed synchronize:
  *     aclrtGetErrorVerbose says an AI Core error of software kind
  *     (docs/acl.md), aclrtPeekAtLastError and aclrtGetLastError give 507015,
@@ -145,7 +145,7 @@ int main(int argc, char **argv) {
   const aclError lastTask = aclrtGetThreadLastTaskId(&taskId);
   std::printf("[INFO]  aclrtGetThreadLastTaskId returned %d, the last task id is: %u.\n", static_cast<int>(lastTask),
               taskId);
-  CHECK(lastTask == ACL_SUCCESS || lastTask == ACL_ERROR_API_NOT_SUPPORT);
+  CHECK(lastTask == ACL_SUCCESS && taskId != 0);
   CHECK_RET(aclrtLaunchCallback(CallBackFunc, userData, ACL_CALLBACK_BLOCK, stream), ACL_SUCCESS);
 
   const aclError syncRet = aclrtSynchronizeStream(stream);
@@ -170,8 +170,9 @@ int main(int argc, char **argv) {
   CHECK(g_exc.deviceId == static_cast<uint32_t>(kDeviceId));
   CHECK(g_exc.errorCode == static_cast<uint32_t>(ACL_ERROR_RT_AICORE_EXCEPTION));
   CHECK(g_exc.streamId == static_cast<uint32_t>(streamId));
-  if (lastTask == ACL_SUCCESS) CHECK(g_exc.taskId == taskId);
-  CHECK(g_exc.funcRet != ACL_SUCCESS || g_exc.func != nullptr);
+  CHECK(g_exc.taskId == taskId);
+  CHECK(g_exc.funcRet == ACL_SUCCESS && g_exc.func != nullptr);
+  CHECK(g_exc.argsRet == ACL_SUCCESS && g_exc.devArgsLen == 0);
 
   /* the callback behind the fault, and the count */
   CHECK(g_callbackRan == 1 && g_callbackData == 520);

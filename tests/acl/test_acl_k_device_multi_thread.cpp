@@ -13,11 +13,9 @@
  * again: what aclrtGetResInCurrentThread reports without it) and releases
  * everything; the main thread finalizes.
  *
- * The sample's kernel is its own AddDo (kernel_func/kernel_add.h), which the
- * sim kernel library does not have: here it is the sim kernel add_f32, from
- * a sim binary (docs/sim-binary.md) the program loads itself, launched with
- * its arguments packed as an AscendC host stub packs them. Run by run_acl.py
- * against a real rdevd.
+ * The sample's kernel is AddDo (kernel_func/kernel_add.h), from the sim
+ * kernel library (client/cann/samples/), as the sample calls it. Run by
+ * run_acl.py against a real rdevd.
  */
 #include <cstdint>
 #include <cstdio>
@@ -28,28 +26,9 @@
 
 #include "acl/acl.h"
 #include "acl_check.h"
+#include "kernel_func/kernel_add.h"
 
 namespace {
-
-/* The sample's AddDo(blockDim, stream, x, y, z, n): z[i] = x[i] + y[i]. */
-const char kAddBinary[] =
-    "rdev-sim-binary 1\n"
-    "kernel AddKernel add_f32\n"
-    "  arg ptr x reach=arg3*4\n"
-    "  arg ptr y reach=arg3*4\n"
-    "  arg ptr z reach=arg3*4 writes\n"
-    "  arg u32 n\n";
-
-struct AddArgs {
-  uint64_t x, y, z;
-  uint32_t n;
-};
-
-aclError AddDo(aclrtFuncHandle func, uint32_t blockDim, aclrtStream stream, const float *x, const float *y, float *z,
-               uint32_t n) {
-  AddArgs a{reinterpret_cast<uintptr_t>(x), reinterpret_cast<uintptr_t>(y), reinterpret_cast<uintptr_t>(z), n};
-  return aclrtLaunchKernelWithHostArgs(func, blockDim, stream, nullptr, &a, sizeof a, nullptr, 0);
-}
 
 bool DeviceInfoQuery() {
   const char *soc = aclrtGetSocName();
@@ -106,11 +85,6 @@ void RunThread() {
   if (!stream) return;
   DeviceInfoQuery();
 
-  aclrtBinHandle bin = nullptr;
-  aclrtFuncHandle add = nullptr;
-  CHECK_RET(aclrtBinaryLoadFromData(kAddBinary, sizeof kAddBinary - 1, nullptr, &bin), ACL_SUCCESS);
-  if (bin) CHECK_RET(aclrtBinaryGetFunction(bin, "AddKernel", &add), ACL_SUCCESS);
-
   const uint32_t TOTAL_SIZE = 1024;
   const uint32_t DATA_SIZE = TOTAL_SIZE * static_cast<uint32_t>(sizeof(float));
   float *hostSrcA = nullptr, *hostSrcB = nullptr, *hostDst = nullptr;
@@ -121,7 +95,7 @@ void RunThread() {
   CHECK_RET(aclrtMalloc(reinterpret_cast<void **>(&devSrcA), DATA_SIZE, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
   CHECK_RET(aclrtMalloc(reinterpret_cast<void **>(&devSrcB), DATA_SIZE, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
   CHECK_RET(aclrtMalloc(reinterpret_cast<void **>(&devDst), DATA_SIZE, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
-  if (!add || !hostSrcA || !hostSrcB || !hostDst || !devSrcA || !devSrcB || !devDst) {
+  if (!hostSrcA || !hostSrcB || !hostDst || !devSrcA || !devSrcB || !devDst) {
     CHECK(!"worker set-up failed");
     return;
   }
@@ -142,7 +116,7 @@ void RunThread() {
   CHECK_RET(aclrtGetResInCurrentThread(ACL_RT_DEV_RES_VECTOR_CORE, &inThread), ACL_SUCCESS);
   CHECK(inThread == resLimitValue);
 
-  CHECK_RET(AddDo(add, resLimitValue ? resLimitValue : 1, stream, devSrcA, devSrcB, devDst, TOTAL_SIZE), ACL_SUCCESS);
+  AddDo(resLimitValue ? resLimitValue : 1, stream, devSrcA, devSrcB, devDst, TOTAL_SIZE);
   CHECK_RET(aclrtSynchronizeStream(stream), ACL_SUCCESS);
   CHECK_RET(aclrtMemcpy(hostDst, DATA_SIZE, devDst, DATA_SIZE, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
   int wrong = 0;
@@ -161,7 +135,6 @@ void RunThread() {
   std::printf("[INFO]  After reset, VECTOR_CORE limit %u, in this thread %u.\n", deflt, inThread);
   CHECK(deflt >= 1 && inThread == deflt);
 
-  CHECK_RET(aclrtBinaryUnLoad(bin), ACL_SUCCESS);
   CHECK_RET(aclrtFree(devSrcA), ACL_SUCCESS);
   CHECK_RET(aclrtFree(devSrcB), ACL_SUCCESS);
   CHECK_RET(aclrtFree(devDst), ACL_SUCCESS);

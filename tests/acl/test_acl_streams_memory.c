@@ -144,7 +144,8 @@ int main(int argc, char **argv) {
   CHECK_RET(aclrtMemsetAsync((char *)dev + 64, 64, 0x4e, 64, a), ACL_SUCCESS);
   usleep(100 * 1000);
   unsigned char probe = 0;
-  CHECK_RET(aclrtMemcpy(&probe, 1, (char *)dev + 64, 1, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+  /* read on stream B: a synchronous copy would come after stream A's wait (docs/acl.md) */
+  CHECK_RET(aclrtMemcpyAsync(&probe, 1, (char *)dev + 64, 1, ACL_MEMCPY_DEVICE_TO_HOST, b), ACL_SUCCESS);
   CHECK(probe == 0); /* the memset waits behind the wait */
   CHECK_RET(aclrtValueWrite(dev, 25, 0, b), ACL_SUCCESS);
   CHECK_RET(aclrtSynchronizeStreamWithTimeout(a, 20000), ACL_SUCCESS);

@@ -269,12 +269,19 @@ static int pinned(const void *p, size_t n) {
   return 0;
 }
 
+/* After the work queued earlier on the streams of the thread's device when
+ * it touches device memory (acl_ordered_begin; docs/acl.md). */
 aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind) {
   (void)kind; /* reserved: the direction comes from the pointers */
   if (count == 0) return ACL_SUCCESS;
   rdev_session_t *s = NULL;
   aclError rc = acl_session_get(&s); /* copies name their memory by address: no device to set */
-  return rc ? rc : acl_result(rdev_memcpy(s, dst, destMax, src, count, RDEV_MEMCPY_DEFAULT), "aclrtMemcpy");
+  if (rc) return rc;
+  acl_ordered_t o = {0};
+  if ((rdev_ptr_on_device(s, dst) || rdev_ptr_on_device(s, src)) && (rc = acl_ordered_begin(&o, 0))) return rc;
+  if (!o.st) return acl_result(rdev_memcpy(s, dst, destMax, src, count, RDEV_MEMCPY_DEFAULT), "aclrtMemcpy");
+  rc = acl_result(rdev_memcpy_async(s, dst, destMax, src, count, RDEV_MEMCPY_DEFAULT, o.st), "aclrtMemcpy");
+  return acl_ordered_end(&o, rc, "aclrtMemcpy");
 }
 
 /* From host memory aclrtMallocHost did not make, the copy completes before
@@ -307,6 +314,7 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
   }
   if (!rc)
     rc = acl_result(rdev_memcpy_async(s, dst, destMax, src, count, (rdev_memcpy_kind_t)kind, st), "aclrtMemcpyAsync");
+  if (!rc) acl_task_queued(st, 0, NULL, NULL, 0);
   if (!rc && wait) rc = acl_result(rdev_stream_synchronize(st), "aclrtMemcpyAsync");
   return rc;
 }
@@ -328,7 +336,11 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
   acl_unlock();
   if (rc) return rc;
   if (on_host) return memset_host(devPtr, maxCount, value, count, NULL);
-  return acl_result(rdev_memset(s, devPtr, maxCount, value, count), "aclrtMemset");
+  acl_ordered_t o = {0}; /* after the work queued earlier on the device's streams */
+  if ((rc = acl_ordered_begin(&o, 0))) return rc;
+  if (!o.st) return acl_result(rdev_memset(s, devPtr, maxCount, value, count), "aclrtMemset");
+  rc = acl_result(rdev_memset_async(s, devPtr, maxCount, value, count, o.st), "aclrtMemset");
+  return acl_ordered_end(&o, rc, "aclrtMemset");
 }
 
 aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
@@ -341,7 +353,9 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t c
   acl_unlock();
   if (rc) return rc;
   if (on_host) return memset_host(devPtr, maxCount, value, count, st);
-  return acl_result(rdev_memset_async(s, devPtr, maxCount, value, count, st), "aclrtMemsetAsync");
+  rc = acl_result(rdev_memset_async(s, devPtr, maxCount, value, count, st), "aclrtMemsetAsync");
+  if (!rc) acl_task_queued(st, 0, NULL, NULL, 0);
+  return rc;
 }
 
 /* The rows of a 2D copy, each queued on st as an async copy (the caller
@@ -371,14 +385,23 @@ static aclError copy_rows(void *dst, size_t dpitch, const void *src, size_t spit
   return ACL_SUCCESS;
 }
 
-/* Row by row on a stream of its own, so that the rows stream without a
- * round trip each and no stream of the program is synchronized. */
+/* Row by row on a stream of the library's, so that the rows stream without
+ * a round trip each and no stream of the program is synchronized; after the
+ * work queued earlier on the streams of the thread's device
+ * (acl_ordered_begin). A thread without a device gets a stream of its own. */
 aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                        aclrtMemcpyKind kind) {
   rdev_session_t *s = NULL;
   aclError rc = acl_session_get(&s);
+  acl_ordered_t o = {0};
+  if (!rc) rc = acl_ordered_begin(&o, 1);
+  if (rc) return rc;
+  if (o.st) {
+    rc = copy_rows(dst, dpitch, src, spitch, width, height, kind, s, o.st, "aclrtMemcpy2d");
+    return acl_ordered_end(&o, rc, "aclrtMemcpy2d");
+  }
   rdev_stream_t *st = NULL;
-  if (!rc) rc = acl_result(rdev_stream_create(s, &st), "aclrtMemcpy2d");
+  rc = acl_result(rdev_stream_create(s, &st), "aclrtMemcpy2d");
   if (!rc) rc = copy_rows(dst, dpitch, src, spitch, width, height, kind, s, st, "aclrtMemcpy2d");
   if (st) {
     aclError d = acl_result(rdev_stream_destroy(st), "aclrtMemcpy2d"); /* waits for the rows */
@@ -400,6 +423,7 @@ aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src, size_t sp
   int wait = !rc && !pinned(kind == ACL_MEMCPY_HOST_TO_DEVICE ? src : dst, span);
   acl_unlock();
   if (!rc) rc = copy_rows(dst, dpitch, src, spitch, width, height, kind, s, st, "aclrtMemcpy2dAsync");
+  if (!rc) acl_task_queued(st, 0, NULL, NULL, 0);
   if (!rc && wait) rc = acl_result(rdev_stream_synchronize(st), "aclrtMemcpy2dAsync");
   return rc;
 }
@@ -410,14 +434,18 @@ aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag, aclrtStre
   if (flag) return fail(ACL_ERROR_INVALID_PARAM, "aclrtValueWrite: flag %u is reserved: 0", (unsigned)flag);
   rdev_stream_t *st = NULL;
   aclError rc = acl_stream_get(stream, &st);
-  return rc ? rc : acl_result(rdev_value_write(st, devAddr, value), "aclrtValueWrite");
+  if (!rc) rc = acl_result(rdev_value_write(st, devAddr, value), "aclrtValueWrite");
+  if (!rc) acl_task_queued(st, 0, NULL, NULL, 0);
+  return rc;
 }
 
 aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream) {
   if (flag > ACL_STREAM_WAIT_VALUE_NOR) return fail(ACL_ERROR_INVALID_PARAM, "aclrtValueWait: unknown flag %u", flag);
   rdev_stream_t *st = NULL;
   aclError rc = acl_stream_get(stream, &st);
-  return rc ? rc : acl_result(rdev_value_wait(st, devAddr, value, (rdev_value_wait_t)flag, 0), "aclrtValueWait");
+  if (!rc) rc = acl_result(rdev_value_wait(st, devAddr, value, (rdev_value_wait_t)flag, 0), "aclrtValueWait");
+  if (!rc) acl_task_queued(st, 0, NULL, NULL, 0);
+  return rc;
 }
 
 __attribute__((constructor)) static void acl_contexts_init(void) {

@@ -55,14 +55,18 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
   if (!event) return acl_fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
   rdev_stream_t *st = NULL;
   aclError rc = acl_stream_get(stream, &st);
-  return rc ? rc : acl_result(rdev_event_record(event, st), "aclrtRecordEvent");
+  if (!rc) rc = acl_result(rdev_event_record(event, st), "aclrtRecordEvent");
+  if (!rc) acl_task_queued(st, 0, NULL, NULL, 0);
+  return rc;
 }
 
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
   if (!event) return acl_fail(ACL_ERROR_INVALID_PARAM, "event is NULL");
   rdev_stream_t *st = NULL;
   aclError rc = acl_stream_get(stream, &st);
-  return rc ? rc : acl_result(rdev_stream_wait_event(st, event), "aclrtStreamWaitEvent");
+  if (!rc) rc = acl_result(rdev_stream_wait_event(st, event), "aclrtStreamWaitEvent");
+  if (!rc) acl_task_queued(st, 0, NULL, NULL, 0);
+  return rc;
 }
 
 /* rdev's events need no reset to be used again: a record replaces the one

@@ -235,14 +235,20 @@ aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numB
   if (!rc) f = af->resolved;
   acl_unlock();
   if (rc) return rc;
-  if (!placeHolderNum)
-    return acl_result(rdev_launch_function(st, f, numBlocks, hostArgs, argsSize), "aclrtLaunchKernel");
+  if (!placeHolderNum) {
+    uint32_t id = acl_task_reserve(st);
+    rc = acl_result(rdev_launch_function(st, f, numBlocks, hostArgs, argsSize), "aclrtLaunchKernel");
+    if (!rc) acl_task_queued(st, id, funcHandle, hostArgs, argsSize);
+    return rc;
+  }
   unsigned char *blob = malloc(argsSize);
   if (!blob) return acl_fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
   memcpy(blob, hostArgs, argsSize);
   void *dev = NULL;
   rc = place_holders(s, st, blob, argsSize, placeHolderArray, placeHolderNum, &dev);
+  uint32_t id = rc ? 0 : acl_task_reserve(st);
   if (!rc) rc = acl_result(rdev_launch_function(st, f, numBlocks, blob, argsSize), "aclrtLaunchKernelWithHostArgs");
+  if (!rc) acl_task_queued(st, id, funcHandle, blob, argsSize);
   if (dev) rdev_free(s, dev);
   free(blob);
   return rc;

@@ -43,10 +43,10 @@ void acl_kernels_forget(void);
 /* Lock held: the notify records go (aclFinalize; acl_notify.c). */
 void acl_notifies_forget(void);
 
-/* A synchronize of stream st (stream id `id`, device dev) returned code:
- * the registered exception callbacks run for a failure of its work
- * (acl_stream.c). No lock held. */
-void acl_exception_report(aclError code, int32_t id, int dev);
+/* A synchronize of stream st (stream id `id`, device dev; mark:
+ * acl_task_mark before it) returned code: the registered exception
+ * callbacks run for a failure of its work (acl_stream.c). No lock held. */
+void acl_exception_report(aclError code, rdev_stream_t *st, int32_t id, int dev, uint64_t mark);
 
 /* Lock held: the process's session in *s, or an error (no aclInit, or a
  * child after fork). */
@@ -89,7 +89,12 @@ aclError acl_session_end(rdev_session_t **closing);
  * their streams go (acl_callback.c). */
 void acl_callbacks_end(void);
 
-/* A stream is being destroyed: its subscription leaves the list (no new
+/* The two kinds of subscription of a stream: aclrtSubscribeReport's
+ * (callbacks of aclrtLaunchCallback) and aclrtSubscribeHostFunc's (host
+ * functions of aclrtLaunchHostFunc). */
+typedef enum { ACL_SUB_REPORT, ACL_SUB_HOST_FUNC } acl_sub_kind_t;
+
+/* A stream is being destroyed: its subscriptions leave the list (no new
  * launch or subscription finds it; callbacks already launched still reach
  * their thread) and is returned; once the stream is gone,
  * acl_callbacks_stream_gone ends it. No lock held. */
@@ -97,13 +102,77 @@ void *acl_callbacks_stream_detach(rdev_stream_t *st);
 void acl_callbacks_stream_gone(void *detached);
 
 /* The callback calls past their argument checks, their stream resolved
- * (acl_callback_stream.c), with the contracts of aclrtSubscribeReport,
- * aclrtUnSubscribeReport, aclrtLaunchCallback and aclrtLaunchHostFunc
- * (acl_callback.c). No lock held. */
-aclError acl_callbacks_subscribe(uint64_t threadId, rdev_stream_t *st);
-aclError acl_callbacks_unsubscribe(uint64_t threadId, rdev_stream_t *st);
+ * (acl_callback_stream.c), with the contracts of aclrtSubscribeReport /
+ * aclrtSubscribeHostFunc and their UnSubscribe (by kind),
+ * aclrtLaunchCallback and aclrtLaunchHostFunc (acl_callback.c). No lock
+ * held. */
+aclError acl_callbacks_subscribe(uint64_t threadId, rdev_stream_t *st, acl_sub_kind_t kind);
+aclError acl_callbacks_unsubscribe(uint64_t threadId, rdev_stream_t *st, acl_sub_kind_t kind);
 aclError acl_callbacks_launch(rdev_stream_t *st, aclrtCallback fn, void *userData, aclrtCallbackBlockType blockType);
 aclError acl_callbacks_launch_host_func(rdev_stream_t *st, aclrtHostFunc fn, void *args);
+
+/* ---- tasks (acl_task.c): what is queued on each stream ---------------------------- */
+
+/* Lock held: stream st of device dev is tracked from now on (made by the
+ * program, or a default stream). */
+void acl_task_stream_add(rdev_stream_t *st, int dev);
+/* What a stream's tracking leaves behind to free once the stream itself is
+ * destroyed (its work may still use them until then). */
+typedef struct {
+  rdev_event_t *fence;
+  void *marker;
+} acl_task_leftover_t;
+/* Lock held: st is no longer tracked; *left gets what to free with
+ * acl_task_leftover_free (no lock held) after rdev_stream_destroy. */
+void acl_task_stream_remove(rdev_stream_t *st, acl_task_leftover_t *left);
+void acl_task_leftover_free(acl_task_leftover_t *left);
+/* Lock held: forgets every record (aclFinalize closed the session). */
+void acl_tasks_forget(void);
+/* Lock held: the clock before a synchronize of a stream is sent; once it
+ * returned acl_task_sync_done, acl_task_synced(st, mark) (lock held) says
+ * that the stream's work up to the mark ran. */
+uint64_t acl_task_mark(void);
+void acl_task_synced(rdev_stream_t *st, uint64_t mark);
+int acl_task_sync_done(aclError rc);
+/* A kernel launch on st is about to be sent: its task id (written to the
+ * stream's marker first in ACL_STOP_ON_FAILURE mode). Takes the lock. */
+uint32_t acl_task_reserve(rdev_stream_t *st);
+/* A task was sent on st (after the rdev call returned success): it ticks
+ * the clock, becomes the calling thread's last task (id 0: a new id), and,
+ * for a kernel (func not NULL), its function and a copy of its arguments
+ * are kept until the stream's next synchronize. Takes the lock. */
+void acl_task_queued(rdev_stream_t *st, uint32_t id, aclrtFuncHandle func, const void *args, size_t len);
+/* st was set to ACL_STOP_ON_FAILURE (stop): from now on each kernel's task
+ * id is written to device memory of the stream's before the kernel runs,
+ * so that a failure names its kernel. Takes the lock (one round trip, the
+ * first time). */
+aclError acl_task_stop_mode(rdev_stream_t *st, int stop);
+/* A synchronize of st (mark: acl_task_mark before it) reported a failure:
+ * the kernel that failed, when the library can tell (the one kernel queued
+ * since the last synchronize, or, in ACL_STOP_ON_FAILURE mode, the one the
+ * marker names): its id, function and a copy of its arguments (*args is
+ * the caller's to free); else ACL_ERROR_INVALID_EXCEPTION_INFO. Takes the
+ * lock; may read the marker (one round trip). */
+aclError acl_task_failed(rdev_stream_t *st, uint64_t mark, uint32_t *id, aclrtFuncHandle *func, void **args,
+                         uint32_t *len);
+
+/* A synchronous copy or memset in order after the work queued earlier on
+ * the streams of the calling thread's device. acl_ordered_begin (no lock
+ * held) gives in o->st an internal stream of that device that waits for
+ * every one of them with work queued since its last synchronize, or NULL
+ * when none has (and always is 0), the thread has no device or runs a
+ * callback or host function (its stream waits for it): then the caller
+ * copies the plain synchronous way. The caller queues its work on
+ * o->st and calls acl_ordered_end(o, rc of that, what), which synchronizes
+ * o->st (one round trip for it all) and returns rc, or the synchronize's
+ * error. */
+typedef struct {
+  rdev_stream_t *st;
+  int dev;
+  uint64_t mark;
+} acl_ordered_t;
+aclError acl_ordered_begin(acl_ordered_t *o, int always);
+aclError acl_ordered_end(acl_ordered_t *o, aclError rc, const char *what);
 
 /* Whether the calling thread runs a callback or host function now. */
 int acl_in_callback(void);

@@ -84,7 +84,9 @@ aclError aclrtRecordNotify(aclrtNotify notify, aclrtStream stream) {
   void *flag;
   rdev_stream_t *st;
   aclError rc = resolve(notify, stream, &flag, &st);
-  return rc ? rc : acl_result(rdev_value_write(st, flag, 1), "aclrtRecordNotify");
+  if (!rc) rc = acl_result(rdev_value_write(st, flag, 1), "aclrtRecordNotify");
+  if (!rc) acl_task_queued(st, 0, NULL, NULL, 0);
+  return rc;
 }
 
 /* timeout in seconds, 0 for ever, as CANN; a wait that times out is
@@ -96,5 +98,7 @@ aclError aclrtWaitAndResetNotify(aclrtNotify notify, aclrtStream stream, uint32_
   if (rc) return rc;
   uint32_t ms = timeout > UINT32_MAX / 1000 ? UINT32_MAX : timeout * 1000;
   rc = acl_result(rdev_value_wait(st, flag, 1, RDEV_VALUE_WAIT_EQ, ms), "aclrtWaitAndResetNotify");
-  return rc ? rc : acl_result(rdev_value_write(st, flag, 0), "aclrtWaitAndResetNotify");
+  if (!rc) rc = acl_result(rdev_value_write(st, flag, 0), "aclrtWaitAndResetNotify");
+  if (!rc) acl_task_queued(st, 0, NULL, NULL, 0);
+  return rc;
 }

@@ -82,9 +82,14 @@ aclError aclrtRegStreamStateCallback(const char *regName, aclrtStreamStateCallba
 }
 
 /* What the exception callbacks are given: the failed work's stream, device
- * and code (rdev reports a failure at the synchronize, without a task id). */
+ * and code, and the failed kernel's task id, function and arguments when
+ * the library can tell which kernel failed (acl_task_failed). */
 struct rtExceptionInfo {
   uint32_t taskid, streamid, tid, deviceid, retcode;
+  aclError kernel; /* ACL_SUCCESS when the fields below say which kernel failed */
+  aclrtFuncHandle func;
+  void *args; /* a host copy of its arguments */
+  uint32_t args_len;
 };
 
 static aclError exception_cb(aclrtExceptionInfoCallback callback, int add) {
@@ -119,7 +124,27 @@ uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo *info) { ret
 uint32_t aclrtGetDeviceIdFromExceptionInfo(const aclrtExceptionInfo *info) { return info ? info->deviceid : 0; }
 uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo *info) { return info ? info->retcode : 0; }
 
-void acl_exception_report(aclError code, int32_t id, int dev) {
+/* The arguments are a host copy of the launch's (rdev gives no device
+ * address of them), valid while the callback runs; aclrtMemcpy reads it as
+ * it reads device memory. */
+aclError aclrtGetArgsFromExceptionInfo(const aclrtExceptionInfo *info, void **devArgsPtr, uint32_t *devArgsLen) {
+  if (!info) return acl_fail(ACL_ERROR_INVALID_EXCEPTION_INFO, "info is NULL");
+  if (!devArgsPtr || !devArgsLen) return acl_fail(ACL_ERROR_INVALID_PARAM, "devArgsPtr or devArgsLen is NULL");
+  if (info->kernel) return acl_fail(info->kernel, "the exception names no kernel launch rdev can tell");
+  *devArgsPtr = info->args;
+  *devArgsLen = info->args_len;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtGetFuncHandleFromExceptionInfo(const aclrtExceptionInfo *info, aclrtFuncHandle *func) {
+  if (!info) return acl_fail(ACL_ERROR_INVALID_EXCEPTION_INFO, "info is NULL");
+  if (!func) return acl_fail(ACL_ERROR_INVALID_PARAM, "func is NULL");
+  if (info->kernel) return acl_fail(info->kernel, "the exception names no kernel launch rdev can tell");
+  *func = info->func;
+  return ACL_SUCCESS;
+}
+
+void acl_exception_report(aclError code, rdev_stream_t *st, int32_t id, int dev, uint64_t mark) {
   /* failures of the stream's work: the runtime's 507xxx, not a synchronize that timed out */
   if (code < 507000 || code >= 508000 || code == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT) return;
   aclrtExceptionInfoCallback fns[MAX_CALLBACKS + 1];
@@ -130,10 +155,13 @@ void acl_exception_report(aclError code, int32_t id, int dev) {
     if (exception_cbs[i]) fns[n++] = exception_cbs[i];
   acl_unlock();
   if (!n) return;
-  aclrtExceptionInfo info = {0, (uint32_t)id, (uint32_t)syscall(SYS_gettid), (uint32_t)dev, (uint32_t)code};
   acl_error_state_t saved; /* what the callbacks call must not replace the synchronize's error */
   acl_error_save(&saved);
+  aclrtExceptionInfo info = {
+      0, (uint32_t)id, (uint32_t)syscall(SYS_gettid), (uint32_t)dev, (uint32_t)code, 0, NULL, NULL, 0};
+  info.kernel = acl_task_failed(st, mark, &info.taskid, &info.func, &info.args, &info.args_len);
   for (int i = 0; i < n; i++) fns[i](&info);
+  free(info.args);
   acl_error_restore(&saved);
 }
 
@@ -150,6 +178,7 @@ void acl_streams_forget(void) {
     recs = n;
   }
   for (int d = 0; d < MAX_DEVICES; d++) defaults[d] = NULL, default_modes[d] = ACL_CONTINUE_ON_FAILURE;
+  acl_tasks_forget();
 }
 
 aclError acl_stream_get(aclrtStream stream, rdev_stream_t **out) {
@@ -172,7 +201,10 @@ aclError acl_stream_of(aclrtStream stream, rdev_stream_t **out) {
     return ACL_SUCCESS;
   }
   if (dev >= MAX_DEVICES) return acl_fail(ACL_ERROR_RT_INVALID_DEVICEID, "device %d: at most %d", dev, MAX_DEVICES);
-  if (!defaults[dev] && (rc = acl_result(rdev_stream_create(s, &defaults[dev]), "default stream"))) return rc;
+  if (!defaults[dev]) {
+    if ((rc = acl_result(rdev_stream_create(s, &defaults[dev]), "default stream"))) return rc;
+    acl_task_stream_add(defaults[dev], dev);
+  }
   *out = defaults[dev];
   return ACL_SUCCESS;
 }
@@ -203,6 +235,7 @@ aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uin
     r->dying = 0;
     r->next = recs;
     recs = r;
+    acl_task_stream_add(r->st, dev);
     *stream = r->st;
     r = NULL;
   }
@@ -292,15 +325,18 @@ static aclError destroy(aclrtStream stream, const char *what) {
     usleep(1000);
     acl_lock();
   }
+  acl_task_leftover_t left = {0};
   if (r) { /* found again: streams made meanwhile went in front of it */
     for (pp = &recs; *pp != r; pp = &(*pp)->next) {}
     *pp = r->next;
+    acl_task_stream_remove(stream, &left);
   }
   acl_unlock();
   free(r);
   if (rc) return rc;
   void *sub = acl_callbacks_stream_detach(stream);
   rc = acl_result(rdev_stream_destroy(stream), what);
+  acl_task_leftover_free(&left);  /* the stream's work no longer uses them */
   acl_callbacks_stream_gone(sub); /* drained: every callback of it came */
   return rc;
 }
@@ -367,6 +403,7 @@ aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode) {
   rdev_stream_t *st = NULL;
   aclError rc = acl_stream_get(stream, &st);
   if (!rc) rc = acl_result(rdev_stream_set_failure_mode(st, mode == ACL_STOP_ON_FAILURE), "aclrtSetStreamFailureMode");
+  if (!rc) rc = acl_task_stop_mode(st, mode == ACL_STOP_ON_FAILURE);
   acl_lock();
   uint64_t *m = rc ? NULL : mode_of(st);
   if (m) *m = mode;
@@ -433,6 +470,7 @@ aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) {
   }
   n = 0;
   rec_t def = {0};
+  uint64_t mark = acl_task_mark();
   if (!rc) {
     for (rec_t *r = recs; r; r = r->next)
       if (r->dev == dev && !r->dying) {
@@ -452,8 +490,11 @@ aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) {
     rdev_stream_t *st = all[i]->st;
     aclError e = acl_result(left < 0 ? rdev_stream_synchronize(st) : rdev_stream_synchronize_timeout(st, left),
                             "aclrtSynchronizeDevice");
-    acl_exception_report(e, all[i]->id, dev);
+    acl_exception_report(e, st, all[i]->id, dev, mark);
     if (!rc) rc = e;
+    acl_lock();
+    if (acl_task_sync_done(e)) acl_task_synced(st, mark);
+    acl_unlock();
   }
   acl_lock();
   for (int i = 0; i < n; i++) all[i]->pins -= all[i] != &def;
@@ -473,11 +514,15 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) 
   rec_t *r = rc ? NULL : find(st);
   int32_t id = r ? r->id : 0;
   int dev = r ? r->dev : acl_thread_device();
+  uint64_t mark = acl_task_mark();
   acl_unlock();
   if (rc) return rc;
   rc = acl_result(timeout < 0 ? rdev_stream_synchronize(st) : rdev_stream_synchronize_timeout(st, timeout),
                   "aclrtSynchronizeStream");
-  acl_exception_report(rc, id, dev);
+  acl_exception_report(rc, st, id, dev, mark);
+  acl_lock();
+  if (acl_task_sync_done(rc)) acl_task_synced(st, mark); /* a stream destroyed meanwhile is not found */
+  acl_unlock();
   return rc;
 }
 

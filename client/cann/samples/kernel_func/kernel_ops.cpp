@@ -1,6 +1,7 @@
 /*
  * client/cann/samples/kernel_func/kernel_ops.cpp — the sim kernel library for the CANN
- * runtime samples: one kernel binary in the rdev sim binary format
+ * runtime samples (the launchers of kernel_ops.h and kernel_add.h): one
+ * kernel binary in the rdev sim binary format
  * (docs/sim-binary.md) naming the sim kernels behind the samples' kernels,
  * and host launchers that do what the stubs ascendc_library generates do:
  * load the binary at static initialization (aclrtBinaryLoadFromData), find
@@ -10,6 +11,8 @@
  * binary in place of this one.
  */
 #include "kernel_ops.h"
+
+#include "kernel_add.h"
 
 #include <cstdio>
 #include <cstring>
@@ -36,7 +39,12 @@ const char kBinary[] =
     "kernel DeviceRead read_i32 entry=6\n"
     "  arg ptr devPtr reach=blocks*4\n"
     "kernel HelloWorld hello entry=7\n"
-    "  noargs\n";
+    "  noargs\n"
+    "kernel AddKernel add_f32 entry=8\n"
+    "  arg ptr srcA reach=arg3*4\n"
+    "  arg ptr srcB reach=arg3*4\n"
+    "  arg ptr dst reach=arg3*4 writes\n"
+    "  arg u32 totalSize\n";
 
 /* Loaded before main, as a generated stub's binary is. */
 aclrtBinHandle LoadBinary() {
@@ -50,7 +58,7 @@ const aclrtBinHandle g_binary = LoadBinary();
 /* The function of entry e, found on its first launch (from any thread). */
 aclrtFuncHandle Function(uint64_t e) {
   static std::mutex mu;
-  static aclrtFuncHandle funcs[8];
+  static aclrtFuncHandle funcs[9];
   std::lock_guard<std::mutex> lock(mu);
   if (!funcs[e] && aclrtBinaryGetFunctionByEntry(g_binary, e, &funcs[e]) != ACL_SUCCESS)
     std::fprintf(stderr, "[ERROR] kernel_ops: no kernel of entry %llu: %s\n", (unsigned long long)e,
@@ -71,6 +79,10 @@ struct PtrArgs {
 struct PtrValueArgs {
   uint64_t ptr;
   int32_t value;
+};
+struct AddArgs {
+  uint64_t srcA, srcB, dst;
+  uint32_t totalSize;
 };
 
 uint64_t Addr(const void *p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); }
@@ -105,3 +117,8 @@ void ReadDo(uint32_t blockDim, void *stream, int *devPtr) {
 }
 
 void PrintDo(uint32_t blockDim, void *stream) { Launch(7, blockDim, stream, nullptr, 0); }
+
+void AddDo(uint32_t blockDim, void *stream, float *srcA, float *srcB, float *dst, uint32_t totalSize) {
+  AddArgs a{Addr(srcA), Addr(srcB), Addr(dst), totalSize};
+  Launch(8, blockDim, stream, &a, sizeof a);
+}
