@@ -178,7 +178,6 @@ int acl_op_exec(acl_t *a, rdev_rt_stream_t *s, const rdev_op_call_t *c);
  * which must be s's worker or own s while nothing runs on it. */
 acl_opfn_t *acl_opfn_bind(const acl_nnop_t *n, const rdev_op_sig_t *sig);
 void acl_opfn_free(acl_opfn_t *f);
-int acl_op_call(acl_t *a, rdev_rt_stream_t *s, const rdev_op_sig_t *sig, const acl_opfn_t *f,
-                const rdev_op_call_t *c);
+int acl_op_call(acl_t *a, rdev_rt_stream_t *s, const rdev_op_sig_t *sig, const acl_opfn_t *f, const rdev_op_call_t *c);
 
 #endif

@@ -170,7 +170,8 @@ int acl_ops_load(acl_t *a, const char *where) {
     const char *slash = strrchr(lib, '/'), *home = getenv("ASCEND_HOME_PATH");
     char dirs[2][4096];
     int nd = 0;
-    if (slash) snprintf(dirs[nd++], sizeof dirs[0], "%.*s/", (int)(slash - lib) < 4000 ? (int)(slash - lib) : 4000, lib);
+    if (slash)
+      snprintf(dirs[nd++], sizeof dirs[0], "%.*s/", (int)(slash - lib) < 4000 ? (int)(slash - lib) : 4000, lib);
     if (home && *home) snprintf(dirs[nd++], sizeof dirs[0], "%.4000s/lib64/", home);
     for (int i = 0; i <= nd && !ok; i++) {
       char np[4200], op[4200];
@@ -363,11 +364,9 @@ static int make_objs(acl_t *a, const acl_nnop_t *n, const rdev_op_sig_t *sig, co
 
 /* ---- running ----------------------------------------------------------------- */
 
-int acl_op_call(acl_t *a, rdev_rt_stream_t *s, const rdev_op_sig_t *sig, const acl_opfn_t *f,
-                const rdev_op_call_t *c) {
+int acl_op_call(acl_t *a, rdev_rt_stream_t *s, const rdev_op_sig_t *sig, const acl_opfn_t *f, const rdev_op_call_t *c) {
   const acl_nnop_t *n = a->nnop;
-  if (!n || !f)
-    return rt_fail(RDEV_UNKNOWN_KERNEL, "operator aclnn%s is not offered by the acl backend", sig->name);
+  if (!n || !f) return rt_fail(RDEV_UNKNOWN_KERNEL, "operator aclnn%s is not offered by the acl backend", sig->name);
   if (c->nargs != sig->nparams)
     return rt_fail(RDEV_INTERNAL_ERROR, "aclnn%s: %d arguments for %d parameters", sig->name, c->nargs, sig->nparams);
   int rc = acl_enter(a, s->dev);
@@ -410,8 +409,7 @@ int acl_op_call(acl_t *a, rdev_rt_stream_t *s, const rdev_op_sig_t *sig, const a
     snprintf(what, sizeof what, "aclnn%sGetWorkspaceSize", sig->name);
     rc = acl_fail(a, e, what);
   } else if (ws_size > 0 && (e = a->api->rtMalloc(&ws, ws_size, 0 /* ACL_MEM_MALLOC_HUGE_FIRST */))) {
-    snprintf(what, sizeof what, "aclrtMalloc of aclnn%s's %llu-byte workspace", sig->name,
-             (unsigned long long)ws_size);
+    snprintf(what, sizeof what, "aclrtMalloc of aclnn%s's %llu-byte workspace", sig->name, (unsigned long long)ws_size);
     rc = acl_fail(a, e, what); /* CANN offers no way to drop a single-use executor unrun */
   } else {
     snprintf(what, sizeof what, "aclnn%s", sig->name);

@@ -85,8 +85,8 @@ static int64_t nlive;
 #define MAX_CONTROLS 32
 static struct {
   char op[RDEV_OP_MAX_NAME + 1];
-  int64_t ws;          /* -1: the operator's own */
-  int32_t fail[3];     /* per phase (1, 2): the code the next call fails with, 0 none */
+  int64_t ws;      /* -1: the operator's own */
+  int32_t fail[3]; /* per phase (1, 2): the code the next call fails with, 0 none */
 } controls[MAX_CONTROLS];
 
 /* The control of op, made when absent (caller holds ops_mu); NULL when full. */
@@ -218,8 +218,7 @@ static int device_of(const void *p, uint64_t n) {
   void *base;
   size_t size;
   int dev = -1;
-  if (rdev_rt_mem_lookup(c.rt, p, &base, &size, &dev) ||
-      (uint64_t)((const char *)p - (const char *)base) > size ||
+  if (rdev_rt_mem_lookup(c.rt, p, &base, &size, &dev) || (uint64_t)((const char *)p - (const char *)base) > size ||
       n > size - (uint64_t)((const char *)p - (const char *)base))
     dev = -1;
   dbl_leave(0);
@@ -281,26 +280,27 @@ aclScalar *aclCreateScalar(void *value, aclDataType dataType) {
 }
 
 #define MAX_ARRAY ((uint64_t)1 << 20)
-#define ARRAY(T, M, what, value, size)                                                                         \
-  if ((size && !value) || size > MAX_ARRAY)                                                                    \
-    return dbl_fail(ERR_INVALID, "%s: NULL value or more than %llu elements", __func__,                        \
-                    (unsigned long long)MAX_ARRAY),                                                            \
-           NULL;                                                                                               \
-  T *o = obj_new(sizeof *o + size * sizeof o->v[0], M);                                                        \
-  if (!o) return dbl_fail(ACL_ERROR_BAD_ALLOC, "%s: out of host memory", __func__), NULL;                      \
-  o->n = size;                                                                                                 \
-  if (size) memcpy(o->v, value, size * sizeof o->v[0]);                                                        \
+#define ARRAY(T, M, what, value, size) \
+  if ((size && !value) || size > MAX_ARRAY) \
+    return dbl_fail(ERR_INVALID, "%s: NULL value or more than %llu elements", __func__, \
+                    (unsigned long long)MAX_ARRAY), \
+           NULL; \
+  T *o = obj_new(sizeof *o + size * sizeof o->v[0], M); \
+  if (!o) return dbl_fail(ACL_ERROR_BAD_ALLOC, "%s: out of host memory", __func__), NULL; \
+  o->n = size; \
+  if (size) memcpy(o->v, value, size * sizeof o->v[0]); \
   return o;
 
-aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size) { ARRAY(aclIntArray, M_INTS, "ints", value, size) }
-aclFloatArray *aclCreateFloatArray(const float *value, uint64_t size) {
-  ARRAY(aclFloatArray, M_FLOATS, "floats", value, size)
-}
-aclBoolArray *aclCreateBoolArray(const bool *value, uint64_t size) {
+aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size){
+    ARRAY(aclIntArray, M_INTS, "ints", value, size)} aclFloatArray *aclCreateFloatArray(const float *value,
+                                                                                        uint64_t size){
+    ARRAY(aclFloatArray, M_FLOATS, "floats", value, size)} aclBoolArray *aclCreateBoolArray(const bool *value,
+                                                                                            uint64_t size) {
   for (uint64_t i = 0; value && size <= MAX_ARRAY && i < size; i++) {
     unsigned char b;
     memcpy(&b, &value[i], 1);
-    if (b > 1) return dbl_fail(ERR_INVALID, "%s: element %llu is %u, not a bool", __func__, (unsigned long long)i, b), NULL;
+    if (b > 1)
+      return dbl_fail(ERR_INVALID, "%s: element %llu is %u, not a bool", __func__, (unsigned long long)i, b), NULL;
   }
   ARRAY(aclBoolArray, M_BOOLS, "bools", value, size)
 }
@@ -559,9 +559,9 @@ static aclnnStatus prepare(const dsig_t *d, const dval_t *v, uint64_t *workspace
   if (!m) return dbl_leave(dbl_fail(ACL_ERROR_BAD_ALLOC, "%s: out of host memory", fn));
   fputs(fn, m);
   if (!workspaceSize || !executor) rc = dbl_fail(ERR_NULLPTR, "%s: workspaceSize or executor is NULL", fn);
-  static const uint32_t magic[] = {[RDEV_OPK_TENSOR] = M_TENSOR,         [RDEV_OPK_TENSOR_LIST] = M_LIST,
-                                   [RDEV_OPK_SCALAR] = M_SCALAR,         [RDEV_OPK_INT_ARRAY] = M_INTS,
-                                   [RDEV_OPK_BOOL_ARRAY] = M_BOOLS,      [RDEV_OPK_FLOAT_ARRAY] = M_FLOATS};
+  static const uint32_t magic[] = {
+      [RDEV_OPK_TENSOR] = M_TENSOR,  [RDEV_OPK_TENSOR_LIST] = M_LIST, [RDEV_OPK_SCALAR] = M_SCALAR,
+      [RDEV_OPK_INT_ARRAY] = M_INTS, [RDEV_OPK_BOOL_ARRAY] = M_BOOLS, [RDEV_OPK_FLOAT_ARRAY] = M_FLOATS};
   pthread_mutex_lock(&ops_mu); /* the objects stay as they are while they are read */
   for (int i = 0; i < d->n && !rc; i++) {
     const dparam_t *p = &d->p[i];
@@ -591,8 +591,8 @@ static aclnnStatus prepare(const dsig_t *d, const dval_t *v, uint64_t *workspace
         const aclTensor *t = o;
         put_tensor(m, t);
         if (t->dev >= 0 && t->dev != c.dev)
-          rc = dbl_fail(ERR_INVALID, "%s: %s is memory of device %d, the current context's is %d", fn, p->name,
-                        t->dev, c.dev);
+          rc = dbl_fail(ERR_INVALID, "%s: %s is memory of device %d, the current context's is %d", fn, p->name, t->dev,
+                        c.dev);
         break;
       }
       case RDEV_OPK_TENSOR_LIST: {
@@ -602,8 +602,8 @@ static aclnnStatus prepare(const dsig_t *d, const dval_t *v, uint64_t *workspace
           if (k) fputc(',', m);
           put_tensor(m, l->v[k]);
           if (l->v[k]->dev >= 0 && l->v[k]->dev != c.dev)
-            rc = dbl_fail(ERR_INVALID, "%s: %s[%llu] is memory of device %d, the current context's is %d", fn,
-                          p->name, (unsigned long long)k, l->v[k]->dev, c.dev);
+            rc = dbl_fail(ERR_INVALID, "%s: %s[%llu] is memory of device %d, the current context's is %d", fn, p->name,
+                          (unsigned long long)k, l->v[k]->dev, c.dev);
         }
         fputc(']', m);
         break;
@@ -717,10 +717,14 @@ static aclnnStatus run(const char *op, void *workspace, uint64_t workspaceSize, 
 
 /* ---- the operators ------------------------------------------------------------- */
 
-#define T(n) {#n, RDEV_OPK_TENSOR, 0}
-#define TO(n) {#n, RDEV_OPK_TENSOR, 1}
-#define PN(n, k) {#n, RDEV_OPK_##k, 0}
-#define PO(n, k) {#n, RDEV_OPK_##k, 1}
+#define T(n) \
+  { #n, RDEV_OPK_TENSOR, 0 }
+#define TO(n) \
+  { #n, RDEV_OPK_TENSOR, 1 }
+#define PN(n, k) \
+  { #n, RDEV_OPK_##k, 0 }
+#define PO(n, k) \
+  { #n, RDEV_OPK_##k, 1 }
 
 static const dsig_t S_ADD = {"Add", 4, {T(self), T(other), PN(alpha, SCALAR), T(out)}, 0};
 static const dsig_t S_MUL = {"Mul", 3, {T(self), T(other), T(out)}, 0};
@@ -730,39 +734,41 @@ static const dsig_t S_CAST = {"Cast", 3, {T(self), PN(dtype, DTYPE), T(out)}, 0}
 static const dsig_t S_CAT = {"Cat", 3, {PN(tensors, TENSOR_LIST), PN(dim, INT64), T(out)}, 0};
 static const dsig_t S_LAYER_NORM = {"LayerNorm",
                                     8,
-                                    {T(input), PN(normalizedShape, INT_ARRAY), TO(weightOptional),
-                                     TO(biasOptional), PN(eps, DOUBLE), T(out), TO(meanOutOptional),
-                                     TO(rstdOutOptional)},
+                                    {T(input), PN(normalizedShape, INT_ARRAY), TO(weightOptional), TO(biasOptional),
+                                     PN(eps, DOUBLE), T(out), TO(meanOutOptional), TO(rstdOutOptional)},
                                     2048};
 static const dsig_t S_REDUCE_SUM = {
     "ReduceSum", 5, {T(self), PN(dim, INT_ARRAY), PN(keepDims, BOOL), PN(dtype, DTYPE), T(out)}, 0};
 static const dsig_t S_FILL = {"InplaceFillScalar", 2, {T(selfRef), PN(value, SCALAR)}, 0};
-static const dsig_t S_PROBE = {"DoubleProbe",
-                               12,
-                               {TO(self), PN(flags, BOOL_ARRAY), PN(weights, FLOAT_ARRAY), PN(eps, DOUBLE),
-                                PN(dim, INT64), PN(mode, INT8), PN(keep, BOOL), PN(dtype, DTYPE), PO(value, SCALAR),
-                                PN(tensors, TENSOR_LIST), PO(sizes, INT_ARRAY), T(out)},
-                               512};
+static const dsig_t S_PROBE = {
+    "DoubleProbe",
+    12,
+    {TO(self), PN(flags, BOOL_ARRAY), PN(weights, FLOAT_ARRAY), PN(eps, DOUBLE), PN(dim, INT64), PN(mode, INT8),
+     PN(keep, BOOL), PN(dtype, DTYPE), PO(value, SCALAR), PN(tensors, TENSOR_LIST), PO(sizes, INT_ARRAY), T(out)},
+    512};
 
-#define P(x) {.p = (x)}
-#define DECLARE(Op, params)                                 \
-  aclnnStatus aclnn##Op##GetWorkspaceSize params;           \
+#define P(x) \
+  { .p = (x) }
+#define DECLARE(Op, params) \
+  aclnnStatus aclnn##Op##GetWorkspaceSize params; \
   aclnnStatus aclnn##Op(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
-#define D(x) {.d = (x)}
-#define I(x) {.i = (int64_t)(x)}
-#define PHASES(Op, S, params, ...)                                                                              \
-  DECLARE(Op, params)                                                                                           \
-  aclnnStatus aclnn##Op##GetWorkspaceSize params {                                                              \
-    const dval_t v[] = {__VA_ARGS__};                                                                          \
-    return prepare(&S, v, workspaceSize, executor);                                                            \
-  }                                                                                                             \
+#define D(x) \
+  { .d = (x) }
+#define I(x) \
+  { .i = (int64_t)(x) }
+#define PHASES(Op, S, params, ...) \
+  DECLARE(Op, params) \
+  aclnnStatus aclnn##Op##GetWorkspaceSize params { \
+    const dval_t v[] = {__VA_ARGS__}; \
+    return prepare(&S, v, workspaceSize, executor); \
+  } \
   aclnnStatus aclnn##Op(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream) { \
-    return run(#Op, workspace, workspaceSize, executor, stream);                                                \
+    return run(#Op, workspace, workspaceSize, executor, stream); \
   }
 
 PHASES(Add, S_ADD,
-       (const aclTensor *self, const aclTensor *other, const aclScalar *alpha, aclTensor *out,
-        uint64_t *workspaceSize, aclOpExecutor **executor),
+       (const aclTensor *self, const aclTensor *other, const aclScalar *alpha, aclTensor *out, uint64_t *workspaceSize,
+        aclOpExecutor **executor),
        P(self), P(other), P(alpha), P(out))
 PHASES(Mul, S_MUL,
        (const aclTensor *self, const aclTensor *other, aclTensor *out, uint64_t *workspaceSize,
@@ -773,8 +779,8 @@ PHASES(Matmul, S_MATMUL,
         aclOpExecutor **executor),
        P(self), P(mat2), P(out), I(cubeMathType))
 PHASES(Softmax, S_SOFTMAX,
-       (const aclTensor *self, int64_t dim, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor),
-       P(self), I(dim), P(out))
+       (const aclTensor *self, int64_t dim, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor), P(self),
+       I(dim), P(out))
 PHASES(Cast, S_CAST,
        (const aclTensor *self, const aclDataType dtype, aclTensor *out, uint64_t *workspaceSize,
         aclOpExecutor **executor),
@@ -793,7 +799,7 @@ PHASES(ReduceSum, S_REDUCE_SUM,
         uint64_t *workspaceSize, aclOpExecutor **executor),
        P(self), P(dim), I(keepDims), I(dtype), P(out))
 PHASES(InplaceFillScalar, S_FILL,
-       (aclTensor *selfRef, const aclScalar *value, uint64_t *workspaceSize, aclOpExecutor **executor), P(selfRef),
+       (aclTensor * selfRef, const aclScalar *value, uint64_t *workspaceSize, aclOpExecutor **executor), P(selfRef),
        P(value))
 PHASES(DoubleProbe, S_PROBE,
        (const aclTensor *self, const aclBoolArray *flags, const aclFloatArray *weights, double eps, int64_t dim,
