@@ -81,6 +81,12 @@ ACL_FUNC_VISIBILITY aclError acldoubleFaultInject(int32_t dev, int32_t kind, uin
  * self t?, flags ba, weights fa, eps f64, dim i64, mode i8, keep b,
  * dtype dt, value s?, tensors tl, sizes ia?, out t) 512, the others 0. */
 #define ACL_DOUBLE_OPLOG_ENV "ACL_DOUBLE_OPLOG"
+/* The same controls from the environment, read at every call (for a
+ * double inside rdevd), entries apart by commas: ACL_DOUBLE_OP_WORKSPACE
+ * "Add:4096" (the workspace Add asks for), ACL_DOUBLE_OP_FAIL
+ * "Add:1:161002" (every call of Add's phase 1 fails with 161002). */
+#define ACL_DOUBLE_OP_WORKSPACE_ENV "ACL_DOUBLE_OP_WORKSPACE"
+#define ACL_DOUBLE_OP_FAIL_ENV "ACL_DOUBLE_OP_FAIL"
 
 /* The workspace operator op ("Add") asks for from now on: bytes, or -1
  * for its own. */

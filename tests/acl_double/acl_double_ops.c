@@ -102,6 +102,21 @@ static __typeof__(&controls[0]) control(const char *op, int make) {
   return NULL;
 }
 
+/* From the environment (for a double inside rdevd): var's entry for op,
+ * "Op:N" (phase 0) or "Op:phase:N", entries apart by commas; 0 when none. */
+static int env_control(const char *var, const char *op, int phase, int64_t *out) {
+  const char *v = getenv(var);
+  size_t n = strlen(op);
+  for (const char *p = v; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+    if (strncmp(p, op, n) || p[n] != ':') continue;
+    char *end;
+    long long x = strtoll(p + n + 1, &end, 10);
+    if (phase && *end == ':' && x == phase) x = strtoll(end + 1, &end, 10), phase = 0;
+    if (!phase) return *out = x, 1;
+  }
+  return 0;
+}
+
 aclError acldoubleOpWorkspace(const char *op, int64_t bytes) {
   if (!op || !op[0] || strlen(op) > RDEV_OP_MAX_NAME || bytes < -1) return ACL_ERROR_INVALID_PARAM;
   pthread_mutex_lock(&ops_mu);
@@ -634,6 +649,9 @@ static aclnnStatus prepare(const dsig_t *d, const dval_t *v, uint64_t *workspace
   uint64_t ws = ctl && ctl->ws >= 0 ? (uint64_t)ctl->ws : d->ws;
   int32_t injected = ctl ? ctl->fail[1] : 0;
   if (ctl) ctl->fail[1] = 0;
+  int64_t env;
+  if (env_control(ACL_DOUBLE_OP_WORKSPACE_ENV, d->name, 0, &env) && env >= 0) ws = (uint64_t)env;
+  if (!injected && env_control(ACL_DOUBLE_OP_FAIL_ENV, d->name, 1, &env)) injected = (int32_t)env;
   /* the rdev call, checked by the table's rules, to compute with the sim */
   int count;
   const rdev_op_sig_t *sig = rdev_op_find(d->name), *all = rdev_op_table(&count);
@@ -699,6 +717,8 @@ static aclnnStatus run(const char *op, void *workspace, uint64_t workspaceSize, 
   int32_t injected = ctl ? ctl->fail[2] : 0;
   if (ctl && !rc) ctl->fail[2] = 0;
   pthread_mutex_unlock(&ops_mu);
+  int64_t env;
+  if (!injected && env_control(ACL_DOUBLE_OP_FAIL_ENV, op, 2, &env)) injected = (int32_t)env;
   if (!rc && injected) rc = dbl_fail(injected, "%s: failure injected by acldoubleOpFail", fn);
   if (!rc) {
     snprintf(line, sizeof line, "%s workspace=%llu", fn, (unsigned long long)workspaceSize);
