@@ -47,7 +47,7 @@ struct aclTensor {
 struct aclScalar {
   dobj_t h;
   int32_t dtype;
-  unsigned char v[8];
+  _Alignas(8) unsigned char v[8];
 };
 struct aclIntArray {
   dobj_t h;
