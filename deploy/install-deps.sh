@@ -10,6 +10,7 @@ PKGS=(
   libgrpc-dev protobuf-compiler protobuf-compiler-grpc
   nanopb libnanopb-dev
   libcurl4-openssl-dev libssl-dev libyaml-dev
+  libffi-dev  # the acl backend calls CANN's operators through it (runtime/acl/acl_ops.c)
   openssl  # tests make their TLS certificates with it
   curl  # tests/bench/jobs: the baseline (curl | curl -T -)
   python3 python3-grpcio python3-protobuf

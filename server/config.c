@@ -281,6 +281,8 @@ int srv_config_set(srv_config_t *cfg, const char *key, const char *v, const char
     if (set_string(cfg->acl_lib, sizeof cfg->acl_lib, v)) return *err = "acl-lib: empty or too long", -1;
   } else if (!strcmp(key, "acl-kernels")) {
     if (set_string(cfg->acl_kernels, sizeof cfg->acl_kernels, v)) return *err = "acl-kernels: empty or too long", -1;
+  } else if (!strcmp(key, "acl-opapi")) {
+    if (set_string(cfg->acl_opapi, sizeof cfg->acl_opapi, v)) return *err = "acl-opapi: empty or too long", -1;
   } else if (!strcmp(key, "allow-uploaded-kernels")) {
     if (strcmp(v, "yes") && strcmp(v, "no")) return *err = "allow-uploaded-kernels: yes or no", -1;
     cfg->allow_uploaded = !strcmp(v, "yes");

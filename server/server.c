@@ -259,7 +259,8 @@ int srv_open(srv_t *srv) {
                          .slots = (unsigned)srv->cfg.sim_slots,
                          .sim_unmapped = !srv->cfg.sim_host_view,
                          .acl_lib = srv->cfg.acl_lib[0] ? srv->cfg.acl_lib : NULL,
-                         .acl_kernels = srv->cfg.acl_kernels[0] ? srv->cfg.acl_kernels : NULL};
+                         .acl_kernels = srv->cfg.acl_kernels[0] ? srv->cfg.acl_kernels : NULL,
+                         .acl_opapi = srv->cfg.acl_opapi[0] ? srv->cfg.acl_opapi : NULL};
   int err = rdev_rt_open(&rc, &srv->rt);
   if (err) {
     srv_log(SRV_LOG_ERROR, "cannot open the %s backend: %s (%s)", srv->cfg.backend, rdev_strerror(err),

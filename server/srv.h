@@ -46,6 +46,7 @@ typedef struct {
   char tls_client_ca[256]; /* CA for client certificates: set = mutual TLS, required */
   char acl_lib[256];       /* acl: the CANN runtime library; "" = the default places */
   char acl_kernels[256];   /* acl: directory of the built-in kernels' binaries; "" = none */
+  char acl_opapi[256];     /* acl: CANN's operator library (dir or file); "" = the default places */
   int allow_uploaded;      /* take kernel binaries from clients where kernels are not confined (acl) */
   /* jobs (jobs/jobs.h) */
   char job_dir[256];     /* state directory of job records and kept outputs; "" = no jobs */

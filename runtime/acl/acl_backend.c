@@ -3,7 +3,7 @@
  * opening the CANN runtime (acl_loader.c) and a context per device,
  * devices, the per-thread current context, fault injection (only where the
  * library is the ACL test double), and closing. acl_mem.c has memory,
- * acl_exec.c the device side of streams and kernels.
+ * acl_exec.c the device side of streams and kernels, acl_ops.c operators.
  *
  * Every entry of the backend makes the device's context current first
  * (acl_enter, acl_context.c).
@@ -61,7 +61,7 @@ static int acl_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
   }
   const char *soc = api->rtGetSocName();
   snprintf(a->soc, sizeof a->soc, "%s", soc ? soc : "Ascend");
-  if (cfg->acl_kernels && (rc = acl_kernels_load(a, cfg->acl_kernels))) {
+  if ((cfg->acl_kernels && (rc = acl_kernels_load(a, cfg->acl_kernels))) || (rc = acl_ops_load(a, cfg->acl_opapi))) {
     acl_close(a);
     return rc;
   }
@@ -71,6 +71,7 @@ static int acl_open(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl) {
 
 static void acl_close(void *impl) {
   acl_t *a = impl;
+  acl_ops_unload(a);
   if (a->devs) {
     acl_kernels_unload(a);
     acl_mem_free_all(a);
@@ -131,4 +132,5 @@ const rt_backend_t rt_acl_backend = {
     .binary_load = acl_binary_load,
     .binary_unload = acl_binary_unload,
     .fault_inject = acl_fault_inject,
+    .op_offered = acl_op_offered,
 };

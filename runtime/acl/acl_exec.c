@@ -120,6 +120,7 @@ int acl_exec(rdev_rt_stream_t *s, rt_task_t *t) {
       return finish(a, s, a->api->rtMemsetAsync(t->u.mem.dst, t->u.mem.n, t->u.mem.value, t->u.mem.n, s->dev_stream),
                     "aclrtMemsetAsync");
     case RT_TASK_KERNEL: return launch(a, s, t);
+    case RT_TASK_OP: return acl_op_exec(a, s, t->u.op.call);
     case RT_TASK_VALUE_WRITE: {
       uint64_t v = t->u.value.value;
       return acl_copy(a, t->u.value.addr, &v, sizeof v, RDEV_MEMCPY_HOST_TO_DEVICE);

@@ -7,7 +7,8 @@
  * The backend drives Ascend NPUs through the CANN runtime (libascendcl.so
  * or libacl_rt.so), loaded with dlopen: nothing of CANN is needed to build
  * rdev. Types are CANN's ABI, declared here: aclError is int, every handle
- * a pointer, enums int.
+ * a pointer, enums int. The operator library (libnnopbase.so, libopapi.so)
+ * is loaded the same way, when present (acl_ops.c).
  */
 #ifndef RDEV_ACL_INTERNAL_H
 #define RDEV_ACL_INTERNAL_H
@@ -18,6 +19,12 @@
 #include "../rt_internal.h"
 
 typedef int acl_error_t;
+
+/* rdev's client libraries (client/cann/) export this; CANN's do not. */
+#define ACL_RDEV_CLIENT_MARKER "aclrdevClientLibrary"
+
+typedef struct acl_nnop acl_nnop_t; /* the operator library (acl_ops.c) */
+typedef struct acl_opfn acl_opfn_t; /* one operator's functions in it */
 
 /* Every CANN function the backend calls, as CANN declares it; member X is
  * CANN's function aclX (named apart from it: the backend calls CANN, never a
@@ -61,6 +68,8 @@ typedef struct {
 int acl_load(const char *path, size_t devices_hint, size_t mem_hint, const acl_api_t **api);
 /* Gives the load back: the last one aclFinalize's (the library stays mapped). */
 void acl_unload(void);
+/* The path the CANN runtime was loaded from (after acl_load). */
+const char *acl_loaded_path(void);
 
 /* Allocations, device or pinned host, by address range (acl_mem.c). */
 typedef struct acl_space {
@@ -101,6 +110,7 @@ typedef struct {
   atomic_int nspaces;  /* spaces created and not destroyed */
   acl_space_t *spaces; /* every other live space, for close */
   pthread_mutex_t spaces_mu;
+  acl_nnop_t *nnop; /* the operator library; NULL = none, no operator offered */
 } acl_t;
 
 /* ---- acl_context.c ---- */
@@ -148,5 +158,28 @@ void acl_binary_unload(void *impl, rdev_rt_binary_t *b);
 int acl_kernels_load(acl_t *a, const char *dir);
 /* Unloads them (close). */
 void acl_kernels_unload(acl_t *a);
+
+/* ---- acl_ops.c ---- */
+/* Loads CANN's operator library (open): from where (a directory holding
+ * libnnopbase.so and libopapi.so, or one library that has both's calls),
+ * which must load (else RDEV_API_NOT_SUPPORT naming what was tried); with
+ * where NULL from the ACL library itself when it has them (the test
+ * double), the ACL library's directory, $ASCEND_HOME_PATH/lib64 or the
+ * loader's path, and when none has them the backend offers no operator
+ * (RDEV_OK, a->nnop NULL). rdev's own client libraries are refused. */
+int acl_ops_load(acl_t *a, const char *where);
+void acl_ops_unload(acl_t *a);
+/* Whether operator index (rdev_op_table) has both its functions. */
+int acl_op_offered(void *impl, int index);
+/* Runs an RT_TASK_OP's call on s's worker, synchronized (acl_exec). */
+int acl_op_exec(acl_t *a, rdev_rt_stream_t *s, const rdev_op_call_t *c);
+/* The generic path under acl_op_exec, for any signature (tests use it for
+ * operators the table lacks): aclnn<sig>GetWorkspaceSize and aclnn<sig>
+ * of the loaded library bound for sig, or NULL when either is missing
+ * (acl_opfn_free it); and one call of them on s from the calling thread,
+ * which must be s's worker or own s while nothing runs on it. */
+acl_opfn_t *acl_opfn_bind(const acl_nnop_t *n, const rdev_op_sig_t *sig);
+void acl_opfn_free(acl_opfn_t *f);
+int acl_op_call(acl_t *a, rdev_rt_stream_t *s, const rdev_op_sig_t *sig, const acl_opfn_t *f, const rdev_op_call_t *c);
 
 #endif

@@ -17,9 +17,6 @@
 
 #include "acl_internal.h"
 
-/* rdev's client library (client/cann/) exports this; CANN does not. */
-#define RDEV_CLIENT_MARKER "aclrdevClientLibrary"
-
 static pthread_mutex_t loader_mu = PTHREAD_MUTEX_INITIALIZER;
 static void *loaded;           /* dlopen handle */
 static char loaded_path[4096]; /* what it was loaded from */
@@ -96,7 +93,7 @@ int acl_load(const char *path, size_t devices_hint, size_t mem_hint, const acl_a
     void *h = open_lib(path, used, sizeof used, tried, sizeof tried);
     if (!h) {
       rc = rt_fail(RDEV_API_NOT_SUPPORT, "cannot load the CANN runtime: tried %s", tried);
-    } else if (dlsym(h, RDEV_CLIENT_MARKER)) {
+    } else if (dlsym(h, ACL_RDEV_CLIENT_MARKER)) {
       rc = rt_fail(RDEV_API_NOT_SUPPORT,
                    "%s is rdev's own ACL-compatible client library, which talks to an rdevd and drives no device; "
                    "give the CANN runtime's (--acl-lib $ASCEND_HOME_PATH/lib64/libascendcl.so)",
@@ -129,4 +126,11 @@ void acl_unload(void) {
   pthread_mutex_lock(&loader_mu);
   if (users > 0 && --users == 0) api.Finalize();
   pthread_mutex_unlock(&loader_mu);
+}
+
+const char *acl_loaded_path(void) {
+  pthread_mutex_lock(&loader_mu);
+  const char *p = loaded_path;
+  pthread_mutex_unlock(&loader_mu);
+  return p;
 }

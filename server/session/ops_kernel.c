@@ -308,9 +308,10 @@ int srv_op_op_run(srv_req_t *x) {
       if (rdev_tensor_reach(t, &lo, &bytes) == RDEV_OK &&
           (bytes == 0 || (!__builtin_add_overflow(t->addr, lo, &first) && srv_buffer_at(x->s, first))))
         continue;
-      free(c);
-      return srv_fail(x, RDEV_INVALID_PARAM, "aclnn%s: %s (0x%llx) is not inside an allocation of this session",
-                      sig->name, sig->params[i].name, (unsigned long long)t->addr);
+      rc = srv_fail(x, RDEV_INVALID_PARAM, "aclnn%s: %s (0x%llx) is not inside an allocation of this session",
+                    sig->name, sig->params[i].name, (unsigned long long)t->addr);
+      free(c); /* after the message: t points into it */
+      return rc;
     }
   }
   if ((rc = rdev_rt_op_launch(st, c))) return srv_rt_failed(x, rc); /* it freed c */

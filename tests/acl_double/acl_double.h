@@ -59,6 +59,44 @@ ACL_FUNC_VISIBILITY aclError acldoubleFaultInject(int32_t dev, int32_t kind, uin
  * (507033). */
 #define ACL_DOUBLE_FAIL_DEVICE_ENV "ACL_DOUBLE_FAIL_DEVICE"
 
+/* ---- the operator library (acl_double_ops.c) ----
+ * The double is also libnnopbase.so and libopapi.so: aclCreateTensor and
+ * the other object calls of aclnn/acl_meta.h, and the two phases of the
+ * operators below, with CANN's signatures. Each phase appends one line to
+ * the file $ACL_DOUBLE_OPLOG names (when set):
+ *   aclnnAddGetWorkspaceSize self=T(float32 dims=[2,3] strides=[3,1] offset=0
+ *     format=2 storage=[6] addr=0x...) other=... alpha=S(float32:1) out=...
+ *     -> workspace=0                                  (or "-> error CODE")
+ *   aclnnAdd workspace=0
+ * tensors T(...), NULL null, scalars S(type:value) (%.17g, integers as
+ * such, bools true/false), int arrays I[..], float arrays F[..] (%.9g),
+ * bool arrays B[..], tensor lists L[T(..),..], doubles %.17g, int8/int64
+ * as numbers, bools true/false, data types by name (float32, ...); and
+ * "VIOLATION text" for a CANN rule the caller broke (an object that is not
+ * live, a member of a tensor list destroyed on its own, an executor run
+ * twice, a workspace of the wrong size or not device memory). Operators of
+ * rdev's table are checked by its rules and computed on the double's
+ * stream; Matmul asks for an 8192-byte workspace, LayerNorm 2048,
+ * DoubleProbe (the double's own operator, one parameter of each kind:
+ * self t?, flags ba, weights fa, eps f64, dim i64, mode i8, keep b,
+ * dtype dt, value s?, tensors tl, sizes ia?, out t) 512, the others 0. */
+#define ACL_DOUBLE_OPLOG_ENV "ACL_DOUBLE_OPLOG"
+/* The same controls from the environment, read at every call (for a
+ * double inside rdevd), entries apart by commas: ACL_DOUBLE_OP_WORKSPACE
+ * "Add:4096" (the workspace Add asks for), ACL_DOUBLE_OP_FAIL
+ * "Add:1:161002" (every call of Add's phase 1 fails with 161002). */
+#define ACL_DOUBLE_OP_WORKSPACE_ENV "ACL_DOUBLE_OP_WORKSPACE"
+#define ACL_DOUBLE_OP_FAIL_ENV "ACL_DOUBLE_OP_FAIL"
+
+/* The workspace operator op ("Add") asks for from now on: bytes, or -1
+ * for its own. */
+ACL_FUNC_VISIBILITY aclError acldoubleOpWorkspace(const char *op, int64_t bytes);
+/* The next call of op's phase (1 GetWorkspaceSize, 2 the run) fails with
+ * code (0 disarms). */
+ACL_FUNC_VISIBILITY aclError acldoubleOpFail(const char *op, int32_t phase, int32_t code);
+/* Objects alive now: tensors, scalars, arrays, lists, executors not run. */
+ACL_FUNC_VISIBILITY int64_t acldoubleOpObjects(void);
+
 #ifdef ACL_DOUBLE_INTERNAL
 #include <pthread.h>
 

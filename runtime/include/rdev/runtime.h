@@ -69,6 +69,10 @@ typedef struct {
                                 from $ASCEND_HOME_PATH/lib64, else the loader's path) */
   const char *acl_kernels; /* acl: a directory of kernel binaries (NAME.o) that hold the built-in
                                 kernels (NULL: no built-in kernels) */
+  const char *acl_opapi;   /* acl: CANN's operator library, a directory holding libnnopbase.so and
+                                libopapi.so or one library with both's calls (NULL: the ACL library
+                                itself if it has them, its directory, $ASCEND_HOME_PATH/lib64, the
+                                loader's path; none found: no operator is offered) */
 } rdev_rt_config_t;
 
 /* Opens the backend named in cfg (NULL cfg = all defaults) and its devices.
