@@ -9,8 +9,9 @@
  * the `rdev` tool's own reader.
  *
  * This file owns the module: its function table, its constants (status
- * codes, argument types, operator argument kinds and flags), the type rdev.Error and the err_* functions that
- * raise it. The objects live in the other files of src/ (see _rdev.h).
+ * codes, argument types, operator argument kinds and flags), the type
+ * rdev.Error and the err_* functions that raise it. The objects live in
+ * the other files of src/ (see _rdev.h).
  */
 #include "_rdev.h"
 
