@@ -371,6 +371,7 @@ def test_transposed_views_are_taken_as_they_are(s, rng):
     da = rdev.asarray(a)
     t = da.T
     assert t.shape == (3, 4) and not t.is_contiguous and t.strides == (4, 12) and t.base is not None
+    assert rdev.empty((4, 1)).T.is_contiguous and rdev.empty((3,)).T.is_contiguous  # nothing moves
     check(ops.add(t, rdev.asarray(b), out=rdev.empty((3, 4))), f64(a).T + f64(b), np.float32)
     x = rand(rng, (2, 3, 4), np.float32)
     p = rdev.asarray(x).permute(2, 0, 1)

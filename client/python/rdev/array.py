@@ -69,6 +69,13 @@ def _c_strides(shape):
     return tuple(reversed(strides))
 
 
+def _is_c_order(shape, strides):
+    """Whether strides lay shape out C-contiguously (dimensions of size 1 have any stride)."""
+    if 0 in shape:
+        return True
+    return all(n == 1 or st == c for n, st, c in zip(shape, strides, _c_strides(shape)))
+
+
 class DeviceArray:
     """An array in device memory of one session: C-contiguous, or a strided
     view of another (.T, .permute()), which operators take as it is."""
@@ -83,7 +90,7 @@ class DeviceArray:
         if _mem is None:
             _mem = _Allocation(_common.session_of(session), self.nbytes)
         self._mem, self._offset = _mem, _offset
-        self._strides = None if _strides is None or tuple(_strides) == _c_strides(self.shape) else tuple(_strides)
+        self._strides = None if _strides is None or _is_c_order(self.shape, _strides) else tuple(_strides)
         self.session = _mem.session
 
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))

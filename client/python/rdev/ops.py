@@ -378,9 +378,9 @@ def softmax(a, dim=-1, *, out=None, stream=None):
     """exp(a) / sum(exp(a)) along dim (aclnnSoftmax; integers into float32)."""
     s = _session([a], out)
     a = _operand(a, s, stream=stream)
-    _dim(dim, a.ndim)
+    d = _dim(dim, a.ndim)
     r = _result(out, a.shape, a.dtype if _is_float(a.dtype) else _F32, s)
-    _launch(s, "Softmax", [_tensor(a), int(dim), _tensor(r)], [a, r], stream)
+    _launch(s, "Softmax", [_tensor(a), d, _tensor(r)], [a, r], stream)
     return r
 
 
@@ -525,11 +525,11 @@ def permute(a, dims, *, out=None, stream=None):
     s = _session([a], out)
     a = _operand(a, s, stream=stream)
     dims = [int(d) for d in dims]
-    norm = [_dim(d, a.ndim) for d in dims]
+    norm = [_dim(d, a.ndim) for d in dims]  # the operators get dims from 0 up, as numpy and torch normalize them
     if sorted(norm) != list(range(a.ndim)):
         raise _invalid(f"dims {tuple(dims)} is not a permutation of {a.ndim} dimensions")
     r = _result(out, tuple(a.shape[d] for d in norm), a.dtype, s)
-    _launch(s, "Permute", [_tensor(a), dims, _tensor(r)], [a, r], stream)
+    _launch(s, "Permute", [_tensor(a), norm, _tensor(r)], [a, r], stream)
     return r
 
 
@@ -550,7 +550,7 @@ def cat(tensors, dim=0, *, out=None, stream=None):
     for t in ts[1:]:
         dt = _promote(dt, t.dtype)
     r = _result(out, shape, dt, s)
-    _launch(s, "Cat", [[_tensor(t) for t in ts], int(dim), _tensor(r)], ts + [r], stream)
+    _launch(s, "Cat", [[_tensor(t) for t in ts], d, _tensor(r)], ts + [r], stream)
     return r
 
 
