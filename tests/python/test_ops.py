@@ -140,7 +140,7 @@ def test_scalars_on_either_side(s, rng, dtype):
     check(d * 1.5, f64(a) * 1.5, out_f)
     check(d / 4, f64(a) / 4, out_f)
     check(ops.add(d, 2, alpha=3), f64(a) + 6, dtype)
-    check(np.float32(2) * d, f64(a) * 2, dtype)  # numpy scalars leave it to the device array
+    check(np.float32(2) * d, f64(a) * 2, out_f)  # numpy scalars leave it to the device array (a float: float32)
 
 
 def test_scalar_dividend_and_zero_divisor(s, rng):
@@ -473,7 +473,6 @@ def test_a_tensor_in_another_sessions_memory_is_refused(s, server):
         other.synchronize()
         mine, out = rdev.asarray(np.ones(4, np.float32), session=s), rdev.empty((4,), session=s)
         foreign = (0, victim.ptr, (4,), (1,), 0)
-        raw = s.default_stream._raw
         for args in ([foreign, ops._tensor(mine), (9, 1), ops._tensor(out)],  # reading it
                      [ops._tensor(mine), ops._tensor(mine), (9, 1), foreign]):  # writing it
             with pytest.raises(rdev.Error) as e:
