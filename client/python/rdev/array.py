@@ -1,5 +1,6 @@
-"""rdev/array.py — device arrays: C-contiguous arrays in a session's device
-memory, views at an offset, and their transfers to and from numpy arrays
+"""rdev/array.py — device arrays: arrays in a session's device memory,
+C-contiguous or strided views (.T, permute: operators take them as they
+are; transfers go through a contiguous copy), views at an offset, and their transfers to and from numpy arrays
 through the extension's copies (the buffer protocol: bytes land in the
 numpy array itself), in pieces of _CHUNK queued on the stream, each waited
 for (the step of the progress bar and of Ctrl-C); an upload of at most
@@ -7,7 +8,8 @@ _STAGE bytes is queued without waiting, as a notebook cell's small inputs
 go: the extension's copy returns once the bytes have left the array (sent,
 or copied into the request), and its errors come with the stream's next
 wait. Their repr and notebook HTML show a preview of the first items only
-when set_preview asks for one.
+when set_preview asks for one. Their arithmetic (+, @, .sum(), ...) is
+rdev.ops's operators.
 """
 import html
 
@@ -58,10 +60,29 @@ def _host(a, nbytes=None, writable=False):
     return memoryview(a.reshape(-1).view(np.uint8))
 
 
-class DeviceArray:
-    """A C-contiguous array in device memory of one session."""
+def _c_strides(shape):
+    """C-contiguous strides in elements."""
+    strides, n = [], 1
+    for d in reversed(shape):
+        strides.append(n)
+        n *= max(d, 1)
+    return tuple(reversed(strides))
 
-    def __init__(self, shape, dtype=np.float32, *, session=None, _mem=None, _offset=0):
+
+def _is_c_order(shape, strides):
+    """Whether strides lay shape out C-contiguously (dimensions of size 1 have any stride)."""
+    if 0 in shape:
+        return True
+    return all(n == 1 or st == c for n, st, c in zip(shape, strides, _c_strides(shape)))
+
+
+class DeviceArray:
+    """An array in device memory of one session: C-contiguous, or a strided
+    view of another (.T, .permute()), which operators take as it is."""
+
+    __array_ufunc__ = None  # numpy scalars and arrays leave arithmetic with a device array to it
+
+    def __init__(self, shape, dtype=np.float32, *, session=None, _mem=None, _offset=0, _strides=None):
         self.dtype = np.dtype(dtype)
         self.shape = tuple(int(n) for n in (shape if isinstance(shape, (tuple, list)) else (shape,)))
         if any(n < 0 for n in self.shape):
@@ -69,13 +90,29 @@ class DeviceArray:
         if _mem is None:
             _mem = _Allocation(_common.session_of(session), self.nbytes)
         self._mem, self._offset = _mem, _offset
+        self._strides = None if _strides is None or _is_c_order(self.shape, _strides) else tuple(_strides)
         self.session = _mem.session
 
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
     nbytes = property(lambda self: self.size * self.dtype.itemsize)
     ndim = property(lambda self: len(self.shape))
     device = property(lambda self: self._mem.device)
-    base = property(lambda self: None if self._offset == 0 and self.nbytes == self._mem.nbytes else self._mem)
+    base = property(lambda self: None if self._offset == 0 and self.nbytes == self._mem.nbytes and
+                    self._strides is None else self._mem)
+    is_contiguous = property(lambda self: self._strides is None, doc="Whether the array is C-contiguous.")
+
+    @property
+    def strides(self):
+        """Bytes between neighbours in each dimension, as numpy's."""
+        return tuple(n * self.dtype.itemsize for n in self._elem_strides())
+
+    def _elem_strides(self):
+        """Strides in elements."""
+        return self._strides if self._strides is not None else _c_strides(self.shape)
+
+    def _need_contiguous(self, what):
+        if self._strides is not None:
+            raise ValueError(f"{what} takes a C-contiguous device array: call .contiguous() first")
 
     @property
     def ptr(self):
@@ -91,8 +128,9 @@ class DeviceArray:
 
     def __repr__(self):
         where = f"ptr={self._mem.ptr + self._offset:#x}" if self._mem.ptr is not None else "freed"
+        view = "" if self._strides is None else f" strides={self.strides}"
         text = (f"<rdev.DeviceArray shape={self.shape} dtype={self.dtype} device={self.device} "
-                f"nbytes={self.nbytes} {where}>")
+                f"nbytes={self.nbytes}{view} {where}>")
         preview = self._preview()
         return text if preview is None else f"{text}\n{preview}"
 
@@ -124,6 +162,8 @@ class DeviceArray:
         """The first n items (in C order) as a numpy array: one small copy
         to the host, after the current stream's work."""
         n = max(0, min(int(n), self.size))
+        if self._strides is not None:
+            return self.contiguous().head(n)
         return DeviceArray((n,), self.dtype, _mem=self._mem, _offset=self._offset).get()
 
     def free(self):
@@ -134,6 +174,7 @@ class DeviceArray:
     def __getitem__(self, key):
         if not self.shape:
             raise IndexError("a 0-d device array has no items")
+        self._need_contiguous("indexing")
         n, row = self.shape[0], self.nbytes // self.shape[0] if self.shape[0] else 0
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
             i = int(key) + (n if key < 0 else 0)
@@ -152,6 +193,7 @@ class DeviceArray:
     def reshape(self, *shape):
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
         shape = tuple(int(n) for n in shape)
+        self._need_contiguous("reshape")
         if -1 in shape:
             rest = int(np.prod([n for n in shape if n != -1], dtype=np.int64))
             shape = tuple(self.size // rest if n == -1 else n for n in shape)
@@ -185,7 +227,10 @@ class DeviceArray:
     def get(self, out=None, *, stream=None):
         """Waits for the stream's work, then copies the array to the host:
         into `out` (C-contiguous, writable, same byte size), else a new
-        ndarray. Returns it."""
+        ndarray. Returns it. A strided view is copied to a contiguous array
+        on the device first (an operator)."""
+        if self._strides is not None:
+            return self.contiguous(stream=stream).get(out, stream=stream)
         out = self._out(out)
         self._transfer(lambda piece, ptr, raw: self.session._s.read(piece, ptr, raw), _host(out), stream, "D2H")
         return out
@@ -193,6 +238,8 @@ class DeviceArray:
     def get_async(self, out=None, *, stream=None):
         """Queues the copy to the host on the stream and returns an
         rdev.Future whose result is the filled ndarray."""
+        if self._strides is not None:
+            return self.contiguous(stream=stream).get_async(out, stream=stream)
         out = self._out(out)
         st = self.session._stream_for(stream)
         view = _host(out)
@@ -220,7 +267,12 @@ class DeviceArray:
         stream order (work of other streams sees it after a synchronize or
         an event); returns when a may change: for at most _STAGE bytes once
         they have left a, without waiting for the stream (an error comes
-        with the stream's next wait), else once they were written."""
+        with the stream's next wait), else once they were written. A strided
+        view gets a's values through a contiguous copy (an operator)."""
+        if self._strides is not None:
+            tmp = asarray(np.asarray(a, dtype=self.dtype).reshape(self.shape), session=self.session, stream=stream)
+            _ops.copy_(self, tmp, stream=stream)
+            return self
         a = np.asarray(a, dtype=self.dtype, order="C")
         view = _host(a, self.nbytes)
         if 0 < len(view) <= _STAGE:
@@ -231,7 +283,10 @@ class DeviceArray:
         return self
 
     def copy(self, *, stream=None):
-        """A new device array with this one's contents (device to device)."""
+        """A new device array with this one's contents (device to device),
+        C-contiguous."""
+        if self._strides is not None:
+            return self.contiguous(stream=stream)
         out = DeviceArray(self.shape, self.dtype, session=self.session)
         copyto(out, self, stream=stream)
         return out
@@ -240,10 +295,81 @@ class DeviceArray:
         """Sets every byte to `byte`, 0 to 255 (a device memset, queued on the stream)."""
         if isinstance(byte, bool) or not isinstance(byte, (int, np.integer)) or not 0 <= byte <= 255:
             raise ValueError(f"fill takes a byte value from 0 to 255, not {byte!r}")
+        self._need_contiguous("fill (a memset; fill_ is the operator)")
         st, ptr, n = self.session._stream_for(stream), self.ptr, self.nbytes
         if n:
             st._queue(lambda raw: self.session._s.memset(ptr, int(byte), n, raw), self._mem)
         return self
+
+    # -- layout views (no copy; operators take them as they are)
+    def permute(self, *dims):
+        """A view with the dimensions reordered (torch's permute, numpy's
+        transpose); rdev.ops.permute makes a contiguous copy."""
+        dims = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+        nd = self.ndim
+        norm = [int(d) + (nd if d < 0 else 0) for d in dims]
+        if sorted(norm) != list(range(nd)):
+            raise ValueError(f"{tuple(dims)} is not a permutation of {nd} dimensions")
+        st = self._elem_strides()
+        return DeviceArray(tuple(self.shape[d] for d in norm), self.dtype, _mem=self._mem, _offset=self._offset,
+                           _strides=tuple(st[d] for d in norm))
+
+    def transpose(self, *axes):
+        """numpy's transpose: the dimensions reversed, or in the order of axes (a view)."""
+        return self.permute(*axes) if axes else self.permute(*reversed(range(self.ndim)))
+
+    T = property(lambda self: self.transpose(), doc="The transpose (a view; the dimensions reversed).")
+
+    def contiguous(self, *, stream=None):
+        """This array when C-contiguous, else a C-contiguous copy (queued on the stream)."""
+        return _ops.contiguous(self, stream=stream)
+
+    # -- arithmetic: rdev.ops, queued on the current stream
+    __add__ = lambda self, o: _ops.add(self, o)
+    __radd__ = lambda self, o: _ops.add(o, self)
+    __sub__ = lambda self, o: _ops.sub(self, o)
+    __rsub__ = lambda self, o: _ops.sub(o, self)
+    __mul__ = lambda self, o: _ops.mul(self, o)
+    __rmul__ = lambda self, o: _ops.mul(o, self)
+    __truediv__ = lambda self, o: _ops.div(self, o)
+    __rtruediv__ = lambda self, o: _ops.div(o, self)
+    __matmul__ = lambda self, o: _ops.matmul(self, o)
+    __rmatmul__ = lambda self, o: _ops.matmul(o, self)
+    __neg__ = lambda self: _ops.neg(self)
+    __abs__ = lambda self: _ops.abs(self)
+    __pos__ = lambda self: self
+
+    def abs(self, **kw):
+        return _ops.abs(self, **kw)
+
+    def sum(self, dim=None, keepdim=False, **kw):
+        """rdev.ops.sum: the sum over dim (None: all)."""
+        return _ops.sum(self, dim, keepdim, **kw)
+
+    def mean(self, dim=None, keepdim=False, **kw):
+        """rdev.ops.mean: the mean over dim (None: all)."""
+        return _ops.mean(self, dim, keepdim, **kw)
+
+    def max(self, dim=None, keepdim=False, **kw):
+        """The maximum over dim (None: all), rdev.ops.amax (values only)."""
+        return _ops.amax(self, dim, keepdim, **kw)
+
+    amax = max
+
+    def astype(self, dtype, **kw):
+        """A new array of dtype (rdev.ops.cast)."""
+        return _ops.cast(self, dtype, **kw)
+
+    def softmax(self, dim=-1, **kw):
+        return _ops.softmax(self, dim, **kw)
+
+    def fill_(self, value, **kw):
+        """Sets every element to value (the operator; fill() is a byte memset)."""
+        return _ops.fill_(self, value, **kw)
+
+    def copy_(self, src, **kw):
+        """Copies src into this array, broadcasting and converting."""
+        return _ops.copy_(self, src, **kw)
 
 
 def set_preview(n):
@@ -263,6 +389,8 @@ def copyto(dst, src, *, stream=None):
         raise ValueError("the arrays belong to different sessions")
     if dst.nbytes != src.nbytes:
         raise ValueError(f"dst has {dst.nbytes} bytes, src {src.nbytes}")
+    dst._need_contiguous("copyto")
+    src._need_contiguous("copyto")
     st, d, s, n = dst.session._stream_for(stream), dst.ptr, src.ptr, dst.nbytes
     if n:
         st._queue(lambda raw: dst.session._s.copy(d, s, n, raw), dst._mem, src._mem)
@@ -293,3 +421,6 @@ def empty_like(d):
 
 
 zeros_like = empty_like
+
+
+from . import ops as _ops  # noqa: E402  (rdev.ops stands on this module)

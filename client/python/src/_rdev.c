@@ -9,10 +9,13 @@
  * the `rdev` tool's own reader.
  *
  * This file owns the module: its function table, its constants (status
- * codes, argument types), the type rdev.Error and the err_* functions that
- * raise it. The objects live in the other files of src/ (see _rdev.h).
+ * codes, argument types, operator argument kinds and flags), the type
+ * rdev.Error and the err_* functions that raise it. The objects live in
+ * the other files of src/ (see _rdev.h).
  */
 #include "_rdev.h"
+
+#include "rdev/ops.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -80,6 +83,7 @@ static PyObject *mod_error(PyObject *m, PyObject *args) {
 static PyMethodDef module_methods[] = {{"strerror", mod_strerror, METH_O, "The message of a status code."},
                                        {"error", mod_error, METH_VARARGS, "error(code, message) -> Error"},
                                        {"job_parse", mod_job_parse, METH_O, "job_parse(text) -> bool"},
+                                       {"op_table", mod_op_table, METH_NOARGS, "op_table() -> [(name, params)]"},
                                        {NULL}};
 
 static struct PyModuleDef module = {
@@ -114,6 +118,25 @@ PyMODINIT_FUNC PyInit__rdev(void) {
                {"ARG_F64", RDEV_ARG_F64}};
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
     if (PyModule_AddIntConstant(m, types[i].name, types[i].type) < 0) goto bad;
+  static const struct {
+    const char *name;
+    int v;
+  } opk[] = {{"OPK_TENSOR", RDEV_OPK_TENSOR},
+             {"OPK_TENSOR_LIST", RDEV_OPK_TENSOR_LIST},
+             {"OPK_SCALAR", RDEV_OPK_SCALAR},
+             {"OPK_INT_ARRAY", RDEV_OPK_INT_ARRAY},
+             {"OPK_BOOL_ARRAY", RDEV_OPK_BOOL_ARRAY},
+             {"OPK_FLOAT_ARRAY", RDEV_OPK_FLOAT_ARRAY},
+             {"OPK_DOUBLE", RDEV_OPK_DOUBLE},
+             {"OPK_INT64", RDEV_OPK_INT64},
+             {"OPK_INT8", RDEV_OPK_INT8},
+             {"OPK_BOOL", RDEV_OPK_BOOL},
+             {"OPK_DTYPE", RDEV_OPK_DTYPE},
+             {"OPF_OUT", RDEV_OPF_OUT},
+             {"OPF_IN", RDEV_OPF_IN},
+             {"OPF_OPT", RDEV_OPF_OPT}};
+  for (size_t i = 0; i < sizeof opk / sizeof opk[0]; i++)
+    if (PyModule_AddIntConstant(m, opk[i].name, opk[i].v) < 0) goto bad;
   return m;
 bad:
   Py_DECREF(m);

@@ -11,6 +11,7 @@
  *   stream.c   Stream and Event objects: creation, destroy, their methods
  *   memory.c   device memory and copies (mem_to_addr, Session_malloc, ...)
  *   launch.c   kernel launches and host functions
+ *   ops.c      operators (rdev/ops.h): Session.op_launch, the module's op_table
  *   jobs.c     the Jobs object (rdev/job.h) and job_parse, over the `rdev`
  *              tool's spec reader (client/cli/job_yaml.h)
  *
@@ -137,6 +138,15 @@ PyObject *Session_memset(SessionObject *so, PyObject *args);
  * host_func(stream, fn, block=0). */
 PyObject *Session_launch(SessionObject *so, PyObject *args);
 PyObject *Session_host_func(SessionObject *so, PyObject *args);
+
+/* ---- operators (ops.c) ---------------------------------------------------------------------- */
+
+/* Session method op_launch(stream, name, args): operator `name` with one
+ * Python value per parameter of its signature (ops.c says which), checked
+ * and queued by rdev_op_launch. */
+PyObject *Session_op_launch(SessionObject *so, PyObject *args);
+/* The module's op_table() -> [(name, ((param, kind, flags), ...)), ...]. */
+PyObject *mod_op_table(PyObject *m, PyObject *unused);
 
 /* ---- detached jobs (jobs.c) ------------------------------------------------------------------- */
 

@@ -309,6 +309,8 @@ static PyMethodDef Session_methods[] = {
     {"launch", (PyCFunction)Session_launch, METH_VARARGS, "launch(stream, name, blocks, ((type, value), ...))"},
     {"host_func", (PyCFunction)Session_host_func, METH_VARARGS,
      "host_func(stream, fn, block=0): fn(status) when reached"},
+    {"op_launch", (PyCFunction)Session_op_launch, METH_VARARGS,
+     "op_launch(stream, name, args): an operator (rdev/ops.h)"},
     {"stream", (PyCFunction)Session_stream, METH_NOARGS, "A new stream on the current device."},
     {"event", (PyCFunction)Session_event, METH_NOARGS, "A new event on the current device."},
     {NULL}};
