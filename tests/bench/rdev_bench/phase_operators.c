@@ -200,10 +200,14 @@ static oper_row_t measure(octx_t *x, int p) {
   for (int m = 0; m < NOM; m++) {
     row.ms[m] = row.ratio[m] = NAN;
     if (!applies(p, m)) continue;
+    double t0 = now_s();
     row.ran[m] = probe(x, p, m, row.note[m], sizeof row.note[m]);
     if (!row.ran[m]) continue;
     ms[nm++] = m;
-    est[m] = run(x, p, m, 1); /* after the first run: the calibration (short ones: the best of 3) */
+    /* the calibration: the first run's time where it is long (a sample
+     * is then one pair), else one run more (short ones: the best of 3) */
+    est[m] = now_s() - t0;
+    if (est[m] < c->oper_sample_s) est[m] = run(x, p, m, 1);
     for (int i = 0; i < 2 && est[m] < c->oper_sample_s / 4; i++) {
       double again = run(x, p, m, 1);
       if (again < est[m]) est[m] = again;
