@@ -91,7 +91,8 @@ bool op_has_shape(const rdev_tensor_t *t, int ndim, const int64_t *dims) {
 
 void op_shape_text(const rdev_tensor_t *t, char *buf, size_t cap) {
   size_t at = (size_t)snprintf(buf, cap, "[");
-  for (int i = 0; i < t->ndim && at < cap; i++) at += (size_t)snprintf(buf + at, cap - at, i ? ", %lld" : "%lld", (long long)t->dims[i]);
+  for (int i = 0; i < t->ndim && at < cap; i++)
+    at += (size_t)snprintf(buf + at, cap - at, i ? ", %lld" : "%lld", (long long)t->dims[i]);
   if (at < cap) snprintf(buf + at, cap - at, "]");
 }
 
@@ -101,17 +102,54 @@ bool op_dtype_in(int dt, const int *set, int n) {
   return false;
 }
 
+const int op_num_types[] = {RDEV_DT_FLOAT, RDEV_DT_FLOAT16, RDEV_DT_BF16, RDEV_DT_DOUBLE, RDEV_DT_INT32,
+                            RDEV_DT_INT64, RDEV_DT_INT16,   RDEV_DT_INT8, RDEV_DT_UINT8,  RDEV_DT_BOOL};
+const int op_num_count = (int)(sizeof op_num_types / sizeof op_num_types[0]);
+const int op_float_types[] = {RDEV_DT_FLOAT, RDEV_DT_FLOAT16, RDEV_DT_BF16, RDEV_DT_DOUBLE};
+const int op_float_count = (int)(sizeof op_float_types / sizeof op_float_types[0]);
+
+int op_promote_scalar(int tensor_dt, int scalar_dt) {
+  if (op_is_float(tensor_dt)) return tensor_dt;
+  if (op_is_float(scalar_dt)) return RDEV_DT_FLOAT;
+  if (tensor_dt == RDEV_DT_BOOL && scalar_dt != RDEV_DT_BOOL) return RDEV_DT_INT64;
+  return tensor_dt;
+}
+
+bool op_wrap_dim(int64_t dim, int ndim, int *out) {
+  int n = ndim > 0 ? ndim : 1;
+  if (dim < -n || dim >= n) return false;
+  *out = (int)(dim < 0 ? dim + n : dim);
+  return true;
+}
+
+int op_dims_mask(const char *name, const char *param, const rdev_op_arg_t *a, int ndim, bool empty_all, uint32_t *mask,
+                 char *msg, size_t cap) {
+  *mask = 0;
+  if (a->n == 0 && empty_all) {
+    *mask = ndim > 0 ? (1u << ndim) - 1 : 0;
+    return RDEV_OK;
+  }
+  for (uint32_t i = 0; i < a->n; i++) {
+    int d;
+    if (!op_wrap_dim(a->v.ints[i], ndim, &d))
+      return op_invalid(msg, cap, "aclnn%s: %s names dimension %lld of a %d-dimensional tensor", name, param,
+                        (long long)a->v.ints[i], ndim);
+    if (ndim == 0) continue; /* a 0-d tensor's dimension 0 is no dimension */
+    if (*mask & (1u << d)) return op_invalid(msg, cap, "aclnn%s: %s names dimension %d twice", name, param, d);
+    *mask |= 1u << d;
+  }
+  return RDEV_OK;
+}
+
 /* ---- arithmetic ---------------------------------------------------------------- */
 
 /* self op other (+ alpha) into out: numeric types, out the broadcast shape,
  * the promoted type castable to out's. */
 int op_check_binary(const char *name, const rdev_op_call_t *c, int self, int other, int out, char *msg, size_t cap) {
-  static const int ok[] = {RDEV_DT_FLOAT, RDEV_DT_FLOAT16, RDEV_DT_BF16, RDEV_DT_DOUBLE, RDEV_DT_INT32,
-                           RDEV_DT_INT64, RDEV_DT_INT16,   RDEV_DT_INT8, RDEV_DT_UINT8,  RDEV_DT_BOOL};
   const rdev_tensor_t *a = c->args[self].v.t, *b = c->args[other].v.t, *o = c->args[out].v.t;
   for (int i = 0; i < 3; i++) {
     const rdev_tensor_t *t = i == 0 ? a : i == 1 ? b : o;
-    if (!op_dtype_in(t->dtype, ok, (int)(sizeof ok / sizeof ok[0])))
+    if (!op_dtype_in(t->dtype, op_num_types, op_num_count))
       return op_invalid(msg, cap, "aclnn%s: data type %s is not supported", name, rdev_dtype_name(t->dtype));
   }
   int nd;
@@ -120,7 +158,8 @@ int op_check_binary(const char *name, const rdev_op_call_t *c, int self, int oth
   op_shape_text(a, sa, sizeof sa);
   op_shape_text(b, sb, sizeof sb);
   op_shape_text(o, so, sizeof so);
-  if (!op_broadcast(a, b, &nd, dims)) return op_invalid(msg, cap, "aclnn%s: shapes %s and %s do not broadcast", name, sa, sb);
+  if (!op_broadcast(a, b, &nd, dims))
+    return op_invalid(msg, cap, "aclnn%s: shapes %s and %s do not broadcast", name, sa, sb);
   if (!op_has_shape(o, nd, dims))
     return op_invalid(msg, cap, "aclnn%s: out has shape %s, the broadcast of %s and %s is not it", name, so, sa, sb);
   int pt = op_promote(a->dtype, b->dtype);

@@ -153,3 +153,114 @@ bool sim_iter_next(sim_iter_t *it) {
   }
   return false;
 }
+
+double sim_round(int dt, double v) {
+  switch (dt) {
+    case RDEV_DT_FLOAT: return (float)v;
+    case RDEV_DT_FLOAT16: return sim_half_to_float(sim_float_to_half((float)v));
+    case RDEV_DT_BF16: return sim_bf16_to_float(sim_float_to_bf16((float)v));
+    default: return v;
+  }
+}
+
+bool sim_contiguous(const rdev_tensor_t *t) {
+  int64_t want = 1;
+  for (int d = t->ndim - 1; d >= 0; d--) {
+    if (t->dims[d] != 1 && t->strides[d] != want) return false;
+    want *= t->dims[d];
+  }
+  return true;
+}
+
+/* The host bytes [*lo, *hi) t's view spans; false when empty. */
+static bool span(const rdev_tensor_t *t, uintptr_t *lo, uintptr_t *hi) {
+  rdev_tensor_t v = *t;
+  v.storage_ndim = 0;
+  uint64_t l, n;
+  if (rdev_tensor_reach(&v, &l, &n) || n == 0) return false;
+  *lo = (uintptr_t)t->addr + (uintptr_t)l;
+  *hi = *lo + (uintptr_t)n;
+  return true;
+}
+
+bool sim_overlap(const rdev_tensor_t *a, const rdev_tensor_t *b) {
+  uintptr_t al, ah, bl, bh;
+  if (!span(a, &al, &ah) || !span(b, &bl, &bh)) return false;
+  return al < bh && bl < ah;
+}
+
+void sim_copy_cast(const rdev_tensor_t *dst, const rdev_tensor_t *src) {
+  const rdev_tensor_t *ts[2] = {dst, src};
+  sim_iter_t it;
+  sim_iter_init(&it, dst->ndim, dst->dims, ts, 2);
+  if (it.left <= 0) return;
+  size_t esz = rdev_dtype_size(dst->dtype);
+  bool fs = sim_is_float(src->dtype), fd = sim_is_float(dst->dtype);
+  if (dst->dtype == src->dtype) {
+    char *d = (char *)(uintptr_t)dst->addr;
+    const char *s = (const char *)(uintptr_t)src->addr;
+    do memcpy(d + it.off[0] * (int64_t)esz, s + it.off[1] * (int64_t)esz, esz);
+    while (sim_iter_next(&it));
+  } else if (!fs && !fd) {
+    do sim_sti(dst, it.off[0], sim_ldi(src, it.off[1]));
+    while (sim_iter_next(&it));
+  } else {
+    do sim_st(dst, it.off[0], sim_ld(src, it.off[1]));
+    while (sim_iter_next(&it));
+  }
+}
+
+rdev_tensor_t sim_scalar_tensor(const rdev_op_arg_t *a, void *cell) {
+  rdev_tensor_t t = {.ndim = 0, .addr = (uint64_t)(uintptr_t)cell};
+  if (sim_is_float(a->v.scalar.dtype)) {
+    t.dtype = RDEV_DT_DOUBLE;
+    double v = rdev_op_scalar_f64(a);
+    memcpy(cell, &v, 8);
+  } else {
+    t.dtype = RDEV_DT_INT64;
+    int64_t v = a->v.scalar.dtype == RDEV_DT_BOOL ? rdev_op_scalar_i64(a) != 0 : rdev_op_scalar_i64(a);
+    memcpy(cell, &v, 8);
+  }
+  return t;
+}
+
+/* Whether in, broadcast to out's shape, is out's own view. */
+static bool same_view(const rdev_tensor_t *out, const rdev_tensor_t *in) {
+  if (in->addr != out->addr || in->offset != out->offset || rdev_dtype_size(in->dtype) != rdev_dtype_size(out->dtype))
+    return false;
+  const rdev_tensor_t *ts[2] = {out, in};
+  sim_iter_t it;
+  sim_iter_init(&it, out->ndim, out->dims, ts, 2);
+  for (int d = 0; d < out->ndim; d++)
+    if (out->dims[d] > 1 && it.str[0][d] != it.str[1][d]) return false;
+  return true;
+}
+
+int sim_out_begin(sim_out_t *o, const rdev_tensor_t *out, const rdev_tensor_t *const *ins, int n, bool elementwise) {
+  o->t = *out;
+  o->out = out;
+  o->mem = NULL;
+  bool temp = false;
+  for (int i = 0; i < n && !temp; i++)
+    if (ins[i] && sim_overlap(out, ins[i]) && !(elementwise && same_view(out, ins[i]))) temp = true;
+  if (!temp) return RDEV_OK;
+  int64_t numel = rdev_tensor_numel(out);
+  o->mem = malloc((size_t)numel * rdev_dtype_size(out->dtype));
+  if (!o->mem) return rt_fail(RDEV_BAD_ALLOC, "out of host memory for a %lld-element temporary", (long long)numel);
+  o->t.addr = (uint64_t)(uintptr_t)o->mem;
+  o->t.offset = 0;
+  o->t.storage_ndim = 0;
+  int64_t st = 1;
+  for (int d = out->ndim - 1; d >= 0; d--) {
+    o->t.strides[d] = st;
+    st *= out->dims[d];
+  }
+  return RDEV_OK;
+}
+
+void sim_out_end(sim_out_t *o) {
+  if (!o->mem) return;
+  sim_copy_cast(o->out, &o->t);
+  free(o->mem);
+  o->mem = NULL;
+}

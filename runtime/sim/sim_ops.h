@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 
+#include "../../proto/ops/op_check.h" /* the rules' type promotion, which the sim computes by */
 #include "../rt_internal.h"
 #include "op_list.h"
 
@@ -24,6 +25,10 @@ RDEV_OP_LIST(SIM_OP_DECL)
 
 extern const sim_op_fn sim_op_fns[];
 extern const int sim_op_count;
+
+static inline bool sim_is_float(int dt) {
+  return dt == RDEV_DT_FLOAT || dt == RDEV_DT_FLOAT16 || dt == RDEV_DT_BF16 || dt == RDEV_DT_DOUBLE;
+}
 
 /* ---- element access (sim_op_util.c) ----
  * An element is named by its offset in its tensor's storage, in elements
@@ -59,5 +64,40 @@ typedef struct {
  * it->left before the first use. */
 void sim_iter_init(sim_iter_t *it, int ndim, const int64_t *dims, const rdev_tensor_t *const *ts, int n);
 bool sim_iter_next(sim_iter_t *it);
+
+/* ---- more shared helpers (sim_op_util.c) ---- */
+
+/* v rounded to floating type dt (float32, float16, bfloat16), as a value
+ * computed in that type is; v itself for other types. */
+double sim_round(int dt, double v);
+/* Whether t's view is row-major contiguous (dims of 1 aside). */
+bool sim_contiguous(const rdev_tensor_t *t);
+/* Whether the bytes of a's and b's views intersect (empty views: never). */
+bool sim_overlap(const rdev_tensor_t *a, const rdev_tensor_t *b);
+/* Copies src, broadcast to dst's shape, into dst, converting each element
+ * (the same type: its bytes; integers between integer types exactly).
+ * dst must not overlap src unless they are the same view. */
+void sim_copy_cast(const rdev_tensor_t *dst, const rdev_tensor_t *src);
+/* A 0-d tensor holding a scalar argument's value in *cell: float64 for a
+ * floating scalar, int64 otherwise (bool: 0 or 1). */
+rdev_tensor_t sim_scalar_tensor(const rdev_op_arg_t *a, void *cell);
+
+/* Where an operator writes its output. Output tensors may alias inputs:
+ * an operator reads each input element only before it writes the output
+ * elements computed from it when elementwise is set and an overlapping
+ * input is the output's own view (the same address, offset, strides and
+ * element size): then it writes out directly; otherwise, when out overlaps
+ * an input, it writes into a contiguous temporary of out's type and shape
+ * that sim_out_end copies to out. t is the tensor to write. */
+typedef struct {
+  rdev_tensor_t t;
+  const rdev_tensor_t *out;
+  void *mem;
+} sim_out_t;
+
+/* RDEV_OK, or rt_fail(RDEV_BAD_ALLOC) when the temporary cannot be had. */
+int sim_out_begin(sim_out_t *o, const rdev_tensor_t *out, const rdev_tensor_t *const *ins, int n, bool elementwise);
+/* Copies the temporary (if any) to out and frees it. */
+void sim_out_end(sim_out_t *o);
 
 #endif
