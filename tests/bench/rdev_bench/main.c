@@ -122,9 +122,9 @@
  *    offered (an operator this build's table lacks, one rdevd's backend
  *    refuses with RDEV_UNKNOWN_KERNEL, no rdev.ops) is "na" with a note.
  *    A sample is k launch + synchronize pairs, k from the method's
- *    baseline's first runs so that a sample takes ~0.1 s [0.02 s] (at
- *    least one pair); 9 [5] reps per problem (fewer, down to 3, past 30 s
- *    [1 s]), each running the methods in a random order; medians, and
+ *    baseline's first runs so that a sample takes ~0.1 s [0.05 s] (at
+ *    least one pair); 9 [7] reps per problem (fewer, down to 3, past 30 s
+ *    [2.5 s]), each running the methods in a random order; medians, and
  *    ratios to the baseline paired per rep. Then each method runs once
  *    more onto an output set to NaN, read back: Add checked element by
  *    element, Matmul on a grid of 16 x 16 elements.

@@ -125,9 +125,9 @@ int bench_parse_args(cfg_t *c, int argc, char **argv) {
   c->sess_reps = c->quick ? 2 : 7;
   c->oper_add_bytes = c->quick ? 8 * MiB : 64 * MiB;
   c->oper_mm_dim = c->quick ? 512 : 2048;
-  c->oper_reps = c->quick ? 5 : 9;
-  c->oper_sample_s = c->quick ? 0.02 : 0.1;
-  c->oper_budget_s = c->quick ? 1.0 : 30;
+  c->oper_reps = c->quick ? 7 : 9;
+  c->oper_sample_s = c->quick ? 0.05 : 0.1;
+  c->oper_budget_s = c->quick ? 2.5 : 30;
   if (reps) c->reps = c->big_reps = reps;
   if (sizes) {
     char *dup = strdup(sizes), *save = NULL;
