@@ -1,7 +1,8 @@
 /*
  * tests/bench/rdev_bench/baseline.h — the baselines rdev is compared with:
  * what the same bytes cost without rdev (raw TCP: baseline_tcp.c; bare gRPC
- * C core: baseline_grpc*.c; the in-process runtime: baseline_rt.c). The
+ * C core: baseline_grpc*.c; the in-process runtime: baseline_rt.c, and its
+ * operators and kernel for the operators phase: baseline_rt_ops.c). The
  * interface exposes no gRPC or runtime types, so the rdev measurements
  * (phase_*.c) stay on the public API, rdev/rdev.h.
  *
@@ -11,6 +12,8 @@
 #define RDEV_BENCH_BASELINE_H
 
 #include <stddef.h>
+
+#include "oper.h"
 
 /* Reason of the last baseline failure (any thread); at most BL_ERROR_MAX - 1 chars. */
 #define BL_ERROR_MAX 512
@@ -65,5 +68,26 @@ int bl_rt_open(bl_rt_t **out, size_t max_size);
 /* k x rdev_rt_memcpy of size bytes, host_to_device (1) or device_to_host (0). */
 int bl_rt_copy(bl_rt_t *r, int h2d, void *host, size_t size, long k, double *secs);
 void bl_rt_close(bl_rt_t *r);
+
+/* ---- operators and a kernel on the in-process runtime (baseline_rt_ops.c) -------- */
+
+typedef struct bl_rt_ops bl_rt_ops_t;
+
+/* Opens a sim runtime of its own (1 device, an arena just large enough)
+ * with one stream and the device buffers of shape s's problems (oper.h):
+ * Add's three vectors and Matmul's three matrices, the inputs uploaded. */
+int bl_rt_ops_open(bl_rt_ops_t **out, const oper_shape_t *s);
+/* 1 when the runtime runs problem p (OPER_ADD, OPER_MATMUL) as an operator
+ * (kernel 0) or, Add only, as the built-in kernel add_f32 (kernel 1); 0
+ * with the reason in note when it does not. */
+int bl_rt_ops_offered(bl_rt_ops_t *r, int p, int kernel, char *note, size_t note_len);
+/* One sample: k x (queue + rdev_rt_stream_synchronize). The operator:
+ * rdev_op_decode of the call's blob (the runtime takes one allocation
+ * over, as rdevd hands it the calls it decoded) + rdev_rt_op_launch; the
+ * kernel: rdev_rt_launch of add_f32. */
+int bl_rt_ops_run(bl_rt_ops_t *r, int p, int kernel, long k, double *secs);
+/* Sets the output to NaN, runs it once, reads it back and checks it (oper_check). */
+int bl_rt_ops_verify(bl_rt_ops_t *r, int p, int kernel);
+void bl_rt_ops_close(bl_rt_ops_t *r);
 
 #endif

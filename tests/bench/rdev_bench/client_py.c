@@ -2,7 +2,8 @@
  * tests/bench/rdev_bench/client_py.c — the Python package as rdev_bench
  * drives it (clients.h): a python3 child process running py_peer.py, which
  * holds a session of the `rdev` package; one command line to it, one answer
- * line back, each with a deadline. The child is started with posix_spawn
+ * line back, each with a deadline (copies, and the operators phase's
+ * rdev.ops calls). The child is started with posix_spawn
  * (this process has threads by then) and ends with the bench: on "quit", at
  * the end of its input, or by PR_SET_PDEATHSIG. In a build with
  * AddressSanitizer the package's extension is instrumented too: the child
@@ -251,6 +252,50 @@ int cl_py_copy(cl_py_t *p, int h2d, size_t size, long k, double *secs) {
 int cl_py_verify(cl_py_t *p, size_t size) {
   char cmd[64], line[sizeof p->buf];
   snprintf(cmd, sizeof cmd, "verify %zu", size);
+  if (ask(p, cmd, line, sizeof line)) return -1;
+  return strcmp(line, "ok") ? bl_fail("python: %s: answered '%s'", cmd, line) : 0;
+}
+
+/* "na REASON" answers: 0 with REASON in note; "ok": 1. */
+static int ok_or_na(const char *cmd, const char *line, char *note, size_t note_len) {
+  if (!strcmp(line, "ok")) return 1;
+  if (!strncmp(line, "na ", 3)) {
+    snprintf(note, note_len, "%s", line + 3);
+    return 0;
+  }
+  return bl_fail("python: %s: answered '%s'", cmd, line);
+}
+
+static const char *op_word(int problem) { return problem == OPER_ADD ? "add" : "matmul"; }
+
+int cl_py_ops_open(cl_py_t *p, const oper_shape_t *s, char *note, size_t note_len) {
+  char cmd[128], line[sizeof p->buf];
+  snprintf(cmd, sizeof cmd, "opsinit %zu %lld %lld %lld", s->add_n, (long long)s->mm_m, (long long)s->mm_k,
+           (long long)s->mm_n);
+  if (ask(p, cmd, line, sizeof line)) return -1;
+  return ok_or_na(cmd, line, note, note_len);
+}
+
+int cl_py_op_probe(cl_py_t *p, int problem, char *note, size_t note_len) {
+  char cmd[64], line[sizeof p->buf];
+  snprintf(cmd, sizeof cmd, "opprobe %s", op_word(problem));
+  if (ask(p, cmd, line, sizeof line)) return -1;
+  return ok_or_na(cmd, line, note, note_len);
+}
+
+int cl_py_op_run(cl_py_t *p, int problem, long k, double *secs) {
+  char cmd[64], line[sizeof p->buf], *end;
+  snprintf(cmd, sizeof cmd, "op %s %ld", op_word(problem), k);
+  if (ask(p, cmd, line, sizeof line)) return -1;
+  double v = strtod(line, &end);
+  if (end == line || *end || !(v > 0)) return bl_fail("python: %s: answered '%s', not seconds", cmd, line);
+  *secs = v;
+  return 0;
+}
+
+int cl_py_op_verify(cl_py_t *p, int problem) {
+  char cmd[64], line[sizeof p->buf];
+  snprintf(cmd, sizeof cmd, "opverify %s", op_word(problem));
   if (ask(p, cmd, line, sizeof line)) return -1;
   return strcmp(line, "ok") ? bl_fail("python: %s: answered '%s'", cmd, line) : 0;
 }

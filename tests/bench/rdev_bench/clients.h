@@ -4,15 +4,20 @@
  * through libascendcl.so, in this process, with its own session:
  * client_acl.c) and the Python package (d.set(a), d.get(out=a) of the `rdev`
  * package, in a python3 child process driven line by line over a pipe:
- * client_py.c, py_peer.py). Like the baselines (baseline.h), each call
- * returns 0, or -1 with the reason in bl_error(); the interface exposes no
- * ACL or Python types.
+ * client_py.c, py_peer.py); and in the operators phase, the same two
+ * clients' operators: CANN's operator library (aclnn, libopapi.so on the
+ * ACL library's session: client_aclnn.c) and the package's rdev.ops (the
+ * same child). Like the baselines (baseline.h), each call returns 0, or -1
+ * with the reason in bl_error(); the interface exposes no ACL or Python
+ * types.
  */
 #ifndef RDEV_BENCH_CLIENTS_H
 #define RDEV_BENCH_CLIENTS_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "oper.h"
 
 /* ---- the ACL library (client_acl.c) ---------------------------------------------------- */
 
@@ -32,6 +37,27 @@ int cl_acl_verify(cl_acl_t *a, size_t size, uint64_t seed);
 /* Frees, resets the device, aclFinalize (the session ends). 0 when all did. */
 int cl_acl_close(cl_acl_t *a);
 
+/* ---- the operator library, aclnn (client_aclnn.c) --------------------------------------- */
+
+typedef struct cl_aclnn cl_aclnn_t;
+
+/* After cl_acl_open (its aclInit and device): a stream (aclrtCreateStream),
+ * the device buffers of shape s's problems (oper.h) with the inputs
+ * uploaded, their tensors (aclCreateTensor) and Add's alpha (1.0). */
+int cl_aclnn_open(cl_aclnn_t **out, const oper_shape_t *s);
+/* Runs problem p (OPER_ADD, OPER_MATMUL) once: 1 when it ran; 0 with the
+ * reason in note when it is not offered (the build's headers lack it, or
+ * rdevd's backend answered RDEV_UNKNOWN_KERNEL at the synchronize); -1 on
+ * any other failure. */
+int cl_aclnn_probe(cl_aclnn_t *a, int p, char *note, size_t note_len);
+/* One sample: k x (aclnn<Op>GetWorkspaceSize + aclnn<Op> + aclrtSynchronizeStream). */
+int cl_aclnn_run(cl_aclnn_t *a, int p, long k, double *secs);
+/* Sets the output to NaN (aclrtMemset), runs p once, reads the output back
+ * and checks it (oper_check). */
+int cl_aclnn_verify(cl_aclnn_t *a, int p);
+/* Destroys the objects, frees the buffers, destroys the stream (before cl_acl_close). */
+int cl_aclnn_close(cl_aclnn_t *a);
+
 /* ---- the Python package (client_py.c, py_peer.py) -------------------------------------- */
 
 typedef struct cl_py cl_py_t;
@@ -50,6 +76,20 @@ int cl_py_copy(cl_py_t *p, int h2d, size_t size, long k, double *secs);
 /* The child's own check of size bytes: d.fill(0xa5), d.set(a) of a
  * pattern, out.fill(0x5a), d.get(out=out), out == a. */
 int cl_py_verify(cl_py_t *p, size_t size);
+/* The operators (rdev.ops): the child makes shape s's device arrays (oper.h's
+ * inputs, computed with numpy) and a stream of its own. 1 when it has
+ * rdev.ops; 0 with the reason in note when the package has none (its
+ * figures are then "na"). */
+int cl_py_ops_open(cl_py_t *p, const oper_shape_t *s, char *note, size_t note_len);
+/* Runs problem p (rdev.ops.add / rdev.ops.matmul with out=) once: 1 when it
+ * ran; 0 with the reason in note when it is not offered (not in
+ * rdev.ops.available(), or rdevd answered RDEV_UNKNOWN_KERNEL). */
+int cl_py_op_probe(cl_py_t *p, int problem, char *note, size_t note_len);
+/* One sample, timed in the child: k x (rdev.ops.<op>(a, b, out=c, stream=st) + st.synchronize()). */
+int cl_py_op_run(cl_py_t *p, int problem, long k, double *secs);
+/* The child's own check: c.fill(0xff) (NaN), one run, c.get(), compared
+ * with numpy (Add: every element; Matmul: oper_check's grid). */
+int cl_py_op_verify(cl_py_t *p, int problem);
 /* Asks the child to quit and waits for it; 0 when it exited with status 0. */
 int cl_py_close(cl_py_t *p);
 

@@ -12,11 +12,13 @@
  *
  * Files: options.c (command line), rdevd.c (the rdevds it starts), the
  * phases phase_memory.c, phase_copies.c, phase_latency.c, phase_sessions.c,
- * phase_same_host.c, report.c (tables, summary line), targets.c (the
+ * phase_same_host.c, phase_operators.c (with oper.c, the operators'
+ * problem), report.c (tables, summary line), targets.c (the
  * targets and the guard's floors, one table), the baselines
- * baseline_tcp.c, baseline_grpc*.c, baseline_rt.c, the other clients
- * client_acl.c, client_py.c (with py_peer.py, which the build copies next
- * to the binary as rdev_bench_py_peer.py), and common.c.
+ * baseline_tcp.c, baseline_grpc*.c, baseline_rt.c, baseline_rt_ops.c, the
+ * other clients client_acl.c, client_aclnn.c, client_py.c (with
+ * py_peer.py, which the build copies next to the binary as
+ * rdev_bench_py_peer.py), and common.c.
  *
  * Without --target the bench starts its own rdevd on 127.0.0.1:0 (the binary
  * from --rdevd, else ../server/rdevd next to this binary; 1 sim device) and
@@ -105,6 +107,27 @@
  *    source holds a new pattern and its D2H bytes are checked.
  *    same_host_vs_memcpy is the median over reps of min(H2D, D2H) / memcpy
  *    of the same rep.
+ * 7. Operators: Add of two float32 vectors of 64 MiB [8 MiB] into a third,
+ *    and Matmul of two float32 matrices of 2048 x 2048 [512 x 512] (16 MiB
+ *    [1 MiB] each) into a third, each timed as launch + synchronize with
+ *    the data already on the device, through the in-process runtime (the
+ *    baseline: rdev_rt_op_launch on a sim of the bench's own, what the
+ *    device itself takes), the C API (rdev_op_launch), the ACL library's
+ *    operator library (aclnn<Op>GetWorkspaceSize + aclnn<Op> +
+ *    aclrtSynchronizeStream, libopapi.so next to libascendcl.so) and the
+ *    Python package (rdev.ops.add / matmul(a, b, out=c) + synchronize, in
+ *    the child); Add also as the sim's kernel add_f32, remote (rdev_launch)
+ *    and in-process (rdev_rt_launch, its baseline). The inputs are small
+ *    integers, so that results are exact in float32. A method that is not
+ *    offered (an operator this build's table lacks, one rdevd's backend
+ *    refuses with RDEV_UNKNOWN_KERNEL, no rdev.ops) is "na" with a note.
+ *    A sample is k launch + synchronize pairs, k from the method's
+ *    baseline's first runs so that a sample takes ~0.1 s [0.05 s] (at
+ *    least one pair); 9 [7] reps per problem (fewer, down to 3, past 30 s
+ *    [2.5 s]), each running the methods in a random order; medians, and
+ *    ratios to the baseline paired per rep. Then each method runs once
+ *    more onto an output set to NaN, read back: Add checked element by
+ *    element, Matmul on a grid of 16 x 16 elements.
  *
  * The last line is one summary of key=value pairs: the ratios h2d_vs_tcp,
  * d2h_vs_tcp, h2d_vs_grpc, d2h_vs_grpc (sizes >= 64 MiB, or the largest size
@@ -114,16 +137,21 @@
  * py_h2d_vs_tcp, py_d2h_vs_tcp ("na" without Python),
  * d2h_fresh_vs_memcpy_fresh ("na" without a size above 32 MiB) and their
  * raw figures, same_host_vs_memcpy and its raw figures ("na" against
- * --target), guard=off|ok|FAILED and
+ * --target), the operators' ratios op_add_vs_rt, acl_add_vs_rt,
+ * py_add_vs_rt, kernel_add_vs_rt_kernel, op_matmul_vs_rt,
+ * acl_matmul_vs_rt, py_matmul_vs_rt and their ms figures ("na" where not
+ * offered), guard=off|ok|FAILED and
  * targets_met=M/N (targets.c). Targets are reported (met/MISSED), never
  * fatal. --guard (ctest's rdev_bench_quick) adds the Guard block: each bulk
  * ratio (every client against raw TCP, D2H fresh against memcpy fresh,
  * same host against memcpy) must reach half its target (same host: skipped
- * against --target). Exit status: 0; 1 when any rdev, ACL, Python or
+ * against --target), and each remote operator's or kernel's time but
+ * Python's must stay within twice its target against the in-process
+ * runtime's (skipped where not offered). Exit status: 0; 1 when any rdev, ACL, Python or
  * baseline call fails, data differ, the same-host session has no bulk
  * connection, or an rdevd the bench started died or did not exit cleanly;
- * 2 on bad usage; 3 with --guard when a bulk ratio is below its floor or
- * missing.
+ * 2 on bad usage; 3 with --guard when a guarded ratio is beyond its floor
+ * or missing.
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -175,7 +203,9 @@ int main(int argc, char **argv) {
     else
       rdevd_default_path(rdevd, sizeof rdevd);
     size_t arena = (size_t)1 << 30;
-    size_t need = 4 * max_size + 4 * cfg.sess_buf + cfg.rss_buf + 64 * MiB; /* C API, ACL, Python */
+    oper_shape_t os = opers_shape(&cfg);
+    size_t oper = (3 * os.add_n + (size_t)(os.mm_m * os.mm_k + os.mm_k * os.mm_n + os.mm_m * os.mm_n)) * sizeof(float);
+    size_t need = 4 * max_size + 4 * cfg.sess_buf + cfg.rss_buf + 64 * MiB + 3 * oper; /* C API, ACL, Python */
     if (need > arena) arena = need;
     b.server_pid = rdevd_start(rdevd, "127.0.0.1:0", NULL, arena, cfg.addr, sizeof cfg.addr);
   } else {
@@ -244,6 +274,10 @@ int main(int argc, char **argv) {
     report_same_host(&same_host);
   }
 
+  /* 7. operators */
+  opers_result_t opers = phase_opers(&b);
+  report_opers(&cfg, &opers);
+
   /* teardown */
   CL(cl_py_close(b.py));
   CL(cl_acl_close(b.acl));
@@ -258,7 +292,7 @@ int main(int argc, char **argv) {
   munmap(b.dst, host_len);
 
   /* targets and the summary line */
-  summary_t sum = summary_make(&cfg, big, &rss, &copies, &lat, &ops, &sess, b.py != NULL, &same_host);
+  summary_t sum = summary_make(&cfg, big, &rss, &copies, &lat, &ops, &sess, b.py != NULL, &same_host, &opers);
   int below = report_end(&sum, big, now_s() - t_start, cfg.guard);
   return server_bad || same_host.server_bad ? 1 : below ? 3 : 0;
 }

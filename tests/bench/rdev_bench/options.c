@@ -20,7 +20,8 @@ static void usage(FILE *f) {
           "  --target ADDR  measure the rdevd at ADDR (no server-memory, no same-host figures);\n"
           "                 default: start one (and a second on a unix socket for the same-host figures)\n"
           "  --rdevd PATH   the rdevd to start (default: ../server/rdevd next to this binary)\n"
-          "  --quick        sizes up to 64 MiB, 256 MiB in the memory phase, few reps (~25 s; CI)\n"
+          "  --quick        sizes up to 64 MiB, 256 MiB in the memory phase, smaller operators, few reps\n"
+          "                 (~30 s; CI)\n"
           "  --sizes LIST   copy sizes, e.g. 4K,1M,64M (suffixes K, M, G; at most 1G each)\n"
           "  --reps N       samples per size and method (1..15; default 9, --quick 3, and 7 from 64 MiB)\n"
           "  --malloc-tune  keep freed memory in this process's heap (mallopt), as the bare-gRPC\n"
@@ -122,6 +123,11 @@ int bench_parse_args(cfg_t *c, int argc, char **argv) {
   c->sess_buf = c->quick ? 16 * MiB : 64 * MiB;
   c->sess_s = c->quick ? 0.2 : 1.0;
   c->sess_reps = c->quick ? 2 : 7;
+  c->oper_add_bytes = c->quick ? 8 * MiB : 64 * MiB;
+  c->oper_mm_dim = c->quick ? 512 : 2048;
+  c->oper_reps = c->quick ? 7 : 9;
+  c->oper_sample_s = c->quick ? 0.05 : 0.1;
+  c->oper_budget_s = c->quick ? 2.5 : 30;
   if (reps) c->reps = c->big_reps = reps;
   if (sizes) {
     char *dup = strdup(sizes), *save = NULL;

@@ -8,7 +8,7 @@
  *     server memory (phase_memory.c), copies against the baselines
  *     (phase_copies.c), latency and pipelined small ops (phase_latency.c),
  *     concurrent sessions (phase_sessions.c), the same-host fast path
- *     (phase_same_host.c);
+ *     (phase_same_host.c), operators (phase_operators.c, on oper.h's problem);
  *   - the report (report.c): the table and the key=value summary line;
  *   - the targets and the guard's floors, test policy in one table
  *     (targets.c).
@@ -60,6 +60,11 @@ typedef struct {
   const char *python_dir; /* --python-path: where the `rdev` package is; NULL: ../python next to this binary */
   int big_reps;           /* reps, sample time and budget from the headline size on (main.c's big) */
   double big_sample_s, big_budget_s;
+  /* the operators phase */
+  size_t oper_add_bytes; /* each of Add's three vectors */
+  int64_t oper_mm_dim;   /* Matmul: two oper_mm_dim x oper_mm_dim matrices into a third */
+  int oper_reps;         /* reps per problem (fewer, down to 3, past oper_budget_s) */
+  double oper_sample_s, oper_budget_s;
 } cfg_t;
 
 /* Fills c from argv[0..argc) (the arguments after the program name) and
@@ -211,6 +216,38 @@ typedef struct {
  * folder. Dies when the session has no bulk connection. */
 same_host_result_t phase_same_host(bench_t *b, size_t big);
 
+/* ---- 7. operators (phase_operators.c) ---------------------------------------------------- */
+
+/* The methods, each launch + synchronize with the data on the device: the
+ * in-process runtime's operator (the baseline), the C API's, the ACL
+ * library's (aclnn), the Python package's (rdev.ops); for Add also the
+ * sim's built-in kernel add_f32, remote (rdev_launch) and in-process
+ * (rdev_rt_launch, its baseline). */
+enum { OM_RT, OM_OP, OM_ACL, OM_PY, OM_KERNEL, OM_RT_KERNEL, NOM };
+
+typedef struct {
+  int reps;
+  long k, k_kernel;    /* launch + synchronize pairs per sample: the operators', the kernels' (0: none ran) */
+  int ran[NOM];        /* 0: the method was not offered (note says why) or does not apply */
+  char note[NOM][256]; /* why a method that applies did not run */
+  double ms[NOM];      /* median ms per launch + synchronize; NAN where it did not run */
+  double ratio[NOM];   /* median over reps of the method's sample / its baseline's (OM_RT; OM_RT_KERNEL for
+                              OM_KERNEL) of the same rep; NAN where either did not run, or for a baseline */
+} oper_row_t;
+
+typedef struct {
+  oper_shape_t shape;
+  oper_row_t row[OPER_NPROBLEMS]; /* OPER_ADD, OPER_MATMUL */
+} opers_result_t;
+
+/* Both problems of the configuration's shape, their methods' samples
+ * interleaved in each rep (a random order per rep); then every method
+ * that ran is verified (oper_check). Uses b->s and b->st for the C API,
+ * the ACL library's session (b->acl must be open) and b->py's child. */
+opers_result_t phase_opers(bench_t *b);
+/* The shape the configuration asks for. */
+oper_shape_t opers_shape(const cfg_t *c);
+
 /* ---- the report (report.c) ------------------------------------------------------------------ */
 
 void report_start(const bench_t *b, const rdev_server_info_t *info, size_t max_size);
@@ -222,6 +259,7 @@ void report_latency(const cfg_t *c, const lat_result_t *r);
 void report_ops(const cfg_t *c, const ops_result_t *r);
 void report_sessions(const cfg_t *c, const sessions_result_t *r);
 void report_same_host(const same_host_result_t *r);
+void report_opers(const cfg_t *c, const opers_result_t *r);
 
 /* The Clients table: the ACL library, the Python package and fresh memory
  * per size, from the rows phase_copies returned. */
@@ -236,7 +274,7 @@ typedef struct {
 } figure_t;
 
 typedef struct {
-  figure_t f[80];
+  figure_t f[112];
   int n;
   int own_rdevd; /* the bench started rdevd (no --target): the guard expects its figures */
 } summary_t;
@@ -244,7 +282,7 @@ typedef struct {
 /* Every figure of the summary line, in its order (targets_met comes last). */
 summary_t summary_make(const cfg_t *c, size_t big, const rss_result_t *rss, const copies_result_t *cp,
                        const lat_result_t *lat, const ops_result_t *ops, const sessions_result_t *ss, int have_py,
-                       const same_host_result_t *sh);
+                       const same_host_result_t *sh, const opers_result_t *op);
 /* The figure named key; dies when there is none (a target naming an unknown key). */
 const figure_t *summary_find(const summary_t *s, const char *key);
 /* The end: the targets, the guard (when guard is set), the run time and
@@ -258,8 +296,9 @@ int report_end(const summary_t *s, size_t big, double run_s, int guard);
 void targets_report(const summary_t *s, int *met, int *counted);
 /* The comparison and threshold of the target on key, e.g. ">= 0.90". */
 const char *target_text(const char *key, char *buf, size_t len);
-/* Prints the Guard block: each bulk ratio against its floor (half its
- * target), ok or FAILED ("na" fails), then which failed. Returns how many. */
+/* Prints the Guard block: each guarded ratio against its floor (half its
+ * target: half a speed's threshold, twice a time's), ok or FAILED ("na"
+ * fails, but where targets.c skips it), then which failed. Returns how many. */
 int guard_report(const summary_t *s);
 
 #endif

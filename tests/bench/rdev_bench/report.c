@@ -175,6 +175,74 @@ void report_same_host(const same_host_result_t *r) {
   fflush(stdout);
 }
 
+void report_opers(const cfg_t *c, const opers_result_t *r) {
+  (void)c;
+  char al[32], tadd[32], tmm[32];
+  const oper_shape_t *s = &r->shape;
+  size_label(s->add_n * sizeof(float), al, sizeof al);
+  printf(
+      "\nOperators, ms per launch + synchronize, the data on the device (medians of <reps> samples of k each, the\n"
+      "methods in a random order in each rep): rt = the in-process runtime (rdev_rt_op_launch on a sim of its own:\n"
+      "what the device itself takes, the baseline); op = the C API (rdev_op_launch); acl = aclnn through rdev's\n"
+      "libopapi.so (aclnn<Op>GetWorkspaceSize + aclnn<Op> + aclrtSynchronizeStream); py = rdev.ops.<op>(a, b, out=c)\n"
+      "+ synchronize (a python3 child); kernel = the sim's add_f32 through rdev_launch, rt-kern the same in-process\n"
+      "(rdev_rt_launch). Ratios against rt (kernel against rt-kern), paired per rep, medians (targets %s, %s).\n",
+      target_text("op_add_vs_rt", tadd, sizeof tadd), target_text("op_matmul_vs_rt", tmm, sizeof tmm));
+  printf("%-30s | %7s %7s %7s %7s | %7s %7s | %5s %6s %5s %8s | %4s %s\n", "problem", "rt", "op", "acl", "py", "kernel",
+         "rt-kern", "op/rt", "acl/rt", "py/rt", "kern/r-k", "reps", "k");
+  for (int p = 0; p < OPER_NPROBLEMS; p++) {
+    const oper_row_t *row = &r->row[p];
+    char lbl[64], ms[NOM][16], ra[NOM][16];
+    if (p == OPER_ADD)
+      snprintf(lbl, sizeof lbl, "Add, 3 x %s float32", al);
+    else
+      snprintf(lbl, sizeof lbl, "Matmul %lldx%lld @ %lldx%lld", (long long)s->mm_m, (long long)s->mm_k,
+               (long long)s->mm_k, (long long)s->mm_n);
+    for (int m = 0; m < NOM; m++) {
+      if (p != OPER_ADD && m >= OM_KERNEL)
+        snprintf(ms[m], sizeof ms[m], " ");
+      else if (!row->ran[m])
+        snprintf(ms[m], sizeof ms[m], "na");
+      else
+        snprintf(ms[m], sizeof ms[m], "%.2f", row->ms[m]);
+      if (isnan(row->ratio[m]))
+        snprintf(ra[m], sizeof ra[m], p != OPER_ADD && m >= OM_KERNEL ? " " : "-");
+      else
+        snprintf(ra[m], sizeof ra[m], "%.3f", row->ratio[m]);
+    }
+    char kl[32];
+    if (row->k_kernel)
+      snprintf(kl, sizeof kl, "%ld, kernels %ld", row->k, row->k_kernel);
+    else
+      snprintf(kl, sizeof kl, "%ld", row->k);
+    printf("%-30s | %7s %7s %7s %7s | %7s %7s | %5s %6s %5s %8s | %4d %s\n", lbl, ms[OM_RT], ms[OM_OP], ms[OM_ACL],
+           ms[OM_PY], ms[OM_KERNEL], ms[OM_RT_KERNEL], ra[OM_OP], ra[OM_ACL], ra[OM_PY], ra[OM_KERNEL], row->reps, kl);
+  }
+  static const char *const kName[NOM] = {"rt", "op", "acl", "py", "kernel", "rt-kern"};
+  for (int p = 0; p < OPER_NPROBLEMS; p++) {
+    const oper_row_t *row = &r->row[p];
+    if (row->ran[OM_RT]) {
+      double secs = row->ms[OM_RT] / 1e3;
+      if (p == OPER_ADD)
+        printf("  %s on the device (rt): %.2f GB/s moved (2 read, 1 written)", oper_name(p),
+               3.0 * (double)(s->add_n * sizeof(float)) / secs / 1e9);
+      else
+        printf("  %s on the device (rt): %.2f GFLOP/s", oper_name(p),
+               2.0 * (double)s->mm_m * (double)s->mm_k * (double)s->mm_n / secs / 1e9);
+      if (p == OPER_ADD && row->ran[OM_RT_KERNEL])
+        printf("; add_f32 in-process %.2f GB/s",
+               3.0 * (double)(s->add_n * sizeof(float)) / (row->ms[OM_RT_KERNEL] / 1e3) / 1e9);
+      printf("\n");
+    }
+    for (int m = 0; m < NOM; m++)
+      if (row->note[m][0]) printf("  %s %s: na (%s)\n", oper_name(p), kName[m], row->note[m]);
+  }
+  printf(
+      "Every method that ran verified after its reps, onto an output set to NaN: Add every element, Matmul a grid of\n"
+      "16 x 16 elements (integer inputs: exact in float32).\n");
+  fflush(stdout);
+}
+
 /* ---- the summary line ------------------------------------------------------------------ */
 
 static void add(summary_t *s, const char *key, const char *fmt, double v) {
@@ -203,7 +271,7 @@ static void add_if(summary_t *s, const char *key, const char *fmt, int present, 
 
 summary_t summary_make(const cfg_t *c, size_t big, const rss_result_t *rss, const copies_result_t *cp,
                        const lat_result_t *lat, const ops_result_t *ops, const sessions_result_t *ss, int have_py,
-                       const same_host_result_t *sh) {
+                       const same_host_result_t *sh, const opers_result_t *op) {
   summary_t s;
   memset(&s, 0, sizeof s);
   s.own_rdevd = !c->target;
@@ -262,6 +330,29 @@ summary_t summary_make(const cfg_t *c, size_t big, const rss_result_t *rss, cons
   add_if(&s, "same_host_h2d_gbps", "%.3f", sh->measured, sh->h2d_gbps);
   add_if(&s, "same_host_d2h_gbps", "%.3f", sh->measured, sh->d2h_gbps);
   add_if(&s, "same_host_memcpy_gbps", "%.3f", sh->measured, sh->memcpy_gbps);
+  /* the operators ("na" where a method was not offered) */
+  static const struct {
+    const char *key;
+    int p, m;
+  } kRatios[] = {{"op_add_vs_rt", OPER_ADD, OM_OP},       {"acl_add_vs_rt", OPER_ADD, OM_ACL},
+                 {"py_add_vs_rt", OPER_ADD, OM_PY},       {"kernel_add_vs_rt_kernel", OPER_ADD, OM_KERNEL},
+                 {"op_matmul_vs_rt", OPER_MATMUL, OM_OP}, {"acl_matmul_vs_rt", OPER_MATMUL, OM_ACL},
+                 {"py_matmul_vs_rt", OPER_MATMUL, OM_PY}},
+    kMs[] = {{"rt_add_ms", OPER_ADD, OM_RT},         {"op_add_ms", OPER_ADD, OM_OP},
+             {"acl_add_ms", OPER_ADD, OM_ACL},       {"py_add_ms", OPER_ADD, OM_PY},
+             {"kernel_add_ms", OPER_ADD, OM_KERNEL}, {"rt_kernel_add_ms", OPER_ADD, OM_RT_KERNEL},
+             {"rt_matmul_ms", OPER_MATMUL, OM_RT},   {"op_matmul_ms", OPER_MATMUL, OM_OP},
+             {"acl_matmul_ms", OPER_MATMUL, OM_ACL}, {"py_matmul_ms", OPER_MATMUL, OM_PY}};
+  for (size_t i = 0; i < sizeof kRatios / sizeof kRatios[0]; i++) {
+    const oper_row_t *row = &op->row[kRatios[i].p];
+    add_if(&s, kRatios[i].key, "%.3f", !isnan(row->ratio[kRatios[i].m]), row->ratio[kRatios[i].m]);
+  }
+  for (size_t i = 0; i < sizeof kMs / sizeof kMs[0]; i++) {
+    const oper_row_t *row = &op->row[kMs[i].p];
+    add_if(&s, kMs[i].key, "%.3f", row->ran[kMs[i].m], row->ms[kMs[i].m]);
+  }
+  add(&s, "oper_add_mib", "%.0f", (double)(op->shape.add_n * sizeof(float)) / (double)MiB);
+  add(&s, "oper_matmul_dim", "%.0f", (double)op->shape.mm_m);
   return s;
 }
 
