@@ -27,6 +27,9 @@ static int check_reach(rdev_rt_stream_t *s, const char *name, const char *what, 
     return rt_fail(RDEV_INVALID_PARAM, "aclnn%s: %s is memory of device %d, the stream is on device %d", name, what,
                    dev, s->dev);
   uint64_t at = (uint64_t)(first - (const char *)base);
+  if (at < lo) /* the storage must start in the allocation too: backends address elements from it */
+    return rt_fail(RDEV_INVALID_PARAM, "aclnn%s: %s's storage (0x%llx) starts before its allocation", name, what,
+                   (unsigned long long)t->addr);
   if (__builtin_add_overflow(at, bytes, &end) || end > size)
     return rt_fail(RDEV_INVALID_PARAM, "aclnn%s: %s needs %llu bytes at offset %llu of a %zu-byte buffer", name, what,
                    (unsigned long long)bytes, (unsigned long long)at, size);

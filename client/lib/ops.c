@@ -28,8 +28,7 @@ int rdev_op_launch(rdev_stream_t *stream, const rdev_op_call_t *c) {
   if (!blob) return cl_error(RDEV_BAD_ALLOC, "out of memory");
   rc = rdev_op_encode(c, blob, RDEV_OP_MAX_BLOB, &len);
   if (rc)
-    rc = cl_error(rc, "the call of aclnn%s is larger than %d bytes", rdev_op_table(NULL)[c->op].name,
-                  RDEV_OP_MAX_BLOB);
+    rc = cl_error(rc, "the call of aclnn%s is larger than %d bytes", rdev_op_table(NULL)[c->op].name, RDEV_OP_MAX_BLOB);
   else
     rc = rdev_op_launch_encoded(stream, blob, len);
   free(blob);

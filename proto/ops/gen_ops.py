@@ -103,7 +103,10 @@ def sim(ops):
 
 
 def proto(o, named=True):
-    ps = ", ".join(f"{KINDS[k][2]}{p if named else ''}" for k, p in o["params"])
+    def param(k, p):
+        t = KINDS[k][2]
+        return t if not named else t + ("" if t.endswith("*") else " ") + p
+    ps = ", ".join(param(k, p) for k, p in o["params"])
     ws = "uint64_t *workspaceSize, aclOpExecutor **executor" if named else "uint64_t *, aclOpExecutor **"
     return f"aclnnStatus aclnn{o['name']}GetWorkspaceSize({ps}, {ws})"
 

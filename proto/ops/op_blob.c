@@ -117,14 +117,13 @@ int rdev_tensor_reach(const rdev_tensor_t *t, uint64_t *lo, uint64_t *bytes) {
     if (__builtin_mul_overflow((uint64_t)n, esz, bytes)) return RDEV_OP_PARAM_INVALID;
     return RDEV_OK;
   }
+  if (t->offset < -SPAN_MAX || t->offset > SPAN_MAX) return RDEV_OP_PARAM_INVALID;
   int64_t first = t->offset, last = t->offset, step;
   for (int i = 0; i < t->ndim; i++) {
     if (__builtin_mul_overflow(t->dims[i] - 1, t->strides[i], &step) || step > SPAN_MAX || step < -SPAN_MAX)
       return RDEV_OP_PARAM_INVALID;
-    if (step < 0)
-      first += step;
-    else
-      last += step;
+    if (step < 0 ? __builtin_add_overflow(first, step, &first) : __builtin_add_overflow(last, step, &last))
+      return RDEV_OP_PARAM_INVALID;
     if (first < -SPAN_MAX || last > SPAN_MAX) return RDEV_OP_PARAM_INVALID;
   }
   if (first < 0) return RDEV_OP_PARAM_INVALID;
@@ -151,7 +150,7 @@ static int check_tensor(const rdev_op_sig_t *sig, const rdev_op_param_t *p, cons
       return fail(msg, cap, RDEV_OP_PARAM_INVALID, "aclnn%s: %s has a negative size in dimension %d", sig->name,
                   p->name, i);
     if (__builtin_mul_overflow(n, t->dims[i], &n) || n > RDEV_OP_MAX_NUMEL)
-      return fail(msg, cap, RDEV_OP_PARAM_INVALID, "aclnn%s: %s has more than 2^32 elements", sig->name, p->name);
+      return fail(msg, cap, RDEV_OP_PARAM_INVALID, "aclnn%s: %s has more than 2^28 elements", sig->name, p->name);
   }
   for (int i = 0; i < t->storage_ndim; i++)
     if (t->storage_dims[i] < 0)
@@ -163,7 +162,8 @@ static int check_tensor(const rdev_op_sig_t *sig, const rdev_op_param_t *p, cons
     rdev_tensor_t v = *t;
     v.storage_ndim = 0;
     uint64_t vlo, vbytes;
-    if (rdev_tensor_reach(&v, &vlo, &vbytes) || vlo + vbytes > bytes)
+    uint64_t vend;
+    if (rdev_tensor_reach(&v, &vlo, &vbytes) || __builtin_add_overflow(vlo, vbytes, &vend) || vend > bytes)
       return fail(msg, cap, RDEV_OP_PARAM_INVALID, "aclnn%s: %s's view reaches outside its storage", sig->name,
                   p->name);
   }
@@ -195,8 +195,8 @@ int rdev_op_check(const rdev_op_call_t *c, char *msg, size_t cap) {
       for (uint32_t k = 0; k < a->n; k++)
         if ((rc = check_tensor(sig, p, &a->v.t[k], msg, cap))) return rc;
     if (a->kind == RDEV_OPK_SCALAR && !rdev_dtype_size(a->v.scalar.dtype))
-      return fail(msg, cap, RDEV_OP_PARAM_INVALID, "aclnn%s: %s has data type %d, which rdev does not know",
-                  sig->name, p->name, a->v.scalar.dtype);
+      return fail(msg, cap, RDEV_OP_PARAM_INVALID, "aclnn%s: %s has data type %d, which rdev does not know", sig->name,
+                  p->name, a->v.scalar.dtype);
   }
   return sig->check ? sig->check(c, msg, cap) : RDEV_OK;
 }

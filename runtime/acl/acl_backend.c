@@ -128,7 +128,6 @@ const rt_backend_t rt_acl_backend = {
     .load_value = acl_load_value,
     .interrupt = acl_interrupt,
     .kernel_offered = acl_kernel_offered,
-    .op_offered = acl_op_offered,
     .binary_load = acl_binary_load,
     .binary_unload = acl_binary_unload,
     .fault_inject = acl_fault_inject,

@@ -135,12 +135,6 @@ int acl_load_value(rdev_rt_stream_t *s, const void *addr, uint64_t *v) {
 
 /* ---- kernels ---------------------------------------------------------------- */
 
-int acl_op_offered(void *impl, int index) {
-  (void)impl;
-  (void)index;
-  return 0;
-}
-
 int acl_kernel_offered(void *impl, int index) {
   acl_t *a = impl;
   return a->devs[0].builtin && a->devs[0].builtin[index] != NULL;

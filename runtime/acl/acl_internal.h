@@ -149,8 +149,6 @@ void acl_stream_close(rdev_rt_stream_t *s);
 int acl_exec(rdev_rt_stream_t *s, rt_task_t *t);
 int acl_load_value(rdev_rt_stream_t *s, const void *addr, uint64_t *v);
 void acl_interrupt(rdev_rt_stream_t *s);
-/* Whether operator `index` (rdev_op_table) can run: none yet on acl. */
-int acl_op_offered(void *impl, int index);
 int acl_kernel_offered(void *impl, int index);
 int acl_binary_load(void *impl, rdev_rt_binary_t *b, const void *data, size_t len);
 void acl_binary_unload(void *impl, rdev_rt_binary_t *b);

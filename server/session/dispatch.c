@@ -88,7 +88,7 @@ static int must_wait(srv_session_t *s, const rdev_wire_request_t *r) {
     case rdev_v1_Request_value_write_tag: wait = buffer_shown(s, q->op.value_write.addr); break;
     case rdev_v1_Request_launch_function_tag: /* its pointers are in a blob */
     case rdev_v1_Request_op_run_tag: wait = srv_zc_showing(s->zc); break;
-    case rdev_v1_Request_launch_tag:                                               /* any buffer it is given */
+    case rdev_v1_Request_launch_tag: /* any buffer it is given */
       for (int i = 0; i < r->nargs && i < RDEV_WIRE_MAX_ARGS && !wait; i++)
         wait = r->args[i].which_v == rdev_v1_Arg_ptr_tag && buffer_shown(s, r->args[i].v.ptr);
       break;

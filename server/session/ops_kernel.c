@@ -289,8 +289,7 @@ int srv_op_op_run(srv_req_t *x) {
   int rc = srv_get_stream(x, x->q->op.op_run.stream, &st);
   if (rc) return rc;
   if (x->data->len > RDEV_OP_MAX_BLOB)
-    return srv_fail(x, RDEV_INVALID_PARAM, "an operator call of %zu bytes exceeds %d", x->data->len,
-                    RDEV_OP_MAX_BLOB);
+    return srv_fail(x, RDEV_INVALID_PARAM, "an operator call of %zu bytes exceeds %d", x->data->len, RDEV_OP_MAX_BLOB);
   void *blob = payload_copy(x->data);
   if (!blob) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
   rdev_op_call_t *c;
@@ -306,7 +305,7 @@ int srv_op_op_run(srv_req_t *x) {
       uint64_t lo, bytes, first;
       const rdev_tensor_t *t = &a->v.t[k];
       if (rdev_tensor_reach(t, &lo, &bytes) == RDEV_OK &&
-          (bytes == 0 || (!__builtin_add_overflow(t->addr, lo, &first) && srv_buffer_at(x->s, first))))
+          (bytes == 0 || (!__builtin_add_overflow(t->addr, lo, &first) && srv_buffer_at(x->s, t->addr))))
         continue;
       rc = srv_fail(x, RDEV_INVALID_PARAM, "aclnn%s: %s (0x%llx) is not inside an allocation of this session",
                     sig->name, sig->params[i].name, (unsigned long long)t->addr);

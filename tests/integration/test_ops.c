@@ -104,11 +104,59 @@ START_TEST(test_op_malformed_calls_refused) {
 }
 END_TEST
 
+/* Views whose arithmetic wraps, and storage that starts outside the
+ * session while the view lies inside: each could once reach any memory of
+ * rdevd. The client refuses what it can see; rdevd refuses them all when a
+ * client sends them anyway. */
+START_TEST(test_op_wrapping_views_refused) {
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  float *mine = NULL;
+  FX_OK(rdev_malloc(s, (void **)&mine, 64, RDEV_MEM_MALLOC_HUGE_FIRST));
+  rdev_tensor_t ok = vec(mine, 2);
+  const int64_t m = 1 << 20;
+  rdev_tensor_t wrap = vec(mine, 2); /* view end wraps past 2^64 to inside a 1-element storage */
+  wrap.strides[0] = m;
+  wrap.offset = ((int64_t)1 << 62) - m;
+  wrap.storage_ndim = 1;
+  wrap.storage_dims[0] = 1;
+  rdev_tensor_t steps = {.dtype = RDEV_DT_INT8, .format = 2, .ndim = 5}; /* strides summing past 2^63 */
+  for (int i = 0; i < 5; i++) steps.dims[i] = 2, steps.strides[i] = i == 4 ? 1 : (int64_t)1 << 62;
+  steps.addr = (uint64_t)(uintptr_t)mine;
+  rdev_tensor_t outside = vec(NULL, 4); /* storage at 0, the view at mine */
+  outside.offset = (int64_t)((uint64_t)(uintptr_t)mine / 4);
+  rdev_tensor_t *bad[] = {&wrap, &steps, &outside};
+  for (int k = 0; k < 3; k++) {
+    rdev_tensor_t *t = bad[k];
+    rdev_tensor_t *o = t == &steps ? t : &ok;
+    int rc = add(st, t, t, o == &ok && t != &steps ? t : o);
+    ck_assert_msg(rc == RDEV_OK || rc == RDEV_OP_PARAM_INVALID, "case %d: %d", k, rc);
+    if (rc == RDEV_OK) ck_assert_int_ne(rdev_stream_synchronize(st), RDEV_OK);
+    unsigned char blob[1024]; /* and sent by a client that does not check */
+    size_t len;
+    rdev_op_call_t c = {.op = (int)(rdev_op_find("Add") - rdev_op_table(NULL)), .nargs = 4};
+    c.args[0] = c.args[1] = c.args[3] = (rdev_op_arg_t){.kind = RDEV_OPK_TENSOR, .present = 1, .v.t = t};
+    c.args[2] = (rdev_op_arg_t){.kind = RDEV_OPK_SCALAR, .present = 1};
+    FX_OK(rdev_op_encode(&c, blob, sizeof blob, &len));
+    FX_OK(rdev_op_launch_encoded(st, blob, len));
+    rc = rdev_stream_synchronize(st);
+    ck_assert_msg(rc == RDEV_OP_PARAM_INVALID || rc == RDEV_INVALID_PARAM, "case %d: rdevd answered %d", k, rc);
+  }
+  FX_OK(add(st, &ok, &ok, &ok)); /* rdevd is alive and the session serves on */
+  int rc = rdev_stream_synchronize(st);
+  ck_assert_msg(rc == RDEV_OK || (fx_on_acl() && rc == RDEV_UNKNOWN_KERNEL), "%d", rc);
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
 Suite *suite_ops(void) {
   Suite *su = suite_create("ops");
   TCase *tc = fx_tcase("ops");
   tcase_add_test(tc, test_op_other_sessions_memory_refused);
   tcase_add_test(tc, test_op_malformed_calls_refused);
+  tcase_add_test(tc, test_op_wrapping_views_refused);
   suite_add_tcase(su, tc);
   return su;
 }

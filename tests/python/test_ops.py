@@ -158,8 +158,8 @@ def test_out_and_numpy_operands(s, rng):
     assert ops.add(rdev.asarray(a), b, out=out) is out  # a numpy operand is uploaded
     check(out, f64(a) + f64(b), np.float32)
     check(a + rdev.asarray(b), f64(a) + f64(b), np.float32)  # numpy array on the left: the device array's __radd__
-    check(ops.add(rdev.asarray(a), rdev.asarray(b), out=rdev.empty((2, 3), np.float64)), f64(a) + f64(b),
-          np.float64)  # out of a wider type
+    check(ops.add(rdev.asarray(a), rdev.asarray(b), out=rdev.empty((2, 3), np.float64)), f64(a + b),
+          np.float64)  # out of a wider type: computed in float32, as torch does, then stored wider
 
 
 # ---- elementwise unary ---------------------------------------------------------------------------

@@ -68,8 +68,8 @@ struct aclScalarList {
 
 struct aclOpExecutor {
   uint32_t magic;
-  int op;              /* rdev_op_table index */
-  int repeatable;      /* aclSetAclOpExecutorRepeatable */
+  int op;               /* rdev_op_table index */
+  int repeatable;       /* aclSetAclOpExecutorRepeatable */
   rdev_op_call_t *call; /* the checked call, one allocation (rdev_op_decode) */
 };
 

@@ -84,7 +84,7 @@ API aclScalar *aclCreateScalar(void *value, aclDataType dataType) {
     case RDEV_DT_FLOAT: s->v.v.scalar.v.f = *(const float *)p; break;
     case RDEV_DT_FLOAT16: s->v.v.scalar.v.f = aclFloat16ToFloat(*(const aclFloat16 *)p); break;
     case RDEV_DT_BF16: {
-      uint32_t bits = (uint32_t)*(const uint16_t *)p << 16;
+      uint32_t bits = (uint32_t) * (const uint16_t *)p << 16;
       float f;
       memcpy(&f, &bits, 4);
       s->v.v.scalar.v.f = f;
@@ -215,11 +215,11 @@ API aclnnStatus aclGetDataType(const aclTensor *t, aclDataType *dataType) {
   return ACLNN_SUCCESS;
 }
 
-#define SIZE_GETTER(fn, type, kind)                                \
-  API aclnnStatus fn(const type *a, uint64_t *size) {             \
+#define SIZE_GETTER(fn, type, kind) \
+  API aclnnStatus fn(const type *a, uint64_t *size) { \
     if (!LIVE(a, kind) || !size) return ACLNN_ERR_PARAM_NULLPTR; \
-    *size = a->n;                                                 \
-    return ACLNN_SUCCESS;                                         \
+    *size = a->n; \
+    return ACLNN_SUCCESS; \
   }
 SIZE_GETTER(aclGetIntArraySize, aclIntArray, NN_INT_ARRAY)
 SIZE_GETTER(aclGetFloatArraySize, aclFloatArray, NN_FLOAT_ARRAY)
@@ -294,19 +294,19 @@ static aclnnStatus set_addr(aclOpExecutor *ex, int want, size_t list, size_t ind
   return ACLNN_SUCCESS;
 }
 
-#define SET_ADDR(fn, want)                                                                             \
-  API aclnnStatus fn(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr) {    \
-    aclnnStatus rc = set_addr(executor, want, 0, index, false, addr);                                  \
-    if (!rc && LIVE(tensor, NN_TENSOR)) tensor->t.addr = (uint64_t)(uintptr_t)addr;                    \
-    return rc;                                                                                         \
+#define SET_ADDR(fn, want) \
+  API aclnnStatus fn(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr) { \
+    aclnnStatus rc = set_addr(executor, want, 0, index, false, addr); \
+    if (!rc && LIVE(tensor, NN_TENSOR)) tensor->t.addr = (uint64_t)(uintptr_t)addr; \
+    return rc; \
   }
-#define SET_DYNAMIC_ADDR(fn, want)                                                                       \
-  API aclnnStatus fn(aclOpExecutor *executor, size_t irIndex, const size_t relativeIndex,               \
-                     aclTensorList *tensors, void *addr) {                                             \
-    aclnnStatus rc = set_addr(executor, want, irIndex, relativeIndex, true, addr);                      \
-    if (!rc && LIVE(tensors, NN_TENSOR_LIST) && relativeIndex < tensors->n)                             \
-      tensors->v[relativeIndex].addr = (uint64_t)(uintptr_t)addr;                                       \
-    return rc;                                                                                           \
+#define SET_DYNAMIC_ADDR(fn, want) \
+  API aclnnStatus fn(aclOpExecutor *executor, size_t irIndex, const size_t relativeIndex, aclTensorList *tensors, \
+                     void *addr) { \
+    aclnnStatus rc = set_addr(executor, want, irIndex, relativeIndex, true, addr); \
+    if (!rc && LIVE(tensors, NN_TENSOR_LIST) && relativeIndex < tensors->n) \
+      tensors->v[relativeIndex].addr = (uint64_t)(uintptr_t)addr; \
+    return rc; \
   }
 SET_ADDR(aclSetInputTensorAddr, RDEV_OPF_IN)
 SET_ADDR(aclSetOutputTensorAddr, RDEV_OPF_OUT)

@@ -20,8 +20,7 @@ static aclnnStatus refuse(aclnnStatus code, const char *msg) {
 
 /* Argument i of kind kind from the stub's value v into a: objects of the
  * wrong kind are refused (161002), NULL is absent. */
-static aclnnStatus take(const rdev_op_sig_t *sig, int i, const nn_val_t *v, rdev_op_arg_t *a, char *msg,
-                        size_t cap) {
+static aclnnStatus take(const rdev_op_sig_t *sig, int i, const nn_val_t *v, rdev_op_arg_t *a, char *msg, size_t cap) {
   a->kind = sig->params[i].kind;
   a->present = 1;
   const void *p = v->p;
@@ -37,40 +36,32 @@ static aclnnStatus take(const rdev_op_sig_t *sig, int i, const nn_val_t *v, rdev
     a->present = 0;
     return ACLNN_SUCCESS;
   }
-  uint32_t magic = *(const uint32_t *)p, want = 0;
+  static const uint32_t magics[] = {[RDEV_OPK_TENSOR] = NN_TENSOR,         [RDEV_OPK_TENSOR_LIST] = NN_TENSOR_LIST,
+                                    [RDEV_OPK_SCALAR] = NN_SCALAR,         [RDEV_OPK_INT_ARRAY] = NN_INT_ARRAY,
+                                    [RDEV_OPK_BOOL_ARRAY] = NN_BOOL_ARRAY, [RDEV_OPK_FLOAT_ARRAY] = NN_FLOAT_ARRAY};
+  if (*(const uint32_t *)p != magics[a->kind]) { /* checked before any other field is read */
+    snprintf(msg, cap, "aclnn%s: %s is not a live object of its kind", sig->name, sig->params[i].name);
+    return ACLNN_ERR_PARAM_INVALID;
+  }
   switch (a->kind) {
-    case RDEV_OPK_TENSOR:
-      want = NN_TENSOR;
-      a->v.t = (rdev_tensor_t *)&((const aclTensor *)p)->t;
-      break;
+    case RDEV_OPK_TENSOR: a->v.t = (rdev_tensor_t *)&((const aclTensor *)p)->t; break;
     case RDEV_OPK_TENSOR_LIST:
-      want = NN_TENSOR_LIST;
       a->n = ((const aclTensorList *)p)->n;
       a->v.t = (rdev_tensor_t *)((const aclTensorList *)p)->v;
       break;
-    case RDEV_OPK_SCALAR:
-      want = NN_SCALAR;
-      a->v.scalar = ((const aclScalar *)p)->v.v.scalar;
-      break;
+    case RDEV_OPK_SCALAR: a->v.scalar = ((const aclScalar *)p)->v.v.scalar; break;
     case RDEV_OPK_INT_ARRAY:
-      want = NN_INT_ARRAY;
       a->n = ((const aclIntArray *)p)->n;
       a->v.ints = ((const aclIntArray *)p)->v;
       break;
     case RDEV_OPK_FLOAT_ARRAY:
-      want = NN_FLOAT_ARRAY;
       a->n = ((const aclFloatArray *)p)->n;
       a->v.floats = ((const aclFloatArray *)p)->v;
       break;
     case RDEV_OPK_BOOL_ARRAY:
-      want = NN_BOOL_ARRAY;
       a->n = ((const aclBoolArray *)p)->n;
       a->v.bools = ((const aclBoolArray *)p)->v;
       break;
-  }
-  if (magic != want) {
-    snprintf(msg, cap, "aclnn%s: %s is not a live object of its kind", sig->name, sig->params[i].name);
-    return ACLNN_ERR_PARAM_INVALID;
   }
   return ACLNN_SUCCESS;
 }

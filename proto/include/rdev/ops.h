@@ -28,7 +28,7 @@ extern "C" {
 #define RDEV_OP_MAX_BLOB 65536 /* bytes of an encoded call */
 /* Elements of a tensor's view: a view may repeat elements (stride 0), so
  * its size, not its memory, bounds the work an operator does. */
-#define RDEV_OP_MAX_NUMEL ((int64_t)1 << 32)
+#define RDEV_OP_MAX_NUMEL ((int64_t)1 << 28)
 
 /* The kinds of argument (the signature table's words in ops.def). */
 typedef enum {
