@@ -388,8 +388,8 @@ START_TEST(softmax_int64_cast_dtype) {
   c.args[2] = targ(&y);
   ck_assert_msg(call_sig(&cast, &c) == RDEV_OK, "%s", rdev_rt_last_error());
   char want[2048];
-  snprintf(want, sizeof want, "aclnnSoftmaxGetWorkspaceSize self=%s dim=-2 out=%s -> workspace=0",
-           rendered(&x), rendered(&x));
+  snprintf(want, sizeof want, "aclnnSoftmaxGetWorkspaceSize self=%s dim=-2 out=%s -> workspace=0", rendered(&x),
+           rendered(&x));
   assert_logged(want);
   snprintf(want, sizeof want, "aclnnCastGetWorkspaceSize self=%s dtype=int32 out=%s -> workspace=0", rendered(&x),
            rendered(&y));
