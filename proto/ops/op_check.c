@@ -169,6 +169,15 @@ int op_check_binary(const char *name, const rdev_op_call_t *c, int self, int oth
   return RDEV_OK;
 }
 
+int op_check_alpha(const char *name, int result_dt, const rdev_op_arg_t *alpha, char *msg, size_t cap) {
+  if (!op_is_float(result_dt) && op_is_float(alpha->v.scalar.dtype))
+    return op_invalid(msg, cap, "aclnn%s: alpha is %s, an integral result takes an integral alpha", name,
+                      rdev_dtype_name(alpha->v.scalar.dtype));
+  return RDEV_OK;
+}
+
 int rdev_op_check_add(const rdev_op_call_t *c, char *msg, size_t cap) {
-  return op_check_binary("Add", c, 0, 1, 3, msg, cap);
+  int rc = op_check_binary("Add", c, 0, 1, 3, msg, cap);
+  return rc ? rc
+            : op_check_alpha("Add", op_promote(c->args[0].v.t->dtype, c->args[1].v.t->dtype), &c->args[2], msg, cap);
 }

@@ -37,6 +37,9 @@ bool op_broadcast(const rdev_tensor_t *a, const rdev_tensor_t *b, int *ndim, int
 void op_shape_text(const rdev_tensor_t *t, char *buf, size_t cap);
 /* The elementwise binary rule, arguments self, other and out at those indexes of c. */
 int op_check_binary(const char *name, const rdev_op_call_t *c, int self, int other, int out, char *msg, size_t cap);
+/* Add's, Sub's and Adds' alpha: a floating alpha with an integral result is
+ * refused, as torch refuses it. */
+int op_check_alpha(const char *name, int result_dt, const rdev_op_arg_t *alpha, char *msg, size_t cap);
 
 /* The numeric types the elementwise operators take (op_num_types[0..op_num_count)). */
 extern const int op_num_types[];

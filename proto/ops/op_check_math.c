@@ -54,7 +54,10 @@ static int with_scalar(const char *name, const rdev_op_call_t *c, int self, int 
 }
 
 int rdev_op_check_adds(const rdev_op_call_t *c, char *msg, size_t cap) {
-  return with_scalar("Adds", c, 0, 1, 3, msg, cap);
+  int rc = with_scalar("Adds", c, 0, 1, 3, msg, cap);
+  return rc ? rc
+            : op_check_alpha("Adds", op_promote_scalar(c->args[0].v.t->dtype, c->args[1].v.scalar.dtype), &c->args[2],
+                             msg, cap);
 }
 
 int rdev_op_check_sub(const rdev_op_call_t *c, char *msg, size_t cap) {
@@ -62,7 +65,7 @@ int rdev_op_check_sub(const rdev_op_call_t *c, char *msg, size_t cap) {
   if (rc) return rc;
   if (c->args[0].v.t->dtype == RDEV_DT_BOOL || c->args[1].v.t->dtype == RDEV_DT_BOOL)
     return op_invalid(msg, cap, "aclnnSub: subtraction of a bool tensor is not supported");
-  return RDEV_OK;
+  return op_check_alpha("Sub", op_promote(c->args[0].v.t->dtype, c->args[1].v.t->dtype), &c->args[2], msg, cap);
 }
 
 int rdev_op_check_mul(const rdev_op_call_t *c, char *msg, size_t cap) {

@@ -269,7 +269,7 @@ int sim_exec(rdev_rt_stream_t *s, rt_task_t *t) {
     case RT_TASK_VALUE_WRITE:
       __atomic_store_n((uint64_t *)t->u.value.addr, t->u.value.value, __ATOMIC_RELEASE);
       return RDEV_OK;
-    case RT_TASK_OP: return sim_op_fns[t->u.op.call->op](t->u.op.call);
+    case RT_TASK_OP: return sim_op_run(s, t->u.op.call);
     default: return rt_fail(RDEV_INTERNAL_ERROR, "the sim runs no task of op %d", t->op);
   }
 }

@@ -40,6 +40,7 @@ static void gemm(const double *A, const double *Bp, double *C, int64_t np, int64
   for (int64_t k0 = 0; k0 < k; k0 += KB) {
     int64_t kn = k - k0 < KB ? k - k0 : KB;
     for (int64_t j0 = 0; j0 < mp; j0 += JB) {
+      if (sim_op_cut()) return; /* a block is at most np x 256 x 128 products */
       int64_t jn = mp - j0 < JB ? mp - j0 : JB;
       for (int64_t i = 0; i < np; i += 4)
         for (int64_t j = j0; j < j0 + jn; j += 4)
@@ -63,12 +64,13 @@ static int matmul(const rdev_op_call_t *c) {
   if (rc) return rc;
   int64_t son = a1 ? 0 : o.t.strides[nb], som = b1 ? 0 : o.t.strides[o.t.ndim - 1];
   int64_t np = (n + 3) / 4 * 4, mp = (m + 3) / 4 * 4;
-  double *A = calloc((size_t)(np * k + 1), sizeof(double)), *B = calloc((size_t)(k * mp + 1), sizeof(double));
-  double *C = malloc(sizeof(double) * (size_t)(np * mp));
-  if (!A || !B || !C) {
-    free(A), free(B), free(C), free(o.mem);
-    return rt_fail(RDEV_BAD_ALLOC, "aclnnMatmul: out of host memory for a %lldx%lldx%lld product", (long long)n,
-                   (long long)k, (long long)m);
+  /* A, B and C in one block: each at most 2^28 elements, their sum bounded by sim_op_temp */
+  double *A = sim_op_temp((size_t)(np * k + 1) + (size_t)(k * mp + 1) + (size_t)(np * mp), sizeof(double),
+                          "aclnnMatmul's packed operands"),
+         *B = A ? A + np * k + 1 : NULL, *C = B ? B + k * mp + 1 : NULL;
+  if (!A) {
+    free(o.mem);
+    return RDEV_BAD_ALLOC;
   }
   /* the batch dims: each operand's leading dims (broadcast by the walk) */
   rdev_tensor_t ta = *a, tb = *b, to = o.t;
@@ -88,8 +90,8 @@ static int matmul(const rdev_op_call_t *c) {
     gemm(A, B, C, np, k, mp);
     for (int64_t i = 0; i < n; i++)
       for (int64_t j = 0; j < m; j++) sim_st(&o.t, it.off[0] + i * son + j * som, C[i * mp + j]);
-  } while (sim_iter_next(&it));
-  free(A), free(B), free(C);
+  } while (!sim_op_cut() && sim_iter_next(&it));
+  free(A);
   sim_out_end(&o);
   return RDEV_OK;
 }

@@ -52,8 +52,8 @@ int sim_op_layer_norm(const rdev_op_call_t *c) {
     outer[i] = i < a ? x->dims[i] : 1;
     if (i >= a) R *= x->dims[i];
   }
-  double *row = rc ? NULL : malloc(sizeof(double) * (size_t)(R + 1));
-  if (!rc && !row) rc = rt_fail(RDEV_BAD_ALLOC, "aclnnLayerNorm: out of host memory for a row of %lld", (long long)R);
+  double *row = rc ? NULL : sim_op_temp((size_t)R + 1, sizeof(double), "aclnnLayerNorm's row");
+  if (!rc && !row) rc = RDEV_BAD_ALLOC;
   if (rc) {
     for (int i = 0; i < 3; i++) free(o[i].mem);
     return rc;

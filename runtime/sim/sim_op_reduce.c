@@ -31,8 +31,8 @@ static int reduce(const rdev_op_call_t *c, int dims_at, int out_at, int dt, red_
     if (red) count *= s->dims[i];
     ov.strides[i] = red && !keep ? 0 : out->strides[j--];
   }
-  void *mem = malloc(8 * (size_t)(n ? n : 1));
-  if (!mem) return rt_fail(RDEV_BAD_ALLOC, "out of host memory for %lld accumulators", (long long)n);
+  void *mem = sim_op_temp((size_t)n, 8, "a reduction's accumulators");
+  if (!mem) return RDEV_BAD_ALLOC;
   acc.addr = (uint64_t)(uintptr_t)mem;
   double *fa = mem;
   int64_t *ia = mem;

@@ -94,32 +94,68 @@ int64_t sim_ldi(const rdev_tensor_t *t, int64_t off) {
   }
 }
 
-static int64_t clamp(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
-
+/* Integer stores wrap (keep the low bits), as torch's integer arithmetic and casts do. */
 void sim_sti(const rdev_tensor_t *t, int64_t off, int64_t v) {
   switch (t->dtype) {
-    case RDEV_DT_INT8: AT(int8_t) = (int8_t)clamp(v, INT8_MIN, INT8_MAX); break;
-    case RDEV_DT_UINT8: AT(uint8_t) = (uint8_t)clamp(v, 0, UINT8_MAX); break;
+    case RDEV_DT_INT8: AT(int8_t) = (int8_t)(uint8_t)v; break;
+    case RDEV_DT_UINT8: AT(uint8_t) = (uint8_t)v; break;
     case RDEV_DT_BOOL: AT(uint8_t) = v != 0; break;
-    case RDEV_DT_INT16: AT(int16_t) = (int16_t)clamp(v, INT16_MIN, INT16_MAX); break;
-    case RDEV_DT_UINT16: AT(uint16_t) = (uint16_t)clamp(v, 0, UINT16_MAX); break;
-    case RDEV_DT_INT32: AT(int32_t) = (int32_t)clamp(v, INT32_MIN, INT32_MAX); break;
-    case RDEV_DT_UINT32: AT(uint32_t) = (uint32_t)clamp(v, 0, UINT32_MAX); break;
+    case RDEV_DT_INT16: AT(int16_t) = (int16_t)(uint16_t)v; break;
+    case RDEV_DT_UINT16: AT(uint16_t) = (uint16_t)v; break;
+    case RDEV_DT_INT32: AT(int32_t) = (int32_t)(uint32_t)v; break;
+    case RDEV_DT_UINT32: AT(uint32_t) = (uint32_t)v; break;
     case RDEV_DT_INT64: AT(int64_t) = v; break;
     case RDEV_DT_UINT64: AT(uint64_t) = (uint64_t)v; break;
     default: sim_st(t, off, (double)v); break;
   }
 }
 
+/* An integer type's range, as doubles (uint64's top is 2^64, exclusive). */
+static void int_range(int dt, double *lo, double *hi) {
+  switch (dt) {
+    case RDEV_DT_INT8: *lo = INT8_MIN, *hi = INT8_MAX; break;
+    case RDEV_DT_UINT8: *lo = 0, *hi = UINT8_MAX; break;
+    case RDEV_DT_INT16: *lo = INT16_MIN, *hi = INT16_MAX; break;
+    case RDEV_DT_UINT16: *lo = 0, *hi = UINT16_MAX; break;
+    case RDEV_DT_INT32: *lo = INT32_MIN, *hi = INT32_MAX; break;
+    case RDEV_DT_UINT32: *lo = 0, *hi = UINT32_MAX; break;
+    case RDEV_DT_UINT64: *lo = 0, *hi = 18446744073709549568.0; break;         /* the last double below 2^64 */
+    default: *lo = -9223372036854775808.0, *hi = 9223372036854774784.0; break; /* int64 */
+  }
+}
+
+/* Doubles: floating types round (float16 and bfloat16 once, from the
+ * double); an integer type takes v truncated toward zero, saturated at its
+ * range (NaN: 0). */
 void sim_st(const rdev_tensor_t *t, int64_t off, double v) {
   switch (t->dtype) {
     case RDEV_DT_FLOAT: AT(float) = (float)v; break;
-    case RDEV_DT_FLOAT16: AT(uint16_t) = sim_float_to_half((float)v); break;
-    case RDEV_DT_BF16: AT(uint16_t) = sim_float_to_bf16((float)v); break;
+    case RDEV_DT_FLOAT16: AT(uint16_t) = sim_float_to_half(sim_float_odd(v)); break;
+    case RDEV_DT_BF16: AT(uint16_t) = sim_float_to_bf16(sim_float_odd(v)); break;
     case RDEV_DT_DOUBLE: AT(double) = v; break;
     case RDEV_DT_BOOL: AT(uint8_t) = v != 0; break;
-    default: sim_sti(t, off, v != v ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v); break;
+    default: {
+      double lo, hi;
+      int_range(t->dtype, &lo, &hi);
+      v = v != v ? 0 : v < lo ? lo : v > hi ? hi : trunc(v);
+      if (t->dtype == RDEV_DT_UINT64)
+        AT(uint64_t) = (uint64_t)v;
+      else
+        sim_sti(t, off, (int64_t)v);
+      break;
+    }
   }
+}
+
+float sim_float_odd(double v) {
+  float f = (float)v;
+  if (v != v || (double)f == v) return f;                 /* NaN, or exact */
+  if (fabs((double)f) > fabs(v)) f = nextafterf(f, 0.0f); /* truncate toward zero... */
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof bits);
+  bits |= 1; /* ...and mark it inexact: a later rounding to fewer bits rounds as v would */
+  memcpy(&f, &bits, sizeof f);
+  return f;
 }
 
 void sim_iter_init(sim_iter_t *it, int ndim, const int64_t *dims, const rdev_tensor_t *const *ts, int n) {
@@ -141,8 +177,31 @@ void sim_iter_init(sim_iter_t *it, int ndim, const int64_t *dims, const rdev_ten
   }
 }
 
+static _Thread_local rdev_rt_stream_t *running; /* the stream whose operator this thread runs */
+
+int sim_op_run(rdev_rt_stream_t *s, const rdev_op_call_t *c) {
+  running = s;
+  int rc = sim_op_fns[c->op](c);
+  running = NULL;
+  return rt_engine_cut_off(s) ? RDEV_OK : rc;
+}
+
+bool sim_op_cut(void) { return running && rt_engine_cut_off(running); }
+
+void *sim_op_temp(size_t n, size_t size, const char *what) {
+  void *p = n <= SIM_OP_TEMP_MAX / size ? calloc(n ? n : 1, size) : NULL;
+  if (!p)
+    rt_fail(RDEV_BAD_ALLOC, "the sim has no host memory for %s (%zu elements of %zu bytes; at most %zu bytes)", what, n,
+            size, SIM_OP_TEMP_MAX);
+  return p;
+}
+
 bool sim_iter_next(sim_iter_t *it) {
   if (--it->left <= 0) return false;
+  if ((it->left & 0xffff) == 0 && sim_op_cut()) {
+    it->left = 0;
+    return false;
+  }
   for (int d = it->ndim - 1; d >= 0; d--) {
     if (++it->idx[d] < it->dims[d]) {
       for (int k = 0; k < it->n; k++) it->off[k] += it->str[k][d];
@@ -157,8 +216,8 @@ bool sim_iter_next(sim_iter_t *it) {
 double sim_round(int dt, double v) {
   switch (dt) {
     case RDEV_DT_FLOAT: return (float)v;
-    case RDEV_DT_FLOAT16: return sim_half_to_float(sim_float_to_half((float)v));
-    case RDEV_DT_BF16: return sim_bf16_to_float(sim_float_to_bf16((float)v));
+    case RDEV_DT_FLOAT16: return sim_half_to_float(sim_float_to_half(sim_float_odd(v)));
+    case RDEV_DT_BF16: return sim_bf16_to_float(sim_float_to_bf16(sim_float_odd(v)));
     default: return v;
   }
 }
@@ -245,8 +304,8 @@ int sim_out_begin(sim_out_t *o, const rdev_tensor_t *out, const rdev_tensor_t *c
     if (ins[i] && sim_overlap(out, ins[i]) && !(elementwise && same_view(out, ins[i]))) temp = true;
   if (!temp) return RDEV_OK;
   int64_t numel = rdev_tensor_numel(out);
-  o->mem = malloc((size_t)numel * rdev_dtype_size(out->dtype));
-  if (!o->mem) return rt_fail(RDEV_BAD_ALLOC, "out of host memory for a %lld-element temporary", (long long)numel);
+  o->mem = sim_op_temp((size_t)numel, rdev_dtype_size(out->dtype), "an output's temporary");
+  if (!o->mem) return RDEV_BAD_ALLOC;
   o->t.addr = (uint64_t)(uintptr_t)o->mem;
   o->t.offset = 0;
   o->t.storage_ndim = 0;

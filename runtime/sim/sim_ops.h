@@ -34,9 +34,10 @@ static inline bool sim_is_float(int dt) {
  * An element is named by its offset in its tensor's storage, in elements
  * (the view's offset plus index times stride, summed). Loads convert to
  * double (exact for every type but 64-bit integers beyond 2^53) or int64;
- * stores convert from them: float16 and bfloat16 round to nearest even,
- * integers take a float's value truncated toward zero (saturated at the
- * type's range), bool is v != 0. */
+ * stores convert from them: float16 and bfloat16 round to nearest even
+ * once, from the double; integers take a double's value truncated toward
+ * zero (saturated at the type's range) and an int64's low bits (wrapping,
+ * as torch's integer arithmetic does); bool is v != 0. */
 double sim_ld(const rdev_tensor_t *t, int64_t off);
 void sim_st(const rdev_tensor_t *t, int64_t off, double v);
 int64_t sim_ldi(const rdev_tensor_t *t, int64_t off);
@@ -45,6 +46,9 @@ float sim_half_to_float(uint16_t h);
 uint16_t sim_float_to_half(float f);
 float sim_bf16_to_float(uint16_t h);
 uint16_t sim_float_to_bf16(float f);
+/* v rounded to float "to odd" (toward zero, the last bit set when inexact):
+ * rounding that float to float16 or bfloat16 then rounds as v itself would. */
+float sim_float_odd(double v);
 
 /* Walks the elements of an output shape (ndim dims) and, for each, the
  * offsets of up to 4 tensors broadcast to it (numpy's rule: a tensor's
@@ -64,6 +68,23 @@ typedef struct {
  * it->left before the first use. */
 void sim_iter_init(sim_iter_t *it, int ndim, const int64_t *dims, const rdev_tensor_t *const *ts, int n);
 bool sim_iter_next(sim_iter_t *it);
+
+/* ---- running an operator (sim_op_util.c) ---- */
+
+/* Runs c on stream s's worker (RT_TASK_OP). An operator cut off while it
+ * runs (its stream destroyed or aborted, its task discarded) stops early
+ * and returns RDEV_OK: the engine discards the task. */
+int sim_op_run(rdev_rt_stream_t *s, const rdev_op_call_t *c);
+/* Whether the operator running on this thread was cut off: long loops
+ * poll it (sim_iter_next does every 65536 elements) and stop early. */
+bool sim_op_cut(void);
+/* Zeroed host memory for an operator's temporaries: n elements of size
+ * bytes, freed with free(). NULL (after rt_fail with RDEV_BAD_ALLOC) when
+ * the host has none or beyond SIM_OP_TEMP_MAX, which bounds what one
+ * operator holds however its views broadcast (stride-0 views reach few
+ * bytes and name many elements). */
+#define SIM_OP_TEMP_MAX ((size_t)1 << 30)
+void *sim_op_temp(size_t n, size_t size, const char *what);
 
 /* ---- more shared helpers (sim_op_util.c) ---- */
 

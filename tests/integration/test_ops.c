@@ -7,8 +7,10 @@
  * before any backend runs anything.
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "fixture.h"
+#include "rdev/clock.h"
 
 /* A float32 vector tensor of n elements at addr. */
 static rdev_tensor_t vec(void *addr, int64_t n) {
@@ -151,12 +153,51 @@ START_TEST(test_op_wrapping_views_refused) {
 }
 END_TEST
 
+/* An operator of hours' work (stride-0 views: 16 products of 4096 x 4096
+ * matrices from one element) stops when its session ends: rdevd serves
+ * another session at once. */
+START_TEST(test_op_endless_operator_ends_with_its_session) {
+  if (fx_on_acl()) return; /* the acl backend's operators are CANN's (over the double, a few small ones) */
+  rdev_session_t *s = fx_open();
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  float *one = NULL;
+  FX_OK(rdev_malloc(s, (void **)&one, 64, RDEV_MEM_MALLOC_HUGE_FIRST));
+  rdev_tensor_t big = vec(one, 1);
+  big.ndim = 3;
+  big.dims[0] = 16, big.dims[1] = big.dims[2] = 4096;
+  big.strides[0] = big.strides[1] = big.strides[2] = 0;
+  rdev_op_call_t c = {.op = (int)(rdev_op_find("BatchMatMul") - rdev_op_table(NULL)), .nargs = 4};
+  c.args[0] = c.args[1] = c.args[2] = (rdev_op_arg_t){.kind = RDEV_OPK_TENSOR, .present = 1, .v.t = &big};
+  c.args[3] = (rdev_op_arg_t){.kind = RDEV_OPK_INT8, .present = 1};
+  FX_OK(rdev_op_launch(st, &c));
+  int done = 1;
+  FX_OK(rdev_stream_query(st, &done)); /* a round trip: rdevd has queued it */
+  ck_assert_int_eq(done, 0);
+  usleep(300 * 1000); /* it runs */
+  uint64_t t0 = rdev_clock_now_ns();
+  rdev_session_close(s); /* without a synchronize */
+  rdev_session_t *b = fx_open();
+  char in[4096], out[4096];
+  for (size_t i = 0; i < sizeof in; i++) in[i] = (char)(i * 7);
+  void *d = NULL;
+  FX_OK(rdev_malloc(b, &d, sizeof in, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_memcpy(b, d, sizeof in, in, sizeof in, RDEV_MEMCPY_HOST_TO_DEVICE));
+  FX_OK(rdev_memcpy(b, out, sizeof out, d, sizeof out, RDEV_MEMCPY_DEVICE_TO_HOST));
+  ck_assert_int_eq(memcmp(in, out, sizeof in), 0);
+  rdev_session_close(b);
+  double secs = (double)(rdev_clock_now_ns() - t0) / 1e9;
+  ck_assert_msg(secs < 10, "rdevd took %.1f s to serve another session", secs);
+}
+END_TEST
+
 Suite *suite_ops(void) {
   Suite *su = suite_create("ops");
   TCase *tc = fx_tcase("ops");
   tcase_add_test(tc, test_op_other_sessions_memory_refused);
   tcase_add_test(tc, test_op_malformed_calls_refused);
   tcase_add_test(tc, test_op_wrapping_views_refused);
+  tcase_add_test(tc, test_op_endless_operator_ends_with_its_session);
   suite_add_tcase(su, tc);
   return su;
 }

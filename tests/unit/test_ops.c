@@ -9,6 +9,7 @@
  */
 #include <stdbool.h>
 
+#include "rdev/clock.h"
 #include "rdev/ops.h"
 #include "rt_helpers.h"
 
@@ -186,9 +187,8 @@ static int check(rdev_op_call_t c) {
 }
 
 /* Encodes c, decodes the blob (which must round-trip: re-encoding gives
- * the same bytes), launches the call and synchronizes: the launch's code,
- * else the synchronize's. */
-static int run(rdev_op_call_t c) {
+ * the same bytes) and launches the decoded call on s (which owns it then). */
+static int launch(rdev_rt_stream_t *s, rdev_op_call_t c) {
   static unsigned char blob[RDEV_OP_MAX_BLOB], again[RDEV_OP_MAX_BLOB];
   size_t len, len2;
   ck_assert_int_eq(rdev_op_encode(&c, blob, sizeof blob, &len), RDEV_OK);
@@ -198,9 +198,13 @@ static int run(rdev_op_call_t c) {
   ck_assert_int_eq(rdev_op_encode(d, again, sizeof again, &len2), RDEV_OK);
   ck_assert_uint_eq(len, len2);
   ck_assert_int_eq(memcmp(blob, again, len), 0);
-  rc = rdev_rt_op_launch(S, d);
-  if (rc) return rc;
-  return rdev_rt_stream_synchronize(S);
+  return rdev_rt_op_launch(s, d);
+}
+
+/* launch on S and synchronize: the launch's code, else the synchronize's. */
+static int run(rdev_op_call_t c) {
+  int rc = launch(S, c);
+  return rc ? rc : rdev_rt_stream_synchronize(S);
 }
 #define RUN_OK(...) ck_assert_msg(run(CALL(__VA_ARGS__)) == RDEV_OK, "%s / %s", MSG, rdev_rt_last_error())
 #define REFUSED(code, ...) \
@@ -227,6 +231,75 @@ START_TEST(test_half_and_bf16_conversions_round_to_nearest_even) {
   ck_assert_uint_eq(sim_float_to_bf16(1.0f + 1.0f / 256), 0x3f80); /* a tie: to even */
   ck_assert_uint_eq(sim_float_to_bf16(1.0f + 3.0f / 256), 0x3f82);
   ck_assert(sim_bf16_to_float(0x3eab) == 0.333984375f);
+}
+END_TEST
+
+/* Integer results wrap as torch's do; a float stored into an integer type
+ * saturates; float16 rounds once from the double a value is computed in. */
+START_TEST(test_integers_wrap_floats_saturate_halves_round_once) {
+  rdev_tensor_t a = T(I32, DIMS(3), VALS(2147483647, -2147483647 - 1.0, 7)), b = T(I32, DIMS(3), VALS(1, -1, 1));
+  rdev_tensor_t oi = Z(I32, DIMS(3));
+  RUN_OK("Add", at(&a), at(&b), asi(I64, 1), at(&oi));
+  EXPECT(oi, 0, -2147483647 - 1.0, 2147483647, 8);
+  RUN_OK("Mul", at(&a), at(&b), at(&oi));
+  EXPECT(oi, 0, 2147483647, -2147483647 - 1.0, 7);
+  rdev_tensor_t w = T(I64, DIMS(2), VALS(4294967296.0 + 5, 2147483648.0)), o2 = Z(I32, DIMS(2));
+  RUN_OK("Cast", at(&w), adt(I32), at(&o2)); /* the low 32 bits, as torch's .to(int32) */
+  EXPECT(o2, 0, 5, -2147483647 - 1.0);
+  rdev_tensor_t f = T(F32, DIMS(4), VALS(1e10, -1e10, -3.7, 300)), o4 = Z(I32, DIMS(4)), u = Z(U8, DIMS(4));
+  RUN_OK("Cast", at(&f), adt(I32), at(&o4));
+  EXPECT(o4, 0, 2147483647, -2147483647 - 1.0, -3, 300);
+  RUN_OK("Cast", at(&f), adt(U8), at(&u));
+  EXPECT(u, 0, 255, 0, 0, 255);
+  /* 1 + 1 * alpha with alpha = 2^-11 + 2^-40: through float it would be the
+   * tie 1 + 2^-11 and round to 1; rounded once it is 1 + 2^-10 */
+  rdev_tensor_t h1 = T(F16, DIMS(1), VALS(1)), h2 = T(F16, DIMS(1), VALS(1)), ho = Z(F16, DIMS(1));
+  RUN_OK("Add", at(&h1), at(&h2), asf(F64, 1.0 / 2048 + 1.0 / 1099511627776.0), at(&ho));
+  EXPECT(ho, 0, 1 + 1.0 / 1024);
+  rdev_tensor_t g1 = T(BF16, DIMS(1), VALS(1)), g2 = T(BF16, DIMS(1), VALS(1)), go = Z(BF16, DIMS(1));
+  RUN_OK("Add", at(&g1), at(&g2), asf(F64, 1.0 / 256 + 1.0 / 1099511627776.0), at(&go));
+  EXPECT(go, 0, 1 + 1.0 / 128);
+}
+END_TEST
+
+/* torch refuses a floating alpha with an integral result. */
+START_TEST(test_float_alpha_with_integers_is_refused) {
+  rdev_tensor_t a = T(I32, DIMS(2), VALS(1, 2)), o = Z(I32, DIMS(2)), of = Z(F32, DIMS(2));
+  rdev_tensor_t f = T(F32, DIMS(2), VALS(1, 2));
+  REFUSED(RDEV_OP_PARAM_INVALID, "Add", at(&a), at(&a), asf(F32, 0.5), at(&o));
+  REFUSED(RDEV_OP_PARAM_INVALID, "Add", at(&a), at(&a), asf(F64, 2), at(&of)); /* integral even into float32 */
+  REFUSED(RDEV_OP_PARAM_INVALID, "Sub", at(&a), at(&a), asf(F64, 1), at(&o));
+  REFUSED(RDEV_OP_PARAM_INVALID, "Adds", at(&a), asi(I64, 1), asf(F64, 1.5), at(&o));
+  RUN_OK("Adds", at(&a), asf(F64, 1), asf(F64, 1.5), at(&of)); /* a float scalar makes the result float */
+  EXPECT(of, 0, 2.5, 3.5);
+  RUN_OK("Add", at(&a), at(&f), asf(F64, 0.5), at(&of)); /* int32 + float32 is float32 */
+  EXPECT(of, 0, 1.5, 3);
+}
+END_TEST
+
+/* An operator of enormous work (stride-0 views of one element name 2^28)
+ * stops when its stream is destroyed by force; beyond the sim's bound on
+ * temporaries it is refused. */
+START_TEST(test_a_long_operator_is_cut_off_and_temporaries_are_bounded) {
+  rdev_tensor_t a = T(F32, DIMS(1), VALS(1)), o = Z(F32, DIMS(1));
+  rdev_tensor_t big = a, bo = o;
+  big.ndim = bo.ndim = 3;
+  big.dims[0] = bo.dims[0] = 16; /* 16 products of 4096 x 4096 matrices: 2^40 multiply-adds, hours on the sim */
+  big.dims[1] = big.dims[2] = bo.dims[1] = bo.dims[2] = 4096;
+  for (int d = 0; d < 3; d++) big.strides[d] = bo.strides[d] = 0;
+  rdev_op_call_t c = CALL("BatchMatMul", at(&big), at(&big), at(&bo), ai8(0));
+  ck_assert_int_eq(check(c), RDEV_OK);
+  rdev_rt_stream_t *s2 = mkstream(RT, 0);
+  ck_assert_int_eq(launch(s2, c), RDEV_OK);
+  usleep(200 * 1000); /* let it start */
+  uint64_t t0 = rdev_clock_now_ns();
+  rdev_rt_stream_destroy_force(s2);
+  double secs = (double)(rdev_clock_now_ns() - t0) / 1e9;
+  ck_assert_msg(secs < 10, "the forced destroy took %.1f s", secs);
+  big.ndim = bo.ndim = 2;
+  big.dims[0] = big.dims[1] = bo.dims[0] = bo.dims[1] = 8192; /* 3 x 2^26 doubles packed: 1.5 GiB */
+  ck_assert_int_eq(run(CALL("Mm", at(&big), at(&big), at(&bo), ai8(0))), RDEV_BAD_ALLOC);
+  ck_assert_ptr_nonnull(strstr(rdev_rt_last_error(), "at most"));
 }
 END_TEST
 
@@ -849,6 +922,9 @@ static Suite *ops_suite(void) {
   Suite *s = suite_create("ops");
   TCase *tc = fixture("elementwise");
   tcase_add_test(tc, test_half_and_bf16_conversions_round_to_nearest_even);
+  tcase_add_test(tc, test_integers_wrap_floats_saturate_halves_round_once);
+  tcase_add_test(tc, test_float_alpha_with_integers_is_refused);
+  tcase_add_test(tc, test_a_long_operator_is_cut_off_and_temporaries_are_bounded);
   tcase_add_test(tc, test_add_broadcasts_with_alpha);
   tcase_add_test(tc, test_adds_and_muls_take_a_scalar);
   tcase_add_test(tc, test_sub_is_self_minus_alpha_other);

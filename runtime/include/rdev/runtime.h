@@ -246,7 +246,8 @@ int rdev_rt_stream_destroy(rdev_rt_stream_t *s);
 /* aclrtDestroyStreamForce: discards work not yet started (host callbacks of
  * discarded work still run, with RDEV_CANCELLED, so their owners can release
  * what they hold), interrupts a running delay or injected hang, waits for the
- * task in progress to end, then frees the stream. */
+ * task in progress to end (a sim operator in progress stops early), then
+ * frees the stream. */
 int rdev_rt_stream_destroy_force(rdev_rt_stream_t *s);
 
 /* The discarding half of rdev_rt_stream_destroy_force, without the wait:
