@@ -2,8 +2,8 @@
 """tests/python/run_notebook.py NOTEBOOK — executes an rdev example notebook
 headless and asserts what it shows.
 
-It starts an rdevd ($RDEV_TEST_RDEVD; the sim with one device of 512 MiB,
-plus $RDEV_TEST_RDEVD_ARGS, through tests/acl/rdevd.py) on a free loopback
+It starts an rdevd ($RDEV_TEST_RDEVD; the sim with one device of 512 MiB
+and a job directory, plus $RDEV_TEST_RDEVD_ARGS, through tests/acl/rdevd.py) on a free loopback
 port, runs every cell of NOTEBOOK with nbclient on the "python3" kernel
 (ipykernel on this interpreter; RDEV_TARGET and PYTHONPATH reach the kernel
 through its environment), then checks the outputs of the cells it finds by
@@ -11,9 +11,12 @@ their tag (cell metadata "tags"):
 
   every cell  no error output;
   connect     the server's description ("<rdev server ...");
-  square      "max abs error: 0.0";
+  square      "max abs error: 0.0" (the session of the first cell, current);
+  ops         "operators verified" (a dense layer against numpy);
   d2h         the kernel's print "Source data: 123", then "Destination data: 123";
   pipeline    "N/N arrays verified" with N > 0;
+  job         a job that succeeded, its fetched output all 7;
+  acl         "acl round trip: True" (pyACL's calls through rdev.acl);
 
 and that rdevd exits 0 on SIGTERM. Exits 1 with a message on failure; with
 $RDEV_NOTEBOOK_OUT set, it writes the executed notebook there.
@@ -37,6 +40,9 @@ EXPECT = {
             ("the copied value", r"(?m)^Destination data: 123$"),
             ("the kernel's print before the copied value", r"(?s)Source data: 123\n.*Destination data: 123")],
     "pipeline": [("every array verified", r"(?m)^(?P<n>[1-9]\d*)/(?P=n) arrays verified$")],
+    "ops": [("the dense layer checked", r"(?m)^operators verified$")],
+    "job": [("the job's end", r"(?m)^job \S+ succeeded: 1024 values fetched, all 7: True$")],
+    "acl": [("the round trip", r"(?m)^acl round trip: True$")],
 }
 
 
@@ -142,7 +148,8 @@ def main():
 
     nb = nbformat.read(notebook, as_version=4)
     tmp = tempfile.mkdtemp(prefix="rdev-notebook-")
-    proc, addr, stdout_path = rdevd.start(server, "--sim-devices", "1", "--sim-mem", "512M")
+    proc, addr, stdout_path = rdevd.start(server, "--sim-devices", "1", "--sim-mem", "512M",
+                                          "--job-dir", os.path.join(tmp, "jobs"))
     failure, code = None, None
     try:
         spec = kernel_spec_dir(tmp)
