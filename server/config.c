@@ -159,6 +159,8 @@ int srv_lines_next(srv_lines_t *it, char buf[SRV_LINE_MAX + 1], char **line, con
 void srv_config_defaults(srv_config_t *cfg) {
   memset(cfg, 0, sizeof *cfg);
   snprintf(cfg->listen, sizeof cfg->listen, "127.0.0.1:50051");
+  if (gethostname(cfg->server_name, sizeof cfg->server_name) != 0) cfg->server_name[0] = '\0';
+  cfg->server_name[sizeof cfg->server_name - 1] = '\0';
   snprintf(cfg->bulk_listen, sizeof cfg->bulk_listen, "auto");
   snprintf(cfg->backend, sizeof cfg->backend, "sim");
   cfg->sim_devices = 2;
@@ -277,6 +279,11 @@ int srv_config_set(srv_config_t *cfg, const char *key, const char *v, const char
                        sizeof cfg->tls_key == sizeof cfg->tls_client_ca,
                    "the path settings share one size");
     if (set_string(dst, sizeof cfg->tenants, v)) return *err = "a path, not empty, under 256 bytes", -1;
+  } else if (!strcmp(key, "server-name")) {
+    for (const char *c = v; *c; c++)
+      if (!isalnum((unsigned char)*c) && !strchr("._:@-", *c))
+        return *err = "server-name: letters, digits and ._:@- only", -1;
+    if (set_string(cfg->server_name, sizeof cfg->server_name, v)) return *err = "server-name: 1..63 characters", -1;
   } else if (!strcmp(key, "acl-lib")) {
     if (set_string(cfg->acl_lib, sizeof cfg->acl_lib, v)) return *err = "acl-lib: empty or too long", -1;
   } else if (!strcmp(key, "acl-kernels")) {

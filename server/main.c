@@ -117,6 +117,8 @@ static void usage(FILE *out) {
           "  --resume-ms N        how long a session whose connection broke waits for its\n"
           "                       client to resume it (default 60000; 0: it ends at once)\n"
           "  --log-level LEVEL    error, warn, info or debug (default info)\n"
+          "  --server-name NAME   the name job tokens must list for this server (default: the\n"
+          "                       host's name)\n"
           "  --tenants FILE       tenants, tokens and quotas (see deploy/tenants.example); SIGHUP\n"
           "                       reloads it. Without it rdevd serves anyone, on loopback or a\n"
           "                       unix socket only...\n"

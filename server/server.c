@@ -75,14 +75,14 @@ static void arm(srv_t *srv, int kind, int shard) {
   }
 }
 
-static grpc_byte_buffer *info_reply(srv_t *srv, srv_tenant_t *t) {
+static grpc_byte_buffer *info_reply(srv_t *srv, srv_tenant_t *t, const srv_grant_t *g) {
   rdev_v1_InfoReply r = rdev_v1_InfoReply_init_zero;
   snprintf(r.version, sizeof r.version, "%s", RDEV_VERSION);
   snprintf(r.backend, sizeof r.backend, "%s", rdev_rt_backend_name(srv->rt));
   snprintf(r.identity, sizeof r.identity, "%s", t->name);
   int ndev = 0;
   rdev_rt_device_count(srv->rt, &ndev);
-  r.device_count = srv_tenant_device_count(t, ndev);
+  r.device_count = srv_tenant_device_count(t, g->devices, ndev);
   r.max_chunk = RDEV_WIRE_MAX_CHUNK;
   int nk;
   const rdev_kernel_sig_t *k = rdev_rt_kernels(&nk);
@@ -100,19 +100,20 @@ static grpc_byte_buffer *info_reply(srv_t *srv, srv_tenant_t *t) {
   return rdev_wire_encode(rdev_v1_InfoReply_fields, &r, NULL);
 }
 
-/* The devices the tenant may use, by the tenant's own numbering. */
-static grpc_byte_buffer *list_reply(srv_t *srv, srv_tenant_t *t) {
+/* The devices the tenant may use (those g grants), by the tenant's own numbering. */
+static grpc_byte_buffer *list_reply(srv_t *srv, srv_tenant_t *t, const srv_grant_t *g) {
   rdev_v1_ListDevicesReply r = rdev_v1_ListDevicesReply_init_zero;
-  int n = 0, g;
+  int n = 0, d;
   rdev_rt_device_count(srv->rt, &n);
-  for (int i = 0; (g = srv_tenant_device(t, n, i)) >= 0 && i < (int)(sizeof r.devices / sizeof r.devices[0]); i++) {
+  for (int i = 0;
+       (d = srv_tenant_device(t, g->devices, n, i)) >= 0 && i < (int)(sizeof r.devices / sizeof r.devices[0]); i++) {
     rdev_rt_device_info_t info;
-    if (rdev_rt_device_info(srv->rt, g, &info) != RDEV_OK) continue;
-    rdev_v1_DeviceInfo *d = &r.devices[r.devices_count++];
-    d->index = i;
-    snprintf(d->name, sizeof d->name, "%s", info.name);
-    d->total_bytes = info.total_bytes;
-    d->free_bytes = info.free_bytes;
+    if (rdev_rt_device_info(srv->rt, d, &info) != RDEV_OK) continue;
+    rdev_v1_DeviceInfo *di = &r.devices[r.devices_count++];
+    di->index = i;
+    snprintf(di->name, sizeof di->name, "%s", info.name);
+    di->total_bytes = info.total_bytes;
+    di->free_bytes = info.free_bytes;
   }
   return rdev_wire_encode(rdev_v1_ListDevicesReply_fields, &r, NULL);
 }
@@ -152,14 +153,20 @@ static void on_accept(srv_op_t *op, int ok) {
   srv_t *srv = a->srv;
   if (ok && !atomic_load(&srv->shutting_down)) arm(srv, a->kind, a->shard);
   srv_tenant_t *t = NULL;
+  srv_grant_t grant;
   if (ok && a->kind != K_HEALTH && a->kind != K_UNKNOWN) {
     const char *why;
-    t = srv_authenticate(srv, a->call, &a->md, &why);
+    grpc_status_code code;
+    t = srv_authenticate(srv, a->call, &a->md, &grant, &why, &code);
+    if (t && grant.job[0] && a->kind >= K_JOB) { /* a job token uses devices; it does not run jobs */
+      t = NULL, why = "a job token opens sessions only", code = GRPC_STATUS_PERMISSION_DENIED;
+    }
     if (!t) {
       char *peer = grpc_call_get_peer(a->call);
-      srv_audit(SRV_LOG_WARN, "authentication failed", NULL, peer, "reason=%s", why);
+      srv_audit(SRV_LOG_WARN, "authentication failed", NULL, peer, "reason=%s%s%s", why, grant.job[0] ? " job=" : "",
+                grant.job);
       gpr_free(peer);
-      srv_call_respond(a->call, NULL, GRPC_STATUS_UNAUTHENTICATED, "authentication failed");
+      srv_call_respond(a->call, NULL, code, code == GRPC_STATUS_UNAUTHENTICATED ? "authentication failed" : why);
       ok = 0; /* answered */
     }
   }
@@ -167,13 +174,13 @@ static void on_accept(srv_op_t *op, int ok) {
     switch (a->kind) {
       case K_SESSION: {
         char msg[256];
-        if (srv_session_resume(srv, a->call, a->deadline, t, &a->md)) break;
-        if (srv_session_start(srv, a->call, a->deadline, t, &a->md, msg, sizeof msg) != 0)
+        if (srv_session_resume(srv, a->call, a->deadline, t, &grant, &a->md)) break;
+        if (srv_session_start(srv, a->call, a->deadline, t, &grant, &a->md, msg, sizeof msg) != 0)
           srv_call_respond(a->call, NULL, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
         break;
       }
-      case K_INFO: srv_call_respond(a->call, info_reply(srv, t), GRPC_STATUS_OK, NULL); break;
-      case K_LIST: srv_call_respond(a->call, list_reply(srv, t), GRPC_STATUS_OK, NULL); break;
+      case K_INFO: srv_call_respond(a->call, info_reply(srv, t, &grant), GRPC_STATUS_OK, NULL); break;
+      case K_LIST: srv_call_respond(a->call, list_reply(srv, t, &grant), GRPC_STATUS_OK, NULL); break;
       case K_HEALTH: health_check(srv, a->call, a->payload); break;
       case K_DONE: host_func_done(srv, t, a->call, a->payload); break;
       case K_JOB + SRV_JOB_SUBMIT:

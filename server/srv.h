@@ -40,6 +40,7 @@ typedef struct {
   int resume_ms;           /* how long a session whose call broke waits to be resumed (0: not at all) */
   int log_level;           /* 0 error, 1 warn, 2 info, 3 debug */
   char tenants[256];       /* tenants file; "" = open mode (loopback or unix only, or allow_open) */
+  char server_name[64];    /* the name job tokens must list for this server; "" = the host's name */
   int allow_open;          /* serve open on a non-loopback address */
   char tls_cert[256];      /* server certificate chain (PEM); "" = plaintext */
   char tls_key[256];       /* its private key (PEM) */
@@ -186,7 +187,10 @@ typedef struct srv_tenant {
   size_t max_inflight;
   size_t max_unacked; /* bytes of its sessions' replies kept until the client acknowledged them */
   int weight;
-  char cert_subject[256]; /* "" = any (or no) client certificate */
+  char cert_subject[256];  /* "" = any (or no) client certificate */
+  uint8_t signing_key[32]; /* HMAC-SHA256 key of its job tokens (rdev/job_token.h), when has_key */
+  int has_key;
+  uint32_t key_gen; /* changes whenever the signing key changes or goes: older job tokens' sessions end */
   /* jobs (jobs/jobs.h) */
   char *allow;          /* URL prefixes its jobs may reach, one per line (jobs/allow.h); NULL = none */
   int max_queued_jobs;  /* jobs not yet final at once (queued or running) */
@@ -232,12 +236,30 @@ int srv_tenants_init(srv_t *srv);
 /* Re-reads cfg.tenants; a broken file is rejected (-1, err) and the old tenants stay. */
 int srv_tenants_reload(srv_t *srv, char *err, size_t errlen);
 void srv_tenants_free(srv_t *srv);
-/* The tenant a call's metadata (and client certificate) proves, or NULL with *why. */
-srv_tenant_t *srv_authenticate(srv_t *srv, grpc_call *call, const grpc_metadata_array *md, const char **why);
+/* What a call's credential grants besides its tenant: a bearer token or a
+ * certificate all the tenant's devices for ever; a job token (rdev/job_token.h)
+ * the devices it names until its expiry, while the tenant's signing key
+ * stays the one it was checked with. */
+typedef struct {
+  uint64_t devices;   /* bit d: the server's device d (the tenant's own mask applies too) */
+  int64_t expires_ms; /* Unix ms; 0 = never */
+  uint32_t key_gen;   /* the tenant's key_gen when a job token was checked */
+  char job[64];       /* the job token's job id; "" = no job token */
+} srv_grant_t;
+
+/* The tenant a call's metadata (and client certificate) proves, and what it
+ * grants (*grant); or NULL with *why and the status to answer with
+ * (*code: UNAUTHENTICATED, or PERMISSION_DENIED for a valid job token that
+ * does not cover this server or names devices the tenant lacks). */
+srv_tenant_t *srv_authenticate(srv_t *srv, grpc_call *call, const grpc_metadata_array *md, srv_grant_t *grant,
+                               const char **why, grpc_status_code *code);
+/* Whether a session of tenant t granted g may go on now: 0, or -1 with why
+ * (its job token expired, or the tenant's signing key changed). */
+int srv_grant_valid(srv_tenant_t *t, const srv_grant_t *g, const char **why);
 /* A tenant sees only its devices, numbered 0..k-1 (as CUDA_VISIBLE_DEVICES /
  * ASCEND_VISIBLE_DEVICES do): the device behind its local index, or -1. */
-int srv_tenant_device(srv_tenant_t *t, int ndev, int local);
-int srv_tenant_device_count(srv_tenant_t *t, int ndev);
+int srv_tenant_device(srv_tenant_t *t, uint64_t scope, int ndev, int local);
+int srv_tenant_device_count(srv_tenant_t *t, uint64_t scope, int ndev);
 /* Takes amount of a quota (memory: bytes on dev; sessions, streams: 1; a
  * stream also counts against the tenant's cap on dev) or fails (-1) with
  * msg naming the quota or cap, and an audit line naming peer (the caller
@@ -341,7 +363,7 @@ void srv_bulk_stop(srv_t *srv);
  * RDEV_WIRE_RESUMABLE_KEY): 0; or -1 with msg (the call still the
  * caller's) when the session cannot be opened. Runs on a CQ thread. */
 int srv_session_start(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant,
-                      const grpc_metadata_array *md, char *msg, size_t msglen);
+                      const srv_grant_t *grant, const grpc_metadata_array *md, char *msg, size_t msglen);
 /* Posts the receives this completion-queue thread deferred. */
 void srv_sessions_post_deferred(void);
 /* A Session call whose metadata asks to resume a session (RDEV_WIRE_RESUME_KEY):
@@ -349,7 +371,7 @@ void srv_sessions_post_deferred(void);
  * Returns 1 when the metadata asks for a resume (the call is handled
  * either way), 0 when it does not (a new session). session/call.c. */
 int srv_session_resume(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant,
-                       const grpc_metadata_array *md);
+                       const srv_grant_t *grant, const grpc_metadata_array *md);
 /* The reaper of sessions whose resume window passed: started with the
  * server (0, or -1 when its thread cannot start), stopped once no session
  * is left. session/call.c. */

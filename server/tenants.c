@@ -1,8 +1,10 @@
 /*
  * server/tenants.c — who may use rdevd and how much: the tenants file,
- * bearer-token authentication, and per-tenant quotas.
+ * bearer-token and job-token authentication, and per-tenant quotas.
  *
  * A tenant is a name, the SHA-256 hashes of its tokens (never the tokens),
+ * the key its job tokens are signed with (rdev/job_token.h: a job token
+ * grants some of its devices on named servers until an expiry),
  * the devices it may use, a device-memory quota per device, limits on
  * sessions, streams and in-flight bytes, a scheduling weight, and optionally
  * the subject of the client certificate it must present (mTLS). Without a
@@ -34,6 +36,7 @@
 #include <string.h>
 
 #include "jobs/jobs.h"
+#include "rdev/job_token.h"
 #include "srv.h"
 
 /* ---- parsing ----------------------------------------------------------------- */
@@ -44,11 +47,13 @@ static int hexval(int c) {
   return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-/* "sha256:" and exactly 64 hex digits (any case) into out; 0 or -1. */
-static int parse_hash(const char *v, uint8_t out[32]) {
-  if (strncmp(v, "sha256:", 7) != 0 || strlen(v + 7) != 64) return -1;
+/* prefix and exactly 64 hex digits (any case) into out; 0 or -1. */
+static int parse_hex32(const char *v, const char *prefix, uint8_t out[32]) {
+  size_t pl = strlen(prefix);
+  if (strncmp(v, prefix, pl) != 0 || strlen(v + pl) != 64) return -1;
+  v += pl;
   for (int i = 0; i < 32; i++) {
-    int hi = hexval((unsigned char)v[7 + 2 * i]), lo = hexval((unsigned char)v[8 + 2 * i]);
+    int hi = hexval((unsigned char)v[2 * i]), lo = hexval((unsigned char)v[2 * i + 1]);
     if (hi < 0 || lo < 0) return -1;
     out[i] = (uint8_t)(hi << 4 | lo);
   }
@@ -176,12 +181,16 @@ int srv_tenants_parse(const char *text, size_t len, const char *name, srv_tenant
     if (!strcmp(k, "token")) {
       uint8_t h[32];
       if (cur->nhashes == SRV_MAX_TOKENS) BAD("more than %d tokens", SRV_MAX_TOKENS);
-      if (parse_hash(v, h)) BAD("token: expected sha256:<64 hex digits>");
+      if (parse_hex32(v, "sha256:", h)) BAD("token: expected sha256:<64 hex digits>");
       /* one token, one tenant: authentication must not have to choose */
       for (srv_tenant_t *t = head; t; t = t->next)
         for (int i = 0; t != cur && i < t->nhashes; i++)
           if (!memcmp(t->hashes[i], h, 32)) BAD("token: already a token of tenant '%s'", t->name);
       memcpy(cur->hashes[cur->nhashes++], h, 32);
+    } else if (!strcmp(k, "signing_key")) {
+      if (cur->has_key) BAD("signing_key: one per tenant");
+      if (parse_hex32(v, "hex:", cur->signing_key)) BAD("signing_key: expected hex:<64 hex digits>");
+      cur->has_key = 1;
     } else if (!strcmp(k, "devices")) {
       if (parse_devices(v, &cur->devices)) BAD("devices: a list such as 0,1 or all");
     } else if (!strcmp(k, "mem_quota")) {
@@ -246,8 +255,8 @@ int srv_tenants_parse(const char *text, size_t len, const char *name, srv_tenant
   if (r < 0) BAD("%s", why);
 #undef BAD
   for (srv_tenant_t *t = head; t; t = t->next)
-    if (!t->nhashes) {
-      snprintf(err, errlen, "%s: tenant '%s' has no token", name, t->name);
+    if (!t->nhashes && !t->has_key) {
+      snprintf(err, errlen, "%s: tenant '%s' has no token and no signing_key", name, t->name);
       goto fail;
     }
   *out = head;
@@ -363,6 +372,10 @@ int srv_tenants_reload(srv_t *srv, char *err, size_t errlen) {
     t->max_unacked = f->max_unacked;
     t->weight = f->weight;
     memcpy(t->cert_subject, f->cert_subject, sizeof t->cert_subject);
+    if (t->has_key != f->has_key || CRYPTO_memcmp(t->signing_key, f->signing_key, sizeof t->signing_key) != 0)
+      t->key_gen++; /* sessions of tokens signed with the old key end (srv_grant_valid) */
+    memcpy(t->signing_key, f->signing_key, sizeof t->signing_key);
+    t->has_key = f->has_key;
     free(t->allow);
     t->allow = f->allow; /* taken */
     f->allow = NULL;
@@ -380,6 +393,8 @@ int srv_tenants_reload(srv_t *srv, char *err, size_t errlen) {
       pthread_mutex_lock(&t->mu);
       t->removed = 1;
       t->nhashes = 0;
+      t->has_key = 0;
+      t->key_gen++;
       pthread_mutex_unlock(&t->mu);
       removed++;
     }
@@ -410,6 +425,21 @@ static const grpc_slice *md_find(const grpc_metadata_array *md, const char *key)
 }
 
 /* The peer certificate's subject, or "" without one. */
+static void peer_subject(grpc_call *call, char *out, size_t len);
+
+/* t, when the tenant binds no certificate subject or the peer's matches it; else NULL with *why. */
+static srv_tenant_t *check_subject(grpc_call *call, srv_tenant_t *t, const char **why) {
+  if (!t->cert_subject[0]) return t;
+  char subj[256];
+  peer_subject(call, subj, sizeof subj);
+  if (strcmp(subj, t->cert_subject) != 0) {
+    *why = "client certificate subject does not match the tenant";
+    return NULL;
+  }
+  return t;
+}
+
+/* The peer certificate's subject, or "" without one. */
 static void peer_subject(grpc_call *call, char *out, size_t len) {
   out[0] = '\0';
   grpc_auth_context *ctx = grpc_call_auth_context(call);
@@ -420,8 +450,81 @@ static void peer_subject(grpc_call *call, char *out, size_t len) {
   grpc_auth_context_release(ctx);
 }
 
-srv_tenant_t *srv_authenticate(srv_t *srv, grpc_call *call, const grpc_metadata_array *md, const char **why) {
+static int64_t unix_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A job token (rdev/job_token.h): its tenant, once its MAC checks with the
+ * tenant's signing key and it has not expired (else UNAUTHENTICATED), and
+ * covers this server and only the tenant's devices (else PERMISSION_DENIED). */
+static srv_tenant_t *job_token_tenant(srv_t *srv, const char *tok, size_t len, srv_grant_t *g, const char **why,
+                                      grpc_status_code *code) {
+  rdev_job_claims_t c;
+  char msg[128];
+  if (rdev_job_token_claims(tok, len, &c, msg, sizeof msg) != RDEV_OK) {
+    *why = "malformed job token";
+    return NULL;
+  }
+  snprintf(g->job, sizeof g->job, "%s", c.job); /* for the audit line, checked or not */
+  srv_tenant_t *found = NULL;
+  int mac_ok = 0;
+  pthread_mutex_lock(&srv->tenants_mu);
+  for (srv_tenant_t *t = srv->tenants; t && !found; t = t->next) {
+    pthread_mutex_lock(&t->mu);
+    if (!strcmp(t->name, c.tenant) && !t->removed && t->has_key) {
+      found = t;
+      mac_ok = rdev_job_token_check_mac(tok, len, t->signing_key) == RDEV_OK;
+      g->key_gen = t->key_gen;
+    }
+    pthread_mutex_unlock(&t->mu);
+  }
+  pthread_mutex_unlock(&srv->tenants_mu);
+  if (!found || !mac_ok) {
+    *why = "job token not signed with its tenant's key";
+    return NULL;
+  }
+  if (c.exp * 1000 <= unix_ms()) {
+    *why = "job token expired";
+    return NULL;
+  }
+  int here = 0;
+  for (int i = 0; i < c.nservers; i++) here |= !strcmp(c.servers[i], srv->cfg.server_name);
+  pthread_mutex_lock(&found->mu);
+  uint64_t mine = found->devices;
+  pthread_mutex_unlock(&found->mu);
+  if (!here || (c.devices & ~mine)) {
+    *why = !here ? "job token not for this server" : "job token names devices the tenant may not use";
+    *code = GRPC_STATUS_PERMISSION_DENIED;
+    return NULL;
+  }
+  g->devices = c.devices;
+  g->expires_ms = c.exp * 1000;
+  return found;
+}
+
+int srv_grant_valid(srv_tenant_t *t, const srv_grant_t *g, const char **why) {
+  if (!g->job[0]) return 0;
+  if (g->expires_ms && unix_ms() >= g->expires_ms) {
+    *why = "job token expired";
+    return -1;
+  }
+  pthread_mutex_lock(&t->mu);
+  int rotated = t->key_gen != g->key_gen;
+  pthread_mutex_unlock(&t->mu);
+  if (rotated) {
+    *why = "job token's signing key changed";
+    return -1;
+  }
+  return 0;
+}
+
+srv_tenant_t *srv_authenticate(srv_t *srv, grpc_call *call, const grpc_metadata_array *md, srv_grant_t *grant,
+                               const char **why, grpc_status_code *code) {
   *why = NULL;
+  *code = GRPC_STATUS_UNAUTHENTICATED;
+  *grant = (srv_grant_t){.devices = ~0ULL};
   if (!srv->cfg.tenants[0]) return srv->tenants; /* open mode */
   const grpc_slice *v = md_find(md, "authorization");
   static const char bearer[] = "Bearer ";
@@ -429,6 +532,13 @@ srv_tenant_t *srv_authenticate(srv_t *srv, grpc_call *call, const grpc_metadata_
       memcmp(GRPC_SLICE_START_PTR(*v), bearer, sizeof bearer - 1) != 0) {
     *why = "no bearer token";
     return NULL;
+  }
+  const char *tok = (const char *)GRPC_SLICE_START_PTR(*v) + sizeof bearer - 1;
+  size_t toklen = GRPC_SLICE_LENGTH(*v) - (sizeof bearer - 1);
+  srv_tenant_t *jt = NULL;
+  if (rdev_job_token_is(tok, toklen)) {
+    if (!(jt = job_token_tenant(srv, tok, toklen, grant, why, code))) return NULL;
+    return check_subject(call, jt, why);
   }
   uint8_t h[32];
   unsigned hl = 0;
@@ -451,31 +561,23 @@ srv_tenant_t *srv_authenticate(srv_t *srv, grpc_call *call, const grpc_metadata_
     *why = "unknown token";
     return NULL;
   }
-  if (found->cert_subject[0]) {
-    char subj[256];
-    peer_subject(call, subj, sizeof subj);
-    if (strcmp(subj, found->cert_subject) != 0) {
-      *why = "client certificate subject does not match the tenant";
-      return NULL;
-    }
-  }
-  return found;
+  return check_subject(call, found, why);
 }
 
 /* ---- quotas ---------------------------------------------------------------------- */
 
-int srv_tenant_device(srv_tenant_t *t, int ndev, int local) {
+int srv_tenant_device(srv_tenant_t *t, uint64_t scope, int ndev, int local) {
   pthread_mutex_lock(&t->mu);
-  uint64_t mask = t->devices;
+  uint64_t mask = t->devices & scope;
   pthread_mutex_unlock(&t->mu);
   for (int d = 0; d < ndev && d < 64; d++)
     if ((mask >> d & 1) && local-- == 0) return d;
   return -1;
 }
 
-int srv_tenant_device_count(srv_tenant_t *t, int ndev) {
+int srv_tenant_device_count(srv_tenant_t *t, uint64_t scope, int ndev) {
   int n = 0;
-  while (srv_tenant_device(t, ndev, n) >= 0) n++;
+  while (srv_tenant_device(t, scope, ndev, n) >= 0) n++;
   return n;
 }
 

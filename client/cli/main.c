@@ -13,13 +13,16 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "job_yaml.h"
+#include "rdev/job_token.h"
 #include "rdev/rdev.h"
 
 #define DEFAULT_TARGET "127.0.0.1:50051"
@@ -42,6 +45,13 @@ static void usage(FILE *f) {
           "                   or in ../tests/ (rdev bench --help for its options)\n"
           "  token            make a new bearer token; prints it and the line that admits it\n"
           "                   in rdevd's tenants file (only the hash goes there)\n"
+          "  token key        make a new signing key for a tenant's job tokens: the tenants\n"
+          "                   file's line (signing_key = hex:...); keep it secret\n"
+          "  token mint --key-file F --tenant T --job ID --servers S1[,S2...] --devices D[,D...]\n"
+          "             (--ttl SECONDS | --expires UNIX_SECONDS)\n"
+          "                   a job token (docs/operations.md): the tenant's devices D on the\n"
+          "                   servers named (rdevd --server-name) until it expires; F holds the\n"
+          "                   signing_key line or its hex:... value\n"
           "  job submit SPEC [--wait]\n"
           "                   queue the job a YAML or JSON SPEC file describes; prints its id\n"
           "                   and webhook secret; --wait: then watch it\n"
@@ -71,6 +81,112 @@ static int cmd_token(void) {
   if (rc || (rc = rdev_token_hash(token, hash, sizeof hash))) return fail("token", rc);
   printf("token: %s\n", token);
   printf("tenants file line: token = %s\n", hash);
+  return 0;
+}
+
+static int cmd_token_key(void) {
+  uint8_t key[RDEV_JOB_KEY_LEN];
+  if (getrandom(key, sizeof key, 0) != (ssize_t)sizeof key) {
+    fprintf(stderr, "rdev: token key: no randomness: %s\n", strerror(errno));
+    return 1;
+  }
+  printf("signing_key = hex:");
+  for (size_t i = 0; i < sizeof key; i++) printf("%02x", key[i]);
+  printf("\n");
+  return 0;
+}
+
+/* A signing key from a file holding "hex:<64 hex digits>", with or
+ * without "signing_key =" before it: 0, or -1 with the reason printed. */
+static int read_key_file(const char *path, uint8_t key[RDEV_JOB_KEY_LEN]) {
+  FILE *f = fopen(path, "r");
+  char line[256] = "";
+  if (!f || !fgets(line, sizeof line, f)) {
+    fprintf(stderr, "rdev: token mint: cannot read %s: %s\n", path, f ? "empty" : strerror(errno));
+    if (f) fclose(f);
+    return -1;
+  }
+  fclose(f);
+  const char *h = strstr(line, "hex:");
+  size_t n = h ? strspn(h + 4, "0123456789abcdefABCDEF") : 0;
+  if (n != 2 * RDEV_JOB_KEY_LEN) {
+    fprintf(stderr, "rdev: token mint: %s: expected hex:<64 hex digits>\n", path);
+    return -1;
+  }
+  for (int i = 0; i < RDEV_JOB_KEY_LEN; i++) {
+    unsigned v;
+    sscanf(h + 4 + 2 * i, "%2x", &v);
+    key[i] = (uint8_t)v;
+  }
+  return 0;
+}
+
+/* Splits list at commas into at most max names of a claims array. */
+static int split_names(const char *list, char (*out)[RDEV_JOB_TOKEN_NAME_MAX], int max) {
+  int n = 0;
+  for (const char *s = list; *s;) {
+    size_t len = strcspn(s, ",");
+    if (n == max || len == 0 || len >= RDEV_JOB_TOKEN_NAME_MAX) return -1;
+    memcpy(out[n], s, len);
+    out[n++][len] = '\0';
+    s += len;
+    if (*s == ',') s++;
+  }
+  return n;
+}
+
+static int cmd_token_mint(int argc, char **argv) {
+  rdev_job_claims_t c = {0};
+  const char *key_file = NULL;
+  long long ttl = -1, expires = -1;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) break;
+    if (!strcmp(a, "--key-file"))
+      key_file = v;
+    else if (!strcmp(a, "--tenant"))
+      snprintf(c.tenant, sizeof c.tenant, "%s", v);
+    else if (!strcmp(a, "--job"))
+      snprintf(c.job, sizeof c.job, "%s", v);
+    else if (!strcmp(a, "--servers"))
+      c.nservers = split_names(v, c.servers, RDEV_JOB_TOKEN_SERVERS_MAX);
+    else if (!strcmp(a, "--devices")) {
+      char names[64][RDEV_JOB_TOKEN_NAME_MAX];
+      int n = split_names(v, names, 64);
+      for (int k = 0; k < n; k++) {
+        char *end;
+        long d = strtol(names[k], &end, 10);
+        if (*end || d < 0 || d > 63)
+          n = -1;
+        else
+          c.devices |= 1ull << d;
+      }
+      if (n <= 0) c.devices = 0;
+    } else if (!strcmp(a, "--ttl"))
+      ttl = atoll(v);
+    else if (!strcmp(a, "--expires"))
+      expires = atoll(v);
+    else {
+      fprintf(stderr, "rdev: token mint: unknown option '%s'\n", a);
+      return 2;
+    }
+    i++;
+  }
+  if (!key_file || (ttl < 0) == (expires < 0)) {
+    fprintf(stderr, "rdev: token mint: --key-file and one of --ttl or --expires are required (rdev help)\n");
+    return 2;
+  }
+  c.exp = expires >= 0 ? expires : (long long)time(NULL) + ttl;
+  uint8_t key[RDEV_JOB_KEY_LEN];
+  if (read_key_file(key_file, key)) return 2;
+  char tok[RDEV_JOB_TOKEN_MAX], msg[160];
+  int rc = rdev_job_token_mint(&c, key, tok, sizeof tok, msg, sizeof msg);
+  OPENSSL_cleanse(key, sizeof key);
+  if (rc) {
+    fprintf(stderr, "rdev: token mint: %s\n", msg);
+    return 2;
+  }
+  printf("%s\n", tok);
   return 0;
 }
 
@@ -360,6 +476,9 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "ping") == 0) return cmd_ping(rest, rargv);
   if (strcmp(cmd, "roundtrip") == 0) return cmd_roundtrip(rest, rargv);
   if (strcmp(cmd, "token") == 0 && rest == 0) return cmd_token();
+  if (strcmp(cmd, "token") == 0 && rest == 1 && strcmp(rargv[0], "key") == 0) return cmd_token_key();
+  if (strcmp(cmd, "token") == 0 && rest >= 1 && strcmp(rargv[0], "mint") == 0)
+    return cmd_token_mint(rest - 1, rargv + 1);
   if (strcmp(cmd, "bench") == 0) return cmd_bench(rest, rargv);
   if (strcmp(cmd, "job") == 0) return rdev_cli_job(g_target, rest, rargv);
   fprintf(stderr, "rdev: unknown command or arguments: %s\n", cmd);

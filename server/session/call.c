@@ -5,7 +5,8 @@
  * releases the session and writes its audit line, or detaches a
  * resumable one; a new call taking a detached session over
  * (srv_session_resume), and the reaper that ends those whose resume
- * window passed.
+ * window passed, and any whose job token expired or whose tenant's
+ * signing key changed.
  */
 #include <grpc/support/alloc.h>
 #include <stdio.h>
@@ -141,7 +142,7 @@ static size_t open_md_fill(srv_session_t *s) {
   grpc_metadata *md = s->open_md;
   int ndev = 0;
   rdev_rt_device_count(s->srv->rt, &ndev);
-  snprintf(s->devices_str, sizeof s->devices_str, "%d", srv_tenant_device_count(s->tenant, ndev));
+  snprintf(s->devices_str, sizeof s->devices_str, "%d", srv_tenant_device_count(s->tenant, s->grant.devices, ndev));
   md[0].key = grpc_slice_from_static_string(RDEV_WIRE_SESSION_OPEN_KEY);
   md[0].value = grpc_slice_from_static_string("open");
   md[1].key = grpc_slice_from_static_string(RDEV_WIRE_BATCH_XFER_KEY);
@@ -181,8 +182,8 @@ static void watch_close(srv_session_t *s) {
 }
 
 int srv_session_start(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant,
-                      const grpc_metadata_array *md, char *msg, size_t msglen) {
-  srv_session_t *s = srv_session_new(srv, call, deadline, tenant, msg, msglen);
+                      const srv_grant_t *grant, const grpc_metadata_array *md, char *msg, size_t msglen) {
+  srv_session_t *s = srv_session_new(srv, call, deadline, tenant, grant, msg, msglen);
   if (!s) return -1;
   /* kept through breaks when its client asks for it (it then says bye
    * before its half-close) and this server keeps sessions at all */
@@ -205,7 +206,7 @@ int srv_session_start(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_te
 }
 
 int srv_session_resume(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant,
-                       const grpc_metadata_array *md) {
+                       const srv_grant_t *grant, const grpc_metadata_array *md) {
   const grpc_slice *kv = md_value(md, RDEV_WIRE_RESUME_KEY), *av = md_value(md, RDEV_WIRE_RESUME_ACKED_KEY);
   if (!kv) return 0;
   char key[RDEV_WIRE_SESSION_KEY_LEN + 1] = "", num[24] = "";
@@ -218,10 +219,11 @@ int srv_session_resume(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_t
     return 1;
   }
   srv_session_t *s = srv_session_find(srv, key, NULL);
-  if (s && s->tenant != tenant) { /* another tenant's credentials: the session is not theirs */
+  if (s && (s->tenant != tenant || strcmp(s->grant.job, grant->job) != 0)) {
+    /* another tenant's or job's credentials: the session is not theirs */
     char *peer = grpc_call_get_peer(call);
-    srv_audit(SRV_LOG_WARN, "resume refused", tenant->name, peer, "session=%llu reason=another tenant's session",
-              (unsigned long long)s->id);
+    srv_audit(SRV_LOG_WARN, "resume refused", tenant->name, peer, "session=%llu reason=another %s's session",
+              (unsigned long long)s->id, s->tenant != tenant ? "tenant" : "job");
     gpr_free(peer);
     srv_session_unref(s);
     srv_call_respond(call, NULL, GRPC_STATUS_PERMISSION_DENIED, "resume: the session is another tenant's");
@@ -322,6 +324,13 @@ static void *reaper_main(void *arg) {
     int draining = atomic_load(&srv->shutting_down);
     srv_session_t *due = NULL;
     for (srv_session_t *s = srv->sessions; s; s = s->next) {
+      const char *why;
+      if (s->grant.job[0] && srv_grant_valid(s->tenant, &s->grant, &why) != 0) { /* a job token's end */
+        pthread_mutex_lock(&s->mu);
+        int ending = s->end_why != NULL || s->released;
+        pthread_mutex_unlock(&s->mu);
+        if (!ending) srv_session_end(s, why, GRPC_STATUS_UNAUTHENTICATED, why);
+      }
       pthread_mutex_lock(&s->mu);
       int go =
           s->detached && (now >= s->detached_until || draining || s->over_cap || s->end_why) && srv_session_ref_live(s);

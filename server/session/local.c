@@ -10,7 +10,7 @@
 
 srv_session_t *srv_session_open_local(srv_t *srv, srv_tenant_t *tenant, srv_reply_fn fn, void *user) {
   char msg[256];
-  srv_session_t *s = srv_session_new(srv, NULL, gpr_inf_future(GPR_CLOCK_MONOTONIC), tenant, msg, sizeof msg);
+  srv_session_t *s = srv_session_new(srv, NULL, gpr_inf_future(GPR_CLOCK_MONOTONIC), tenant, NULL, msg, sizeof msg);
   if (!s) return NULL;
   s->local_fn = fn;
   s->local_user = user;

@@ -109,10 +109,10 @@ int srv_buf_range(srv_req_t *x, const char *what, uint64_t addr, uint64_t count,
 int srv_check_device(srv_req_t *x, int local, int *dev) {
   int n = 0;
   rdev_rt_device_count(x->s->srv->rt, &n);
-  *dev = srv_tenant_device(x->s->tenant, n, local);
+  *dev = srv_tenant_device(x->s->tenant, x->s->grant.devices, n, local);
   if (*dev < 0)
     return srv_fail(x, RDEV_RT_INVALID_DEVICEID, "device %d does not exist (this tenant has %d)", local,
-                    srv_tenant_device_count(x->s->tenant, n));
+                    srv_tenant_device_count(x->s->tenant, x->s->grant.devices, n));
   return RDEV_OK;
 }
 

@@ -20,8 +20,8 @@ void srv_session_closed(srv_session_t *s, const char *why) {
   pthread_mutex_lock(&s->mu);
   size_t nbuf = s->buffers_freed;
   pthread_mutex_unlock(&s->mu);
-  srv_audit(SRV_LOG_INFO, "session closed", s->tenant->name, s->peer, "session=%llu reason=%s buffers_freed=%zu",
-            (unsigned long long)s->id, why, nbuf);
+  srv_audit(SRV_LOG_INFO, "session closed", s->tenant->name, s->peer, "session=%llu reason=%s buffers_freed=%zu%s%s",
+            (unsigned long long)s->id, why, nbuf, s->grant.job[0] ? " job=" : "", s->grant.job);
 }
 
 /* A cancel this close to the deadline is the deadline (srv_end_reason). */
@@ -110,8 +110,8 @@ void srv_session_unref(srv_session_t *s) {
   pthread_mutex_unlock(&srv->mu);
 }
 
-srv_session_t *srv_session_new(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant, char *msg,
-                               size_t msglen) {
+srv_session_t *srv_session_new(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant,
+                               const srv_grant_t *grant, char *msg, size_t msglen) {
   char *peer = call ? grpc_call_get_peer(call) : NULL;
   if (srv_tenant_take(tenant, SRV_Q_SESSIONS, 0, 1, peer, msg, msglen) != 0) {
     gpr_free(peer);
@@ -160,6 +160,7 @@ srv_session_t *srv_session_new(srv_t *srv, grpc_call *call, gpr_timespec deadlin
   /* open mode: a group of its own (tenant ids count up from 1, far below) */
   s->group = s->own_caps ? 0x80000000u | (uint32_t)(s->id & 0x7fffffff) : tenant->id;
   s->peer = peer;
+  s->grant = grant ? *grant : (srv_grant_t){.devices = ~0ULL};
   atomic_init(&s->refs, 1);
   pthread_mutex_init(&s->mu, NULL);
   pthread_mutex_init(&s->req_mu, NULL);
@@ -174,7 +175,8 @@ srv_session_t *srv_session_new(srv_t *srv, grpc_call *call, gpr_timespec deadlin
   pthread_mutex_lock(&tenant->mu);
   int removed = tenant->removed; /* a reload may have removed it since authentication */
   pthread_mutex_unlock(&tenant->mu);
-  srv_audit(SRV_LOG_INFO, "session opened", s->tenant->name, s->peer, "session=%llu", (unsigned long long)s->id);
+  srv_audit(SRV_LOG_INFO, "session opened", s->tenant->name, s->peer, "session=%llu%s%s", (unsigned long long)s->id,
+            s->grant.job[0] ? " job=" : "", s->grant.job);
   if (removed) srv_session_end(s, "tenant removed", GRPC_STATUS_PERMISSION_DENIED, "tenant removed");
   pthread_mutex_unlock(&srv->mu);
   return s;

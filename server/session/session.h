@@ -110,6 +110,7 @@ struct srv_session {
   uint64_t id;
   char key[RDEV_WIRE_SESSION_KEY_LEN + 1]; /* secret to its client: names it in HostFuncDone calls */
   srv_tenant_t *tenant;                    /* who it is: quotas, devices */
+  srv_grant_t grant;                       /* what its credential grants: devices, a job token's expiry */
   char *peer;
   gpr_timespec deadline; /* the call's */
   const char *end_why;   /* why the server ends it (tenant removed, drain): mu */
@@ -230,11 +231,12 @@ typedef int (*op_fn)(srv_req_t *x);
 
 /* ---- session.c ---- */
 
-/* A new session of tenant on call (NULL: in-process), holding one
- * reference (the close batch's, or the in-process owner's) and a session
- * of the tenant's quota; NULL with msg when it cannot be opened. */
-srv_session_t *srv_session_new(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant, char *msg,
-                               size_t msglen);
+/* A new session of tenant on call (NULL: in-process), granted grant
+ * (NULL: all the tenant's devices for ever), holding one reference (the
+ * close batch's, or the in-process owner's) and a session of the tenant's
+ * quota; NULL with msg when it cannot be opened. */
+srv_session_t *srv_session_new(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_tenant_t *tenant,
+                               const srv_grant_t *grant, char *msg, size_t msglen);
 
 void srv_session_ref(srv_session_t *s);
 

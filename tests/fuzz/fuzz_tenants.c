@@ -2,10 +2,12 @@
  * tests/fuzz/fuzz_tenants.c — libFuzzer harness for rdevd's tenants file
  * parser (srv_tenants_parse and its helpers): the input is the file's
  * text, any bytes. A good text must give a list as srv.h promises (unique,
- * non-empty names; 1..8 tokens no two tenants share; non-empty device
- * masks; limits in range); a bad one must give no list and say why in err,
- * truncated safely however small err is. A broken promise abort()s;
- * sanitizers catch the rest (memory errors, UB, leaks).
+ * non-empty names; up to 8 tokens no two tenants share, or a signing key;
+ * non-empty device masks; limits in range); a bad one must give no list
+ * and say why in err, truncated safely however small err is. The same
+ * bytes are read as a job token (rdev/job_token.h): claims that pass hold
+ * the format's rules, and no MAC checks with a fixed key. A broken
+ * promise abort()s; sanitizers catch the rest (memory errors, UB, leaks).
  */
 #include "fuzz.h"
 #include <ctype.h>
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rdev/job_token.h"
 #include "srv.h"
 
 #define CHECK(c) \
@@ -34,7 +37,7 @@ static void check_tenant(const srv_tenant_t *t) {
   CHECK(n > 0 && n < sizeof t->name);
   CHECK(!isspace((unsigned char)t->name[0]) && !isspace((unsigned char)t->name[n - 1]));
   for (size_t i = 0; i < n; i++) CHECK(t->name[i] != ']' && !iscntrl((unsigned char)t->name[i]));
-  CHECK(t->nhashes >= 1 && t->nhashes <= SRV_MAX_TOKENS);
+  CHECK((t->nhashes >= 1 || t->has_key == 1) && t->nhashes <= SRV_MAX_TOKENS);
   CHECK(t->devices != 0);
   CHECK(limit_ok(t->max_sessions, INT32_MAX));
   CHECK(limit_ok(t->max_streams, INT32_MAX));
@@ -81,6 +84,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check_err(small, 8, sizeof small);
     CHECK(srv_tenants_parse(text, size, NULL, &list, NULL, 0) == -1 && list == NULL);
   }
+  rdev_job_claims_t c;
+  char msg[128];
+  if (rdev_job_token_claims(text, size, &c, msg, sizeof msg) == 0) {
+    CHECK(c.tenant[0] && c.job[0] && c.nservers >= 1 && c.nservers <= RDEV_JOB_TOKEN_SERVERS_MAX);
+    CHECK(c.devices != 0 && c.exp > 0);
+  }
+  static const uint8_t key[RDEV_JOB_KEY_LEN] = {7};
+  CHECK(rdev_job_token_check_mac(text, size, key) != 0); /* a MAC is not guessed */
   free(text);
   return 0;
 }

@@ -362,7 +362,7 @@ class TenantTest(unittest.TestCase):
 
     def opened(self, tenant, count=1, srv=None):
         """(peer, session number) from the audit line of the count-th session of tenant opened."""
-        return self.assert_log(audit_re("session opened", re.escape(tenant), f"({PEER})", r"session=(\d+)"),
+        return self.assert_log(audit_re("session opened", re.escape(tenant), f"({PEER})", r"session=(\d+)(?: job=\S+)?"),
                                count=count, srv=srv)[count - 1]
 
     def assert_closed(self, tenant, peer, number, reason, freed, srv=None, timeout=10):
@@ -372,7 +372,8 @@ class TenantTest(unittest.TestCase):
         closes = srv.wait_log(any_close, timeout=timeout)
         self.assertEqual(len(closes), 1, f"session {number}: {closes}\n{srv.log()[-3000:]}")
         self.assertRegex(closes[0], audit_re("session closed", re.escape(tenant), re.escape(peer),
-                                             rf"session={number} reason={re.escape(reason)} buffers_freed={freed}"))
+                                             rf"session={number} reason={re.escape(reason)} buffers_freed={freed}"
+                                             r"(?: job=\S+)?"))
 
 
 # ---- authentication ---------------------------------------------------------------
@@ -1671,6 +1672,107 @@ class CliTest(TenantTest):
                 r = self.rdev(cmd, token=token)
                 self.assertNotEqual(r.returncode, 0, (cmd, r.stdout))
                 self.assertNotIn("identity", r.stdout)
+
+
+# ---- job tokens (rdev/job_token.h) --------------------------------------------------------------
+
+KEY_A = "hex:" + secrets.token_hex(32)
+KEY_B = "hex:" + secrets.token_hex(32)
+
+
+class JobTokenTest(TenantTest):
+    """Job tokens minted with `rdev token mint`: rdevd (--server-name npu-a)
+    verifies them with the tenant's signing key alone. "batch" has only a
+    signing key, and devices 1 of the sim's 0 and 1."""
+
+    SPEC = dict(TENANTS, batch={"tokens": [], "devices": "1", "signing_key": KEY_A})
+
+    def server_args(self):
+        return ["--server-name", "npu-a"]
+
+    def mint(self, key=KEY_A, tenant="batch", job="slurm-77", servers="npu-b,npu-a", devices="1", ttl=600,
+             expires=None):
+        if not RDEV_CLI:
+            self.skipTest("no rdev CLI path given")
+        path = os.path.join(self.dir, "key")
+        with open(path, "w") as f:
+            f.write(f"signing_key = {key}\n")
+        when = ["--expires", str(expires)] if expires is not None else ["--ttl", str(ttl)]
+        r = subprocess.run([RDEV_CLI, "token", "mint", "--key-file", path, "--tenant", tenant, "--job", job,
+                            "--servers", servers, "--devices", devices, *when], capture_output=True, text=True,
+                           timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout.strip()
+
+    def test_a_job_token_gives_its_devices_on_this_server(self):
+        tok = self.mint()
+        self.assertTrue(tok.startswith("rdjt1."))
+        md = bearer(tok)
+        r = self.stub.Info(pb.InfoRequest(), metadata=md, timeout=10)
+        self.assertEqual((r.identity, r.device_count), ("batch", 1))
+        devs = self.stub.ListDevices(pb.ListDevicesRequest(), metadata=md, timeout=10).devices
+        everyone = self.stub.ListDevices(pb.ListDevicesRequest(), metadata=bearer(TOKENS["bystander"]),
+                                         timeout=10).devices
+        self.assertEqual([(d.index, d.name) for d in devs], [(0, everyone[1].name)])
+        s = self.open(token=tok)
+        buf = s.ok(malloc=pb.Malloc(device=0, size=4096)).addr
+        data = os.urandom(4096)
+        s.ok(write=pb.Write(addr=buf, dest_max=4096), data=data)
+        self.assertEqual(s.ok(read=pb.Read(addr=buf, count=4096, dest_max=4096)).data, data)
+        self.assertEqual(s.call(malloc=pb.Malloc(device=1, size=64)).status, RT_INVALID_DEVICEID)
+        self.assert_log(audit_re("session opened", "batch", PEER, r"session=\d+ job=slurm-77"))
+        # the tenants' devices narrow a token's: alice (0,1) with a token for device 0 sees one device
+        spec = dict(self.SPEC, alice={"devices": "0,1", "signing_key": KEY_B})
+        self.reload(spec)
+        r = self.stub.Info(pb.InfoRequest(), metadata=bearer(self.mint(key=KEY_B, tenant="alice", devices="0")),
+                           timeout=10)
+        self.assertEqual((r.identity, r.device_count), ("alice", 1))
+        self.check_bystander()
+
+    def test_forged_expired_and_out_of_scope_tokens_are_refused(self):
+        good = self.mint()
+        head, mac = good.rsplit(".", 1)
+        forged = head + "." + ("A" if mac[0] != "A" else "B") + mac[1:]
+        cases = [
+            (forged, SC.UNAUTHENTICATED, "job token not signed"),
+            (self.mint(key=KEY_B), SC.UNAUTHENTICATED, "job token not signed"),         # another key
+            (self.mint(tenant="nobody"), SC.UNAUTHENTICATED, "job token not signed"),   # no such tenant
+            (self.mint(tenant="alice"), SC.UNAUTHENTICATED, "job token not signed"),    # alice has no key
+            (self.mint(expires=int(time.time()) - 5), SC.UNAUTHENTICATED, "job token expired"),
+            ("rdjt1.garbage", SC.UNAUTHENTICATED, "malformed job token"),
+            (self.mint(servers="npu-b"), SC.PERMISSION_DENIED, "job token not for this server"),
+            (self.mint(devices="0,1"), SC.PERMISSION_DENIED, "job token names devices the tenant may not use"),
+        ]
+        for tok, code, why in cases:
+            self.assert_session_fails(code, token=tok)
+            self.assert_rpc_fails(lambda: self.stub.Info(pb.InfoRequest(), metadata=bearer(tok), timeout=10), code)
+            self.assert_log(audit_re("authentication failed", "-", PEER, rf"reason={re.escape(why)}.*"))
+        # a job token uses devices: it neither submits nor lists jobs
+        from rdev.v1 import job_pb2
+        self.assert_rpc_fails(lambda: self.stub.ListJobs(job_pb2.ListJobsRequest(), metadata=bearer(good), timeout=10),
+                              SC.PERMISSION_DENIED, "a job token opens sessions only")
+        self.open(token=good).ok(mem_info=pb.MemInfo(device=0))
+        self.check_bystander()
+
+    def test_a_session_ends_when_its_job_token_expires(self):
+        s = self.open(token=self.mint(job="short", ttl=2))
+        s.ok(malloc=pb.Malloc(device=0, size=MiB))
+        peer, number = self.opened("batch")
+        self.assert_closed("batch", peer, number, "job token expired", 1, timeout=10)
+        self.assert_rpc_fails(lambda: s.call(mem_info=pb.MemInfo(device=0)), SC.UNAUTHENTICATED, "job token expired")
+        self.assert_log(rf"session closed: .* session={number} .* job=short")
+        self.check_bystander()
+
+    def test_a_new_signing_key_ends_sessions_and_refuses_old_tokens(self):
+        old = self.mint()
+        s = self.open(token=old)
+        s.ok(mem_info=pb.MemInfo(device=0))
+        peer, number = self.opened("batch")
+        self.reload(dict(self.SPEC, batch=dict(self.SPEC["batch"], signing_key=KEY_B)))
+        self.assert_closed("batch", peer, number, "job token's signing key changed", 0)
+        self.assert_session_fails(SC.UNAUTHENTICATED, token=old)
+        self.open(token=self.mint(key=KEY_B)).ok(mem_info=pb.MemInfo(device=0))
+        self.check_bystander()
 
 
 if __name__ == "__main__":

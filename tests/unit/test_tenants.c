@@ -315,8 +315,27 @@ END_TEST
 START_TEST(test_every_tenant_needs_a_token) {
   char text[512];
   snprintf(text, sizeof text, "[tenant a]\ntoken = %s\n[tenant empty]\nweight = 2\n", tok(1));
-  parse_fails(text, "t.conf: tenant 'empty' has no token");
-  parse_fails("[tenant lonely]\n", "t.conf: tenant 'lonely' has no token");
+  parse_fails(text, "t.conf: tenant 'empty' has no token and no signing_key");
+  parse_fails("[tenant lonely]\n", "t.conf: tenant 'lonely' has no token and no signing_key");
+}
+END_TEST
+
+/* A job tokens' signing key: hex:<64 hex digits>, one per tenant; a tenant may have it alone. */
+START_TEST(test_signing_key) {
+  static const char key[] = "hex:000102030405060708090a0b0c0d0e0f101112131415161718191A1B1C1D1E1F";
+  char text[512];
+  snprintf(text, sizeof text, "[tenant jobs]\nsigning_key = %s\n", key);
+  srv_tenant_t *l = parse_ok(text);
+  ck_assert_int_eq(l->has_key, 1);
+  ck_assert_int_eq(l->nhashes, 0);
+  ck_assert_uint_eq(l->signing_key[0], 0);
+  ck_assert_uint_eq(l->signing_key[31], 0x1f);
+  srv_tenant_list_free(l);
+  snprintf(text, sizeof text, "[tenant jobs]\nsigning_key = %s\nsigning_key = %s\n", key, key);
+  parse_fails(text, "t.conf:3: signing_key: one per tenant");
+  parse_fails("[tenant j]\nsigning_key = hex:0011\n", "t.conf:2: signing_key: expected hex:<64 hex digits>");
+  parse_fails("[tenant j]\nsigning_key = 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n",
+              "t.conf:2: signing_key: expected hex:<64 hex digits>");
 }
 END_TEST
 
@@ -818,19 +837,25 @@ END_TEST
 START_TEST(test_device_mapping_local_to_global) {
   srv_tenant_t *t = record("v");
   t->devices = (1ULL << 1) | (1ULL << 3) | (1ULL << 63);
-  ck_assert_int_eq(srv_tenant_device(t, 4, 0), 1);
-  ck_assert_int_eq(srv_tenant_device(t, 4, 1), 3);
-  ck_assert_int_eq(srv_tenant_device(t, 4, 2), -1);
-  ck_assert_int_eq(srv_tenant_device(t, 4, -1), -1);
-  ck_assert_int_eq(srv_tenant_device_count(t, 4), 2);
-  ck_assert_int_eq(srv_tenant_device_count(t, 2), 1);
-  ck_assert_int_eq(srv_tenant_device_count(t, 1), 0);
-  ck_assert_int_eq(srv_tenant_device(t, 64, 2), 63);
-  ck_assert_int_eq(srv_tenant_device_count(t, 100), 3);
+  ck_assert_int_eq(srv_tenant_device(t, ~0ULL, 4, 0), 1);
+  ck_assert_int_eq(srv_tenant_device(t, ~0ULL, 4, 1), 3);
+  ck_assert_int_eq(srv_tenant_device(t, ~0ULL, 4, 2), -1);
+  ck_assert_int_eq(srv_tenant_device(t, ~0ULL, 4, -1), -1);
+  ck_assert_int_eq(srv_tenant_device_count(t, ~0ULL, 4), 2);
+  ck_assert_int_eq(srv_tenant_device_count(t, ~0ULL, 2), 1);
+  ck_assert_int_eq(srv_tenant_device_count(t, ~0ULL, 1), 0);
+  ck_assert_int_eq(srv_tenant_device(t, ~0ULL, 64, 2), 63);
+  ck_assert_int_eq(srv_tenant_device_count(t, ~0ULL, 100), 3);
   t->devices = ~0ULL;
-  ck_assert_int_eq(srv_tenant_device_count(t, 2), 2);
-  ck_assert_int_eq(srv_tenant_device_count(t, 100), 64);
-  ck_assert_int_eq(srv_tenant_device(t, 2, 1), 1);
+  ck_assert_int_eq(srv_tenant_device_count(t, ~0ULL, 2), 2);
+  ck_assert_int_eq(srv_tenant_device_count(t, ~0ULL, 100), 64);
+  ck_assert_int_eq(srv_tenant_device(t, ~0ULL, 2, 1), 1);
+  /* a job token's devices narrow them: numbered 0..k-1 among both */
+  t->devices = (1ULL << 1) | (1ULL << 3) | (1ULL << 5);
+  ck_assert_int_eq(srv_tenant_device_count(t, (1ULL << 3) | (1ULL << 5) | (1ULL << 6), 8), 2);
+  ck_assert_int_eq(srv_tenant_device(t, (1ULL << 3) | (1ULL << 5), 8, 0), 3);
+  ck_assert_int_eq(srv_tenant_device(t, (1ULL << 3) | (1ULL << 5), 8, 1), 5);
+  ck_assert_int_eq(srv_tenant_device(t, 1ULL << 6, 8, 0), -1);
   record_free(t);
 }
 END_TEST
@@ -847,6 +872,7 @@ static Suite *parse_suite(void) {
   tcase_add_test(tc, test_at_most_eight_tokens);
   tcase_add_test(tc, test_a_token_belongs_to_one_tenant);
   tcase_add_test(tc, test_every_tenant_needs_a_token);
+  tcase_add_test(tc, test_signing_key);
   tcase_add_test(tc, test_devices_lists);
   tcase_add_test(tc, test_sizes);
   tcase_add_test(tc, test_number_keys_and_their_ranges);
