@@ -35,18 +35,20 @@ static void kernel4x4(const double *A, int64_t lda, const double *Bp, int64_t kn
 }
 
 /* C[np x mp] += A[np x k] B, B packed in panels of 4 columns (Bp[j / 4][k][4]);
- * np and mp multiples of 4. */
-static void gemm(const double *A, const double *Bp, double *C, int64_t np, int64_t k, int64_t mp) {
+ * np and mp multiples of 4. false when the operator was cut off (C unfinished). */
+static bool gemm(const double *A, const double *Bp, double *C, int64_t np, int64_t k, int64_t mp) {
   for (int64_t k0 = 0; k0 < k; k0 += KB) {
     int64_t kn = k - k0 < KB ? k - k0 : KB;
     for (int64_t j0 = 0; j0 < mp; j0 += JB) {
-      if (sim_op_cut()) return; /* a block is at most np x 256 x 128 products */
       int64_t jn = mp - j0 < JB ? mp - j0 : JB;
-      for (int64_t i = 0; i < np; i += 4)
+      for (int64_t i = 0; i < np; i += 4) {
+        if (sim_op_tick(kn * jn / 16)) return false; /* 4 x kn x jn products a step: a look every ~4M */
         for (int64_t j = j0; j < j0 + jn; j += 4)
           kernel4x4(A + i * k + k0, k, Bp + j * k + 4 * k0, kn, C + i * mp + j, mp);
+      }
     }
   }
+  return true;
 }
 
 /* The rules passed: shapes follow torch.matmul (proto/ops/op_check_nn.c). */
@@ -64,7 +66,7 @@ static int matmul(const rdev_op_call_t *c) {
   if (rc) return rc;
   int64_t son = a1 ? 0 : o.t.strides[nb], som = b1 ? 0 : o.t.strides[o.t.ndim - 1];
   int64_t np = (n + 3) / 4 * 4, mp = (m + 3) / 4 * 4;
-  /* A, B and C in one block: each at most 2^28 elements, their sum bounded by sim_op_temp */
+  /* A, B and C in one block, bounded by sim_op_temp (np and mp are padded to 4: np * k may pass 2^28) */
   double *A = sim_op_temp((size_t)(np * k + 1) + (size_t)(k * mp + 1) + (size_t)(np * mp), sizeof(double),
                           "aclnnMatmul's packed operands"),
          *B = A ? A + np * k + 1 : NULL, *C = B ? B + k * mp + 1 : NULL;
@@ -80,17 +82,24 @@ static int matmul(const rdev_op_call_t *c) {
   const rdev_tensor_t *ts[3] = {&to, &ta, &tb};
   sim_iter_t it;
   sim_iter_init(&it, nb, out->dims, ts, 3);
+  bool cut = false;
   do {
-    for (int64_t i = 0; i < n; i++)
+    for (int64_t i = 0; i < n && !cut; i++) {
+      cut = sim_op_tick(k);
       for (int64_t t = 0; t < k; t++) A[i * k + t] = sim_ld(a, it.off[1] + i * san + t * sak);
-    for (int64_t t = 0; t < k; t++)
+    }
+    for (int64_t t = 0; t < k && !cut; t++) {
+      cut = sim_op_tick(m);
       for (int64_t j = 0; j < m; j++)
         B[(j & ~(int64_t)3) * k + 4 * t + (j & 3)] = sim_ld(b, it.off[2] + t * sbk + j * sbm);
+    }
     memset(C, 0, sizeof(double) * (size_t)(np * mp));
-    gemm(A, B, C, np, k, mp);
-    for (int64_t i = 0; i < n; i++)
+    cut = cut || !gemm(A, B, C, np, k, mp);
+    for (int64_t i = 0; i < n && !cut; i++) {
+      cut = sim_op_tick(m);
       for (int64_t j = 0; j < m; j++) sim_st(&o.t, it.off[0] + i * son + j * som, C[i * mp + j]);
-  } while (!sim_op_cut() && sim_iter_next(&it));
+    }
+  } while (!cut && sim_iter_next(&it));
   free(A);
   sim_out_end(&o);
   return RDEV_OK;

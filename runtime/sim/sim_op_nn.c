@@ -8,6 +8,10 @@
 
 #include "sim_ops.h"
 
+/* At every 65536th step j of a plain loop of n steps: counts the next
+ * steps as work and says whether the operator was cut off. */
+static bool cut_at(int64_t j, int64_t n) { return !(j & 0xffff) && sim_op_tick(n - j < 0x10000 ? n - j : 0x10000); }
+
 int sim_op_softmax(const rdev_op_call_t *c) {
   const rdev_tensor_t *x = c->args[0].v.t, *out = c->args[2].v.t, *ins[1] = {x};
   if (rdev_tensor_numel(x) == 0) return RDEV_OK;
@@ -22,15 +26,17 @@ int sim_op_softmax(const rdev_op_call_t *c) {
   const rdev_tensor_t *ts[2] = {&o.t, x};
   sim_iter_t it;
   sim_iter_init(&it, x->ndim, rows, ts, 2);
+  bool cut = false;
   do {
     double mx = -INFINITY, sum = 0;
-    for (int64_t j = 0; j < len; j++) {
+    for (int64_t j = 0; j < len && !(cut = cut || cut_at(j, len)); j++) {
       double v = sim_ld(x, it.off[1] + j * sx);
       if (v > mx || v != v) mx = v;
     }
-    for (int64_t j = 0; j < len; j++) sum += exp(sim_ld(x, it.off[1] + j * sx) - mx);
-    for (int64_t j = 0; j < len; j++) sim_st(&o.t, it.off[0] + j * so, exp(sim_ld(x, it.off[1] + j * sx) - mx) / sum);
-  } while (sim_iter_next(&it));
+    for (int64_t j = 0; j < len && !(cut = cut || cut_at(j, len)); j++) sum += exp(sim_ld(x, it.off[1] + j * sx) - mx);
+    for (int64_t j = 0; j < len && !(cut = cut || cut_at(j, len)); j++)
+      sim_st(&o.t, it.off[0] + j * so, exp(sim_ld(x, it.off[1] + j * sx) - mx) / sum);
+  } while (!cut && sim_iter_next(&it));
   sim_out_end(&o);
   return RDEV_OK;
 }
@@ -62,6 +68,7 @@ int sim_op_layer_norm(const rdev_op_call_t *c) {
   const rdev_tensor_t *ts[4] = {x, &o[0].t, mean ? mean : x, rstd ? rstd : x};
   sim_iter_t it;
   sim_iter_init(&it, x->ndim, outer, ts, 4);
+  bool cut = false;
   if (it.left > 0) do {
       /* the row's views: the normalized dims of input and out at this row */
       rdev_tensor_t xs = *x, os = o[0].t;
@@ -82,7 +89,7 @@ int sim_op_layer_norm(const rdev_op_call_t *c) {
           sum += row[j++] = sim_ld(x, in.off[0]);
         while (sim_iter_next(&in));
       double mu = sum / (double)R;
-      for (j = 0; j < R; j++) var += (row[j] - mu) * (row[j] - mu);
+      for (j = 0; j < R && !(cut = cut || cut_at(j, R)); j++) var += (row[j] - mu) * (row[j] - mu);
       double rs_ = 1.0 / sqrt(var / (double)R + eps);
       j = 0;
       sim_iter_init(&in, r, xs.dims, rs, 4);
@@ -94,7 +101,7 @@ int sim_op_layer_norm(const rdev_op_call_t *c) {
         } while (sim_iter_next(&in));
       if (mean) sim_st(mean, it.off[2], mu);
       if (rstd) sim_st(rstd, it.off[3], rs_);
-    } while (sim_iter_next(&it));
+    } while (!cut && !sim_op_cut() && sim_iter_next(&it));
   free(row);
   for (int i = 0; i < 3; i++)
     if (c->args[5 + i].present) sim_out_end(&o[i]);

@@ -72,6 +72,7 @@ double sim_ld(const rdev_tensor_t *t, int64_t off) {
     case RDEV_DT_FLOAT16: return sim_half_to_float(AT(uint16_t));
     case RDEV_DT_BF16: return sim_bf16_to_float(AT(uint16_t));
     case RDEV_DT_DOUBLE: return AT(double);
+    case RDEV_DT_UINT64: return (double)AT(uint64_t);
     default: return (double)sim_ldi(t, off);
   }
 }
@@ -119,8 +120,8 @@ static void int_range(int dt, double *lo, double *hi) {
     case RDEV_DT_UINT16: *lo = 0, *hi = UINT16_MAX; break;
     case RDEV_DT_INT32: *lo = INT32_MIN, *hi = INT32_MAX; break;
     case RDEV_DT_UINT32: *lo = 0, *hi = UINT32_MAX; break;
-    case RDEV_DT_UINT64: *lo = 0, *hi = 18446744073709549568.0; break;         /* the last double below 2^64 */
-    default: *lo = -9223372036854775808.0, *hi = 9223372036854774784.0; break; /* int64 */
+    case RDEV_DT_UINT64: *lo = 0, *hi = 0x1p64; break; /* exclusive: 2^64 and above saturate */
+    default: *lo = -0x1p63, *hi = 0x1p63; break;       /* int64: exclusive at the top */
   }
 }
 
@@ -137,11 +138,12 @@ void sim_st(const rdev_tensor_t *t, int64_t off, double v) {
     default: {
       double lo, hi;
       int_range(t->dtype, &lo, &hi);
+      bool top = v >= hi && (t->dtype == RDEV_DT_INT64 || t->dtype == RDEV_DT_UINT64); /* 2^63, 2^64: no value */
       v = v != v ? 0 : v < lo ? lo : v > hi ? hi : trunc(v);
       if (t->dtype == RDEV_DT_UINT64)
-        AT(uint64_t) = (uint64_t)v;
+        AT(uint64_t) = top ? UINT64_MAX : (uint64_t)v;
       else
-        sim_sti(t, off, (int64_t)v);
+        sim_sti(t, off, top ? INT64_MAX : (int64_t)v);
       break;
     }
   }
@@ -177,10 +179,18 @@ void sim_iter_init(sim_iter_t *it, int ndim, const int64_t *dims, const rdev_ten
   }
 }
 
-static _Thread_local rdev_rt_stream_t *running; /* the stream whose operator this thread runs */
+/* The operator this thread runs: its stream, the work since its last look
+ * at the stream, and the temporaries it took. */
+static _Thread_local rdev_rt_stream_t *running;
+static _Thread_local int64_t ticks;
+static _Thread_local size_t temp_taken;
+
+#define TICKS_PER_LOOK 65536
 
 int sim_op_run(rdev_rt_stream_t *s, const rdev_op_call_t *c) {
   running = s;
+  ticks = 0;
+  temp_taken = 0;
   int rc = sim_op_fns[c->op](c);
   running = NULL;
   return rt_engine_cut_off(s) ? RDEV_OK : rc;
@@ -188,17 +198,27 @@ int sim_op_run(rdev_rt_stream_t *s, const rdev_op_call_t *c) {
 
 bool sim_op_cut(void) { return running && rt_engine_cut_off(running); }
 
+bool sim_op_tick(int64_t n) {
+  if ((ticks += n) < TICKS_PER_LOOK) return false;
+  ticks = 0;
+  return sim_op_cut();
+}
+
 void *sim_op_temp(size_t n, size_t size, const char *what) {
-  void *p = n <= SIM_OP_TEMP_MAX / size ? calloc(n ? n : 1, size) : NULL;
+  size_t left = SIM_OP_TEMP_MAX - temp_taken;
+  void *p = n <= left / size ? calloc(n ? n : 1, size) : NULL;
   if (!p)
-    rt_fail(RDEV_BAD_ALLOC, "the sim has no host memory for %s (%zu elements of %zu bytes; at most %zu bytes)", what, n,
-            size, SIM_OP_TEMP_MAX);
+    rt_fail(RDEV_BAD_ALLOC,
+            "the sim has no host memory for %s (%zu elements of %zu bytes; an operator holds at most %zu bytes)", what,
+            n, size, SIM_OP_TEMP_MAX);
+  else
+    temp_taken += (n ? n : 1) * size;
   return p;
 }
 
 bool sim_iter_next(sim_iter_t *it) {
   if (--it->left <= 0) return false;
-  if ((it->left & 0xffff) == 0 && sim_op_cut()) {
+  if (sim_op_tick(1)) {
     it->left = 0;
     return false;
   }
@@ -319,7 +339,7 @@ int sim_out_begin(sim_out_t *o, const rdev_tensor_t *out, const rdev_tensor_t *c
 
 void sim_out_end(sim_out_t *o) {
   if (!o->mem) return;
-  sim_copy_cast(o->out, &o->t);
+  if (!sim_op_cut()) sim_copy_cast(o->out, &o->t); /* a cut-off operator's output is discarded anyway */
   free(o->mem);
   o->mem = NULL;
 }

@@ -75,14 +75,18 @@ bool sim_iter_next(sim_iter_t *it);
  * runs (its stream destroyed or aborted, its task discarded) stops early
  * and returns RDEV_OK: the engine discards the task. */
 int sim_op_run(rdev_rt_stream_t *s, const rdev_op_call_t *c);
-/* Whether the operator running on this thread was cut off: long loops
- * poll it (sim_iter_next does every 65536 elements) and stop early. */
+/* Whether the operator running on this thread was cut off. */
 bool sim_op_cut(void);
+/* Counts n elements of work of the running operator; every 65536 of them
+ * it looks whether the operator was cut off: true then, and the loop
+ * doing the work stops early. sim_iter_next counts each step; plain
+ * loops count their rows. */
+bool sim_op_tick(int64_t n);
 /* Zeroed host memory for an operator's temporaries: n elements of size
  * bytes, freed with free(). NULL (after rt_fail with RDEV_BAD_ALLOC) when
- * the host has none or beyond SIM_OP_TEMP_MAX, which bounds what one
- * operator holds however its views broadcast (stride-0 views reach few
- * bytes and name many elements). */
+ * the host has none or when the operator's temporaries would pass
+ * SIM_OP_TEMP_MAX in all, which bounds what one operator holds however its
+ * views broadcast (stride-0 views reach few bytes and name many elements). */
 #define SIM_OP_TEMP_MAX ((size_t)1 << 30)
 void *sim_op_temp(size_t n, size_t size, const char *what);
 

@@ -121,6 +121,16 @@ def test_add_and_sub_take_alpha(s, rng):
     check(ops.sub(rdev.asarray(a), rdev.asarray(b), alpha=-0.5), f64(a) + 0.5 * f64(b), np.float32)
     ia, ib = rand(rng, (6,), np.int32), rand(rng, (6,), np.int32)
     check(ops.add(rdev.asarray(ia), rdev.asarray(ib), alpha=3), ia + 3 * ib, np.int32)
+    # torch's rule: a floating alpha with an integral result is refused, on every path
+    for call in (lambda: ops.add(rdev.asarray(ia), rdev.asarray(ib), alpha=2.5),
+                 lambda: ops.sub(rdev.asarray(ia), rdev.asarray(ib), alpha=0.5),
+                 lambda: ops.add(rdev.asarray(ia), 2, alpha=1.5),
+                 lambda: ops.sub(rdev.asarray(ia), 2, alpha=0.5),
+                 lambda: ops.add(2, rdev.asarray(ia), alpha=1.5),
+                 lambda: ops.sub(2, rdev.asarray(ia), alpha=0.5)):
+        with pytest.raises(TypeError, match="alpha"):
+            call()
+    check(ops.add(rdev.asarray(ia), 0.5, alpha=2.0), ia + 1.0, np.float32)  # a float scalar: a float result
 
 
 @pytest.mark.parametrize("dtype", NUMERIC)

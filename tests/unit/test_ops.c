@@ -262,6 +262,29 @@ START_TEST(test_integers_wrap_floats_saturate_halves_round_once) {
 }
 END_TEST
 
+/* Saturation at the 64-bit ends, whose tops no double holds; uint64 loads
+ * past 2^63 keep their value. */
+START_TEST(test_64_bit_integers_saturate_at_their_ends) {
+  rdev_tensor_t f = T(F64, DIMS(4), VALS(INFINITY, 9223372036854775808.0, -INFINITY, 1e30)), o = Z(I64, DIMS(4));
+  RUN_OK("Cast", at(&f), adt(I64), at(&o));
+  int64_t got[4];
+  d2h(RT, got, (const void *)(uintptr_t)o.addr, sizeof got);
+  ck_assert(got[0] == INT64_MAX && got[1] == INT64_MAX && got[2] == INT64_MIN && got[3] == INT64_MAX);
+  rdev_tensor_t u = o;
+  u.dtype = RDEV_DT_UINT64;
+  RUN_OK("Cast", at(&f), adt(RDEV_DT_UINT64), at(&u));
+  uint64_t ug[4];
+  d2h(RT, ug, (const void *)(uintptr_t)u.addr, sizeof ug);
+  ck_assert(ug[0] == UINT64_MAX && ug[1] == (uint64_t)1 << 63 && ug[2] == 0 && ug[3] == UINT64_MAX);
+  uint64_t big = ((uint64_t)1 << 63) + 4096;
+  h2d(RT, (void *)(uintptr_t)u.addr, &big, sizeof big);
+  rdev_tensor_t one = u, back = Z(F64, DIMS(1));
+  one.dims[0] = 1;
+  RUN_OK("Cast", at(&one), adt(F64), at(&back));
+  EXPECT(back, 0, 9223372036854779904.0);
+}
+END_TEST
+
 /* torch refuses a floating alpha with an integral result. */
 START_TEST(test_float_alpha_with_integers_is_refused) {
   rdev_tensor_t a = T(I32, DIMS(2), VALS(1, 2)), o = Z(I32, DIMS(2)), of = Z(F32, DIMS(2));
@@ -296,6 +319,18 @@ START_TEST(test_a_long_operator_is_cut_off_and_temporaries_are_bounded) {
   rdev_rt_stream_destroy_force(s2);
   double secs = (double)(rdev_clock_now_ns() - t0) / 1e9;
   ck_assert_msg(secs < 10, "the forced destroy took %.1f s", secs);
+  /* one softmax row of 2^28 elements (a walk the iterator never counts) stops too */
+  rdev_tensor_t row = a, ro = o;
+  row.ndim = ro.ndim = 1;
+  row.dims[0] = ro.dims[0] = (int64_t)1 << 28;
+  row.strides[0] = ro.strides[0] = 0;
+  s2 = mkstream(RT, 0);
+  ck_assert_int_eq(launch(s2, CALL("Softmax", at(&row), ai64(0), at(&ro))), RDEV_OK);
+  usleep(200 * 1000);
+  t0 = rdev_clock_now_ns();
+  rdev_rt_stream_destroy_force(s2);
+  secs = (double)(rdev_clock_now_ns() - t0) / 1e9;
+  ck_assert_msg(secs < 1, "the forced destroy of a softmax took %.1f s", secs);
   big.ndim = bo.ndim = 2;
   big.dims[0] = big.dims[1] = bo.dims[0] = bo.dims[1] = 8192; /* 3 x 2^26 doubles packed: 1.5 GiB */
   ck_assert_int_eq(run(CALL("Mm", at(&big), at(&big), at(&bo), ai8(0))), RDEV_BAD_ALLOC);
@@ -924,6 +959,7 @@ static Suite *ops_suite(void) {
   tcase_add_test(tc, test_half_and_bf16_conversions_round_to_nearest_even);
   tcase_add_test(tc, test_integers_wrap_floats_saturate_halves_round_once);
   tcase_add_test(tc, test_float_alpha_with_integers_is_refused);
+  tcase_add_test(tc, test_64_bit_integers_saturate_at_their_ends);
   tcase_add_test(tc, test_a_long_operator_is_cut_off_and_temporaries_are_bounded);
   tcase_add_test(tc, test_add_broadcasts_with_alpha);
   tcase_add_test(tc, test_adds_and_muls_take_a_scalar);

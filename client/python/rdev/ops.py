@@ -246,19 +246,30 @@ def _pair(a, b, stream):
     return a, b, s
 
 
+def _check_alpha(dt, alpha):
+    """torch's rule, which aclnn's first phase also holds: an integral result takes an integral alpha."""
+    if _kind(np.dtype(dt)) != 2 and _kind(_scalar_value(alpha)) == 2:
+        raise TypeError("for integral operands, alpha must not be a floating point number")
+
+
 def add(a, b, *, alpha=1, out=None, stream=None):
-    """a + alpha * b (aclnnAdd; aclnnAdds with a scalar on either side)."""
+    """a + alpha * b (aclnnAdd; aclnnAdds with a scalar on either side).
+    alpha does not change the result's type; a floating alpha with an
+    integral result raises TypeError, as in torch."""
     a, b, s = _pair(a, b, stream)
     if _is_scalar(a):
+        _check_alpha(_with_scalar(b.dtype, a), alpha)
         if _scalar_value(alpha) == 1:
             return add(b, a, out=out, stream=stream)
         return add(mul(b, alpha, stream=stream), a, out=out, stream=stream)
     if _is_scalar(b):
-        dt = _with_scalar(_with_scalar(a.dtype, b), alpha)
+        dt = _with_scalar(a.dtype, b)
+        _check_alpha(dt, alpha)
         r = _result(out, a.shape, dt, s)
         _launch(s, "Adds", [_tensor(a), _scalar(b), _scalar(alpha), _tensor(r)], [a, r], stream)
         return r
-    dt = _with_scalar(_promote(a.dtype, b.dtype), alpha)
+    dt = _promote(a.dtype, b.dtype)
+    _check_alpha(dt, alpha)
     r = _result(out, _broadcast(a.shape, b.shape), dt, s)
     _launch(s, "Add", [_tensor(a), _tensor(b), _scalar(alpha), _tensor(r)], [a, b, r], stream)
     return r
@@ -268,10 +279,12 @@ def sub(a, b, *, alpha=1, out=None, stream=None):
     """a - alpha * b (aclnnSub; a scalar b as aclnnAdds with -alpha; a scalar a as -alpha*b + a)."""
     a, b, s = _pair(a, b, stream)
     if _is_scalar(a):
+        _check_alpha(_with_scalar(b.dtype, a), alpha)
         return add(mul(b, -_scalar_value(alpha), stream=stream), a, out=out, stream=stream)
     if _is_scalar(b):
         return add(a, b, alpha=-_scalar_value(alpha), out=out, stream=stream)
-    dt = _with_scalar(_promote(a.dtype, b.dtype), alpha)
+    dt = _promote(a.dtype, b.dtype)
+    _check_alpha(dt, alpha)
     r = _result(out, _broadcast(a.shape, b.shape), dt, s)
     _launch(s, "Sub", [_tensor(a), _tensor(b), _scalar(alpha), _tensor(r)], [a, b, r], stream)
     return r
