@@ -3,10 +3,13 @@
  * credentials (plaintext, TLS, or mutual TLS with a client certificate) and
  * the tenant's bearer token, sent as `authorization: Bearer <token>` on every
  * call. Each setting comes from rdev_options_t, else from the environment
- * (RDEV_TOKEN, RDEV_CA, RDEV_CERT, RDEV_KEY). Also the tenant tooling: new
+ * (RDEV_TOKEN, else the first line of the file RDEV_TOKEN_FILE names, as
+ * a batch job's prolog leaves a job token; RDEV_CA, RDEV_CERT, RDEV_KEY).
+ * Also the tenant tooling: new
  * tokens and the hash a tenants file keeps. Owns the token metadata
  * (cl_auth_t); calls only error.c and the wire helpers.
  */
+#include <errno.h>
 #include <grpc/grpc_security.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
@@ -64,6 +67,24 @@ static const char *opt_or_env(const char *v, const char *env) {
   return e && *e ? e : NULL;
 }
 
+/* The first line of the file RDEV_TOKEN_FILE names into buf: buf, NULL
+ * when the variable is unset, or NULL with *err when the file cannot be read. */
+static const char *token_from_file(char *buf, size_t cap, int *err) {
+  const char *path = getenv("RDEV_TOKEN_FILE");
+  *err = RDEV_OK;
+  if (!path || !*path) return NULL;
+  FILE *f = fopen(path, "r");
+  if (!f || !fgets(buf, (int)cap, f)) {
+    *err = cl_error(RDEV_INVALID_PARAM, "RDEV_TOKEN_FILE %s: %s", path, f ? "empty" : strerror(errno));
+    if (f) fclose(f);
+    return NULL;
+  }
+  fclose(f);
+  buf[strcspn(buf, "\r\n")] = '\0';
+  if (!buf[0]) *err = cl_error(RDEV_INVALID_PARAM, "RDEV_TOKEN_FILE %s: no token on its first line", path);
+  return buf[0] ? buf : NULL;
+}
+
 int cl_auth_setup(cl_auth_t *a, const rdev_options_t *opts, grpc_channel_credentials **creds,
                   grpc_ssl_session_cache **cache) {
   const rdev_options_t none = {0};
@@ -71,6 +92,12 @@ int cl_auth_setup(cl_auth_t *a, const rdev_options_t *opts, grpc_channel_credent
   *creds = NULL;
   *cache = NULL;
   const char *token = opt_or_env(opts->token, "RDEV_TOKEN");
+  char file_token[4096];
+  if (!token) {
+    int err;
+    token = token_from_file(file_token, sizeof file_token, &err);
+    if (err) return err;
+  }
   if (token) {
     size_t n = strlen(token) + sizeof "Bearer ";
     char *v = malloc(n);

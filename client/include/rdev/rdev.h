@@ -56,7 +56,7 @@ typedef struct rdev_event rdev_event_t;     /* a remote device event */
  * rdev_session_open only. */
 typedef struct {
   int64_t connect_timeout_ms; /* 0 = RDEV_CONNECT_TIMEOUT_MS, else 10000 */
-  const char *token;          /* RDEV_TOKEN: bearer token of the tenant */
+  const char *token;          /* RDEV_TOKEN (else RDEV_TOKEN_FILE's first line): bearer or job token */
   const char *ca_file;        /* RDEV_CA: PEM CA that signed the server's certificate; set = TLS */
   const char *cert_file;      /* RDEV_CERT: PEM client certificate (mutual TLS)... */
   const char *key_file;       /* RDEV_KEY: ...and its private key */
