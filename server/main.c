@@ -3,7 +3,9 @@
  * them and the config file), the open-mode address check, and signals.
  * SIGTERM and SIGINT drain the server and exit 0; the address actually bound
  * is printed on stdout as "rdevd listening on ADDR" so that scripts and tests
- * can use --listen 127.0.0.1:0.
+ * can use --listen 127.0.0.1:0. Under systemd (Type=notify) it also sends
+ * READY=1 once listening, RELOADING=1 and READY=1 around a SIGHUP reload,
+ * and STOPPING=1 when the drain begins (notify.c).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "jobs/jobs.h"
+#include "notify.h"
 #include "srv.h"
 
 /* Whether a resolved address is a loopback one (127/8, ::1, or 127/8
@@ -209,21 +212,25 @@ int main(int argc, char **argv) {
   fflush(stdout);
   srv_log(SRV_LOG_INFO, "serving %s backend, %d device(s); max-inflight %zu bytes per session", srv.cfg.backend,
           srv.cfg.sim_devices, srv.cfg.max_inflight);
+  srv_notify("READY=1");
 
   for (;;) {
     int sig = 0;
     sigwait(&set, &sig);
     if (sig == SIGHUP) {
       char err[512];
+      srv_notify_reloading();
       if (!srv.cfg.tenants[0])
         srv_log(SRV_LOG_INFO, "SIGHUP: no tenants file to reload");
       else if (srv_tenants_reload(&srv, err, sizeof err) == 0)
         srv_sessions_end_removed(&srv), srv_jobs_end_removed(&srv);
+      srv_notify("READY=1");
       continue;
     }
     srv_log(SRV_LOG_INFO, "%s: draining (up to %d ms)", sig == SIGTERM ? "SIGTERM" : "SIGINT", srv.cfg.drain_ms);
     break;
   }
+  srv_notify("STOPPING=1");
   srv_stop(&srv);
   srv_log(SRV_LOG_INFO, "stopped");
   return 0;
