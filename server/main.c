@@ -3,9 +3,7 @@
  * them and the config file), the open-mode address check, and signals.
  * SIGTERM and SIGINT drain the server and exit 0; the address actually bound
  * is printed on stdout as "rdevd listening on ADDR" so that scripts and tests
- * can use --listen 127.0.0.1:0. Under systemd (Type=notify) it also sends
- * READY=1 once listening, RELOADING=1 and READY=1 around a SIGHUP reload,
- * and STOPPING=1 when the drain begins (notify.c).
+ * can use --listen 127.0.0.1:0.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
