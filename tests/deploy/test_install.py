@@ -76,6 +76,15 @@ def check_tree(prefix, build):
                             text=True).stdout
     if "[librdev.so.0]" not in soname:
         raise SystemExit("librdev.so.0 has no SONAME librdev.so.0")
+    # the public API is exported, the library's insides are not
+    syms = subprocess.run(["nm", "-D", "--defined-only", os.path.join(libdir, "librdev.so.0")], capture_output=True,
+                          text=True, check=True).stdout.split()
+    for want in ("rdev_session_open", "rdev_memcpy_async", "rdev_strerror", "rdev_jobs_open", "rdev_op_launch"):
+        if want not in syms:
+            raise SystemExit(f"librdev.so.0 does not export {want}")
+    inner = [s for s in syms if s.startswith(("rdev_wire_", "grpc_", "pb_", "EVP_")) or s.startswith("cl_")]
+    if inner:
+        raise SystemExit(f"librdev.so.0 exports its insides: {inner[:8]}")
     return libdir
 
 
