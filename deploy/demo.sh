@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# deploy/demo.sh — README's first command: installs what is missing, builds,
+# deploy/demo.sh — README's first command: installs what is missing, builds
+# only what the demo runs (rdevd and the sample, with the libascendcl.so and
+# sim kernel library it links: `cmake --build build` builds the rest),
 # starts rdevd on the embedded sim backend on a free loopback port, runs the
 # CANN runtime's D2H async sample against it remotely (its main.cpp compiled
 # unmodified against rdev's acl headers and linked with libascendcl.so and
@@ -9,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 bash deploy/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc 2>/dev/null || echo 2)"
+cmake --build build -j"$(nproc 2>/dev/null || echo 2)" --target rdevd sample_d2h_async
 
 log=$(mktemp)
 build/server/rdevd --listen 127.0.0.1:0 --log-level warn >"$log" &

@@ -17,7 +17,13 @@ PKGS=(
   python3-dev python3-setuptools python3-wheel python3-venv python3-numpy python3-tqdm
   python3-pytest python3-nbclient python3-nbformat python3-ipykernel
   clang libclang-rt-14-dev llvm clang-format
+  dpkg-dev  # dpkg-shlibdeps: the .deb packages' Depends (cpack -G DEB)
+  systemd  # systemd-analyze verifies the unit (tests/deploy)
+  python3-yaml  # tests/deploy reads the rendered Kubernetes manifests
 )
+# kubectl renders deploy/kubernetes (kubectl kustomize): Debian's own
+# kubernetes-client, unless a kubectl is already installed.
+command -v kubectl >/dev/null 2>&1 || PKGS+=(kubernetes-client)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "jobs/jobs.h"
+#include "notify.h"
 #include "srv.h"
 
 /* Whether a resolved address is a loopback one (127/8, ::1, or 127/8
@@ -211,21 +212,25 @@ int main(int argc, char **argv) {
   fflush(stdout);
   srv_log(SRV_LOG_INFO, "serving %s backend, %d device(s); max-inflight %zu bytes per session", srv.cfg.backend,
           srv.cfg.sim_devices, srv.cfg.max_inflight);
+  srv_notify("READY=1");
 
   for (;;) {
     int sig = 0;
     sigwait(&set, &sig);
     if (sig == SIGHUP) {
       char err[512];
+      srv_notify_reloading();
       if (!srv.cfg.tenants[0])
         srv_log(SRV_LOG_INFO, "SIGHUP: no tenants file to reload");
       else if (srv_tenants_reload(&srv, err, sizeof err) == 0)
         srv_sessions_end_removed(&srv), srv_jobs_end_removed(&srv);
+      srv_notify("READY=1");
       continue;
     }
     srv_log(SRV_LOG_INFO, "%s: draining (up to %d ms)", sig == SIGTERM ? "SIGTERM" : "SIGINT", srv.cfg.drain_ms);
     break;
   }
+  srv_notify("STOPPING=1");
   srv_stop(&srv);
   srv_log(SRV_LOG_INFO, "stopped");
   return 0;
