@@ -20,6 +20,7 @@ PKGS=(
   dpkg-dev  # dpkg-shlibdeps: the .deb packages' Depends (cpack -G DEB)
   systemd  # systemd-analyze verifies the unit (tests/deploy)
   python3-yaml  # tests/deploy reads the rendered Kubernetes manifests
+  slurmctld slurmd slurm-client munge  # tests/slurm runs deploy/slurm/ on a real Slurm
 )
 # kubectl renders deploy/kubernetes (kubectl kustomize): Debian's own
 # kubernetes-client, unless a kubectl is already installed.
