@@ -114,6 +114,10 @@ static grpc_byte_buffer *list_reply(srv_t *srv, srv_tenant_t *t, const srv_grant
     snprintf(di->name, sizeof di->name, "%s", info.name);
     di->total_bytes = info.total_bytes;
     di->free_bytes = info.free_bytes;
+    pthread_mutex_lock(&t->mu);
+    di->quota_bytes = t->mem_quota == SIZE_MAX ? 0 : t->mem_quota;
+    di->used_bytes = d < 64 ? t->mem_used[d] : 0;
+    pthread_mutex_unlock(&t->mu);
   }
   return rdev_wire_encode(rdev_v1_ListDevicesReply_fields, &r, NULL);
 }

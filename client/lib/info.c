@@ -194,6 +194,8 @@ int rdev_device_info(rdev_session_t *s, int dev, rdev_device_info_t *info) {
     snprintf(info->name, sizeof info->name, "%s", rep.devices[i].name);
     info->total_bytes = (size_t)rep.devices[i].total_bytes;
     info->free_bytes = (size_t)rep.devices[i].free_bytes;
+    info->quota_bytes = (size_t)rep.devices[i].quota_bytes;
+    info->used_bytes = (size_t)rep.devices[i].used_bytes;
     return RDEV_OK;
   }
   return cl_error(RDEV_RT_INVALID_DEVICEID, "device %d out of range (%d devices)", dev, (int)rep.devices_count);

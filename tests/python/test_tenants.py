@@ -818,12 +818,16 @@ class IsolationTest(TenantTest):
         devs = self.stub.ListDevices(pb.ListDevicesRequest(), metadata=md, timeout=10).devices
         self.assertEqual([d.index for d in devs], [0])
         self.assertEqual(devs[0].total_bytes, SIM_MEM)
+        self.assertEqual((devs[0].quota_bytes, devs[0].used_bytes), (32 * MiB, 0))  # the tenant's quota and use
         self.assertEqual(self.stub.Info(pb.InfoRequest(), metadata=md, timeout=10).device_count, 1)
         everyone = self.stub.ListDevices(pb.ListDevicesRequest(), metadata=bearer(TOKENS["bystander"]),
                                          timeout=10).devices
         self.assertEqual([d.index for d in everyone], [0, 1])
         self.assertEqual(devs[0].name, everyone[1].name)
         b = self.open("bob")
+        b.ok(malloc=pb.Malloc(device=0, size=MiB))
+        devs = self.stub.ListDevices(pb.ListDevicesRequest(), metadata=md, timeout=10).devices
+        self.assertEqual((devs[0].quota_bytes, devs[0].used_bytes), (32 * MiB, reserved(MiB)))
         for dev in (1, 2, -1, 63, 64, 2**31 - 1):
             for c in (dict(malloc=pb.Malloc(device=dev, size=64)), dict(stream_create=pb.StreamCreate(device=dev)),
                       dict(event_create=pb.EventCreate(device=dev)), dict(mem_info=pb.MemInfo(device=dev))):

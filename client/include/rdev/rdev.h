@@ -174,6 +174,8 @@ typedef struct {
   char name[32];
   size_t total_bytes;
   size_t free_bytes;
+  size_t quota_bytes; /* the session's tenant may hold this much here (0: no quota but the device's memory) */
+  size_t used_bytes;  /* and its sessions hold this much now */
 } rdev_device_info_t;
 
 /* aclrtGetDeviceCount: the devices the session may use, as the server

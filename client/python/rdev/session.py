@@ -34,10 +34,14 @@ def _complete(completions):
 
 
 class Device:
-    """One device of the server: index, name, total_bytes, free_bytes."""
+    """One device of the server: index, name, total_bytes, free_bytes; and
+    the session's tenant there: quota_bytes (what it may hold: its quota,
+    else the device's memory) and used_bytes (what its sessions hold)."""
 
-    def __init__(self, index, name, total_bytes, free_bytes):
+    def __init__(self, index, name, total_bytes, free_bytes, quota_bytes=0, used_bytes=0):
         self.index, self.name, self.total_bytes, self.free_bytes = index, name, total_bytes, free_bytes
+        self.quota_bytes = quota_bytes or total_bytes
+        self.used_bytes = used_bytes
 
     def __repr__(self):
         return f"<rdev.Device {self.index} {self.name!r} {self.free_bytes}/{self.total_bytes} bytes free>"
@@ -198,8 +202,9 @@ class Session:
         lines = [f"rdev session {self.target}", f"  server   rdev {info.version}, backend {info.backend}, "
                  f"identity {info.identity!r}"]
         for d in devices:
-            used = d.total_bytes - d.free_bytes
-            lines.append(f"  device {d.index} {d.name}: {_bytes(used)} in use of {_bytes(d.total_bytes)}"
+            lines.append(f"  device {d.index} {d.name}: {_bytes(d.used_bytes)} in use of {_bytes(d.quota_bytes)}"
+                         f"{' (quota)' if d.quota_bytes < d.total_bytes else ''}, "
+                         f"{_bytes(d.free_bytes)} of {_bytes(d.total_bytes)} free on the device"
                          f"{'  (current)' if d.index == current else ''}")
         lines.append(f"  this session: {_bytes(self._allocated)} of device memory in arrays, "
                      f"{len(self._live_streams())} open streams")
@@ -213,12 +218,14 @@ class Session:
         info, devices, current = facts
         rows = "".join(
             f"<tr><td>{d.index}{' ★' if d.index == current else ''}</td><td>{e(d.name)}</td>"
-            f"<td>{e(_bytes(d.total_bytes - d.free_bytes))} of {e(_bytes(d.total_bytes))}</td>"
-            f"<td><progress value='{d.total_bytes - d.free_bytes}' max='{max(d.total_bytes, 1)}'></progress></td></tr>"
+            f"<td>{e(_bytes(d.used_bytes))} of {e(_bytes(d.quota_bytes))}"
+            f"{' (quota)' if d.quota_bytes < d.total_bytes else ''}</td>"
+            f"<td><progress value='{d.used_bytes}' max='{max(d.quota_bytes, 1)}'></progress></td>"
+            f"<td>{e(_bytes(d.free_bytes))} of {e(_bytes(d.total_bytes))}</td></tr>"
             for d in devices)
         return (f"<div><b>rdev session</b> <code>{e(self.target)}</code> — rdev {e(info.version)}, "
                 f"backend {e(info.backend)}, identity <code>{e(info.identity)}</code>"
-                f"<table><tr><th>device</th><th>name</th><th>memory in use</th><th></th></tr>{rows}</table>"
+                f"<table><tr><th>device</th><th>name</th><th>in use by you</th><th></th><th>free on the device</th></tr>{rows}</table>"
                 f"this session: {e(_bytes(self._allocated))} of device memory in arrays, "
                 f"{len(self._live_streams())} open streams</div>")
 

@@ -264,7 +264,8 @@ static PyObject *Session_device_info(SessionObject *so, PyObject *arg) {
   rdev_device_info_t info;
   SESSION_CALL(so, rc, rdev_device_info(so->s, dev, &info));
   if (rc) return err_fail(rc);
-  return Py_BuildValue("(snn)", info.name, (Py_ssize_t)info.total_bytes, (Py_ssize_t)info.free_bytes);
+  return Py_BuildValue("(snnnn)", info.name, (Py_ssize_t)info.total_bytes, (Py_ssize_t)info.free_bytes,
+                       (Py_ssize_t)info.quota_bytes, (Py_ssize_t)info.used_bytes);
 }
 
 static PyObject *Session_set_device(SessionObject *so, PyObject *arg) {
@@ -296,7 +297,8 @@ static PyMethodDef Session_methods[] = {
     {"info", (PyCFunction)Session_info, METH_NOARGS, "(version, backend, identity, device_count, max_chunk)"},
     {"kernels", (PyCFunction)Session_kernels, METH_NOARGS, "[(name, doc, ((param, type), ...)), ...]"},
     {"device_count", (PyCFunction)Session_device_count, METH_NOARGS, NULL},
-    {"device_info", (PyCFunction)Session_device_info, METH_O, "(name, total_bytes, free_bytes)"},
+    {"device_info", (PyCFunction)Session_device_info, METH_O,
+     "(name, total_bytes, free_bytes, quota_bytes, used_bytes)"},
     {"set_device", (PyCFunction)Session_set_device, METH_O, NULL},
     {"get_device", (PyCFunction)Session_get_device, METH_NOARGS, NULL},
     {"mem_info", (PyCFunction)Session_mem_info, METH_NOARGS, "(free, total) of the current device"},

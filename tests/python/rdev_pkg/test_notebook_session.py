@@ -12,6 +12,7 @@ synchronize blocked by a host function leaving the session usable.
 import contextlib
 import io
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -150,6 +151,7 @@ def test_session_overview(session):
     text = session.overview()
     assert session.target in text and "device 0" in text and "device 1" in text and "backend" in text
     assert "1.0 MiB of device memory in arrays" in text and "open streams" in text, text
+    assert re.search(r"device 0 \S+: 1\.0 MiB in use of \S+ MiB, \S+ MiB of \S+ MiB free on the device", text), text
     buf = io.StringIO()
     rdev.info(file=buf)
     assert buf.getvalue().strip() == session.overview().strip()
