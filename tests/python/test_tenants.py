@@ -1767,6 +1767,23 @@ class JobTokenTest(TenantTest):
         self.assert_log(rf"session closed: .* session={number} .* job=short")
         self.check_bystander()
 
+    def test_the_client_library_reads_the_token_from_RDEV_TOKEN_FILE(self):
+        path = os.path.join(self.dir, "job-token")
+        with open(path, "w") as f:
+            f.write(self.mint(job="filed") + "\n")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("RDEV_")}
+        run = lambda e: subprocess.run([RDEV_CLI, "--target", self.srv.addr, "info"], env=e,  # noqa: E731
+                                       capture_output=True, text=True, timeout=60)
+        r = run(dict(env, RDEV_TOKEN_FILE=path))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"(?m)^identity:\s+batch$")
+        self.assertRegex(r.stdout, r"(?m)^devices:\s+1$")
+        r = run(dict(env, RDEV_TOKEN_FILE=path, RDEV_TOKEN=TOKENS["alice"]))  # RDEV_TOKEN comes first
+        self.assertRegex(r.stdout, r"(?m)^identity:\s+alice$")
+        r = run(dict(env, RDEV_TOKEN_FILE=path + ".missing"))
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("RDEV_TOKEN_FILE", r.stderr)
+
     def test_a_new_signing_key_ends_sessions_and_refuses_old_tokens(self):
         old = self.mint()
         s = self.open(token=old)
