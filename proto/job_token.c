@@ -103,7 +103,8 @@ static int check_claims(const rdev_job_claims_t *c, char *msg, size_t cap) {
   for (int i = 0; i < c->nservers; i++)
     if (!name_ok(c->servers[i], strlen(c->servers[i]))) return fail(msg, cap, "job token: bad server name");
   if (!c->devices) return fail(msg, cap, "job token: no devices");
-  if (c->exp <= 0) return fail(msg, cap, "job token: no expiry");
+  if (c->exp <= 0 || c->exp > 999999999999LL)
+    return fail(msg, cap, "job token: expiry not in Unix seconds (1..12 digits)");
   return RDEV_OK;
 }
 

@@ -138,13 +138,14 @@ static void health_check(srv_t *srv, grpc_call *call, grpc_byte_buffer *payload)
   srv_call_respond(call, rdev_wire_encode(grpc_health_v1_HealthCheckResponse_fields, &r, NULL), GRPC_STATUS_OK, NULL);
 }
 
-static void host_func_done(srv_t *srv, srv_tenant_t *t, grpc_call *call, grpc_byte_buffer *payload) {
+static void host_func_done(srv_t *srv, srv_tenant_t *t, const srv_grant_t *g, grpc_call *call,
+                           grpc_byte_buffer *payload) {
   rdev_v1_HostFuncDoneRequest q = rdev_v1_HostFuncDoneRequest_init_zero;
   if (!rdev_wire_decode(payload, rdev_v1_HostFuncDoneRequest_fields, &q, NULL)) {
     srv_call_respond(call, NULL, GRPC_STATUS_INVALID_ARGUMENT, "malformed HostFuncDoneRequest");
     return;
   }
-  if (srv_host_func_done(srv, t, q.session, q.stream, q.seq) != 0) {
+  if (srv_host_func_done(srv, t, g->job, q.session, q.stream, q.seq) != 0) {
     srv_call_respond(call, NULL, GRPC_STATUS_NOT_FOUND, "no such host function waits");
     return;
   }
@@ -157,7 +158,7 @@ static void on_accept(srv_op_t *op, int ok) {
   srv_t *srv = a->srv;
   if (ok && !atomic_load(&srv->shutting_down)) arm(srv, a->kind, a->shard);
   srv_tenant_t *t = NULL;
-  srv_grant_t grant;
+  srv_grant_t grant = {.devices = ~0ULL};
   if (ok && a->kind != K_HEALTH && a->kind != K_UNKNOWN) {
     const char *why;
     grpc_status_code code;
@@ -167,8 +168,8 @@ static void on_accept(srv_op_t *op, int ok) {
     }
     if (!t) {
       char *peer = grpc_call_get_peer(a->call);
-      srv_audit(SRV_LOG_WARN, "authentication failed", NULL, peer, "reason=%s%s%s", why, grant.job[0] ? " job=" : "",
-                grant.job);
+      srv_audit(SRV_LOG_WARN, "authentication failed", NULL, peer, "reason=%s%s%s", why,
+                grant.job[0] ? " claimed_job=" : "", grant.job); /* unverified unless the MAC passed */
       gpr_free(peer);
       srv_call_respond(a->call, NULL, code, code == GRPC_STATUS_UNAUTHENTICATED ? "authentication failed" : why);
       ok = 0; /* answered */
@@ -186,7 +187,7 @@ static void on_accept(srv_op_t *op, int ok) {
       case K_INFO: srv_call_respond(a->call, info_reply(srv, t, &grant), GRPC_STATUS_OK, NULL); break;
       case K_LIST: srv_call_respond(a->call, list_reply(srv, t, &grant), GRPC_STATUS_OK, NULL); break;
       case K_HEALTH: health_check(srv, a->call, a->payload); break;
-      case K_DONE: host_func_done(srv, t, a->call, a->payload); break;
+      case K_DONE: host_func_done(srv, t, &grant, a->call, a->payload); break;
       case K_JOB + SRV_JOB_SUBMIT:
       case K_JOB + SRV_JOB_GET:
       case K_JOB + SRV_JOB_WATCH:

@@ -385,7 +385,7 @@ void srv_sessions_end_all(srv_t *srv);
 /* HostFuncDone (ops_host.c): opens the gate of the blocking host function
  * of request seq on stream of the session whose key is key, if tenant t
  * owns that session and the function waits; 0, else -1. Any thread. */
-int srv_host_func_done(srv_t *srv, srv_tenant_t *t, const char *key, uint64_t stream, uint64_t seq);
+int srv_host_func_done(srv_t *srv, srv_tenant_t *t, const char *job, const char *key, uint64_t stream, uint64_t seq);
 
 /* In-process sessions: the same request handling without a call, for
  * tests and the fuzz harnesses (tests/fuzz/). Each reply is handed to fn

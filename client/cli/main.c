@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -101,16 +102,21 @@ static int cmd_token_key(void) {
 static int read_key_file(const char *path, uint8_t key[RDEV_JOB_KEY_LEN]) {
   FILE *f = fopen(path, "r");
   char line[256] = "";
+  struct stat st;
   if (!f || !fgets(line, sizeof line, f)) {
     fprintf(stderr, "rdev: token mint: cannot read %s: %s\n", path, f ? "empty" : strerror(errno));
     if (f) fclose(f);
     return -1;
   }
+  if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
+    fprintf(stderr, "rdev: token mint: warning: %s may be read by others (mode %03o): chmod 600 it\n", path,
+            (unsigned)(st.st_mode & 0777));
   fclose(f);
   const char *h = strstr(line, "hex:");
   size_t n = h ? strspn(h + 4, "0123456789abcdefABCDEF") : 0;
   if (n != 2 * RDEV_JOB_KEY_LEN) {
     fprintf(stderr, "rdev: token mint: %s: expected hex:<64 hex digits>\n", path);
+    OPENSSL_cleanse(line, sizeof line);
     return -1;
   }
   for (int i = 0; i < RDEV_JOB_KEY_LEN; i++) {
@@ -118,6 +124,7 @@ static int read_key_file(const char *path, uint8_t key[RDEV_JOB_KEY_LEN]) {
     sscanf(h + 4 + 2 * i, "%2x", &v);
     key[i] = (uint8_t)v;
   }
+  OPENSSL_cleanse(line, sizeof line);
   return 0;
 }
 
@@ -135,13 +142,28 @@ static int split_names(const char *list, char (*out)[RDEV_JOB_TOKEN_NAME_MAX], i
   return n;
 }
 
+/* A whole number 0..max from v, or -1. */
+static long long whole(const char *v, long long max) {
+  char *end;
+  errno = 0;
+  long long n = strtoll(v, &end, 10);
+  return errno || end == v || *end || n < 0 || n > max ? -1 : n;
+}
+
 static int cmd_token_mint(int argc, char **argv) {
   rdev_job_claims_t c = {0};
   const char *key_file = NULL;
   long long ttl = -1, expires = -1;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!v) break;
+    if (!v) {
+      fprintf(stderr, "rdev: token mint: %s wants a value\n", a);
+      return 2;
+    }
+    if ((!strcmp(a, "--tenant") || !strcmp(a, "--job")) && strlen(v) >= RDEV_JOB_TOKEN_NAME_MAX) {
+      fprintf(stderr, "rdev: token mint: %s: at most %d characters\n", a, RDEV_JOB_TOKEN_NAME_MAX - 1);
+      return 2;
+    }
     if (!strcmp(a, "--key-file"))
       key_file = v;
     else if (!strcmp(a, "--tenant"))
@@ -162,11 +184,17 @@ static int cmd_token_mint(int argc, char **argv) {
           c.devices |= 1ull << d;
       }
       if (n <= 0) c.devices = 0;
-    } else if (!strcmp(a, "--ttl"))
-      ttl = atoll(v);
-    else if (!strcmp(a, "--expires"))
-      expires = atoll(v);
-    else {
+    } else if (!strcmp(a, "--ttl")) {
+      if ((ttl = whole(v, 100LL * 365 * 86400)) < 0) {
+        fprintf(stderr, "rdev: token mint: --ttl: seconds, 0..3153600000\n");
+        return 2;
+      }
+    } else if (!strcmp(a, "--expires")) {
+      if ((expires = whole(v, 999999999999LL)) < 0) {
+        fprintf(stderr, "rdev: token mint: --expires: Unix seconds (at most 12 digits)\n");
+        return 2;
+      }
+    } else {
       fprintf(stderr, "rdev: token mint: unknown option '%s'\n", a);
       return 2;
     }

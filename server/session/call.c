@@ -219,15 +219,23 @@ int srv_session_resume(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_t
     return 1;
   }
   srv_session_t *s = srv_session_find(srv, key, NULL);
-  if (s && (s->tenant != tenant || strcmp(s->grant.job, grant->job) != 0)) {
-    /* another tenant's or job's credentials: the session is not theirs */
+  if (s && (s->tenant != tenant || strcmp(s->grant.job, grant->job) != 0 || s->grant.devices != grant->devices)) {
+    /* another tenant's or job's credentials, or a token of other devices: the session is not theirs */
     char *peer = grpc_call_get_peer(call);
-    srv_audit(SRV_LOG_WARN, "resume refused", tenant->name, peer, "session=%llu reason=another %s's session",
-              (unsigned long long)s->id, s->tenant != tenant ? "tenant" : "job");
+    srv_audit(SRV_LOG_WARN, "resume refused", tenant->name, peer, "session=%llu reason=%s", (unsigned long long)s->id,
+              s->tenant != tenant                     ? "another tenant's session"
+              : strcmp(s->grant.job, grant->job) != 0 ? "another job's session"
+                                                      : "a job token for other devices");
     gpr_free(peer);
     srv_session_unref(s);
     srv_call_respond(call, NULL, GRPC_STATUS_PERMISSION_DENIED, "resume: the session is another tenant's");
     return 1;
+  }
+  if (s && grant->job[0]) { /* the resuming token's expiry and key from now on (same job, same devices) */
+    pthread_mutex_lock(&s->mu);
+    s->grant.expires_ms = grant->expires_ms;
+    s->grant.key_gen = grant->key_gen;
+    pthread_mutex_unlock(&s->mu);
   }
   grpc_call *old = NULL;
   int busy = 0;
@@ -305,7 +313,12 @@ int srv_session_resume(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_t
  * its audit line written, its kept replies dropped. */
 static void expire(srv_session_t *s) {
   srv_session_release(s);
-  srv_session_closed(s, s->expiring == 2 ? "unacknowledged replies over the tenant's cap" : "resume window passed");
+  pthread_mutex_lock(&s->mu);
+  const char *why = s->end_why; /* a job token's end, say */
+  pthread_mutex_unlock(&s->mu);
+  srv_session_closed(s, why                ? why
+                        : s->expiring == 2 ? "unacknowledged replies over the tenant's cap"
+                                           : "resume window passed");
   pthread_mutex_lock(&s->mu);
   srv_drop_queue(s);
   pthread_mutex_unlock(&s->mu);
@@ -325,12 +338,12 @@ static void *reaper_main(void *arg) {
     srv_session_t *due = NULL;
     for (srv_session_t *s = srv->sessions; s; s = s->next) {
       const char *why;
-      if (s->grant.job[0] && srv_grant_valid(s->tenant, &s->grant, &why) != 0) { /* a job token's end */
-        pthread_mutex_lock(&s->mu);
-        int ending = s->end_why != NULL || s->released;
-        pthread_mutex_unlock(&s->mu);
-        if (!ending) srv_session_end(s, why, GRPC_STATUS_UNAUTHENTICATED, why);
-      }
+      pthread_mutex_lock(&s->mu);
+      srv_grant_t g = s->grant;
+      int ending = s->end_why != NULL || s->released;
+      pthread_mutex_unlock(&s->mu);
+      if (g.job[0] && !ending && srv_grant_valid(s->tenant, &g, &why) != 0) /* a job token's end */
+        srv_session_end(s, why, GRPC_STATUS_UNAUTHENTICATED, why);
       pthread_mutex_lock(&s->mu);
       int go =
           s->detached && (now >= s->detached_until || draining || s->over_cap || s->end_why) && srv_session_ref_live(s);

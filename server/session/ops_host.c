@@ -80,9 +80,13 @@ bool srv_gates_holding(srv_session_t *s, uint64_t stream) {
   return held;
 }
 
-int srv_host_func_done(srv_t *srv, srv_tenant_t *t, const char *key, uint64_t stream, uint64_t seq) {
+int srv_host_func_done(srv_t *srv, srv_tenant_t *t, const char *job, const char *key, uint64_t stream, uint64_t seq) {
   srv_session_t *s = srv_session_find(srv, key, t);
   if (!s) return -1;
+  if (strcmp(s->grant.job, job) != 0) { /* a job token answers its own job's sessions only (set at open) */
+    srv_session_unref(s);
+    return -1;
+  }
   pthread_mutex_lock(&s->mu);
   srv_gate_t *g = s->gates;
   while (g && !(g->seq == seq && g->stream == stream && g->block && !g->open)) g = g->next;

@@ -175,9 +175,12 @@ srv_session_t *srv_session_new(srv_t *srv, grpc_call *call, gpr_timespec deadlin
   pthread_mutex_lock(&tenant->mu);
   int removed = tenant->removed; /* a reload may have removed it since authentication */
   pthread_mutex_unlock(&tenant->mu);
+  const char *why = NULL;
+  int invalid = srv_grant_valid(tenant, &s->grant, &why) != 0; /* or changed its key */
   srv_audit(SRV_LOG_INFO, "session opened", s->tenant->name, s->peer, "session=%llu%s%s", (unsigned long long)s->id,
             s->grant.job[0] ? " job=" : "", s->grant.job);
   if (removed) srv_session_end(s, "tenant removed", GRPC_STATUS_PERMISSION_DENIED, "tenant removed");
+  if (invalid && !removed) srv_session_end(s, why, GRPC_STATUS_UNAUTHENTICATED, why);
   pthread_mutex_unlock(&srv->mu);
   return s;
 }

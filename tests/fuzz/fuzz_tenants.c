@@ -92,6 +92,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   static const uint8_t key[RDEV_JOB_KEY_LEN] = {7};
   CHECK(rdev_job_token_check_mac(text, size, key) != 0); /* a MAC is not guessed */
+  /* and the bytes as a token's claims, base64url-encoded as a minter would */
+  static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  char tok[RDEV_JOB_TOKEN_MAX + 8] = RDEV_JOB_TOKEN_PREFIX;
+  size_t o = sizeof RDEV_JOB_TOKEN_PREFIX - 1;
+  for (size_t i = 0; i < size && o + 4 < sizeof tok - 6; i += 3) {
+    uint32_t v =
+        (uint32_t)data[i] << 16 | (i + 1 < size ? (uint32_t)data[i + 1] << 8 : 0) | (i + 2 < size ? data[i + 2] : 0);
+    tok[o++] = b64[v >> 18 & 63];
+    tok[o++] = b64[v >> 12 & 63];
+    if (i + 1 < size) tok[o++] = b64[v >> 6 & 63];
+    if (i + 2 < size) tok[o++] = b64[v & 63];
+  }
+  memcpy(tok + o, ".AAAA", 5);
+  if (rdev_job_token_claims(tok, o + 5, &c, msg, sizeof msg) == 0)
+    CHECK(c.tenant[0] && c.job[0] && c.nservers >= 1 && c.devices != 0 && c.exp > 0 && c.exp <= 999999999999LL);
   free(text);
   return 0;
 }

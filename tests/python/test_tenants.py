@@ -1767,6 +1767,29 @@ class JobTokenTest(TenantTest):
         self.assert_log(rf"session closed: .* session={number} .* job=short")
         self.check_bystander()
 
+    def test_only_a_token_of_the_same_job_and_devices_resumes_its_session(self):
+        spec = dict(self.SPEC, batch=dict(self.SPEC["batch"], devices="0,1"))
+        self.reload(spec)
+        tok = self.mint(job="j1", devices="0,1")
+        a = Session(self.stub, tok, metadata=[("rdev-resumable", "1")], timeout=30)
+        self.sessions.append(a)
+        a.ok(malloc=pb.Malloc(device=0, size=4096))
+        key = dict(a.replies.initial_metadata())["rdev-session-key"]
+
+        def refused(token, why, tenant="batch"):
+            s = Session(self.stub, token, timeout=10, metadata=[("rdev-resume", key), ("rdev-resume-acked", "0")])
+            self.sessions.append(s)
+            with self.assertRaises(grpc.RpcError) as e:
+                s.call(mem_info=pb.MemInfo(device=0))
+            self.assertEqual(e.exception.code(), SC.PERMISSION_DENIED, e.exception.details())
+            self.assert_log(audit_re("resume refused", tenant, PEER, rf"session=\d+ reason={re.escape(why)}"))
+
+        refused(self.mint(job="j2", devices="0,1"), "another job's session")
+        refused(self.mint(job="j1", devices="0"), "a job token for other devices")  # no narrower nor wider
+        refused(TOKENS["bystander"], "another tenant's session", tenant="bystander")
+        self.assertEqual(a.ok(mem_info=pb.MemInfo(device=1)).status, 0)  # untouched by the refusals
+        self.check_bystander()
+
     def test_the_client_library_reads_the_token_from_RDEV_TOKEN_FILE(self):
         path = os.path.join(self.dir, "job-token")
         with open(path, "w") as f:

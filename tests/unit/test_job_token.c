@@ -84,6 +84,9 @@ START_TEST(test_bad_claims_are_not_minted) {
   c.exp = 0;
   ck_assert_int_eq(rdev_job_token_mint(&c, KEY, tok, sizeof tok, msg, sizeof msg), RDEV_INVALID_PARAM);
   c = claims();
+  c.exp = 1700000000000; /* milliseconds by mistake: 13 digits */
+  ck_assert_int_eq(rdev_job_token_mint(&c, KEY, tok, sizeof tok, msg, sizeof msg), RDEV_INVALID_PARAM);
+  c = claims();
   c.nservers = 0;
   ck_assert_int_eq(rdev_job_token_mint(&c, KEY, tok, sizeof tok, msg, sizeof msg), RDEV_INVALID_PARAM);
   c = claims(); /* 16 servers of 63 characters do not fit in a token */

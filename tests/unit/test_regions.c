@@ -797,7 +797,7 @@ START_TEST(test_copy_queued_before_remove_completes) {
   memcpy(map, pattern, 2 * n);
   write_bytes(s, buf + n, pattern + n, n); /* what the Read brings back: sync, not on the stream */
   memset(map + n, 0, n);
-  ck_assert_int_eq(srv_host_func_done(&srv, srv.tenants, s->key, st, hf), 0);
+  ck_assert_int_eq(srv_host_func_done(&srv, srv.tenants, "", s->key, st, hf), 0);
   got_t g = reply_to(stream_sync(s, st));
   ck_assert_msg(g.status == RDEV_OK, "stream sync: %d %s", g.status, g.message);
   ck_assert(!answered(w) && !answered(r));

@@ -334,6 +334,8 @@ START_TEST(test_signing_key) {
   snprintf(text, sizeof text, "[tenant jobs]\nsigning_key = %s\nsigning_key = %s\n", key, key);
   parse_fails(text, "t.conf:3: signing_key: one per tenant");
   parse_fails("[tenant j]\nsigning_key = hex:0011\n", "t.conf:2: signing_key: expected hex:<64 hex digits>");
+  snprintf(text, sizeof text, "[tenant a]\nsigning_key = %s\n[tenant b]\nsigning_key = %s\n", key, key);
+  parse_fails(text, "t.conf:4: signing_key: already the key of tenant 'a'");
   parse_fails("[tenant j]\nsigning_key = 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n",
               "t.conf:2: signing_key: expected hex:<64 hex digits>");
 }

@@ -9,7 +9,7 @@
  * that order, MAC the base64url of HMAC-SHA256(key, "rdjt1." BODY). T, J
  * and each server name are 1 to 63 characters of [A-Za-z0-9._:@-]
  * (servers: at most 16); devices are the server's device numbers 0..63;
- * E is the expiry in seconds since the Unix epoch.
+ * E is the expiry in seconds since the Unix epoch, 1 to 12 digits.
  */
 #ifndef RDEV_JOB_TOKEN_H
 #define RDEV_JOB_TOKEN_H
