@@ -33,8 +33,9 @@ enum { SRV_M_H2D, SRV_M_D2H, SRV_M_D2D, SRV_M_DIRS };
  * none or could not be read. */
 #define SRV_M_OPS_MAP(X) \
   X(malloc) \
-  X(free) X(stream_create) X(stream_destroy) X(stream_sync) X(stream_query) X(write) X(read) X(copy) X(memset) \
-      X(launch) X(event_create) X(event_destroy) X(event_record) X(stream_wait_event) X(event_sync) X(event_query) \
+  X(free) \
+  X(stream_create) X(stream_destroy) X(stream_sync) X(stream_query) X(write) X(read) X(copy) X(memset) X(launch) \
+      X(event_create) X(event_destroy) X(event_record) X(stream_wait_event) X(event_sync) X(event_query) \
           X(event_elapsed) X(mem_info) X(host_func) X(value_write) X(value_wait) X(stream_failure_mode) \
               X(stream_abort) X(binary_load) X(binary_unload) X(binary_function) X(launch_function) X(op_run)
 enum {
@@ -76,6 +77,13 @@ void srv_metrics_error(srv_mtenant_t *m, int code);
 static inline void srv_metrics_bytes(srv_mtenant_t *m, int dev, int dir, uint64_t n) {
   if (dev < 0) return;
   atomic_fetch_add_explicit(&m->bytes[dev < SRV_M_DEVS ? dev : SRV_M_DEVS - 1][dir], n, memory_order_relaxed);
+}
+/* Device time ns of work that ran outside the streams (a synchronous
+ * copy or memset on the server's thread): charged as the task observer's. */
+static inline void srv_metrics_busy(srv_mtenant_t *m, int dev, int kernel, uint64_t ns) {
+  if (dev < 0) return;
+  atomic_fetch_add_explicit(&m->busy_ns[dev < SRV_M_DEVS ? dev : SRV_M_DEVS - 1][kernel ? 1 : 0], ns,
+                            memory_order_relaxed);
 }
 /* A failed authentication; why is srv_authenticate's. */
 void srv_metrics_auth_failure(const char *why);
