@@ -88,6 +88,21 @@ class Rdevd:
             return rc, f.read()
 
 
+# Method names a client chooses, which rdevd logs ("unknown method M"): quotes,
+# backslashes, '=', a tab and a control character, and UTF-8.
+ODD_METHODS = ['/a"b\\c/d=e f', '/x\tq/\x01y', '/caf\u00e9/z']
+
+
+def call_odd_methods(target):
+    import grpc
+    with grpc.insecure_channel(target) as ch:
+        for m in ODD_METHODS:
+            try:
+                ch.unary_unary(m)(b"", timeout=5)
+            except grpc.RpcError as e:
+                assert e.code() == grpc.StatusCode.UNIMPLEMENTED, (m, e)
+
+
 def roundtrip(srv, tmp, tenant, size):
     path = os.path.join(tmp, f"{tenant}-{size}.bin")
     with open(path, "wb") as f:
@@ -115,6 +130,7 @@ class PrometheusTest(unittest.TestCase):
                  f"--web.listen-address=127.0.0.1:{web}", "--log.level=warn"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
+            call_odd_methods(srv.target)
             # a wrong token first (its refused calls are counted before the workload's bytes)
             bad = srv.rdev("not-a-token", "info")
             self.assertNotEqual(bad.returncode, 0, "a wrong token was let in")
@@ -192,6 +208,9 @@ class PrometheusTest(unittest.TestCase):
         self.assertEqual(audits[0]["level"], "warn")
         self.assertEqual(audits[0]["msg"], "reason=unknown token")
         self.assertTrue(any(o.get("audit") == "session opened" and o.get("tenant") == "beta" for o in objs), err)
+        msgs = [o["msg"] for o in objs]
+        for m in ODD_METHODS:
+            self.assertIn("unknown method " + m, msgs)
 
 
 # key=value, the value bare (no space, quote or '=') or quoted with \" and \\ escaped
@@ -206,6 +225,7 @@ class LogfmtTest(unittest.TestCase):
         bad = srv.rdev("not-a-token", "info")
         self.assertNotEqual(bad.returncode, 0)
         roundtrip(srv, tmp, "alpha", 1000)
+        call_odd_methods(srv.target)
         rc, err = srv.stop()
         self.assertEqual(rc, 0, err)
         for line in err.splitlines():
@@ -214,6 +234,9 @@ class LogfmtTest(unittest.TestCase):
         self.assertRegex(err, r'(?m)^time=\S+ level=warn audit="authentication failed" tenant=- '
                               r'peer=ipv4:127\.0\.0\.1:\d+ msg="reason=unknown token"$')
         self.assertRegex(err, r'(?m) audit="session opened" tenant=alpha ')
+        self.assertIn(r'msg="unknown method /a\"b\\c/d=e f"', err)
+        self.assertIn(r'msg="unknown method /x\tq/\x01y"', err)
+        self.assertIn('msg="unknown method /caf\u00e9/z"', err)
 
 
 if __name__ == "__main__":
