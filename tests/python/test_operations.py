@@ -11,6 +11,9 @@ one JSON object, the audit line of a wrong token included.
 LogfmtTest: --log-format logfmt lines are key=value pairs, values with spaces
 or quotes quoted.
 
+JobMetricsTest: a detached job's state shows in rdev_jobs, and its session's
+requests count to its tenant.
+
 usage: test_operations.py RDEVD_BINARY RDEV_CLI_BINARY [unittest args]
 """
 import hashlib
@@ -48,7 +51,7 @@ def free_port():
 class Rdevd:
     """rdevd with two tenants (alpha, beta), metrics on a port it picks, stderr to a file."""
 
-    def __init__(self, tmp, log_format):
+    def __init__(self, tmp, log_format, *extra):
         self.tokens = {}
         lines = []
         for name in ("alpha", "beta"):
@@ -62,7 +65,7 @@ class Rdevd:
         self.err = open(self.err_path, "w")
         self.proc = subprocess.Popen(
             [RDEVD, "--listen", "127.0.0.1:0", "--tenants", tenants, "--metrics-listen", "127.0.0.1:0",
-             "--log-format", log_format, "--sim-mem", "64M", "--drain-ms", "2000"],
+             "--log-format", log_format, "--sim-mem", "64M", "--drain-ms", "2000", *extra],
             stdout=subprocess.PIPE, stderr=self.err, text=True)
         first = self.proc.stdout.readline()
         m = re.match(r"rdevd listening on (\S+)", first)
@@ -237,6 +240,32 @@ class LogfmtTest(unittest.TestCase):
         self.assertIn(r'msg="unknown method /a\"b\\c/d=e f"', err)
         self.assertIn(r'msg="unknown method /x\tq/\x01y"', err)
         self.assertIn('msg="unknown method /caf\u00e9/z"', err)
+
+class JobMetricsTest(unittest.TestCase):
+    def test_jobs_by_state(self):
+        """A detached job's state shows in rdev_jobs, and its session's work counts to its tenant."""
+        tmp = tempfile.mkdtemp(prefix="rdev-jobmetrics-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        srv = Rdevd(tmp, "logfmt", "--job-dir", os.path.join(tmp, "jobs"))
+        try:
+            spec = os.path.join(tmp, "job.json")
+            with open(spec, "w") as f:
+                json.dump({"name": "m", "buffers": [{"name": "b", "size": 4096}],
+                           "steps": [{"memset": {"dst": "b", "value": 7, "count": 4096}}],
+                           "outputs": [{"name": "k", "buffer": "b"}]}, f)
+            r = srv.rdev("beta", "job", "submit", spec, "--wait")
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            url = f"http://127.0.0.1:{srv.metrics_port}/metrics"
+            with urllib.request.urlopen(url, timeout=5) as resp:
+                self.assertIn("text/plain; version=0.0.4", resp.headers["Content-Type"])
+                text = resp.read().decode()
+            self.assertIn('\nrdev_jobs{tenant="beta",state="succeeded"} 1\n', text)
+            self.assertIn('\nrdev_jobs{tenant="beta",state="queued"} 0\n', text)
+            self.assertNotIn('rdev_jobs{tenant="alpha"', text)
+            self.assertIn('\nrdev_requests_total{tenant="beta",kind="memset"} 1\n', text)
+        finally:
+            rc, err = srv.stop()
+        self.assertEqual(rc, 0, err)
 
 
 if __name__ == "__main__":
