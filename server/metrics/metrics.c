@@ -62,11 +62,14 @@ int srv_metrics_kind(unsigned which_op) {
   return SRV_M_K_malformed;
 }
 
+/* clang-format off */
 static const char *const kind_names[SRV_M_KINDS] = {
 #define SRV_M_KIND_NAME_(n) #n,
-    SRV_M_OPS_MAP(SRV_M_KIND_NAME_)
+  SRV_M_OPS_MAP(SRV_M_KIND_NAME_)
 #undef SRV_M_KIND_NAME_
-        "malformed"};
+  "malformed"
+};
+/* clang-format on */
 
 /* rdev's status codes, in status.h's order: an error's index is its place here. */
 static const int codes[] = {

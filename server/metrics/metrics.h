@@ -31,20 +31,21 @@ enum { SRV_M_H2D, SRV_M_D2H, SRV_M_D2D, SRV_M_DIRS };
 /* Request kinds: the wire's operations (the Request oneof: X(name) for
  * rdev_v1_Request_<name>_tag), and "malformed" for requests that named
  * none or could not be read. */
+/* clang-format off */
 #define SRV_M_OPS_MAP(X) \
-  X(malloc) \
-  X(free) \
-  X(stream_create) X(stream_destroy) X(stream_sync) X(stream_query) X(write) X(read) X(copy) X(memset) X(launch) \
-      X(event_create) X(event_destroy) X(event_record) X(stream_wait_event) X(event_sync) X(event_query) \
-          X(event_elapsed) X(mem_info) X(host_func) X(value_write) X(value_wait) X(stream_failure_mode) \
-              X(stream_abort) X(binary_load) X(binary_unload) X(binary_function) X(launch_function) X(op_run)
+  X(malloc) X(free) X(stream_create) X(stream_destroy) X(stream_sync) X(stream_query) X(write)       \
+  X(read) X(copy) X(memset) X(launch) X(event_create) X(event_destroy) X(event_record)               \
+  X(stream_wait_event) X(event_sync) X(event_query) X(event_elapsed) X(mem_info) X(host_func)        \
+  X(value_write) X(value_wait) X(stream_failure_mode) X(stream_abort) X(binary_load)                 \
+  X(binary_unload) X(binary_function) X(launch_function) X(op_run)
 enum {
 #define SRV_M_KIND_ENUM_(n) SRV_M_K_##n,
   SRV_M_OPS_MAP(SRV_M_KIND_ENUM_)
 #undef SRV_M_KIND_ENUM_
-      SRV_M_K_malformed,
+  SRV_M_K_malformed,
   SRV_M_KINDS
 };
+/* clang-format on */
 #define SRV_M_CODES 48 /* error codes with their own series (rdev's status map has fewer) */
 
 /* One tenant's counters. Written with relaxed atomics by any thread;
