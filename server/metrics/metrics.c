@@ -328,6 +328,29 @@ static void job_line(void *user, const char *tenant, const char *state, int n) {
   put(o, "rdev_jobs{tenant=\"%s\",state=\"%s\"} %d\n", label(tenant, t, sizeof t), state, n);
 }
 
+/* When the process started (Unix time): the boot time of /proc/stat plus
+ * the start of /proc/self/stat (field 22, in clock ticks); 0 if unknown. */
+static double start_time(void) {
+  unsigned long long btime = 0, ticks = 0;
+  char line[256];
+  FILE *f = fopen("/proc/stat", "r");
+  if (f) {
+    while (fgets(line, sizeof line, f))
+      if (sscanf(line, "btime %llu", &btime) == 1) break;
+    fclose(f);
+  }
+  char stat[1024];
+  f = fopen("/proc/self/stat", "r");
+  size_t n = f ? fread(stat, 1, sizeof stat - 1, f) : 0;
+  if (f) fclose(f);
+  stat[n] = '\0';
+  const char *p = strrchr(stat, ')'); /* the command may hold spaces: fields count from after it */
+  for (int field = 2; p && field < 22; field++) p = strchr(p + 1, ' ');
+  if (!p || sscanf(p + 1, "%llu", &ticks) != 1 || !btime) return 0;
+  long hz = sysconf(_SC_CLK_TCK);
+  return (double)btime + (double)ticks / (double)(hz > 0 ? hz : 100);
+}
+
 static void process_gauges(out_t *o) {
   long page = sysconf(_SC_PAGESIZE);
   unsigned long long vsz = 0, rss = 0;
@@ -360,6 +383,11 @@ static void process_gauges(out_t *o) {
   put(o, "process_open_fds %d\n", fds);
   family(o, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
   put(o, "process_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
+  double start = start_time();
+  if (start > 0) {
+    family(o, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.");
+    put(o, "process_start_time_seconds %.2f\n", start);
+  }
 }
 
 int srv_metrics_render(srv_t *srv, char **out, size_t *len) {

@@ -214,6 +214,7 @@ START_TEST(test_metrics_count_two_tenants) {
   ck_assert_msg(sample(m, "process_resident_memory_bytes") > (1 << 20), "resident memory");
   ck_assert_msg(sample(m, "process_open_fds") > 3, "open fds");
   ck_assert_msg(sample(m, "process_cpu_seconds_total") > 0, "cpu seconds");
+  ck_assert_msg(sample(m, "process_start_time_seconds") > 1.6e9, "start time");
   ck_assert_ptr_nonnull(strstr(m, "# TYPE rdev_copy_bytes_total counter\n"));
   ck_assert_ptr_nonnull(strstr(m, "# TYPE rdev_slot_wait_seconds histogram\n"));
   free(m);
