@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
+#include <grpc/support/log.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,8 +314,17 @@ void srv_close(srv_t *srv) {
   pthread_cond_destroy(&srv->cv);
 }
 
+/* gRPC's own log lines, in logfmt or JSON, through srv_log like every other. */
+static void grpc_log_line(gpr_log_func_args *a) {
+  int level = a->severity == GPR_LOG_SEVERITY_ERROR  ? SRV_LOG_ERROR
+              : a->severity == GPR_LOG_SEVERITY_INFO ? SRV_LOG_INFO
+                                                     : SRV_LOG_DEBUG;
+  srv_log(level, "grpc: %s (%s:%d)", a->message ? a->message : "", a->file ? a->file : "?", a->line);
+}
+
 int srv_start(srv_t *srv) {
   if (srv_open(srv) != 0) return -1;
+  if (srv_log_format != SRV_LOGF_TEXT) gpr_set_log_function(grpc_log_line);
   srv->nthreads = srv->cfg.threads;
   srv->cqs = calloc((size_t)srv->nthreads, sizeof *srv->cqs);
   srv->threads = calloc((size_t)srv->nthreads, sizeof *srv->threads);
