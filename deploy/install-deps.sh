@@ -10,6 +10,8 @@ PKGS=(
   libgrpc-dev protobuf-compiler protobuf-compiler-grpc
   nanopb libnanopb-dev
   libcurl4-openssl-dev libssl-dev libyaml-dev
+  libmicrohttpd-dev  # rdevd's metrics endpoint (server/metrics/)
+  prometheus  # tests/python/test_operations.py: a real Prometheus scrapes rdevd
   libffi-dev  # the acl backend calls CANN's operators through it (runtime/acl/acl_ops.c)
   openssl  # tests make their TLS certificates with it
   curl  # tests/bench/jobs: the baseline (curl | curl -T -)

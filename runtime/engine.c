@@ -167,7 +167,9 @@ static void *stream_worker(void *arg) {
       int skip = atomic_load_explicit(&s->stop_on_failure, memory_order_relaxed) && err != RDEV_OK &&
                  err != RDEV_RT_STREAM_ABORT && on_device(t);
       int rc = RDEV_OK;
-      uint64_t t0 = 0;
+      uint64_t t0 = 0, tw = 0;
+      void (*observe)(void *, int, uint32_t, int, uint64_t, uint64_t) = s->eng->task_done;
+      if (observe && !aborted && !skip && on_device(t)) tw = rdev_clock_now_ns();
       int held = aborted || skip || !on_device(t) ? 0 : eng_slot_acquire(s); /* an execution slot? */
       if (skip && !aborted) {
         eng_slot_forget(s); /* it may have queued for this task when it released its last slot */
@@ -177,8 +179,12 @@ static void *stream_worker(void *arg) {
         discard_task(t);
         held = 0;
       } else {
-        if (held) t0 = rdev_clock_now_ns();
+        if (held || tw) t0 = rdev_clock_now_ns();
+        int kernel = t->op == RT_TASK_KERNEL || t->op == RT_TASK_OP;
         rc = exec_task(s, t);
+        if (tw)
+          observe(s->eng->task_done_user, s->dev->index, atomic_load_explicit(&s->group_id, memory_order_relaxed),
+                  kernel, held ? t0 - tw : 0, rdev_clock_now_ns() - t0);
       }
       if (rc != RDEV_OK) { /* kept at once: a synchronize or a vacancy check sees it with the head */
         pthread_mutex_lock(&s->mu);

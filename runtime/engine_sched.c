@@ -68,6 +68,7 @@ int rt_engine_stream_set_group(rdev_rt_stream_t *st, uint32_t group, uint32_t we
     g->weight = weight;
     g->cap = max_slots;
     s->group = g;
+    atomic_store_explicit(&s->group_id, group, memory_order_relaxed);
     pthread_cond_broadcast(&s->dev->sched_cv); /* a cap may have changed */
   }
   pthread_mutex_unlock(&s->dev->sched_mu);

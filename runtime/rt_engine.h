@@ -69,6 +69,7 @@ typedef struct eng_stream {
   atomic_uint_fast64_t discard_to; /* tasks below this index are discarded (rdev_rt_stream_discard) */
   eng_group_t *group;              /* scheduling group (under dev->sched_mu) */
   eng_group_t *held;               /* the group charged for the slot it holds, or NULL */
+  atomic_uint group_id;            /* the group's id, for the task observer (no lock) */
   struct eng_stream *wnext;        /* dev->waitq link (under dev->sched_mu) */
   struct eng_stream *prev, *next;
   atomic_int refs; /* its creator's, and a batch's that holds its wake back (rt_engine_batch) */
@@ -88,8 +89,10 @@ struct rt_engine {
   rdev_rt_t *rt;
   int ndev;
   eng_dev_t *devs;
-  unsigned depth;     /* tasks a stream queues before submitters block */
-  pthread_mutex_t mu; /* streams and events lists */
+  unsigned depth; /* tasks a stream queues before submitters block */
+  void (*task_done)(void *user, int dev, uint32_t group, int kernel, uint64_t wait_ns, uint64_t run_ns);
+  void *task_done_user; /* rdev_rt_config_t's observer of device tasks, or NULL */
+  pthread_mutex_t mu;   /* streams and events lists */
   eng_stream_t *streams;
   eng_event_t *events;
 };

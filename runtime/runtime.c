@@ -42,6 +42,8 @@ int rdev_rt_open(const rdev_rt_config_t *cfg, rdev_rt_t **out) {
     free(rt);
     return rc;
   }
+  rt->eng->task_done = cfg->task_done;
+  rt->eng->task_done_user = cfg->task_done_user;
   rt_staging_init(rt);
   *out = rt;
   return RDEV_OK;

@@ -31,22 +31,87 @@
 #define STR(x) STR_(x)
 
 int srv_log_level = SRV_LOG_INFO;
+int srv_log_format = SRV_LOGF_TEXT;
 
-void srv_log(int level, const char *fmt, ...) {
-  if (level > srv_log_level) return;
+/* Appends v to line[*n..cap) as a logfmt value (quoted when it is empty
+ * or holds a space, '"', '=' or a control character) or a JSON string
+ * (always quoted); '"' and '\\' escaped, control characters as \n, \t or
+ * \u00XX (JSON) / \xXX (logfmt). Stops short of cap, leaving room for
+ * the closing quote and NUL. */
+static void put_value(char *line, size_t cap, size_t *n, const char *v, int json) {
+  int quote = json || !*v;
+  for (const char *p = v; *p && !quote; p++)
+    quote = *p == ' ' || *p == '"' || *p == '=' || (unsigned char)*p < 0x20 || *p == 0x7f;
+  size_t j = *n;
+  if (quote && j + 2 < cap) line[j++] = '"';
+  for (const unsigned char *p = (const unsigned char *)v; *p && j + 8 < cap; p++) {
+    if (*p == '"' || *p == '\\') {
+      line[j++] = '\\';
+      line[j++] = (char)*p;
+    } else if (*p == '\n') {
+      line[j++] = '\\';
+      line[j++] = 'n';
+    } else if (*p == '\t') {
+      line[j++] = '\\';
+      line[j++] = 't';
+    } else if (*p < 0x20 || *p == 0x7f) {
+      j += (size_t)snprintf(line + j, cap - j, json ? "\\u%04x" : "\\x%02x", *p);
+    } else {
+      line[j++] = (char)*p;
+    }
+  }
+  if (quote) line[j++] = '"';
+  line[j] = '\0';
+  *n = j;
+}
+
+/* One line of the log, in srv_log_format: the message msg, and for an
+ * audit line its kind, tenant and peer. */
+static void emit(int level, const char *audit, const char *tenant, const char *peer, char *msg) {
   static const char *names[] = {"error", "warn", "info", "debug"};
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   struct tm tm;
   gmtime_r(&ts.tv_sec, &tm);
-  char line[1024];
-  int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ rdevd %s: ", tm.tm_year + 1900,
-                   tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, names[level]);
+  char when[80];
+  snprintf(when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+           tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+  if (srv_log_format == SRV_LOGF_TEXT) {
+    if (audit)
+      fprintf(stderr, "%s rdevd %s: audit: %s: tenant=%s peer=%s %s\n", when, names[level], audit, tenant, peer, msg);
+    else
+      fprintf(stderr, "%s rdevd %s: %s\n", when, names[level], msg);
+    return;
+  }
+  int json = srv_log_format == SRV_LOGF_JSON;
+  rdev_wire_utf8_fix(msg, strlen(msg)); /* JSON strings are UTF-8 */
+  char line[16384];                     /* each value takes at most 2600 bytes escaped: six of them and the keys fit */
+  size_t n = 0;
+  const char *keys[] = {"time", "level", "audit", "tenant", "peer", "msg"};
+  const char *vals[] = {when, names[level], audit, tenant, peer, msg};
+  if (json) line[n++] = '{';
+  for (int i = 0; i < 6; i++) {
+    if (!vals[i]) continue;
+    char v[1024];
+    snprintf(v, sizeof v, "%s", vals[i]);
+    rdev_wire_utf8_fix(v, strlen(v));
+    if (n > 1 || (!json && n)) line[n++] = json ? ',' : ' ';
+    n += (size_t)snprintf(line + n, sizeof line - n, json ? "\"%s\":" : "%s=", keys[i]);
+    put_value(line, n + 2600, &n, v, json);
+  }
+  if (json) line[n++] = '}';
+  line[n++] = '\n';
+  fwrite(line, 1, n, stderr);
+}
+
+void srv_log(int level, const char *fmt, ...) {
+  if (level > srv_log_level) return;
+  char msg[1024];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "%s\n", line);
+  emit(level, NULL, NULL, NULL, msg);
 }
 
 void srv_audit(int level, const char *kind, const char *tenant, const char *peer, const char *fmt, ...) {
@@ -56,7 +121,7 @@ void srv_audit(int level, const char *kind, const char *tenant, const char *peer
   va_start(ap, fmt);
   vsnprintf(rest, sizeof rest, fmt, ap);
   va_end(ap);
-  srv_log(level, "audit: %s: tenant=%s peer=%s %s", kind, tenant ? tenant : "-", peer ? peer : "-", rest);
+  emit(level, kind, tenant ? tenant : "-", peer ? peer : "-", rest);
 }
 
 /* ---- text files ---------------------------------------------------------------- */
@@ -263,6 +328,15 @@ int srv_config_set(srv_config_t *cfg, const char *key, const char *v, const char
     if (parse_int(v, 0, 3600000, &cfg->drain_ms)) return *err = "drain-ms: 0..3600000", -1;
   } else if (!strcmp(key, "resume-ms")) {
     if (parse_int(v, 0, 3600000, &cfg->resume_ms)) return *err = "resume-ms: 0..3600000", -1;
+  } else if (!strcmp(key, "log-format")) {
+    static const char *lf[] = {"text", "logfmt", "json"};
+    int i;
+    for (i = 0; i < 3 && strcmp(v, lf[i]); i++) {}
+    if (i == 3) return *err = "log-format: text, logfmt or json", -1;
+    cfg->log_format = i;
+  } else if (!strcmp(key, "metrics-listen")) {
+    if (set_string(cfg->metrics_listen, sizeof cfg->metrics_listen, v))
+      return *err = "metrics-listen: PORT, HOST:PORT or [V6]:PORT", -1;
   } else if (!strcmp(key, "log-level")) {
     static const char *lv[] = {"error", "warn", "info", "debug"};
     int i;

@@ -3,7 +3,8 @@
  * them and the config file), the open-mode address check, and signals.
  * SIGTERM and SIGINT drain the server and exit 0; the address actually bound
  * is printed on stdout as "rdevd listening on ADDR" so that scripts and tests
- * can use --listen 127.0.0.1:0.
+ * can use --listen 127.0.0.1:0, and the metrics port, with --metrics-listen,
+ * as "rdevd metrics on port PORT".
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -120,6 +121,9 @@ static void usage(FILE *out) {
           "  --log-level LEVEL    error, warn, info or debug (default info)\n"
           "  --server-name NAME   the name job tokens must list for this server (default: the\n"
           "                       host's name)\n"
+          "  --log-format F       text (the default), logfmt or json: every log and audit line\n"
+          "  --metrics-listen ADDR  serve Prometheus metrics at http://ADDR/metrics: PORT or :PORT\n"
+          "                       (loopback), HOST:PORT, [V6]:PORT; port 0 picks one. Off by default\n"
           "  --tenants FILE       tenants, tokens and quotas (see deploy/tenants.example); SIGHUP\n"
           "                       reloads it. Without it rdevd serves anyone, on loopback or a\n"
           "                       unix socket only...\n"
@@ -174,6 +178,7 @@ int main(int argc, char **argv) {
     }
   }
   srv_log_level = srv.cfg.log_level;
+  srv_log_format = srv.cfg.log_format;
   char why[320] = "";
   if (!srv.cfg.tenants[0] && !srv.cfg.allow_open && !listen_is_local(srv.cfg.listen, why, sizeof why)) {
     fprintf(stderr,
@@ -209,6 +214,7 @@ int main(int argc, char **argv) {
     int hostlen = colon ? (int)(colon - srv.cfg.listen) : (int)strlen(srv.cfg.listen);
     printf("rdevd listening on %.*s:%d\n", hostlen, srv.cfg.listen, srv.port);
   }
+  if (srv.metrics_http) printf("rdevd metrics on port %d\n", srv.metrics_port);
   fflush(stdout);
   srv_log(SRV_LOG_INFO, "serving %s backend, %d device(s); max-inflight %zu bytes per session", srv.cfg.backend,
           srv.cfg.sim_devices, srv.cfg.max_inflight);

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
+#include <grpc/support/log.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "jobs/jobs.h"
+#include "metrics/metrics.h"
 #include "srv.h"
 
 enum { K_SESSION, K_INFO, K_LIST, K_HEALTH, K_DONE, K_JOB, K_UNKNOWN = K_JOB + SRV_JOB_CALLS };
@@ -122,6 +124,17 @@ static grpc_byte_buffer *list_reply(srv_t *srv, srv_tenant_t *t, const srv_grant
   return rdev_wire_encode(rdev_v1_ListDevicesReply_fields, &r, NULL);
 }
 
+/* Whether rdevd serves: started (every queue armed), not draining, and
+ * the backend answers for its devices. */
+static int serving(srv_t *srv) {
+  int ndev = 0;
+  return atomic_load(&srv->ready) && !atomic_load(&srv->draining) && rdev_rt_device_count(srv->rt, &ndev) == RDEV_OK &&
+         ndev > 0;
+}
+
+/* grpc.health.v1 Check, per service: "" (the server as a whole) and
+ * rdev.v1.Device are SERVING or NOT_SERVING (starting, draining, no
+ * devices); any other name is NOT_FOUND. */
 static void health_check(srv_t *srv, grpc_call *call, grpc_byte_buffer *payload) {
   grpc_health_v1_HealthCheckRequest q = grpc_health_v1_HealthCheckRequest_init_zero;
   if (!rdev_wire_decode(payload, grpc_health_v1_HealthCheckRequest_fields, &q, NULL)) {
@@ -133,8 +146,8 @@ static void health_check(srv_t *srv, grpc_call *call, grpc_byte_buffer *payload)
     return;
   }
   grpc_health_v1_HealthCheckResponse r = grpc_health_v1_HealthCheckResponse_init_zero;
-  r.status = atomic_load(&srv->shutting_down) ? grpc_health_v1_HealthCheckResponse_ServingStatus_NOT_SERVING
-                                              : grpc_health_v1_HealthCheckResponse_ServingStatus_SERVING;
+  r.status = serving(srv) ? grpc_health_v1_HealthCheckResponse_ServingStatus_SERVING
+                          : grpc_health_v1_HealthCheckResponse_ServingStatus_NOT_SERVING;
   srv_call_respond(call, rdev_wire_encode(grpc_health_v1_HealthCheckResponse_fields, &r, NULL), GRPC_STATUS_OK, NULL);
 }
 
@@ -170,6 +183,7 @@ static void on_accept(srv_op_t *op, int ok) {
       char *peer = grpc_call_get_peer(a->call);
       srv_audit(SRV_LOG_WARN, "authentication failed", NULL, peer, "reason=%s%s%s", why,
                 grant.job[0] ? " claimed_job=" : "", grant.job); /* unverified unless the MAC passed */
+      srv_metrics_auth_failure(why);
       gpr_free(peer);
       srv_call_respond(a->call, NULL, code, code == GRPC_STATUS_UNAUTHENTICATED ? "authentication failed" : why);
       ok = 0; /* answered */
@@ -180,6 +194,10 @@ static void on_accept(srv_op_t *op, int ok) {
       case K_SESSION: {
         char msg[256];
         if (srv_session_resume(srv, a->call, a->deadline, t, &grant, &a->md)) break;
+        if (atomic_load(&srv->draining)) { /* sessions open may finish; no new one starts */
+          srv_call_respond(a->call, NULL, GRPC_STATUS_UNAVAILABLE, "the server is draining");
+          break;
+        }
         if (srv_session_start(srv, a->call, a->deadline, t, &grant, &a->md, msg, sizeof msg) != 0)
           srv_call_respond(a->call, NULL, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
         break;
@@ -272,7 +290,8 @@ int srv_open(srv_t *srv) {
                          .sim_unmapped = !srv->cfg.sim_host_view,
                          .acl_lib = srv->cfg.acl_lib[0] ? srv->cfg.acl_lib : NULL,
                          .acl_kernels = srv->cfg.acl_kernels[0] ? srv->cfg.acl_kernels : NULL,
-                         .acl_opapi = srv->cfg.acl_opapi[0] ? srv->cfg.acl_opapi : NULL};
+                         .acl_opapi = srv->cfg.acl_opapi[0] ? srv->cfg.acl_opapi : NULL,
+                         .task_done = srv_metrics_task};
   int err = rdev_rt_open(&rc, &srv->rt);
   if (err) {
     srv_log(SRV_LOG_ERROR, "cannot open the %s backend: %s (%s)", srv->cfg.backend, rdev_strerror(err),
@@ -307,8 +326,17 @@ void srv_close(srv_t *srv) {
   pthread_cond_destroy(&srv->cv);
 }
 
+/* gRPC's own log lines, in logfmt or JSON, through srv_log like every other. */
+static void grpc_log_line(gpr_log_func_args *a) {
+  int level = a->severity == GPR_LOG_SEVERITY_ERROR  ? SRV_LOG_ERROR
+              : a->severity == GPR_LOG_SEVERITY_INFO ? SRV_LOG_INFO
+                                                     : SRV_LOG_DEBUG;
+  srv_log(level, "grpc: %s (%s:%d)", a->message ? a->message : "", a->file ? a->file : "?", a->line);
+}
+
 int srv_start(srv_t *srv) {
   if (srv_open(srv) != 0) return -1;
+  if (srv_log_format != SRV_LOGF_TEXT) gpr_set_log_function(grpc_log_line);
   srv->nthreads = srv->cfg.threads;
   srv->cqs = calloc((size_t)srv->nthreads, sizeof *srv->cqs);
   srv->threads = calloc((size_t)srv->nthreads, sizeof *srv->threads);
@@ -358,8 +386,10 @@ int srv_start(srv_t *srv) {
   if (creds) grpc_server_credentials_release(creds);
   if (srv->port == 0) srv_log(SRV_LOG_ERROR, "cannot listen on %s", srv->cfg.listen);
   snprintf(srv->resume_ms_str, sizeof srv->resume_ms_str, "%d", srv->cfg.resume_ms);
-  if (srv->port == 0 || srv_bulk_start(srv) != 0 || srv_jobs_open(srv) != 0 || srv_resume_start(srv) != 0) {
+  if (srv->port == 0 || srv_bulk_start(srv) != 0 || srv_jobs_open(srv) != 0 || srv_resume_start(srv) != 0 ||
+      srv_metrics_start(srv) != 0) {
     /* they log why */
+    srv_metrics_stop(srv);
     srv_resume_stop(srv);
     srv_bulk_stop(srv);
     grpc_server_destroy(srv->server);
@@ -380,6 +410,7 @@ int srv_start(srv_t *srv) {
     for (int k = K_SESSION; k <= K_UNKNOWN; k++) arm(srv, k, i);
     pthread_create(&srv->threads[i], NULL, cq_thread, srv->cqs[i]);
   }
+  atomic_store(&srv->ready, 1);
   return 0;
 }
 
@@ -414,12 +445,14 @@ static int wait_sessions(srv_t *srv, const struct timespec *deadline) {
   return left;
 }
 
+/* The drain: health says NOT_SERVING and new sessions are refused
+ * (UNAVAILABLE) while gRPC still answers, so that probes and load
+ * balancers see it; sessions open may finish until cfg.drain_ms; then
+ * gRPC shuts down and what is left is cancelled. */
 void srv_stop(srv_t *srv) {
-  atomic_store(&srv->shutting_down, 1);
+  atomic_store(&srv->draining, 1);
   srv_bulk_stop(srv);
   shutdown_wait_t w = {.op.done = on_shutdown, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-  RDEV_HANDOFF_GIVE(&w.op);
-  grpc_server_shutdown_and_notify(srv->server, srv->cqs[0], &w.op);
   struct timespec dl;
   clock_gettime(CLOCK_REALTIME, &dl);
   dl.tv_sec += srv->cfg.drain_ms / 1000;
@@ -429,6 +462,9 @@ void srv_stop(srv_t *srv) {
     dl.tv_nsec -= 1000000000L;
   }
   int left = wait_sessions(srv, &dl); /* a running job holds a session of its own */
+  atomic_store(&srv->shutting_down, 1);
+  RDEV_HANDOFF_GIVE(&w.op);
+  grpc_server_shutdown_and_notify(srv->server, srv->cqs[0], &w.op);
   if (left) srv_log(SRV_LOG_WARN, "drain: cancelling %d session(s) still open", left);
   srv_jobs_stop(srv, &dl);
   srv_sessions_end_all(srv);
@@ -446,6 +482,7 @@ void srv_stop(srv_t *srv) {
   }
   free(srv->threads);
   free(srv->cqs);
+  srv_metrics_stop(srv);
   srv_jobs_free(srv);
   int gone = replies_gone(srv); /* before gRPC shuts down: what it lets go of finds the runtime */
   grpc_shutdown();

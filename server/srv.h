@@ -32,23 +32,25 @@ typedef struct {
   char backend[32];      /* runtime backend name */
   int sim_devices;
   size_t sim_mem_bytes;
-  int sim_slots;           /* tasks a device runs at once, shared fairly by tenant weight (sim, acl) */
-  int sim_host_view;       /* sim: device memory host-mapped (1), or not, as on a real NPU (0) */
-  size_t max_inflight;     /* per session: staged and unsent bytes before reading pauses */
-  int threads;             /* completion-queue threads */
-  int drain_ms;            /* SIGTERM: how long sessions may finish before being cancelled */
-  int resume_ms;           /* how long a session whose call broke waits to be resumed (0: not at all) */
-  int log_level;           /* 0 error, 1 warn, 2 info, 3 debug */
-  char tenants[256];       /* tenants file; "" = open mode (loopback or unix only, or allow_open) */
-  char server_name[64];    /* the name job tokens must list for this server; "" = the host's name */
-  int allow_open;          /* serve open on a non-loopback address */
-  char tls_cert[256];      /* server certificate chain (PEM); "" = plaintext */
-  char tls_key[256];       /* its private key (PEM) */
-  char tls_client_ca[256]; /* CA for client certificates: set = mutual TLS, required */
-  char acl_lib[256];       /* acl: the CANN runtime library; "" = the default places */
-  char acl_kernels[256];   /* acl: directory of the built-in kernels' binaries; "" = none */
-  char acl_opapi[256];     /* acl: CANN's operator library (dir or file); "" = the default places */
-  int allow_uploaded;      /* take kernel binaries from clients where kernels are not confined (acl) */
+  int sim_slots;            /* tasks a device runs at once, shared fairly by tenant weight (sim, acl) */
+  int sim_host_view;        /* sim: device memory host-mapped (1), or not, as on a real NPU (0) */
+  size_t max_inflight;      /* per session: staged and unsent bytes before reading pauses */
+  int threads;              /* completion-queue threads */
+  int drain_ms;             /* SIGTERM: how long sessions may finish before being cancelled */
+  int resume_ms;            /* how long a session whose call broke waits to be resumed (0: not at all) */
+  int log_level;            /* 0 error, 1 warn, 2 info, 3 debug */
+  int log_format;           /* SRV_LOGF_TEXT, _LOGFMT or _JSON: every log and audit line */
+  char metrics_listen[256]; /* Prometheus metrics over HTTP (metrics/): "" = off */
+  char tenants[256];        /* tenants file; "" = open mode (loopback or unix only, or allow_open) */
+  char server_name[64];     /* the name job tokens must list for this server; "" = the host's name */
+  int allow_open;           /* serve open on a non-loopback address */
+  char tls_cert[256];       /* server certificate chain (PEM); "" = plaintext */
+  char tls_key[256];        /* its private key (PEM) */
+  char tls_client_ca[256];  /* CA for client certificates: set = mutual TLS, required */
+  char acl_lib[256];        /* acl: the CANN runtime library; "" = the default places */
+  char acl_kernels[256];    /* acl: directory of the built-in kernels' binaries; "" = none */
+  char acl_opapi[256];      /* acl: CANN's operator library (dir or file); "" = the default places */
+  int allow_uploaded;       /* take kernel binaries from clients where kernels are not confined (acl) */
   /* jobs (jobs/jobs.h) */
   char job_dir[256];     /* state directory of job records and kept outputs; "" = no jobs */
   int job_keep_s;        /* how long kept outputs stay */
@@ -109,11 +111,17 @@ void srv_lines_init(srv_lines_t *it, const char *text, size_t len);
 int srv_lines_next(srv_lines_t *it, char buf[SRV_LINE_MAX + 1], char **line, const char **why);
 
 enum { SRV_LOG_ERROR, SRV_LOG_WARN, SRV_LOG_INFO, SRV_LOG_DEBUG };
-extern int srv_log_level; /* lines above it are dropped */
-/* One line "TIME rdevd LEVEL: message" to stderr (cut at 1024 bytes). */
+enum { SRV_LOGF_TEXT, SRV_LOGF_LOGFMT, SRV_LOGF_JSON };
+extern int srv_log_level;  /* lines above it are dropped */
+extern int srv_log_format; /* SRV_LOGF_*: how every line is written */
+/* One line to stderr (the message cut at 1024 bytes), as srv_log_format
+ * says: text "TIME rdevd LEVEL: message"; logfmt "time=TIME level=LEVEL
+ * msg=MESSAGE" (values with spaces, quotes or '=' quoted); JSON lines
+ * {"time":..,"level":..,"msg":..} (strings escaped). */
 void srv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* One audit line, as README documents them: "audit: KIND: tenant=T peer=P "
- * and the rest (fmt). A NULL tenant or peer prints "-". */
+/* One audit line, as README documents them: text "audit: KIND: tenant=T
+ * peer=P " and the rest (fmt); logfmt and JSON carry audit=KIND, tenant,
+ * peer and the rest as the message. A NULL tenant or peer prints "-". */
 void srv_audit(int level, const char *kind, const char *tenant, const char *peer, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
@@ -200,6 +208,7 @@ typedef struct srv_tenant {
   int jobs_counted;     /* scratch of the job table's expiry (under its lock) */
   int jobs_reserved;    /* SubmitJobs writing their records (under the job table's lock) */
   int removed, seen;
+  struct srv_mtenant *metrics; /* its counters (metrics/metrics.h): fixed for its life */
   /* usage */
   atomic_size_t unacked; /* of max_unacked (no lock) */
   size_t mem_used[64];
@@ -284,9 +293,13 @@ struct srv {
   int nthreads;
   void *m_session, *m_info, *m_list, *m_health, *m_done;
   int port;
-  atomic_int shutting_down;
-  pthread_mutex_t mu; /* sessions list and count */
-  pthread_cond_t cv;  /* a session ended */
+  atomic_int ready;         /* serving: health says SERVING unless draining */
+  atomic_int draining;      /* a drain began: health says NOT_SERVING, new sessions are refused */
+  atomic_int shutting_down; /* gRPC is shutting down: no call is accepted any more */
+  void *metrics_http;       /* the metrics endpoint (metrics/metrics_http.c); NULL: none */
+  int metrics_port;         /* where it listens */
+  pthread_mutex_t mu;       /* sessions list and count */
+  pthread_cond_t cv;        /* a session ended */
   srv_session_t *sessions;
   int nsessions;
   pthread_mutex_t tenants_mu; /* the tenants list */

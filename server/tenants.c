@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "jobs/jobs.h"
+#include "metrics/metrics.h"
 #include "rdev/job_token.h"
 #include "srv.h"
 
@@ -291,6 +292,7 @@ static srv_tenant_t *tenant_new(const char *name) {
   snprintf(t->name, sizeof t->name, "%s", name);
   pthread_mutex_init(&t->mu, NULL);
   tenant_defaults(t);
+  t->metrics = srv_metrics_tenant(name, t->id, 0);
   return t;
 }
 
@@ -325,6 +327,7 @@ int srv_tenants_init(srv_t *srv) {
   if (!srv->cfg.tenants[0]) {
     srv->tenants = tenant_new("anonymous");
     if (!srv->tenants) return -1;
+    srv->tenants->metrics = srv_metrics_tenant("anonymous", srv->tenants->id, 1); /* sessions' own groups */
     srv->tenants->max_dev_streams = INT32_MAX; /* open mode: the caps are each session's (session.c) */
     srv->tenants->max_running_jobs = 4;
     return open_allow(srv->tenants, srv->cfg.job_allow);

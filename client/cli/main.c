@@ -4,7 +4,7 @@
  * jobs are job.c's (`rdev job`). Built only on the public API (rdev/rdev.h,
  * rdev/job.h), as curl's tool is on libcurl.
  *
- *   rdev [--target ADDR] devices | info | ping [-n N] | roundtrip FILE | token | bench [...]
+ *   rdev [--target ADDR] devices | info | health [--service NAME] | ping [-n N] | roundtrip FILE | token | bench [...]
  *                        | job submit|status|watch|cancel|list|fetch ... | help
  *
  * The target defaults to $RDEV_TARGET, else 127.0.0.1:50051. `rdev bench`
@@ -38,6 +38,10 @@ static void usage(FILE *f) {
           "commands:\n"
           "  devices          list the server's devices (index, name, total and free MiB)\n"
           "  info             server version, backend, identity, device count, max chunk\n"
+          "  health [--service NAME] [--timeout MS]\n"
+          "                   the gRPC health check (NAME: \"\" the server, the default, or\n"
+          "                   rdev.v1.Device): prints SERVING or NOT_SERVING (starting, draining);\n"
+          "                   exits 0 serving, 1 not serving, 2 unreachable or any other error\n"
           "  ping [-n N]      N session round trips (default 10): min/median/max microseconds\n"
           "  roundtrip FILE   send FILE to device memory and back; compare; MB/s each way\n"
           "  bench [OPTIONS]  data-plane benchmark against raw TCP, bare gRPC and the in-process\n"
@@ -75,6 +79,38 @@ static void usage(FILE *f) {
 }
 
 static int fail(const char *what, int rc);
+
+/* `rdev health`: a probe's exit code (0 serving, 1 not, 2 no answer). */
+static int cmd_health(int argc, char **argv) {
+  const char *service = "";
+  rdev_options_t opts;
+  memset(&opts, 0, sizeof opts);
+  for (int i = 0; i < argc; i++) {
+    if ((!strcmp(argv[i], "--service") || !strcmp(argv[i], "-s")) && i + 1 < argc) {
+      service = argv[++i];
+    } else if (!strncmp(argv[i], "--service=", 10)) {
+      service = argv[i] + 10;
+    } else if ((!strcmp(argv[i], "--target") || !strcmp(argv[i], "-t")) && i + 1 < argc) {
+      g_target = argv[++i];
+    } else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
+      opts.connect_timeout_ms = atoll(argv[++i]);
+    } else {
+      fprintf(stderr, "rdev: health: unknown argument '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  rdev_health_t st;
+  int rc = rdev_health_check(g_target, service, &opts, &st);
+  if (rc) {
+    const char *detail = rdev_session_last_error();
+    fprintf(stderr, "rdev: health of %s%s%s: %s (%d %s)%s%s\n", g_target, *service ? " service " : "", service,
+            rdev_strerror(rc), rc, rdev_status_name(rc), detail && *detail ? ": " : "", detail ? detail : "");
+    printf("UNKNOWN\n");
+    return 2;
+  }
+  printf("%s\n", st == RDEV_HEALTH_SERVING ? "SERVING" : st == RDEV_HEALTH_NOT_SERVING ? "NOT_SERVING" : "UNKNOWN");
+  return st == RDEV_HEALTH_SERVING ? 0 : st == RDEV_HEALTH_NOT_SERVING ? 1 : 2;
+}
 
 static int cmd_token(void) {
   char token[64], hash[80];
@@ -501,6 +537,7 @@ int main(int argc, char **argv) {
   }
   if (strcmp(cmd, "devices") == 0 && rest == 0) return cmd_devices();
   if (strcmp(cmd, "info") == 0 && rest == 0) return cmd_info();
+  if (strcmp(cmd, "health") == 0) return cmd_health(rest, rargv);
   if (strcmp(cmd, "ping") == 0) return cmd_ping(rest, rargv);
   if (strcmp(cmd, "roundtrip") == 0) return cmd_roundtrip(rest, rargv);
   if (strcmp(cmd, "token") == 0 && rest == 0) return cmd_token();

@@ -106,6 +106,40 @@ int cl_unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fiel
   return cl_unary_call(s->channel, &s->auth, method, UNARY_DEADLINE_MS, req_fields, req, rep_fields, rep, NULL, NULL);
 }
 
+int rdev_health_check(const char *target, const char *service, const rdev_options_t *opts, rdev_health_t *status) {
+  if (!target || !*target || !status) return cl_error(RDEV_INVALID_PARAM, "target or status is NULL");
+  *status = RDEV_HEALTH_UNKNOWN;
+  grpc_health_v1_HealthCheckRequest q = grpc_health_v1_HealthCheckRequest_init_zero;
+  if (service && strlen(service) >= sizeof q.service) return cl_error(RDEV_INVALID_PARAM, "service name too long");
+  snprintf(q.service, sizeof q.service, "%s", service ? service : "");
+  grpc_init();
+  static const cl_int_arg_t iargs[] = {{GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100},
+                                       {GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100},
+                                       {GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500},
+                                       {GRPC_ARG_ENABLE_RETRIES, 0}};
+  cl_auth_t auth;
+  memset(&auth, 0, sizeof auth);
+  grpc_channel *ch = NULL;
+  int rc = cl_channel_create(target, opts, iargs, (int)(sizeof iargs / sizeof iargs[0]), &auth, &ch);
+  if (!rc) {
+    grpc_health_v1_HealthCheckResponse r = grpc_health_v1_HealthCheckResponse_init_zero;
+    grpc_status_code gs;
+    int64_t ms = opts && opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 5000;
+    rc = cl_unary_call(ch, &auth, RDEV_WIRE_METHOD_HEALTH_CHECK, ms, grpc_health_v1_HealthCheckRequest_fields, &q,
+                       grpc_health_v1_HealthCheckResponse_fields, &r, NULL, &gs);
+    if (!rc)
+      *status = r.status == grpc_health_v1_HealthCheckResponse_ServingStatus_SERVING       ? RDEV_HEALTH_SERVING
+                : r.status == grpc_health_v1_HealthCheckResponse_ServingStatus_NOT_SERVING ? RDEV_HEALTH_NOT_SERVING
+                                                                                           : RDEV_HEALTH_UNKNOWN;
+    else if (gs == GRPC_STATUS_DEADLINE_EXCEEDED)
+      rc = cl_error(RDEV_UNAVAILABLE, "no answer from %s within %lld ms", target, (long long)ms);
+  }
+  if (ch) grpc_channel_destroy(ch);
+  cl_auth_release(&auth);
+  grpc_shutdown();
+  return rc;
+}
+
 int rdev_server_info(rdev_session_t *s, rdev_server_info_t *info) {
   if (!s || !info) return cl_error(RDEV_INVALID_PARAM, "session or info is NULL");
   rdev_v1_InfoRequest req = rdev_v1_InfoRequest_init_zero;

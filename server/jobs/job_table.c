@@ -59,7 +59,7 @@ static void enqueue_locked(srv_jobs_t *jobs, srv_job_t *j) {
 
 int srv_job_submit(srv_jobs_t *jobs, srv_tenant_t *t, rdev_v1_JobSpec *spec, rdev_v1_SubmitJobReply *out, char *msg,
                    size_t msglen) {
-  if (atomic_load(&jobs->srv->shutting_down)) {
+  if (atomic_load(&jobs->srv->draining)) {
     pb_release(rdev_v1_JobSpec_fields, spec);
     snprintf(msg, msglen, "the server is stopping");
     return GRPC_STATUS_UNAVAILABLE;
@@ -216,8 +216,7 @@ static int running_of(srv_jobs_t *jobs, const srv_tenant_t *t) {
  * fail instead go into changed[] (a reference each) for their records. */
 static void start_jobs_locked(srv_jobs_t *jobs, srv_job_t **changed, int *nchanged, int maxc) {
   srv_job_t *prev = NULL, *j = jobs->qhead;
-  while (j && jobs->running < jobs->srv->cfg.job_runners && !atomic_load(&jobs->srv->shutting_down) &&
-         *nchanged < maxc) {
+  while (j && jobs->running < jobs->srv->cfg.job_runners && !atomic_load(&jobs->srv->draining) && *nchanged < maxc) {
     srv_job_t *next = j->qnext;
     pthread_mutex_lock(&j->tenant->mu);
     int most = j->tenant->max_running_jobs, removed = j->tenant->removed;
@@ -563,4 +562,39 @@ void srv_jobs_free(srv_t *srv) {
   pthread_cond_destroy(&jobs->cv);
   free(jobs);
   srv->jobs = NULL;
+}
+
+/* ---- counts for the metrics ------------------------------------------------------ */
+
+void srv_jobs_count(srv_t *srv, void (*fn)(void *user, const char *tenant, const char *state, int n), void *user) {
+  srv_jobs_t *jobs = srv->jobs;
+  if (!jobs) return;
+  enum { NSTATES = rdev_v1_JobState_CANCELLED + 1 };
+  typedef struct {
+    const srv_tenant_t *t; /* its name is fixed for the life of the record */
+    int n[NSTATES];
+  } row_t;
+  int cap = 0, rows = 0;
+  row_t *v = NULL;
+  pthread_mutex_lock(&jobs->mu);
+  for (srv_job_t *j = jobs->all; j; j = j->next) {
+    int r = 0;
+    while (r < rows && v[r].t != j->tenant) r++;
+    if (r == rows) {
+      if (rows == cap) {
+        row_t *w = realloc(v, (size_t)(cap = cap ? cap * 2 : 8) * sizeof *v);
+        if (!w) break;
+        v = w;
+      }
+      memset(&v[rows], 0, sizeof v[rows]);
+      v[rows++].t = j->tenant;
+    }
+    int st = (int)j->st.state;
+    if (st >= 0 && st < NSTATES) v[r].n[st]++;
+  }
+  pthread_mutex_unlock(&jobs->mu);
+  for (int r = 0; r < rows; r++)
+    for (int st = rdev_v1_JobState_QUEUED; st < NSTATES; st++)
+      fn(user, v[r].t ? v[r].t->name : "-", srv_job_state_name((rdev_v1_JobState)st), v[r].n[st]);
+  free(v);
 }

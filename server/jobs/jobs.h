@@ -31,6 +31,10 @@ void srv_jobs_stop(srv_t *srv, const struct timespec *deadline);
  * "its tenant was removed"), their queued ones fail when their turn comes. */
 void srv_jobs_end_removed(srv_t *srv);
 void srv_jobs_free(srv_t *srv);
+/* For the metrics: calls fn once per tenant with jobs and state (from
+ * queued to cancelled) with the number of its jobs in that state ("-":
+ * jobs whose tenant is gone). Nothing without a job table. Any thread. */
+void srv_jobs_count(srv_t *srv, void (*fn)(void *user, const char *tenant, const char *state, int n), void *user);
 
 /* Answers an accepted job call of kind (the K_ value in server.c's order:
  * submit, get, watch, cancel, list, fetch) for tenant t; takes call. */

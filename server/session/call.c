@@ -107,7 +107,7 @@ static void on_close(srv_op_t *op, int ok) {
    * not ended by rdevd: it broke, whatever gRPC says of it) leaves its
    * session waiting for a call that resumes it, with this batch's
    * reference; the reaper ends it once its window passed. */
-  int detach = s->resumable && !s->end_why && !s->bye && !s->released && !atomic_load(&s->srv->shutting_down) &&
+  int detach = s->resumable && !s->end_why && !s->bye && !s->released && !atomic_load(&s->srv->draining) &&
                !srv_deadline_passed(s);
   if (detach) {
     s->detached = 1;
@@ -334,7 +334,7 @@ static void *reaper_main(void *arg) {
     struct timespec dl = rdev_clock_deadline_ns((uint64_t)REAP_EVERY_MS * 1000000u);
     pthread_cond_timedwait(&srv->reaper_cv, &srv->mu, &dl);
     int64_t now = (int64_t)rdev_clock_now_ns();
-    int draining = atomic_load(&srv->shutting_down);
+    int draining = atomic_load(&srv->draining);
     srv_session_t *due = NULL;
     for (srv_session_t *s = srv->sessions; s; s = s->next) {
       const char *why;

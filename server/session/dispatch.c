@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 
+#include "metrics/metrics.h"
 #include "session.h"
 
 static op_fn op_for(pb_size_t which) {
@@ -107,6 +108,27 @@ static size_t request_xfer(const rdev_wire_request_t *r) {
   return 0;
 }
 
+/* Counts r, answered (rc: its handler's, ran, or a refusal before it),
+ * for the metrics: its kind (malformed: unreadable, or no known
+ * operation), and the bytes a Write, Read or Copy the server took moves,
+ * on the device of the buffer it named (x->dev). */
+static void count_request(srv_session_t *s, const rdev_wire_request_t *r, const srv_req_t *x, int rc, int ran,
+                          int malformed) {
+  srv_mtenant_t *m = s->tenant->metrics;
+  const rdev_v1_Request *q = &r->q;
+  srv_metrics_request(m, malformed ? SRV_M_K_malformed : srv_metrics_kind(q->which_op));
+  if (!ran || (rc != RDEV_OK && rc != SRV_LATER)) return;
+  switch (q->which_op) {
+    case rdev_v1_Request_write_tag:
+      srv_metrics_bytes(m, x->dev, SRV_M_H2D,
+                        q->op.write.bulk || q->op.write.host_region ? q->op.write.count : r->data.len);
+      break;
+    case rdev_v1_Request_read_tag: srv_metrics_bytes(m, x->dev, SRV_M_D2H, q->op.read.count); break;
+    case rdev_v1_Request_copy_tag: srv_metrics_bytes(m, x->dev, SRV_M_D2D, q->op.copy.count); break;
+    default: break;
+  }
+}
+
 /* Runs one request of a message (index: in its batch, -1 for its own;
  * err: why it is malformed, or NULL) and answers it. Returns RDEV_WIRE_STOP,
  * having done nothing, when it must wait (must_wait); RDEV_WIRE_CUT when
@@ -126,9 +148,9 @@ static int run_request(srv_session_t *s, rdev_wire_request_t *r, int index, cons
     b->wait_frame = q->seq;
     return RDEV_WIRE_STOP;
   }
-  srv_req_t x = {.s = s, .q = q, .w = r, .data = &r->data, .r = rdev_v1_Reply_init_zero};
+  srv_req_t x = {.s = s, .q = q, .w = r, .data = &r->data, .r = rdev_v1_Reply_init_zero, .dev = -1};
   size_t xfer = request_xfer(r);
-  int rc, wait = 0, cut = 0;
+  int rc, wait = 0, cut = 0, ran = 0;
   x.stream = request_stream(q);
   if (index >= 0 && ++b->count > RDEV_WIRE_MAX_BATCH) { /* malformed ones count too */
     rc = srv_fail(&x, RDEV_INVALID_PARAM, "a batch holds at most %d requests: this one and the rest are not run",
@@ -154,11 +176,13 @@ static int run_request(srv_session_t *s, rdev_wire_request_t *r, int index, cons
     else {
       srv_reap_dead(s);
       rc = fn(&x);
+      ran = 1;
       if (x.used) srv_check_room(s, x.used);
     }
     pthread_mutex_unlock(&s->req_mu);
     if (wait) b->count -= index >= 0, b->xfer -= xfer; /* counted again when it runs */
   }
+  if (!wait && (ran || rc != SRV_LATER)) count_request(s, r, &x, rc, ran, err != NULL); /* not: the session ended */
   if (rc != SRV_LATER) {
     x.r.seq = q->seq;
     x.r.status = rc;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics/metrics.h"
 #include "session.h"
 
 void srv_start_batch(srv_session_t *s, const grpc_op *ops, size_t n, srv_op_t *tag) {
@@ -142,6 +143,7 @@ bool srv_encode_text(pb_ostream_t *os, const pb_field_t *f, void *const *arg) {
 }
 
 void srv_send_reply(srv_session_t *s, rdev_v1_Reply *r, const grpc_slice *payload) {
+  if (r->status) srv_metrics_error(s->tenant->metrics, r->status);
   reply_node_t *n = malloc(sizeof *n);
   rdev_wire_utf8_fix(r->message, strlen(r->message));
   pthread_mutex_lock(&s->mu);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics/metrics.h"
+#include "rdev/clock.h"
 #include "session.h"
 
 /* An async Write's payload, held until the device copied it: the request's
@@ -59,6 +61,13 @@ static void write_done_cb(void *user, int status) {
 }
 
 /* gRPC let go of a staged reply's slice. */
+/* A synchronous copy or memset ran on this thread from t0 on, outside the
+ * streams' slots: its device time goes to the tenant's metrics. */
+static int charged(srv_req_t *x, uint64_t t0, int rc) {
+  srv_metrics_busy(x->s->tenant->metrics, x->dev, 0, rdev_clock_now_ns() - t0);
+  return rc;
+}
+
 static void staging_put(void *p) {
   RDEV_HANDOFF_TAKE(p);
   rdev_rt_staging_put(p);
@@ -121,7 +130,9 @@ static int region_copy(srv_req_t *x, uint32_t region, uint64_t off, char *dev, s
     srv_region_put(r);
     return st ? SRV_LATER : RDEV_OK;
   }
-  int rc = st ? rdev_rt_memcpy_async(rt, dst, n, src, n, kind, st) : rdev_rt_memcpy(rt, dst, n, src, n, kind);
+  uint64_t t0 = rdev_clock_now_ns();
+  int rc = st ? rdev_rt_memcpy_async(rt, dst, n, src, n, kind, st)
+              : charged(x, t0, rdev_rt_memcpy(rt, dst, n, src, n, kind));
   if (rc || !st) {
     srv_region_put(r);
     return rc ? srv_rt_failed(x, rc) : RDEV_OK;
@@ -239,7 +250,8 @@ static int write_frame(srv_req_t *x, const rdev_v1_Write *w) {
   if (!rc) rc = srv_buf_range(x, "write", w->addr, n, &dst, NULL);
   if (!buf) return rc ? rc : st || w->quiet ? SRV_LATER : RDEV_OK; /* in device memory already */
   rdev_rt_t *rt = x->s->srv->rt;
-  if (!rc && n && !st && (rc = rdev_rt_memcpy(rt, dst, n, buf, n, RDEV_MEMCPY_HOST_TO_DEVICE)))
+  uint64_t t0 = rdev_clock_now_ns();
+  if (!rc && n && !st && (rc = charged(x, t0, rdev_rt_memcpy(rt, dst, n, buf, n, RDEV_MEMCPY_HOST_TO_DEVICE))))
     rc = srv_rt_failed(x, rc);
   if (rc || !n || !st) { /* done with it (a synchronous one is in device memory) */
     rdev_rt_staging_put(buf);
@@ -286,7 +298,9 @@ int srv_op_write(srv_req_t *x) {
     rdev_rt_iov_t iov[RDEV_WIRE_MAX_PARTS];
     for (int i = 0; i < p->nparts; i++)
       iov[i] = (rdev_rt_iov_t){GRPC_SLICE_START_PTR(p->parts[i]), GRPC_SLICE_LENGTH(p->parts[i])};
-    if ((rc = rdev_rt_memcpy_gather(x->s->srv->rt, dst, n, iov, p->nparts))) return srv_rt_failed(x, rc);
+    uint64_t t0 = rdev_clock_now_ns();
+    if ((rc = charged(x, t0, rdev_rt_memcpy_gather(x->s->srv->rt, dst, n, iov, p->nparts))))
+      return srv_rt_failed(x, rc);
     return w->quiet ? SRV_LATER : RDEV_OK; /* quiet: no news is good news */
   }
   /* async: the stream copies out of the held payload when its turn comes */
@@ -354,7 +368,8 @@ int srv_op_read(srv_req_t *x) {
   void *staging = rdev_rt_staging_get(rt, n);
   if (!staging) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
   if (!st) {
-    rc = n ? rdev_rt_memcpy(rt, staging, n, src, n, RDEV_MEMCPY_DEVICE_TO_HOST) : RDEV_OK;
+    uint64_t t0 = rdev_clock_now_ns();
+    rc = n ? charged(x, t0, rdev_rt_memcpy(rt, staging, n, src, n, RDEV_MEMCPY_DEVICE_TO_HOST)) : RDEV_OK;
     if (rc) {
       rdev_rt_staging_put(staging);
       return srv_rt_failed(x, rc);
@@ -398,8 +413,9 @@ int srv_op_copy(srv_req_t *x) {
                     "copy: device-to-device copies need %d-byte-aligned addresses (dst 0x%llx, src 0x%llx)",
                     RDEV_RT_MEM_ALIGN, (unsigned long long)cp->dst, (unsigned long long)cp->src);
   size_t n = (size_t)cp->count;
+  uint64_t t0 = rdev_clock_now_ns();
   rc = st ? rdev_rt_memcpy_async(x->s->srv->rt, dst, n, src, n, RDEV_MEMCPY_DEVICE_TO_DEVICE, st)
-          : rdev_rt_memcpy(x->s->srv->rt, dst, n, src, n, RDEV_MEMCPY_DEVICE_TO_DEVICE);
+          : charged(x, t0, rdev_rt_memcpy(x->s->srv->rt, dst, n, src, n, RDEV_MEMCPY_DEVICE_TO_DEVICE));
   if (rc) return srv_rt_failed(x, rc);
   return st ? SRV_LATER : RDEV_OK;
 }
@@ -413,8 +429,9 @@ int srv_op_memset(srv_req_t *x) {
       (rc = srv_buf_range(x, "memset", m->addr, m->count, &dst, NULL)))
     return rc;
   size_t n = (size_t)m->count;
+  uint64_t t0 = rdev_clock_now_ns();
   rc = st ? rdev_rt_memset_async(x->s->srv->rt, dst, n, m->value, n, st)
-          : rdev_rt_memset(x->s->srv->rt, dst, n, m->value, n);
+          : charged(x, t0, rdev_rt_memset(x->s->srv->rt, dst, n, m->value, n));
   if (rc) return srv_rt_failed(x, rc);
   return st ? SRV_LATER : RDEV_OK;
 }

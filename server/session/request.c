@@ -102,6 +102,7 @@ int srv_buf_range(srv_req_t *x, const char *what, uint64_t addr, uint64_t count,
         x, RDEV_INVALID_PARAM, "%s: %llu bytes at 0x%llx run past the end of the %zu-byte allocation at 0x%llx", what,
         (unsigned long long)count, (unsigned long long)addr, e->size, (unsigned long long)(uintptr_t)e->ptr);
   *dptr = (char *)e->ptr + off;
+  x->dev = e->dev;
   if (mem) *mem = e->ext;
   return RDEV_OK;
 }

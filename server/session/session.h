@@ -213,6 +213,7 @@ typedef struct {
   int has_payload;
   uint64_t stream;        /* async requests: the stream, named in an error reply (request_stream) */
   rdev_rt_stream_t *used; /* the device stream the request may have queued work on */
+  int dev;                /* the device of the buffer srv_buf_range found last (-1: none) */
 } srv_req_t;
 
 /* Runtime callbacks that answer later carry this. */

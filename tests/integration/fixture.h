@@ -179,6 +179,7 @@ Suite *suite_deferred(void);
 Suite *suite_resume(void);
 Suite *suite_ops(void);
 Suite *suite_acl_ops(void); /* test_ops_acl.c: operators on acl over the ACL test double */
+Suite *suite_metrics(void); /* test_metrics.c: metrics, health during a drain */
 
 /* A TCase with the checked server fixture and the long timeout. */
 TCase *fx_tcase(const char *name);

@@ -262,6 +262,31 @@ START_TEST(test_set_log_level_names) {
 }
 END_TEST
 
+START_TEST(test_set_log_format_names) {
+  srv_config_t c = defaults();
+  ck_assert_int_eq(c.log_format, SRV_LOGF_TEXT);
+  set_ok(&c, "log-format", "json");
+  ck_assert_int_eq(c.log_format, SRV_LOGF_JSON);
+  set_ok(&c, "log-format", "logfmt");
+  ck_assert_int_eq(c.log_format, SRV_LOGF_LOGFMT);
+  static const char *bad[] = {"", "JSON", "yaml", "text ", "1"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) set_fails(&c, "log-format", bad[i]);
+  ck_assert_int_eq(c.log_format, SRV_LOGF_LOGFMT);
+  set_ok(&c, "log-format", "text");
+  ck_assert_int_eq(c.log_format, SRV_LOGF_TEXT);
+}
+END_TEST
+
+START_TEST(test_set_metrics_listen) {
+  srv_config_t c = defaults();
+  ck_assert_str_eq(c.metrics_listen, ""); /* off */
+  set_ok(&c, "metrics-listen", "9464");
+  ck_assert_str_eq(c.metrics_listen, "9464");
+  set_fails(&c, "metrics-listen", "");
+  ck_assert_str_eq(c.metrics_listen, "9464");
+}
+END_TEST
+
 START_TEST(test_set_paths) {
   static const struct {
     const char *key;
@@ -619,6 +644,8 @@ static Suite *set_suite(void) {
   tcase_add_test(tc, test_set_integers_within_their_ranges);
   tcase_add_test(tc, test_set_sizes_at_least_4k);
   tcase_add_test(tc, test_set_log_level_names);
+  tcase_add_test(tc, test_set_log_format_names);
+  tcase_add_test(tc, test_set_metrics_listen);
   tcase_add_test(tc, test_set_paths);
   tcase_add_test(tc, test_set_allow_open_yes_or_no);
   tcase_add_test(tc, test_set_unknown_keys);

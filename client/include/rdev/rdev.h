@@ -97,6 +97,20 @@ typedef struct {
  * the kernel; docs/performance.md has what that buys. */
 int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_session_t **out);
 
+/* Health as rdevd's grpc.health.v1 service tells it. */
+typedef enum { RDEV_HEALTH_UNKNOWN = 0, RDEV_HEALTH_SERVING = 1, RDEV_HEALTH_NOT_SERVING = 2 } rdev_health_t;
+
+/* Asks rdevd at target how service is ("" or NULL: the server as a whole;
+ * "rdev.v1.Device": the device service) through the standard gRPC health
+ * check, without a session. Waits for the connection and the answer up to
+ * opts' connect timeout (0: 5000 ms). RDEV_OK with *status SERVING or
+ * NOT_SERVING (starting, draining: rdevd takes no new session); otherwise
+ * the error: RDEV_UNAVAILABLE when nothing answered in time, and for a
+ * service the server does not know the gRPC NOT_FOUND's mapping
+ * (rdev_session_last_error says which). Credentials come from opts as for
+ * rdev_session_open (the check itself needs none). Blocks; any thread. */
+int rdev_health_check(const char *target, const char *service, const rdev_options_t *opts, rdev_health_t *status);
+
 /* Makes a new random bearer token (43 URL-safe characters, 256 bits) into
  * token, which must hold at least 44 bytes. */
 int rdev_token_new(char *token, size_t len);

@@ -73,6 +73,13 @@ typedef struct {
                                 libopapi.so or one library with both's calls (NULL: the ACL library
                                 itself if it has them, its directory, $ASCEND_HOME_PATH/lib64, the
                                 loader's path; none found: no operator is offered) */
+  /* Optional: called on a stream's worker after each task that ran on the device (copy, memset,
+   * value write, kernel, operator), with the device, the stream's scheduling group (see
+   * rdev_rt_stream_set_group), whether it was a kernel or operator (1) or a copy (0), the ns it
+   * waited for an execution slot (0 when the device is unscheduled) and the ns it ran. It must
+   * be quick, not block and not call into the runtime (rdevd's metrics count with it). */
+  void (*task_done)(void *user, int dev, uint32_t group, int kernel, uint64_t wait_ns, uint64_t run_ns);
+  void *task_done_user;
 } rdev_rt_config_t;
 
 /* Opens the backend named in cfg (NULL cfg = all defaults) and its devices.
