@@ -386,6 +386,7 @@ int srv_start(srv_t *srv) {
   if (creds) grpc_server_credentials_release(creds);
   if (srv->port == 0) srv_log(SRV_LOG_ERROR, "cannot listen on %s", srv->cfg.listen);
   snprintf(srv->resume_ms_str, sizeof srv->resume_ms_str, "%d", srv->cfg.resume_ms);
+  srv_metrics_jobs_source(srv_jobs_count);
   if (srv->port == 0 || srv_bulk_start(srv) != 0 || srv_jobs_open(srv) != 0 || srv_resume_start(srv) != 0 ||
       srv_metrics_start(srv) != 0) {
     /* they log why */

@@ -19,7 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jobs/jobs.h"
 #include "metrics/metrics.h"
 #include "rdev/status.h"
 
@@ -390,6 +389,10 @@ static void process_gauges(out_t *o) {
   }
 }
 
+static srv_metrics_jobs_fn jobs_source;
+
+void srv_metrics_jobs_source(srv_metrics_jobs_fn count) { jobs_source = count; }
+
 int srv_metrics_render(srv_t *srv, char **out, size_t *len) {
   out_t o = {.cap = 1 << 16};
   if (!(o.p = malloc(o.cap))) return -1;
@@ -404,7 +407,7 @@ int srv_metrics_render(srv_t *srv, char **out, size_t *len) {
   tenant_gauges(&o, srv, ndev);
   device_gauges(&o, srv, ndev);
   family(&o, "rdev_jobs", "gauge", "Detached jobs known, by state.");
-  srv_jobs_count(srv, job_line, &o);
+  if (jobs_source) jobs_source(srv, job_line, &o);
   process_gauges(&o);
   if (o.oom) {
     free(o.p);

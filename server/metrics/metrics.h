@@ -93,6 +93,14 @@ void srv_metrics_auth_failure(const char *why);
  * to its group's tenant (user unused). */
 void srv_metrics_task(void *user, int dev, uint32_t group, int kernel, uint64_t wait_ns, uint64_t run_ns);
 
+/* Where the jobs-by-state gauge comes from (jobs/jobs.h's srv_jobs_count,
+ * handed over by server.c, so that the metrics depend on no module that
+ * depends on them); none: the gauge has no samples. Call before
+ * srv_metrics_start. */
+typedef void (*srv_metrics_jobs_fn)(srv_t *srv, void (*fn)(void *user, const char *tenant, const char *state, int n),
+                                    void *user);
+void srv_metrics_jobs_source(srv_metrics_jobs_fn count);
+
 /* The exposition (Prometheus text format 0.0.4) of everything srv counts
  * and holds now: malloc'd text in *out (the caller frees it), its length
  * in *len. 0, or -1 when out of memory. */

@@ -271,7 +271,7 @@ class DeviceArray:
         view gets a's values through a contiguous copy (an operator)."""
         if self._strides is not None:
             tmp = asarray(np.asarray(a, dtype=self.dtype).reshape(self.shape), session=self.session, stream=stream)
-            _ops.copy_(self, tmp, stream=stream)
+            self.copy_(tmp, stream=stream)
             return self
         a = np.asarray(a, dtype=self.dtype, order="C")
         view = _host(a, self.nbytes)
@@ -320,56 +320,9 @@ class DeviceArray:
 
     T = property(lambda self: self.transpose(), doc="The transpose (a view; the dimensions reversed).")
 
-    def contiguous(self, *, stream=None):
-        """This array when C-contiguous, else a C-contiguous copy (queued on the stream)."""
-        return _ops.contiguous(self, stream=stream)
-
-    # -- arithmetic: rdev.ops, queued on the current stream
-    __add__ = lambda self, o: _ops.add(self, o)
-    __radd__ = lambda self, o: _ops.add(o, self)
-    __sub__ = lambda self, o: _ops.sub(self, o)
-    __rsub__ = lambda self, o: _ops.sub(o, self)
-    __mul__ = lambda self, o: _ops.mul(self, o)
-    __rmul__ = lambda self, o: _ops.mul(o, self)
-    __truediv__ = lambda self, o: _ops.div(self, o)
-    __rtruediv__ = lambda self, o: _ops.div(o, self)
-    __matmul__ = lambda self, o: _ops.matmul(self, o)
-    __rmatmul__ = lambda self, o: _ops.matmul(o, self)
-    __neg__ = lambda self: _ops.neg(self)
-    __abs__ = lambda self: _ops.abs(self)
-    __pos__ = lambda self: self
-
-    def abs(self, **kw):
-        return _ops.abs(self, **kw)
-
-    def sum(self, dim=None, keepdim=False, **kw):
-        """rdev.ops.sum: the sum over dim (None: all)."""
-        return _ops.sum(self, dim, keepdim, **kw)
-
-    def mean(self, dim=None, keepdim=False, **kw):
-        """rdev.ops.mean: the mean over dim (None: all)."""
-        return _ops.mean(self, dim, keepdim, **kw)
-
-    def max(self, dim=None, keepdim=False, **kw):
-        """The maximum over dim (None: all), rdev.ops.amax (values only)."""
-        return _ops.amax(self, dim, keepdim, **kw)
-
-    amax = max
-
-    def astype(self, dtype, **kw):
-        """A new array of dtype (rdev.ops.cast)."""
-        return _ops.cast(self, dtype, **kw)
-
-    def softmax(self, dim=-1, **kw):
-        return _ops.softmax(self, dim, **kw)
-
-    def fill_(self, value, **kw):
-        """Sets every element to value (the operator; fill() is a byte memset)."""
-        return _ops.fill_(self, value, **kw)
-
-    def copy_(self, src, **kw):
-        """Copies src into this array, broadcasting and converting."""
-        return _ops.copy_(self, src, **kw)
+    # contiguous(), the arithmetic (+ - * / @, unary - and abs) and the
+    # operator methods (sum, mean, max/amax, astype, softmax, fill_, copy_)
+    # are rdev.ops's: ops.py installs them on this class.
 
 
 def set_preview(n):
@@ -422,5 +375,3 @@ def empty_like(d):
 
 zeros_like = empty_like
 
-
-from . import ops as _ops  # noqa: E402  (rdev.ops stands on this module)

@@ -572,3 +572,60 @@ def contiguous(a, *, stream=None):
     if a.is_contiguous:
         return a
     return copy_(DeviceArray(a.shape, a.dtype, session=a.session), a, stream=stream)
+
+
+# ---- DeviceArray's operator methods (array.py stands below this module) ----------------------------
+
+def _install(cls):
+    """Gives the device array class rdev.ops's methods and arithmetic."""
+    def contiguous(self, *, stream=None):
+        """This array when C-contiguous, else a C-contiguous copy (queued on the stream)."""
+        return globals()["contiguous"](self, stream=stream)
+
+    def abs_(self, **kw):
+        return abs(self, **kw)
+
+    def sum_(self, dim=None, keepdim=False, **kw):
+        """rdev.ops.sum: the sum over dim (None: all)."""
+        return sum(self, dim, keepdim, **kw)
+
+    def mean_(self, dim=None, keepdim=False, **kw):
+        """rdev.ops.mean: the mean over dim (None: all)."""
+        return mean(self, dim, keepdim, **kw)
+
+    def max_(self, dim=None, keepdim=False, **kw):
+        """The maximum over dim (None: all), rdev.ops.amax (values only)."""
+        return amax(self, dim, keepdim, **kw)
+
+    def astype(self, dtype, **kw):
+        """A new array of dtype (rdev.ops.cast)."""
+        return cast(self, dtype, **kw)
+
+    def softmax_(self, dim=-1, **kw):
+        return softmax(self, dim, **kw)
+
+    def fill__(self, value, **kw):
+        """Sets every element to value (the operator; fill() is a byte memset)."""
+        return fill_(self, value, **kw)
+
+    def copy__(self, src, **kw):
+        """Copies src into this array, broadcasting and converting."""
+        return copy_(self, src, **kw)
+
+    methods = {
+        "contiguous": contiguous, "abs": abs_, "sum": sum_, "mean": mean_, "max": max_, "amax": max_,
+        "astype": astype, "softmax": softmax_, "fill_": fill__, "copy_": copy__,
+        "__add__": lambda self, o: add(self, o), "__radd__": lambda self, o: add(o, self),
+        "__sub__": lambda self, o: sub(self, o), "__rsub__": lambda self, o: sub(o, self),
+        "__mul__": lambda self, o: mul(self, o), "__rmul__": lambda self, o: mul(o, self),
+        "__truediv__": lambda self, o: div(self, o), "__rtruediv__": lambda self, o: div(o, self),
+        "__matmul__": lambda self, o: matmul(self, o), "__rmatmul__": lambda self, o: matmul(o, self),
+        "__neg__": lambda self: neg(self), "__abs__": lambda self: abs(self), "__pos__": lambda self: self,
+    }
+    for name, fn in methods.items():
+        if not name.startswith("__"):
+            fn.__name__ = fn.__qualname__ = name
+        setattr(cls, name, fn)
+
+
+_install(DeviceArray)
