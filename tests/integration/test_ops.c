@@ -192,7 +192,9 @@ START_TEST(test_op_endless_operator_ends_with_its_session) {
   ck_assert_int_eq(memcmp(in, back, sizeof in), 0);
   rdev_session_close(b);
   double secs = (double)(rdev_clock_now_ns() - t0) / 1e9;
-  ck_assert_msg(secs < 10, "rdevd took %.1f s to serve another session", secs);
+  /* about 0.5 s here: the close's grace for queued work, then its cancel cuts the operator off
+   * (sanitizers and load stretch it; without the cut-off rdevd takes no session at all) */
+  ck_assert_msg(secs < 30, "rdevd took %.1f s to serve another session", secs);
 }
 END_TEST
 
