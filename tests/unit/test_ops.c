@@ -330,7 +330,7 @@ START_TEST(test_a_long_operator_is_cut_off_and_temporaries_are_bounded) {
   t0 = rdev_clock_now_ns();
   rdev_rt_stream_destroy_force(s2);
   secs = (double)(rdev_clock_now_ns() - t0) / 1e9;
-  ck_assert_msg(secs < 1, "the forced destroy of a softmax took %.1f s", secs);
+  ck_assert_msg(secs < 5, "the forced destroy of a softmax took %.1f s", secs); /* hours without the cut-off */
   big.ndim = bo.ndim = 2;
   big.dims[0] = big.dims[1] = bo.dims[0] = bo.dims[1] = 8192; /* 3 x 2^26 doubles packed: 1.5 GiB */
   ck_assert_int_eq(run(CALL("Mm", at(&big), at(&big), at(&bo), ai8(0))), RDEV_BAD_ALLOC);
