@@ -262,6 +262,12 @@ typedef struct {
  * does not cover this server or names devices the tenant lacks). */
 srv_tenant_t *srv_authenticate(srv_t *srv, grpc_call *call, const grpc_metadata_array *md, srv_grant_t *grant,
                                const char **why, grpc_status_code *code);
+/* A job token tok[0..len) (grants.c): its tenant, once its MAC checks with
+ * the tenant's signing key and it has not expired (else NULL, *why, and
+ * *code UNAUTHENTICATED), when it covers this server and only the tenant's
+ * devices (else NULL, PERMISSION_DENIED); *g gets what it grants. */
+srv_tenant_t *srv_job_token_tenant(srv_t *srv, const char *tok, size_t len, srv_grant_t *g, const char **why,
+                                   grpc_status_code *code);
 /* Whether a session of tenant t granted g may go on now: 0, or -1 with why
  * (its job token expired, or the tenant's signing key changed). */
 int srv_grant_valid(srv_tenant_t *t, const srv_grant_t *g, const char **why);
