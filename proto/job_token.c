@@ -33,8 +33,7 @@ static int fail(char *msg, size_t cap, const char *fmt, ...) {
   return RDEV_INVALID_PARAM;
 }
 
-/* base64url without padding of in[0..n) into out (room for 4n/3 + 1); its length. */
-static size_t b64_encode(const uint8_t *in, size_t n, char *out) {
+size_t rdev_b64url_encode(const uint8_t *in, size_t n, char *out) {
   size_t o = 0;
   for (size_t i = 0; i < n; i += 3) {
     uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0) | (i + 2 < n ? in[i + 2] : 0);
@@ -126,11 +125,11 @@ int rdev_job_token_mint(const rdev_job_claims_t *c, const uint8_t key[RDEV_JOB_K
   if (n < 0 || (size_t)n >= sizeof claims) return fail(msg, msgcap, "job token: claims too long");
   char tok[RDEV_JOB_TOKEN_MAX + 64];
   memcpy(tok, RDEV_JOB_TOKEN_PREFIX, PREFIX_LEN);
-  size_t len = PREFIX_LEN + b64_encode((const uint8_t *)claims, (size_t)n, tok + PREFIX_LEN);
+  size_t len = PREFIX_LEN + rdev_b64url_encode((const uint8_t *)claims, (size_t)n, tok + PREFIX_LEN);
   uint8_t mac[32];
   mac_of(tok, len, key, mac);
   tok[len++] = '.';
-  len += b64_encode(mac, sizeof mac, tok + len);
+  len += rdev_b64url_encode(mac, sizeof mac, tok + len);
   if (len + 1 > cap || len + 1 > RDEV_JOB_TOKEN_MAX) return fail(msg, msgcap, "job token: no room for the token");
   memcpy(out, tok, len + 1);
   return RDEV_OK;

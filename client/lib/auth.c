@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "rdev/job_token.h"
 
 /* The TLS sessions this process made, for its later connections to the
  * same server to resume (gRPC core's LRU cache, by server name): a second
@@ -144,17 +145,11 @@ void cl_auth_release(cl_auth_t *a) {
 }
 
 int rdev_token_new(char *token, size_t len) {
-  static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   unsigned char r[32];
+  char text[45];
   if (!token || len < 44) return cl_error(RDEV_INVALID_PARAM, "token buffer must hold 44 bytes");
   if (RAND_bytes(r, sizeof r) != 1) return cl_error(RDEV_INTERNAL_ERROR, "no randomness");
-  /* 256 bits as 43 base64url digits, 6 bits each */
-  for (int i = 0; i < 43; i++) {
-    int bit = i * 6, byte = bit / 8, off = bit % 8;
-    unsigned v = (unsigned)r[byte] << 8 | (byte + 1 < 32 ? r[byte + 1] : 0);
-    token[i] = b64url[(v >> (10 - off)) & 63];
-  }
-  token[43] = '\0';
+  memcpy(token, text, rdev_b64url_encode(r, sizeof r, text) + 1); /* 256 bits: 43 base64url digits */
   return RDEV_OK;
 }
 

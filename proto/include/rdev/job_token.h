@@ -50,6 +50,11 @@ int rdev_job_token_claims(const char *tok, size_t len, rdev_job_claims_t *c, cha
  * MAC's bytes): RDEV_OK, else RDEV_INVALID_PARAM. Check the claims first. */
 int rdev_job_token_check_mac(const char *tok, size_t len, const uint8_t key[RDEV_JOB_KEY_LEN]);
 
+/* base64url without padding of in[0..n) into out, which must hold
+ * 4 * ((n + 2) / 3) + 1 bytes; NUL-terminated; returns its length. The
+ * token's parts and rdev_token_new's bearer tokens are written so. */
+size_t rdev_b64url_encode(const uint8_t *in, size_t n, char *out);
+
 /* "0,1,5" for a device mask (cap at least 192 bytes for all 64). */
 void rdev_job_devices_text(uint64_t mask, char *out, size_t cap);
 
