@@ -249,6 +249,8 @@ const char *rdev_rt_function_name(const rdev_rt_function_t *f) { return f->name;
 
 const rdev_kernel_sig_t *rdev_rt_function_sig(const rdev_rt_function_t *f) { return f->sig; }
 
+size_t rdev_rt_function_arg_offset(const rdev_rt_function_t *f, int i) { return f->offset[i]; }
+
 int rdev_rt_function_args(const rdev_rt_function_t *f, const void *blob, size_t len, rdev_kernel_arg_t *args,
                           int *nargs) {
   rt_clear_error();

@@ -97,11 +97,7 @@ int rdev_rt_mem_info(rdev_rt_t *rt, int dev, size_t *free_bytes, size_t *total_b
 
 /* ---- memory -------------------------------------------------------------- */
 
-size_t rdev_rt_mem_reserved_size(size_t size) {
-  if (size == 0 || size > SIZE_MAX - 2 * RDEV_RT_MEM_ALIGN) return 0;
-  size_t r = ((size + 31) & ~(size_t)31) + 32;
-  return (r + RDEV_RT_MEM_ALIGN - 1) & ~(size_t)(RDEV_RT_MEM_ALIGN - 1);
-}
+size_t rdev_rt_mem_reserved_size(size_t size) { return rdev_mem_reserved_size(size); }
 
 static int malloc_in(rdev_rt_t *rt, rdev_rt_space_t *sp, int dev, void **dptr, size_t size, rdev_mem_policy_t policy) {
   rt_clear_error();

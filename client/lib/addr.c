@@ -1,18 +1,28 @@
 /*
- * client/lib/addr.c — the session's allocations as this library knows
- * them: device addresses are the server's (Malloc returns one in the
- * session's own range), and a per-session map (tsearch tree over ranges;
- * overlapping ranges compare equal) finds the allocation holding any
- * interior pointer, so that a copy's direction can be inferred and a range
- * that runs past its allocation refused before anything is sent. The
- * server checks every address again, against what the session really
- * holds. Owns s->addr_map; calls nothing of the library.
+ * client/lib/addr.c — the session's device addresses: this library places
+ * every allocation itself, in the session's window of each device
+ * (rdev.proto, Malloc.addr), so that a malloc waits for no reply, and
+ * keeps the session's use of each device against the limits the open's
+ * answer gave. A per-session map (tsearch tree over ranges; overlapping
+ * ranges compare equal) finds the allocation holding any interior
+ * pointer, so that a copy's direction can be inferred and a range that
+ * runs past its allocation refused before anything is sent. The server
+ * checks every address again, against what the session really holds.
+ * Owns s->addr_map and s->space; calls error.c.
  */
 #define _GNU_SOURCE
 #include <search.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "client.h"
+
+struct cl_extent {
+  uint64_t at, len;
+};
 
 static int range_cmp(const void *a, const void *b) {
   const cl_alloc_t *x = a, *y = b;
@@ -23,16 +33,127 @@ static int range_cmp(const void *a, const void *b) {
 
 /* Under s->mu. */
 static cl_alloc_t *lookup_locked(rdev_session_t *s, uint64_t addr) {
-  cl_alloc_t key = {addr, 1, 0};
+  cl_alloc_t key = {.base = addr, .size = 1};
   void *node = tfind(&key, &s->addr_map, range_cmp);
   return node ? *(cl_alloc_t **)node : NULL;
 }
 
-bool cl_addr_insert(rdev_session_t *s, cl_alloc_t *a) {
+/* ---- windows: first fit over sorted free ranges ------------------------------- */
+
+void cl_addr_init(rdev_session_t *s) {
+  /* Sessions of one process take windows in turn from a start of the
+   * process's own, so that their addresses seldom coincide. */
+  static atomic_uint next;
+  static atomic_flag seeded = ATOMIC_FLAG_INIT;
+  if (!atomic_flag_test_and_set(&seeded)) atomic_store(&next, (unsigned)getpid() * 2654435761u ^ (unsigned)time(NULL));
+  s->space.tag = atomic_fetch_add(&next, 1) % RDEV_WIRE_VA_TAGS;
+}
+
+void cl_addr_limits(rdev_session_t *s, int dev, uint64_t quota, uint64_t total) {
+  if (dev < 0 || dev >= RDEV_WIRE_MAX_DEVICES) return;
   pthread_mutex_lock(&s->mu);
-  void *node = tsearch(a, &s->addr_map, range_cmp);
+  s->space.win[dev].quota = quota;
+  s->space.win[dev].total = total;
   pthread_mutex_unlock(&s->mu);
-  return node != NULL;
+}
+
+/* Takes len bytes (a multiple of RDEV_MEM_ALIGN) from the lowest free
+ * range that holds them: 0 with *at, or -1 when none does. */
+static int window_take(cl_window_t *w, uint64_t base, uint64_t len, uint64_t *at) {
+  if (!w->free) {
+    if (!(w->free = malloc(8 * sizeof *w->free))) return -1;
+    w->free[0] = (struct cl_extent){base, RDEV_WIRE_VA_WINDOW};
+    w->n = 1;
+    w->cap = 8;
+  }
+  for (size_t i = 0; i < w->n; i++) {
+    struct cl_extent *e = &w->free[i];
+    if (e->len < len) continue;
+    *at = e->at;
+    e->at += len;
+    if ((e->len -= len) == 0) memmove(e, e + 1, (--w->n - i) * sizeof *e);
+    return 0;
+  }
+  return -1;
+}
+
+/* Gives [at, at+len) back, merged with its free neighbours. Out of host
+ * memory for a new range, the range stays taken (the window is 1 TiB). */
+static void window_give(cl_window_t *w, uint64_t at, uint64_t len) {
+  size_t lo = 0, hi = w->n; /* the first free range above at */
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (w->free[mid].at < at)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  bool prev = lo > 0 && w->free[lo - 1].at + w->free[lo - 1].len == at;
+  bool next = lo < w->n && at + len == w->free[lo].at;
+  if (prev && next) {
+    w->free[lo - 1].len += len + w->free[lo].len;
+    memmove(&w->free[lo], &w->free[lo + 1], (--w->n - lo) * sizeof *w->free);
+  } else if (prev) {
+    w->free[lo - 1].len += len;
+  } else if (next) {
+    w->free[lo].at = at;
+    w->free[lo].len += len;
+  } else {
+    if (w->n == w->cap) {
+      struct cl_extent *f = realloc(w->free, 2 * w->cap * sizeof *f);
+      if (!f) return;
+      w->free = f;
+      w->cap *= 2;
+    }
+    memmove(&w->free[lo + 1], &w->free[lo], (w->n++ - lo) * sizeof *w->free);
+    w->free[lo] = (struct cl_extent){at, len};
+  }
+}
+
+int cl_addr_place(rdev_session_t *s, int dev, size_t size, cl_alloc_t **out) {
+  *out = NULL;
+  uint64_t reserved = rdev_mem_reserved_size(size);
+  if (!reserved) return cl_error(RDEV_RT_DEVICE_OOM, "size %zu overflows", size);
+  cl_alloc_t *a = malloc(sizeof *a);
+  if (!a) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+  pthread_mutex_lock(&s->mu);
+  cl_window_t *w = &s->space.win[dev];
+  int rc = RDEV_OK;
+  /* the session's own use alone: what other sessions of the tenant hold
+   * the server counts, and a refusal then comes at the next synchronize */
+  if (w->quota && (reserved > w->quota || w->used > w->quota - reserved))
+    rc = cl_error(RDEV_QUOTA_EXCEEDED,
+                  "device %d: %llu bytes in use by this session + %llu would pass the tenant's quota of %llu", dev,
+                  (unsigned long long)w->used, (unsigned long long)reserved, (unsigned long long)w->quota);
+  else if (w->total && (reserved > w->total || w->used > w->total - reserved))
+    rc = cl_error(RDEV_RT_DEVICE_OOM, "device %d: %llu bytes in use by this session + %llu exceed its %llu bytes", dev,
+                  (unsigned long long)w->used, (unsigned long long)reserved, (unsigned long long)w->total);
+  else if (window_take(w, rdev_wire_va_window(s->space.tag, dev), reserved, &a->base) != 0)
+    rc = cl_error(RDEV_RT_DEVICE_OOM, "device %d: no room for %llu bytes in the session's address window", dev,
+                  (unsigned long long)reserved);
+  if (!rc) {
+    a->size = size;
+    a->reserved = reserved;
+    a->device = dev;
+    a->failed = false;
+    if (tsearch(a, &s->addr_map, range_cmp)) {
+      w->used += reserved;
+      *out = a;
+    } else {
+      window_give(w, a->base, reserved);
+      rc = cl_error(RDEV_BAD_ALLOC, "out of host memory");
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+  if (rc) free(a);
+  return rc;
+}
+
+void cl_addr_refused_locked(rdev_session_t *s, uint64_t base) {
+  cl_alloc_t *a = lookup_locked(s, base);
+  if (!a || a->base != base || a->failed) return;
+  a->failed = true;
+  s->space.win[a->device].used -= a->reserved;
 }
 
 cl_alloc_t *cl_addr_remove(rdev_session_t *s, uint64_t base) {
@@ -44,6 +165,15 @@ cl_alloc_t *cl_addr_remove(rdev_session_t *s, uint64_t base) {
     a = NULL;
   pthread_mutex_unlock(&s->mu);
   return a;
+}
+
+void cl_addr_unplace(rdev_session_t *s, cl_alloc_t *a) {
+  pthread_mutex_lock(&s->mu);
+  cl_window_t *w = &s->space.win[a->device];
+  if (!a->failed) w->used -= a->reserved;
+  window_give(w, a->base, a->reserved);
+  pthread_mutex_unlock(&s->mu);
+  free(a);
 }
 
 bool cl_addr_known(rdev_session_t *s, const void *p, size_t len, bool *fits) {
@@ -58,4 +188,5 @@ bool cl_addr_known(rdev_session_t *s, const void *p, size_t len, bool *fits) {
 void cl_addr_map_destroy(rdev_session_t *s) {
   tdestroy(s->addr_map, free);
   s->addr_map = NULL;
+  for (int d = 0; d < RDEV_WIRE_MAX_DEVICES; d++) free(s->space.win[d].free);
 }

@@ -218,6 +218,20 @@ typedef struct {
   atomic_int count; /* -1 until the first ListDevices */
 } cl_device_state_t;
 
+/* A device's window of the session's address space (rdev.proto,
+ * Malloc.addr): free ranges, sorted, and the bytes placed in it. */
+typedef struct {
+  struct cl_extent *free; /* NULL: the whole window is free (not yet used) */
+  size_t n, cap;
+  uint64_t used;         /* reserved bytes of the live allocations not refused */
+  uint64_t quota, total; /* from the open's answer (RDEV_WIRE_MEM_LIMITS_KEY); 0: not known */
+} cl_window_t;
+
+typedef struct {
+  uint32_t tag; /* the session's windows (RDEV_WIRE_VA_TAGS) */
+  cl_window_t win[RDEV_WIRE_MAX_DEVICES];
+} cl_space_t;
+
 struct rdev_session {
   /* Made by session.c at open, read-only until close (any file reads). */
   grpc_channel *channel;
@@ -235,6 +249,7 @@ struct rdev_session {
   cl_host_state_t host;     /* hostfn.c */
   struct rdev_binary *bins; /* binary.c: loaded, not unloaded */
   void *addr_map;           /* addr.c: tsearch root of cl_alloc_t */
+  cl_space_t space;         /* addr.c: where allocations are placed */
   cl_device_state_t dev;    /* info.c (atomics, not under mu) */
 };
 
@@ -278,15 +293,32 @@ int cl_auth_tls_of(grpc_call *call);
 /* ==== addr.c: device addresses ================================================= */
 
 typedef struct {
-  uint64_t base, size; /* the server's device address and the size asked for */
+  uint64_t base, size; /* its device address in the session's space, and the size asked for */
+  uint64_t reserved;   /* what it takes of the window and of the limit (rdev_mem_reserved_size) */
   int device;
+  bool failed; /* the server refused it (its refusal is the session's sticky error) */
 } cl_alloc_t;
-/* Enters a (heap-allocated; the map owns it from now on) into s's map.
- * False: out of memory, a is still the caller's. */
-bool cl_addr_insert(rdev_session_t *s, cl_alloc_t *a);
+
+/* Picks the session's windows (at open). */
+void cl_addr_init(rdev_session_t *s);
+/* Places an allocation of size bytes on device dev (below
+ * RDEV_WIRE_MAX_DEVICES) and enters it into s's map: RDEV_OK with *out
+ * (the map owns it), or a status (last error set) when the session alone
+ * would pass the device's limits or host memory runs out. Never blocks. */
+int cl_addr_place(rdev_session_t *s, int dev, size_t size, cl_alloc_t **out);
+/* The server refused the placement at base (a quiet Malloc's error
+ * reply): it no longer counts against the limits. Under s->mu. */
+void cl_addr_refused_locked(rdev_session_t *s, uint64_t base);
+/* Records the limits of device dev from the open's answer: quota 0 is none. */
+void cl_addr_limits(rdev_session_t *s, int dev, uint64_t quota, uint64_t total);
 /* Takes the allocation that starts exactly at base out of s's map and
- * returns it (the caller frees it); NULL when there is none. */
+ * returns it (the caller passes it to cl_addr_unplace); NULL when there
+ * is none. */
 cl_alloc_t *cl_addr_remove(rdev_session_t *s, uint64_t base);
+/* Gives a's range back to its window and frees a: once the request that
+ * frees it on the server is queued, so that no later placement of the
+ * same range reaches the server before it. */
+void cl_addr_unplace(rdev_session_t *s, cl_alloc_t *a);
 /* Whether p lies inside an allocation of s that this library made (then
  * *fits, if asked, says whether len bytes from p stay inside it). */
 bool cl_addr_known(rdev_session_t *s, const void *p, size_t len, bool *fits);

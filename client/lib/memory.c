@@ -46,30 +46,24 @@ int rdev_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t p
   if (!s || !dptr) return cl_error(RDEV_INVALID_PARAM, "session or dptr is NULL");
   *dptr = NULL;
   if (size == 0) return cl_error(RDEV_INVALID_PARAM, "size 0");
-  cl_alloc_t *a = malloc(sizeof *a);
-  if (!a) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
-
+  if ((unsigned)policy > RDEV_MEM_MALLOC_NORMAL_ONLY_P2P)
+    return cl_error(RDEV_INVALID_PARAM, "unknown malloc policy %d", (int)policy);
+  int dev = cl_device_current(s);
+  if (dev >= RDEV_WIRE_MAX_DEVICES || atomic_load(&s->dev.count) == 0)
+    return cl_error(RDEV_RT_INVALID_DEVICEID, "device %d does not exist", dev);
+  /* Placed here, sent quiet: nothing to wait for. A refusal (another
+   * session of the tenant took the quota, the device ran out) is the
+   * session's sticky error, and the server fails what names the memory
+   * with it, so the next synchronize reports it. */
+  cl_alloc_t *a;
+  int rc = cl_addr_place(s, dev, size, &a);
+  if (rc) return rc;
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_malloc_tag;
-  req.op.malloc.device = cl_device_current(s);
-  req.op.malloc.size = size;
-  req.op.malloc.policy = (int32_t)policy;
-  cl_result_t res;
-  int rc = cl_call(s, &req, &res);
-  if (rc) {
-    free(a);
+  req.op.malloc = (rdev_v1_Malloc){.device = dev, .size = size, .policy = (int32_t)policy, .addr = a->base, .quiet = true};
+  if ((rc = cl_send_async(s, &req)) != RDEV_OK) {
+    cl_addr_unplace(s, cl_addr_remove(s, a->base));
     return rc;
-  }
-  a->base = res.addr;
-  a->size = size;
-  a->device = req.op.malloc.device;
-  if (!cl_addr_insert(s, a)) {
-    rdev_v1_Request fr = rdev_v1_Request_init_zero;
-    fr.which_op = rdev_v1_Request_free_tag;
-    fr.op.free.addr = a->base;
-    cl_call(s, &fr, NULL);
-    free(a);
-    return cl_error(RDEV_BAD_ALLOC, "out of host memory");
   }
   *dptr = (void *)(uintptr_t)a->base;
   return RDEV_OK;
@@ -84,9 +78,10 @@ int rdev_free(rdev_session_t *s, void *dptr) {
   if (!a) return cl_call(s, &req, NULL); /* unknown here: the server says why */
   /* One of ours: nothing to wait for (a refusal, which would mean the
    * server lost it, goes sticky on the session). */
-  free(a);
   req.op.free.quiet = true;
-  return cl_send_async(s, &req);
+  int rc = cl_send_async(s, &req);
+  cl_addr_unplace(s, a);
+  return rc;
 }
 
 int rdev_ptr_on_device(rdev_session_t *s, const void *p) { return s && p && cl_addr_known(s, p, 1, NULL); }

@@ -435,7 +435,9 @@ bool cl_reply_handle(rdev_session_t *s, grpc_byte_buffer *bb, uint64_t *acked, c
     free(e);
   } else if (r.status) {
     /* A refused asynchronous or quiet request: reported at the next sync
-     * of the stream it names, or of any stream when it names none. */
+     * of the stream it names, or of any stream when it names none. A
+     * refused placement (addr set) no longer counts against the limits. */
+    if (r.addr) cl_addr_refused_locked(s, r.addr);
     sticky_set_locked(s, r.stream, r.status, r.message);
   }
   pthread_mutex_unlock(&s->mu);

@@ -192,8 +192,11 @@ int rdev_launch(rdev_stream_t *stream, const char *name, uint32_t blocks, const 
     rdev_v1_Arg *a = &wargs[i];
     *a = (rdev_v1_Arg)rdev_v1_Arg_init_zero;
     switch (args[i].type) {
-      case RDEV_ARG_PTR: /* the server checks it against the session's allocations */
+      case RDEV_ARG_PTR: /* checked here, and by the server against what the session really holds */
         if (!args[i].v.ptr) return cl_error(RDEV_INVALID_PARAM, "argument %d: device pointer is NULL", i);
+        if (!cl_addr_known(s, args[i].v.ptr, 1, NULL))
+          return cl_error(RDEV_INVALID_PARAM, "%s: argument %d (%p) is not inside an allocation of this session", name,
+                          i, args[i].v.ptr);
         a->which_v = rdev_v1_Arg_ptr_tag;
         a->v.ptr = (uint64_t)(uintptr_t)args[i].v.ptr;
         break;

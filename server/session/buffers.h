@@ -14,7 +14,8 @@
  * (zerocopy.h). */
 typedef struct srv_mem {
   rdev_rt_t *rt;
-  void *ptr; /* the device address */
+  void *ptr;     /* the device address */
+  uint64_t wire; /* its address in the session's space (the client's placement, else ptr) */
   size_t size;
   srv_tenant_t *tenant;
   int dev;

@@ -6,6 +6,7 @@
  * runtime checks its reach, and the kernels' print output held for the
  * session's next reply.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,12 +61,23 @@ static void print_cb(void *user, const char *text, size_t len) {
  * binary with its argument blob (args decoded from it). Every pointer
  * argument must lie inside one of the session's allocations (the runtime
  * then checks its reach against that allocation): another session's, a
- * freed one's, or any other address is refused, naming the argument. */
+ * freed one's, or any other address is refused, naming the argument. The
+ * pointers, in args and in the blob, become the device addresses behind
+ * them. */
 static int launch(srv_req_t *x, rdev_rt_stream_t *st, const char *name, const rdev_kernel_sig_t *sig, uint32_t blocks,
-                  const rdev_kernel_arg_t *args, int nargs, const rdev_rt_function_t *f, const void *blob, size_t len) {
+                  rdev_kernel_arg_t *args, int nargs, const rdev_rt_function_t *f, unsigned char *blob, size_t len) {
   for (int i = 0; i < nargs; i++) {
+    if (args[i].type != RDEV_ARG_PTR) continue;
     uint64_t a = (uint64_t)(uintptr_t)args[i].v.ptr.base;
-    if (args[i].type != RDEV_ARG_PTR || srv_buffer_at(x->s, a)) continue;
+    srv_handle_t *e = srv_buffer_at(x->s, a);
+    if (e) {
+      args[i].v.ptr.base = srv_buffer_dev(e, a);
+      uint64_t dev = (uint64_t)(uintptr_t)args[i].v.ptr.base;
+      if (f) memcpy(blob + rdev_rt_function_arg_offset(f, i), &dev, sizeof dev);
+      continue;
+    }
+    int rc = srv_placement_refused(x, name, a, 0);
+    if (rc) return rc;
     if (sig && i < sig->nparams)
       return srv_fail(x, RDEV_INVALID_PARAM, "%s: argument '%s' (0x%llx) is not inside an allocation of this session",
                       name, sig->params[i].name, (unsigned long long)a);
@@ -265,7 +277,7 @@ int srv_op_launch_function(srv_req_t *x) {
   srv_handle_t *e = srv_get_handle(x, l->function, SRV_H_FUNC);
   if (!e) return srv_handle_missing(x, l->function, "kernel function", 0);
   const rdev_rt_function_t *f = e->ptr;
-  void *blob = payload_copy(x->data);
+  unsigned char *blob = payload_copy(x->data);
   if (!blob) return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
   rdev_kernel_arg_t args[RDEV_RT_MAX_KERNEL_ARGS];
   int n = 0;
@@ -299,16 +311,22 @@ int srv_op_op_run(srv_req_t *x) {
   if (rc) return srv_fail(x, rc, "%s", msg);
   const rdev_op_sig_t *sig = &rdev_op_table(NULL)[c->op];
   for (int i = 0; i < c->nargs; i++) {
-    const rdev_op_arg_t *a = &c->args[i];
+    rdev_op_arg_t *a = &c->args[i];
     if (!a->present || (a->kind != RDEV_OPK_TENSOR && a->kind != RDEV_OPK_TENSOR_LIST)) continue;
     for (uint32_t k = 0; k < (a->kind == RDEV_OPK_TENSOR ? 1 : a->n); k++) {
       uint64_t lo, bytes, first;
-      const rdev_tensor_t *t = &a->v.t[k];
+      rdev_tensor_t *t = &a->v.t[k];
+      srv_handle_t *e = NULL;
       if (rdev_tensor_reach(t, &lo, &bytes) == RDEV_OK &&
-          (bytes == 0 || (!__builtin_add_overflow(t->addr, lo, &first) && srv_buffer_at(x->s, t->addr))))
+          (bytes == 0 || (!__builtin_add_overflow(t->addr, lo, &first) && (e = srv_buffer_at(x->s, t->addr))))) {
+        if (e) t->addr = (uint64_t)(uintptr_t)srv_buffer_dev(e, t->addr); /* the device address behind it */
         continue;
-      rc = srv_fail(x, RDEV_INVALID_PARAM, "aclnn%s: %s (0x%llx) is not inside an allocation of this session",
-                    sig->name, sig->params[i].name, (unsigned long long)t->addr);
+      }
+      char what[96];
+      snprintf(what, sizeof what, "aclnn%s: %s", sig->name, sig->params[i].name);
+      if (!(rc = srv_placement_refused(x, what, t->addr, 0)))
+        rc = srv_fail(x, RDEV_INVALID_PARAM, "%s (0x%llx) is not inside an allocation of this session", what,
+                      (unsigned long long)t->addr);
       free(c); /* after the message: t points into it */
       return rc;
     }

@@ -146,14 +146,15 @@ static int region_copy(srv_req_t *x, uint32_t region, uint64_t off, char *dev, s
 
 /* Memory is charged to the tenant at the size the device really reserves,
  * and zeroed before the tenant can read it: nothing another tenant left in
- * it is ever visible. */
-int srv_op_malloc(srv_req_t *x) {
+ * it is ever visible. At the client's address when it placed it (the
+ * device and the placement checked first: the client's mistakes, not a
+ * failed allocation). */
+static int malloc_at(srv_req_t *x, int dev) {
   const rdev_v1_Malloc *m = &x->q->op.malloc;
   srv_tenant_t *t = x->s->tenant;
   rdev_rt_t *rt = x->s->srv->rt;
   void *p = NULL;
-  int dev, rc = srv_check_device(x, m->device, &dev);
-  if (rc) return rc;
+  int rc;
   size_t size = (size_t)m->size, reserved = rdev_rt_mem_reserved_size(size);
   if (size && !reserved) return srv_fail(x, RDEV_RT_DEVICE_OOM, "size %zu overflows", size);
   if (reserved && srv_tenant_take(t, SRV_Q_MEMORY, dev, reserved, x->s->peer, x->r.message, sizeof x->r.message))
@@ -170,14 +171,37 @@ int srv_op_malloc(srv_req_t *x) {
     rdev_rt_free(rt, p);
     return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
   }
+  if (m->addr) mem->wire = m->addr;
   rc = rdev_rt_memset(rt, p, size, 0, size);
-  if (rc || srv_handles_put(&x->s->buffers, (uint64_t)(uintptr_t)p, SRV_H_BUF, dev, p, size, mem) != 0) {
+  if (rc || srv_handles_put(&x->s->buffers, mem->wire, SRV_H_BUF, dev, p, size, mem) != 0) {
     rc = rc ? srv_rt_failed(x, rc) : srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
     srv_mem_unref(mem);
     return rc;
   }
-  x->r.addr = (uint64_t)(uintptr_t)p;
+  if (srv_vmap_insert(x->s, mem) != 0) {
+    srv_handles_del(&x->s->buffers, mem->wire);
+    srv_mem_unref(mem);
+    return srv_fail(x, RDEV_BAD_ALLOC, "out of server memory");
+  }
+  x->r.addr = mem->wire;
   return RDEV_OK;
+}
+
+int srv_op_malloc(srv_req_t *x) {
+  const rdev_v1_Malloc *m = &x->q->op.malloc;
+  int dev, rc = srv_check_device(x, m->device, &dev);
+  if (rc) return rc;
+  if (m->addr) {
+    if (m->addr % RDEV_RT_MEM_ALIGN || !rdev_wire_va_inside(m->addr, m->size, m->device))
+      return srv_fail(x, RDEV_INVALID_PARAM, "malloc: %llu bytes at 0x%llx do not lie in device %d's window",
+                      (unsigned long long)m->size, (unsigned long long)m->addr, (int)m->device);
+    if (srv_vmap_overlaps(x->s, m->addr, m->size))
+      return srv_fail(x, RDEV_INVALID_PARAM, "malloc: %llu bytes at 0x%llx overlap an allocation of this session",
+                      (unsigned long long)m->size, (unsigned long long)m->addr);
+  }
+  rc = malloc_at(x, dev);
+  if (rc == RDEV_OK) return m->quiet ? SRV_LATER : RDEV_OK;
+  return m->quiet && m->addr ? srv_refuse_placement(x, m->addr, m->size) : rc;
 }
 
 void srv_release_buffer(srv_session_t *s, const srv_handle_t *e) {
@@ -191,9 +215,11 @@ static void check_room_entry(srv_handle_t *e, void *arg) { srv_check_room(arg, e
 int srv_op_free(srv_req_t *x) {
   uint64_t a = x->q->op.free.addr;
   srv_handle_t *e = srv_handles_get(&x->s->buffers, a, SRV_H_BUF);
+  if (!e && srv_placement_refused(x, "free", a, 1) == RDEV_OK) return x->q->op.free.quiet ? SRV_LATER : RDEV_OK;
   if (!e)
     return srv_fail(x, RDEV_INVALID_PARAM, "free: 0x%llx is not the start of an allocation of this session",
                     (unsigned long long)a);
+  srv_vmap_remove(x->s, e->ext);
   srv_release_buffer(x->s, e);
   srv_handles_del(&x->s->buffers, a);
   /* it queued a callback on each busy stream: mind their depth */

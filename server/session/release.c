@@ -4,6 +4,8 @@
  * buffers freed after them; then events and buffers), once, whoever ends
  * it first.
  */
+#define _GNU_SOURCE
+#include <search.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +29,8 @@ static void destroy_event_entry(srv_handle_t *e, void *arg) {
 static void free_buffer_entry(srv_handle_t *e, void *arg) { srv_release_buffer(arg, e); }
 static void free_kernel_entry(srv_handle_t *e, void *arg) { srv_release_kernel_entry(arg, e); }
 
+static void keep_node(void *m) { (void)m; }
+
 void srv_session_release(srv_session_t *s) {
   pthread_mutex_lock(&s->req_mu);
   pthread_mutex_lock(&s->mu);
@@ -41,6 +45,8 @@ void srv_session_release(srv_session_t *s) {
   srv_handles_t h = s->handles, bufs = s->buffers;
   memset(&s->handles, 0, sizeof s->handles);
   memset(&s->buffers, 0, sizeof s->buffers);
+  tdestroy(s->vmap, keep_node); /* its records go with the buffers' entries */
+  s->vmap = NULL;
   dead_stream_t *dead = s->dead;
   s->dead = NULL;
   pthread_mutex_unlock(&s->req_mu);

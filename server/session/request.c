@@ -4,6 +4,8 @@
  * session's buffers, streams, events, the tenant's devices), and the
  * callback contexts of work that answers later.
  */
+#define _GNU_SOURCE
+#include <search.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,18 +39,47 @@ uint64_t srv_handle_enter(srv_session_t *s, uint64_t want, int type, int dev, vo
   return srv_handles_put(&s->handles, want, type, dev, ptr, size, ext) == 0 ? want : 0;
 }
 
-int srv_refuse_quietly(srv_req_t *x, uint64_t h, int rc) {
+static void keep_refusal(srv_req_t *x, uint64_t h, uint64_t size, int rc) {
   srv_refused_t *r = &x->s->refused[x->s->refused_next++ % SRV_REFUSED_MAX];
   r->h = h;
+  r->size = size;
   r->code = rc;
   snprintf(r->msg, sizeof r->msg, "%s", x->r.message);
+}
+
+int srv_refuse_quietly(srv_req_t *x, uint64_t h, int rc) {
+  keep_refusal(x, h, 0, rc);
   return SRV_LATER;
+}
+
+int srv_refuse_placement(srv_req_t *x, uint64_t addr, uint64_t size) {
+  char why[sizeof x->r.message];
+  snprintf(why, sizeof why, "%s", x->r.message);
+  srv_fail(x, RDEV_RT_MEMORY_ALLOCATION, "the allocation of %llu bytes at 0x%llx failed: %s", (unsigned long long)size,
+           (unsigned long long)addr, why);
+  keep_refusal(x, addr, size, RDEV_RT_MEMORY_ALLOCATION);
+  x->r.addr = addr;
+  return RDEV_RT_MEMORY_ALLOCATION;
+}
+
+int srv_placement_refused(srv_req_t *x, const char *what, uint64_t addr, int drop) {
+  for (int i = 0; addr && i < SRV_REFUSED_MAX; i++) {
+    srv_refused_t *r = &x->s->refused[i];
+    if (!r->size || addr < r->h || addr - r->h >= r->size) continue;
+    if (drop) {
+      if (addr != r->h) continue;
+      r->h = 0;
+      return RDEV_OK;
+    }
+    return srv_fail(x, r->code, "%s: 0x%llx: %s", what, (unsigned long long)addr, r->msg);
+  }
+  return drop ? -1 : 0;
 }
 
 int srv_handle_missing(srv_req_t *x, uint64_t h, const char *what, int drop) {
   for (int i = 0; h && i < SRV_REFUSED_MAX; i++) {
     srv_refused_t *r = &x->s->refused[i];
-    if (r->h != h) continue;
+    if (r->h != h || r->size) continue;
     if (drop) {
       r->h = 0;
       return RDEV_OK;
@@ -83,25 +114,44 @@ int srv_get_event(srv_req_t *x, uint64_t h, srv_handle_t **e) {
   return RDEV_OK;
 }
 
+/* ---- the session's address space: buffers by address range ---- */
+
+/* Ranges compare equal when they overlap. */
+static int range_cmp(const void *a, const void *b) {
+  const srv_mem_t *x = a, *y = b;
+  if (x->wire + x->size <= y->wire) return -1;
+  if (y->wire + y->size <= x->wire) return 1;
+  return 0;
+}
+
+int srv_vmap_insert(srv_session_t *s, srv_mem_t *m) { return tsearch(m, &s->vmap, range_cmp) ? 0 : -1; }
+
+void srv_vmap_remove(srv_session_t *s, srv_mem_t *m) { tdelete(m, &s->vmap, range_cmp); }
+
+int srv_vmap_overlaps(srv_session_t *s, uint64_t addr, uint64_t size) {
+  srv_mem_t key = {.wire = addr, .size = size};
+  return tfind(&key, &s->vmap, range_cmp) != NULL;
+}
+
 srv_handle_t *srv_buffer_at(srv_session_t *s, uint64_t addr) {
-  void *base;
-  size_t size;
-  int dev;
-  if (rdev_rt_mem_lookup(s->srv->rt, (void *)(uintptr_t)addr, &base, &size, &dev) != RDEV_OK) return NULL;
-  return srv_handles_get(&s->buffers, (uint64_t)(uintptr_t)base, SRV_H_BUF);
+  srv_mem_t key = {.wire = addr, .size = 1};
+  void *node = addr + 1 > addr ? tfind(&key, &s->vmap, range_cmp) : NULL;
+  return node ? srv_handles_get(&s->buffers, (*(srv_mem_t **)node)->wire, SRV_H_BUF) : NULL;
 }
 
 int srv_buf_range(srv_req_t *x, const char *what, uint64_t addr, uint64_t count, char **dptr, srv_mem_t **mem) {
   srv_handle_t *e = srv_buffer_at(x->s, addr);
+  int rc;
+  if (!e && (rc = srv_placement_refused(x, what, addr, 0))) return rc;
   if (!e)
     return srv_fail(x, RDEV_INVALID_PARAM, "%s: 0x%llx is not inside an allocation of this session", what,
                     (unsigned long long)addr);
-  uint64_t off = addr - (uint64_t)(uintptr_t)e->ptr;
+  uint64_t off = addr - e->h;
   if (count > e->size - off)
-    return srv_fail(
-        x, RDEV_INVALID_PARAM, "%s: %llu bytes at 0x%llx run past the end of the %zu-byte allocation at 0x%llx", what,
-        (unsigned long long)count, (unsigned long long)addr, e->size, (unsigned long long)(uintptr_t)e->ptr);
-  *dptr = (char *)e->ptr + off;
+    return srv_fail(x, RDEV_INVALID_PARAM,
+                    "%s: %llu bytes at 0x%llx run past the end of the %zu-byte allocation at 0x%llx", what,
+                    (unsigned long long)count, (unsigned long long)addr, e->size, (unsigned long long)e->h);
+  *dptr = srv_buffer_dev(e, addr);
   x->dev = e->dev;
   if (mem) *mem = e->ext;
   return RDEV_OK;

@@ -80,12 +80,15 @@ typedef struct dead_stream { /* destroyed by the client, waiting for its queued 
 } dead_stream_t;
 
 /* A quiet creation under a client's handle that the server refused (a
- * binary's load, a function's lookup): not answered, kept so that what
- * names the handle later fails with the refusal's own code and words. The
- * latest SRV_REFUSED_MAX are kept; an older one reads as an unknown handle. */
+ * binary's load, a function's lookup), or a quiet Malloc at a client's
+ * address: kept so that what names the handle, or an address of the
+ * allocation, later fails with the refusal's own code and words. The
+ * latest SRV_REFUSED_MAX are kept; an older one reads as an unknown handle
+ * or address. */
 #define SRV_REFUSED_MAX 64
 typedef struct {
-  uint64_t h; /* 0: free */
+  uint64_t h;    /* 0: free */
+  uint64_t size; /* a placement: the bytes from address h; 0: a handle */
   int code;
   char msg[256]; /* as Reply.message */
 } srv_refused_t;
@@ -126,7 +129,8 @@ struct srv_session {
 
   pthread_mutex_t req_mu;          /* request handling vs release: handles, streams below */
   srv_handles_t handles;           /* streams and events, by random handle */
-  srv_handles_t buffers;           /* buffers, by device address (ext: srv_mem_t) */
+  srv_handles_t buffers;           /* buffers, by the session's address (ext: srv_mem_t) */
+  void *vmap;                      /* the same, as a tsearch tree by address range (request.c) */
   rdev_rt_space_t *space;          /* its device address range: Malloc allocates in it */
   rdev_rt_stream_t **sync_streams; /* per device, for EventSync; lazily made */
   dead_stream_t *dead;
@@ -145,9 +149,10 @@ struct srv_session {
   char *held; /* kernel print output not sent yet (at most HOLD_MAX) */
   size_t held_len, held_cap;
   srv_gate_t *gates;                         /* host functions queued and not yet over (ops_host.c) */
-  grpc_metadata open_md[7];                  /* sent when it opens or resumes (call.c) */
+  grpc_metadata open_md[8];                  /* sent when it opens or resumes (call.c) */
   char received_str[24];                     /* in a resume's: rx_msgs */
   char devices_str[12];                      /* in it: the tenant's device count */
+  char mem_limits_str[RDEV_WIRE_MAX_DEVICES * 42]; /* in it: each device's quota and memory */
   pthread_cond_t gate_cv;                    /* a gate opened, or the session is released */
   srv_zc_session_t *zc;                      /* its shown Read replies (zerocopy.h) */
   struct srv_bulk_conn *bulk;                /* its bulk connection (bulk.c): set once, by the listener... */
@@ -427,6 +432,15 @@ uint64_t srv_handle_enter(srv_session_t *s, uint64_t want, int type, int dev, vo
 /* A quiet creation under the client's handle h failed with rc (x->r
  * says why): kept as refused, unanswered. Returns SRV_LATER. */
 int srv_refuse_quietly(srv_req_t *x, uint64_t h, int rc);
+/* A quiet Malloc placed at [addr, addr+size) failed (x->r says why):
+ * kept as refused, and answered with RDEV_RT_MEMORY_ALLOCATION and the
+ * address (its return value). */
+int srv_refuse_placement(srv_req_t *x, uint64_t addr, uint64_t size);
+/* addr lies in no buffer of the session: when it lies in a refused
+ * placement, fails x with that refusal's code and words (what names the
+ * address) and returns the code; else 0, and the caller says why. drop:
+ * forget a refusal placed exactly at addr (then RDEV_OK; -1 when none). */
+int srv_placement_refused(srv_req_t *x, const char *what, uint64_t addr, int drop);
 
 /* Handle h of the given kind (what: its name in the message) is not one
  * of the session's: its refusal's code and words when h was refused
@@ -444,10 +458,21 @@ int srv_get_stream(srv_req_t *x, uint64_t h, rdev_rt_stream_t **st);
 /* Event handle h's entry in *e, or INVALID_RESOURCE_HANDLE. */
 int srv_get_event(srv_req_t *x, uint64_t h, srv_handle_t **e);
 
-/* The session's buffer entry holding device address addr, or NULL: an
- * address of another session (or of a buffer this one freed) is unknown
- * here whoever else owns it. req_mu held. */
+/* The session's buffer entry holding address addr, or NULL: an address
+ * of another session (or of a buffer this one freed) is unknown here
+ * whoever else owns it. The entry's h is the buffer's address in the
+ * session's space, ptr the device memory behind it (they differ for a
+ * client's placement). req_mu held. */
 srv_handle_t *srv_buffer_at(srv_session_t *s, uint64_t addr);
+/* The device address behind addr, inside buffer e (srv_buffer_at). */
+static inline void *srv_buffer_dev(const srv_handle_t *e, uint64_t addr) { return (char *)e->ptr + (addr - e->h); }
+/* Enters buffer m, at m->wire in the session's space, into s->vmap
+ * (buffers holds its entry): 0, or -1 when out of memory. req_mu held. */
+int srv_vmap_insert(srv_session_t *s, srv_mem_t *m);
+/* Takes m out of s->vmap. req_mu held. */
+void srv_vmap_remove(srv_session_t *s, srv_mem_t *m);
+/* Whether [addr, addr+size) overlaps a buffer of s. req_mu held. */
+int srv_vmap_overlaps(srv_session_t *s, uint64_t addr, uint64_t size);
 
 /* count bytes at device address addr, which must lie inside one of the
  * session's buffers for all of them (checked without overflow); *dptr gets

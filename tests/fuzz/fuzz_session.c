@@ -299,6 +299,10 @@ static void make_step(in_t *in, sess_t *a, sess_t *b, step_t *st) {
       q->which_op = rdev_v1_Request_malloc_tag;
       q->op.malloc.device = (int32_t)(take(in, 1) % 3);
       q->op.malloc.size = size_of(in);
+      if (take(in, 1) & 1) { /* placed by the client: A's window (B's buffers lie outside every window) */
+        q->op.malloc.addr = rdev_wire_va_window(1, q->op.malloc.device) + (take(in, 3) << (take(in, 1) & 1 ? 6 : 0));
+        q->op.malloc.quiet = take(in, 1) & 1;
+      }
       if (q->seq < 1024) a->asked_size[q->seq] = (size_t)q->op.malloc.size;
       break;
     case 1: q->which_op = rdev_v1_Request_free_tag, q->op.free.addr = addr, st->other = in_b(addr); break;

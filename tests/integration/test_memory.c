@@ -53,6 +53,8 @@ END_TEST
 START_TEST(test_malloc_out_of_memory) {
   rdev_session_t *s = fx_open();
   void *p = (void *)1, *big = NULL, *q = NULL;
+  int n;
+  FX_OK(rdev_device_count(s, &n)); /* the open's answer, with the device's memory, is in */
   FX_EXPECT(rdev_malloc(s, &p, FX_SIM_MEM + 1, RDEV_MEM_MALLOC_HUGE_FIRST), RDEV_RT_DEVICE_OOM);
   ck_assert_ptr_null(p);
   FX_EXPECT(rdev_malloc(s, &p, (size_t)1 << 40, RDEV_MEM_MALLOC_HUGE_FIRST), RDEV_RT_DEVICE_OOM);
@@ -64,6 +66,45 @@ START_TEST(test_malloc_out_of_memory) {
   FX_OK(rdev_malloc(s, &q, 30 * FX_MiB, RDEV_MEM_MALLOC_HUGE_FIRST));
   FX_OK(rdev_free(s, q));
   rdev_session_close(s);
+}
+END_TEST
+
+/* A malloc waits for no reply: the client places it and checks what the
+ * session alone holds. What only the server can know (here, memory
+ * another session holds) fails later: the work that names the memory
+ * fails with the allocation's 207001, so does the next synchronize of
+ * the session, once, and the free is fine. */
+START_TEST(test_malloc_refused_later_fails_the_next_synchronize) {
+  rdev_session_t *a = fx_open(), *b = fx_open();
+  void *big = NULL, *q = NULL;
+  size_t free_b, total;
+  FX_OK(rdev_malloc(a, &big, 40 * FX_MiB, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_mem_info(a, &free_b, &total)); /* a's allocation is made */
+  ck_assert_uint_le(free_b, FX_SIM_MEM - 40 * FX_MiB);
+  int n;
+  FX_OK(rdev_device_count(b, &n));
+  FX_OK(rdev_malloc(b, &q, 30 * FX_MiB, RDEV_MEM_MALLOC_HUGE_FIRST)); /* b alone is within the device */
+  ck_assert_ptr_nonnull(q);
+  ck_assert_int_eq(rdev_ptr_on_device(b, q), 1);
+  rdev_stream_t *st;
+  FX_OK(rdev_stream_create(b, &st));
+  FX_OK(rdev_memset_async(b, q, 30 * FX_MiB, 7, 4096, st));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_RT_MEMORY_ALLOCATION); /* the memset's */
+  ck_assert_ptr_nonnull(strstr(rdev_session_last_error(), "failed"));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_RT_MEMORY_ALLOCATION); /* the malloc's */
+  FX_OK(rdev_stream_synchronize(st));
+  FX_OK(rdev_free(b, q));
+  FX_OK(rdev_stream_synchronize(st));
+  /* the range is b's again: a new allocation there works once a frees */
+  FX_OK(rdev_free(a, big));
+  ck_assert_uint_eq(fx_wait_free(a, FX_SIM_MEM, 5), FX_SIM_MEM);
+  FX_OK(rdev_malloc(b, &q, 30 * FX_MiB, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_memset_async(b, q, 30 * FX_MiB, 7, 4096, st));
+  FX_OK(rdev_stream_synchronize(st));
+  FX_OK(rdev_free(b, q));
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(b);
+  rdev_session_close(a);
 }
 END_TEST
 
@@ -728,6 +769,7 @@ Suite *suite_memory(void) {
   TCase *tc = fx_tcase("alloc");
   tcase_add_test(tc, test_malloc_size_zero_is_invalid_param);
   tcase_add_test(tc, test_malloc_out_of_memory);
+  tcase_add_test(tc, test_malloc_refused_later_fails_the_next_synchronize);
   tcase_add_test(tc, test_malloc_returns_distinct_aligned_pointers);
   tcase_add_test(tc, test_free_rejects_foreign_interior_and_double);
   tcase_add_test(tc, test_other_sessions_addresses_are_unreachable);

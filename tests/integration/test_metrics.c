@@ -260,7 +260,9 @@ START_TEST(test_health_not_serving_during_drain) {
 
   rdev_session_t *a = open_as(&srv, ta); /* holds the drain open */
   void *d = NULL;
+  size_t free_b, total_b;
   FX_OK(rdev_malloc(a, &d, 4096, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_mem_info(a, &free_b, &total_b)); /* a call that waits: the session is open, the memory held */
   ck_assert_int_eq(kill(srv.pid, SIGTERM), 0);
   double deadline = fx_now() + 10;
   while (health(srv.target, "", &rc) != RDEV_HEALTH_NOT_SERVING) {

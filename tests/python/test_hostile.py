@@ -49,6 +49,7 @@ GEN, pb, pbg, health_pb2 = stubs.generate(PROTO_DIR)
 # rdev status codes (proto/include/rdev/status.h)
 INVALID_PARAM = 100000
 MEMORY_ADDRESS_UNALIGNED = 200003
+MEMORY_ALLOCATION = 207001
 INVALID_RESOURCE_HANDLE = 200005
 PROTOCOL = 900006
 UNKNOWN_KERNEL = 900007
@@ -1228,6 +1229,47 @@ class HostileTest(unittest.TestCase):
     def copy(self, s, dst, dst_offset, src, src_offset, stream=0, count=64):
         return pb.Request(seq=s.next_seq(), copy=pb.Copy(stream=stream, dst=dst + dst_offset, src=src + src_offset,
                                                            count=count, dest_max=count))
+
+    # ---- client-placed allocations (Malloc.addr) ---------------------------------
+
+    @staticmethod
+    def window(tag, dev):
+        return (1 << 59) + (tag << 46) + (dev << 40)
+
+    def test_placed_mallocs_are_checked_and_map_onto_the_sessions_own_memory(self):
+        s, t = self.open(), self.open()
+        a = self.window(5, 0)
+        self.assertEqual(self.ok(s, malloc=pb.Malloc(device=0, size=1000, addr=a)).addr, a)
+        seq = s.next_seq()
+        s.send(write_raw(seq, a + 100, b"\x11" * 200, dest_max=900))
+        self.assertEqual(s.recv().status, 0)
+        self.assertEqual(self.read_back(s, a, 400), b"\0" * 100 + b"\x11" * 200 + b"\0" * 100)
+        bad = [("overlapping", a + 64, 10, 0), ("misaligned", a + 4096 + 8, 64, 0),
+               ("another device's window", self.window(5, 1), 64, 0), ("below the windows", (1 << 59) - 4096, 64, 0),
+               ("past the window's end", a + (1 << 40) - 64, 128, 0), ("past the last tag", self.window(4096, 0), 64, 0),
+               ("size 0", a + 8192, 0, 0), ("a device the tenant lacks", self.window(5, 63), 64, 63)]
+        for what, addr, size, dev in bad:
+            with self.subTest(what):
+                r = self.call(s, malloc=pb.Malloc(device=dev, size=size, addr=addr, quiet=True))
+                self.assertIn(r.status, (INVALID_PARAM, 107001), r.message)
+        # the other session: nothing of s at that address, then memory of its own there
+        self.assertEqual(self.call(t, read=pb.Read(addr=a, count=4, dest_max=4)).status, INVALID_PARAM)
+        self.put(t, malloc=pb.Malloc(device=0, size=1000, addr=a, quiet=True))
+        self.assertEqual(self.probe(t), [])  # a quiet placement that works: no reply
+        self.assertEqual(self.read_back(t, a, 400), b"\0" * 400)
+        self.assertEqual(self.read_back(s, a, 400), b"\0" * 100 + b"\x11" * 200 + b"\0" * 100)
+        # a quiet placement the device cannot back: 207001 with its address,
+        # then what names it fails the same way, and its free is fine
+        big = a + (1 << 30)
+        r = self.call(s, malloc=pb.Malloc(device=0, size=1 << 39, addr=big, quiet=True))
+        self.assertEqual((r.status, r.addr), (MEMORY_ALLOCATION, big), r.message)
+        r = self.call(s, read=pb.Read(addr=big + 4096, count=4, dest_max=4))
+        self.assertEqual(r.status, MEMORY_ALLOCATION, r.message)
+        self.ok(s, free=pb.Free(addr=big))
+        self.assertEqual(self.call(s, read=pb.Read(addr=big, count=4, dest_max=4)).status, INVALID_PARAM)
+        self.ok(s, free=pb.Free(addr=a))
+        self.ok(t, free=pb.Free(addr=a))
+        self.assert_serves(s)
 
     def test_misaligned_device_copy_is_unaligned(self):
         s = self.open()

@@ -58,6 +58,37 @@
  * call of its own). */
 #define RDEV_WIRE_DEVICES_KEY "rdev-devices"
 #define RDEV_WIRE_MAX_DEVICES 64 /* ListDevicesReply holds at most this many */
+/* And, per device in order, comma-separated, "quota/total": the tenant's
+ * quota on the device (0: none) and the device's memory, in bytes
+ * (decimal). A client that places its own allocations refuses one at once
+ * when the session alone would pass either. */
+#define RDEV_WIRE_MEM_LIMITS_KEY "rdev-mem-limits"
+
+/* Client-placed device addresses (rdev.proto, Malloc.addr): device d's
+ * window of a session is [RDEV_WIRE_VA_BASE + tag << 46 + d << 40, +1 TiB)
+ * for any tag below RDEV_WIRE_VA_TAGS (a client picks one per session, so
+ * that two sessions of one process seldom share addresses). It lies above
+ * every host address and apart from the addresses servers place. */
+#define RDEV_WIRE_VA_BASE ((uint64_t)1 << 59)
+#define RDEV_WIRE_VA_DEV_SHIFT 40
+#define RDEV_WIRE_VA_TAG_SHIFT 46
+#define RDEV_WIRE_VA_TAGS 4096
+#define RDEV_WIRE_VA_WINDOW ((uint64_t)1 << RDEV_WIRE_VA_DEV_SHIFT)
+
+/* The start of device dev's window under tag (both in range). */
+static inline uint64_t rdev_wire_va_window(uint32_t tag, int dev) {
+  return RDEV_WIRE_VA_BASE + ((uint64_t)tag << RDEV_WIRE_VA_TAG_SHIFT) + ((uint64_t)dev << RDEV_WIRE_VA_DEV_SHIFT);
+}
+
+/* Whether [addr, addr+size) (size > 0) lies inside one window of device
+ * dev, whatever its tag. */
+static inline int rdev_wire_va_inside(uint64_t addr, uint64_t size, int dev) {
+  if (addr < RDEV_WIRE_VA_BASE || dev < 0 || dev >= RDEV_WIRE_MAX_DEVICES) return 0;
+  uint64_t v = addr - RDEV_WIRE_VA_BASE;
+  if ((v >> RDEV_WIRE_VA_TAG_SHIFT) >= RDEV_WIRE_VA_TAGS || (int)((v >> RDEV_WIRE_VA_DEV_SHIFT) & 63) != dev) return 0;
+  uint64_t off = v & (RDEV_WIRE_VA_WINDOW - 1);
+  return size > 0 && size <= RDEV_WIRE_VA_WINDOW - off;
+}
 /* Resume (rdev.proto, "Resume"). In the open metadata: how long rdevd
  * keeps the session once its call broke (ms, decimal; absent: not at all,
  * as for a client that did not ask). */

@@ -42,7 +42,7 @@ typedef struct rdev_rt_space rdev_rt_space_t;   /* one owner's device address ra
 /* Limits shared by every backend (Ascend A2/A3 figures). */
 #define RDEV_RT_MAX_STREAMS_PER_DEVICE 1984
 #define RDEV_RT_MAX_EVENTS_PER_DEVICE 65536
-#define RDEV_RT_MEM_ALIGN 64 /* every device address is 64-byte aligned */
+#define RDEV_RT_MEM_ALIGN RDEV_MEM_ALIGN /* rdev/types.h */
 #define RDEV_RT_MAX_KERNEL_ARGS 8
 #define RDEV_RT_MAX_KERNEL_BLOCKS 65535
 #define RDEV_RT_PRINT_LIMIT 65536    /* bytes of kernel print kept per launch */
@@ -121,10 +121,8 @@ int rdev_rt_mem_info(rdev_rt_t *rt, int dev, size_t *free_bytes, size_t *total_b
 
 /* ---- memory ------------------------------------------------------------- */
 
-/* The bytes an allocation of `size` reserves on a device: CANN's rule (round
- * up to 32, pad by 32) kept on 64-byte granules so that every address stays
- * 64-byte aligned. free_bytes drops by exactly this much per allocation.
- * Returns 0 when size is 0 or the rounding would overflow. */
+/* rdev_mem_reserved_size (rdev/types.h): the bytes an allocation of `size`
+ * reserves; free_bytes drops by exactly this much per allocation. */
 size_t rdev_rt_mem_reserved_size(size_t size);
 
 /* aclrtMalloc on device dev: *dptr gets a 64-byte-aligned device address of
@@ -523,6 +521,9 @@ const rdev_kernel_sig_t *rdev_rt_function_sig(const rdev_rt_function_t *f);
  * blob too short for it. */
 int rdev_rt_function_args(const rdev_rt_function_t *f, const void *blob, size_t len, rdev_kernel_arg_t *args,
                           int *nargs);
+/* Where argument i (below the count rdev_rt_function_args gives) lies in
+ * the blob: its byte offset. */
+size_t rdev_rt_function_arg_offset(const rdev_rt_function_t *f, int i);
 
 /* aclrtLaunchKernelWithHostArgs: decodes the blob and launches as
  * rdev_rt_launch, whose checks apply (every pointer's reach inside its
