@@ -14,7 +14,6 @@ import contextlib
 import os
 import shutil
 import signal
-import sys
 import tempfile
 import threading
 import time
@@ -23,7 +22,6 @@ import numpy as np
 import pytest
 
 import rdev
-from rdev import _progress
 
 MiB = 1 << 20
 
