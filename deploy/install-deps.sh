@@ -18,6 +18,7 @@ PKGS=(
   python3 python3-grpcio python3-protobuf
   python3-dev python3-setuptools python3-wheel python3-venv python3-numpy python3-tqdm
   python3-pytest python3-nbclient python3-nbformat python3-ipykernel
+  python3-ipywidgets  # the tour notebook's progress widgets (tests/python/run_notebook.py)
   clang libclang-rt-14-dev llvm clang-format
   dpkg-dev  # dpkg-shlibdeps: the .deb packages' Depends (cpack -G DEB)
   systemd  # systemd-analyze verifies the unit (tests/deploy)

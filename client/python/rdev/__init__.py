@@ -11,7 +11,7 @@ module, stands apart on rdev's ACL library.
 """
 from . import jobs, ops
 from ._common import Error, current_session, strerror
-from ._progress import set_progress
+from ._progress import set_progress, track
 from .array import DeviceArray, asarray, copyto, empty, empty_like, set_preview, zeros, zeros_like
 from .kernels import Kernel
 from .session import Device, Session, connect, info
@@ -19,4 +19,4 @@ from .stream import Event, Future, Stream, elapsed_time
 
 __all__ = ["Error", "strerror", "connect", "current_session", "Session", "Device", "DeviceArray", "Stream",
            "Event", "Future", "Kernel", "asarray", "empty", "zeros", "empty_like", "zeros_like", "copyto",
-           "elapsed_time", "set_progress", "set_preview", "info", "jobs", "ops"]
+           "elapsed_time", "set_progress", "track", "set_preview", "info", "jobs", "ops"]

@@ -1,9 +1,10 @@
 """rdev/_progress.py — progress bars where people look: in Jupyter an
-ipywidgets bar (7 or later, imported only then; a text bar without it),
+ipywidgets bar (6 or later, imported only then; a text bar without it),
 on a terminal (stderr a tty) a text bar on stderr, in any other process
 nothing unless asked. The setting (set_progress, $RDEV_PROGRESS) and a
 call's own `progress=` argument choose: True shows bars in any process,
-False none, None (the default) where people look.
+False none, None (the default) where people look. track() (rdev.track)
+shows such a bar over an iterable.
 
 A bar appears only once its work has lasted `delay` seconds (1 s), so
 quick transfers and waits stay quiet.
@@ -160,15 +161,16 @@ class Bar:
         """Draws as an ipywidgets bar; False when ipywidgets cannot (then text)."""
         if self._widget is None:
             try:
-                import ipywidgets
+                classes = _widget_classes()
                 from IPython.display import display
             except ImportError:
                 return False
-            if int(str(getattr(ipywidgets, "__version__", "0")).split(".")[0] or 0) < 7:
-                return False  # 6 (Debian 12's) speaks a widget protocol today's frontends and nbclient do not
-            bar = ipywidgets.IntProgress(min=0, max=1, value=0, description="")
-            label = ipywidgets.Label("")
-            self._widget = (ipywidgets.HBox([bar, label]), bar, label)
+            if classes is None:
+                return False
+            box_cls, bar_cls, label_cls = classes
+            bar = bar_cls(min=0, max=1, value=0, description="")
+            label = label_cls("")
+            self._widget = (box_cls([bar, label]), bar, label)
             display(self._widget[0])
         box, bar, label = self._widget
         if self.total:
@@ -195,13 +197,104 @@ class Bar:
             if self.leave:
                 bar.bar_style = "success" if ok else "danger"
             else:
-                box.close()
+                _close_widgets(self._widget)  # closing a box leaves its bar and label open
             return
         try:
             self.file.write("\n" if self.leave else "\r\033[2K")
             self.file.flush()
         except Exception:
             pass
+
+
+_v6_classes = {}
+
+
+def _widget_classes():
+    """(HBox, IntProgress, Label) of the installed ipywidgets (imported
+    now; ImportError without it), None when it is older than 6. For
+    ipywidgets 6 they are subclasses that nbclient takes too (_v6)."""
+    import ipywidgets
+    try:
+        major = int(str(getattr(ipywidgets, "__version__", "0")).split(".")[0])
+    except ValueError:
+        major = 0
+    if major < 6:
+        return None
+    if major >= 7:
+        return ipywidgets.HBox, ipywidgets.IntProgress, ipywidgets.Label
+    with _lock:
+        if ipywidgets not in _v6_classes:
+            _v6_classes.clear()
+            _v6_classes[ipywidgets] = _v6(ipywidgets)
+        return _v6_classes[ipywidgets]
+
+
+def _v6(ipywidgets):
+    """ipywidgets 6's HBox, IntProgress and Label as subclasses that differ
+    in two things:
+
+    - a widget's comm_open carries its state at the top of its data, where
+      6's own frontend (Debian's jupyter-js-widgets 6) reads it, and again
+      under "state", where nbclient (so nbconvert --execute, papermill)
+      reads it: with 6's open, nbclient's handler of a widget's comm_open
+      raises KeyError 'state' and the notebook's run stops there;
+    - display() leaves out 6's warning on stderr that no frontend checked
+      its JavaScript's version (only 6's own frontend does: under nbclient
+      and later frontends the warning would land in every cell that shows
+      a bar); it still sends 6's "display" message and the
+      application/vnd.jupyter.widget-view+json output with the model id.
+
+    A DOM widget's layout and a bar's style are widgets of their own, with
+    their own comm_open: they are made from such subclasses too, and passed
+    in instead of 6's defaults."""
+    from IPython.display import display
+    from ipywidgets.widgets import widget as widget_module
+    from ipywidgets.widgets.widget_int import ProgressStyle
+
+    class Open:
+        def open(self):
+            if self.comm is None:
+                state, _, buffers = self._split_state_buffers(self.get_state())
+                data = dict(state, state=dict(state))
+                self.comm = widget_module.Comm(target_name="jupyter.widget", data=data)
+                if buffers:  # as 6 does: binary parts follow in an update
+                    self.send_state()
+
+    class Layout6(Open, ipywidgets.Layout):
+        pass
+
+    class ProgressStyle6(Open, ProgressStyle):
+        pass
+
+    class IntProgress6(Open, ipywidgets.IntProgress):
+        def __init__(self, **kw):
+            super().__init__(layout=Layout6(), style=ProgressStyle6(), **kw)
+
+    class Label6(Open, ipywidgets.Label):
+        def __init__(self, value, **kw):
+            super().__init__(value, layout=Layout6(), **kw)
+
+    class HBox6(Open, ipywidgets.HBox):
+        def __init__(self, children, **kw):
+            super().__init__(children, layout=Layout6(), **kw)
+
+        def _ipython_display_(self, **kwargs):
+            self._send({"method": "display"})
+            display({"application/vnd.jupyter.widget-view+json": {"model_id": self.model_id}}, raw=True)
+            self._handle_displayed(**kwargs)
+
+    return HBox6, IntProgress6, Label6
+
+
+def _close_widgets(widgets):
+    """Closes widgets and the widgets they hold (a layout, a style):
+    closing one leaves those open."""
+    for w in widgets:
+        held = [getattr(w, name, None) for name in ("layout", "style")]
+        w.close()
+        for h in held:
+            if h is not None and hasattr(h, "close"):
+                h.close()
 
 
 def bar(total, desc, *, progress=None, unit="B", delay=1.0, leave=False):
@@ -211,3 +304,27 @@ def bar(total, desc, *, progress=None, unit="B", delay=1.0, leave=False):
     if k is None:
         return NONE
     return Bar(total, desc, k, unit=unit, delay=delay, leave=leave)
+
+
+def track(iterable, total=None, desc="", *, unit="it", progress=None):
+    """Yields the items of `iterable` with a progress bar where people look
+    (progress: True in any process, False never, None the setting) of
+    `total` items (None: len(iterable) when it has one, else unknown). The
+    bar shows at once and stays when the iteration ends; a widget turns
+    green when the iteration ran to its end, red when it stopped early or
+    raised."""
+    if total is None:
+        try:
+            total = len(iterable)
+        except TypeError:
+            pass
+    b = bar(total, desc, progress=progress, unit=unit, delay=0.0, leave=True)
+    ok = False
+    try:
+        b.set(0)
+        for item in iterable:
+            yield item
+            b.update(1)
+        ok = True
+    finally:
+        b.close(ok)

@@ -6,15 +6,14 @@ watch, status, list, cancel, fetch into numpy and into a file, a failed
 job's code, the async variants (and a cancelled task ending its watch),
 Ctrl-C during a watch and a wait leaving the connection usable, the GIL
 released during a watch, progress bars (text where asked, nothing in a
-non-interactive process by default, a widget in a notebook), and the
-job's repr and HTML.
+non-interactive process by default, a widget kept in a real Jupyter
+kernel), and the job's repr and HTML.
 """
 import asyncio
 import contextlib
 import os
 import shutil
 import signal
-import sys
 import tempfile
 import threading
 import time
@@ -23,7 +22,6 @@ import numpy as np
 import pytest
 
 import rdev
-from rdev import _progress
 
 MiB = 1 << 20
 
@@ -276,35 +274,6 @@ def progress_auto():
     rdev.set_progress(before)
 
 
-class _FakeWidget:
-    """A stand-in for an ipywidgets widget: its attributes, and whether it was closed."""
-
-    def __init__(self, *children, **kw):
-        self.children, self.closed, self.value = (children[0] if children else []), False, ""
-        self.__dict__.update(kw)
-
-    def close(self):
-        self.closed = True
-
-
-@pytest.fixture
-def notebook(monkeypatch):
-    """This process as a Jupyter kernel with ipywidgets 8 (a stand-in): the widgets displayed."""
-    import types
-
-    import IPython.display
-    fake = types.ModuleType("ipywidgets")
-    fake.__version__ = "8.0.0"
-    fake.IntProgress = type("IntProgress", (_FakeWidget,), {})
-    fake.Label = type("Label", (_FakeWidget,), {})
-    fake.HBox = type("HBox", (_FakeWidget,), {})
-    monkeypatch.setitem(sys.modules, "ipywidgets", fake)
-    monkeypatch.setattr(_progress, "in_notebook", lambda: True)
-    shown = []
-    monkeypatch.setattr(IPython.display, "display", lambda *objs: shown.extend(objs))
-    return shown
-
-
 def test_wait_progress_text_when_asked(jobs, capsys, progress_auto):
     job = jobs.submit(write_spec(delay_us=500_000))
     capsys.readouterr()
@@ -320,14 +289,27 @@ def test_wait_progress_quiet_when_not_interactive(jobs, capsys, progress_auto):
     assert capsys.readouterr().err == ""
 
 
-def test_wait_progress_widget_in_a_notebook(jobs, notebook, progress_auto):
-    job = jobs.submit(write_spec(delay_us=300_000))
-    job.wait(timeout=60)
-    assert len(notebook) == 1, "not one widget displayed"
-    box = notebook[0]
-    bar, label = box.children
-    assert type(bar).__name__ == "IntProgress" and bar.bar_style == "success" and not box.closed
-    assert "succeeded" in label.value and job.id in label.value
+def test_wait_progress_widget_in_a_notebook(kernel, job_server):
+    """A real kernel with the installed ipywidgets (Debian's is 6.0): one
+    widget, kept when the job ends, its bar full and green, its label the
+    job's last state."""
+    pytest.importorskip("ipywidgets")
+    cell = kernel.run(f"""
+        import rdev
+        jobs = rdev.jobs.Client({job_server.addr!r})
+        job = jobs.submit({write_spec(delay_us=300_000)!r})
+        job.wait(timeout=60)
+        print(job.id)
+    """)
+    assert cell.ok, cell.describe()
+    job_id = cell.stdout.strip()
+    assert cell.stderr == "" and len(cell.views) == 1, cell.describe()
+    box = cell.views[0]
+    assert cell.state(box)["_model_name"] == "HBoxModel" and "state" in cell.opens[box]
+    bar, label = (cell.state(m) for m in cell.children(box))
+    assert bar["bar_style"] == "success" and bar["value"] == bar["max"] == 2, bar  # steps: wait, write
+    assert label["value"].startswith(f"job {job_id} succeeded: ["), label["value"]
+    assert box not in cell.closed, "the job's widget was removed"
 
 
 def test_job_repr_and_html(jobs):

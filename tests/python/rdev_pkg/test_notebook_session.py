@@ -6,8 +6,11 @@ default before; sessions left open are closed at exit (and a killed
 process's are reaped), as rdevd's audit lines show; the session's and a
 device array's repr, HTML and rdev.info(); progress bars where people look
 (nothing in a non-interactive process unless asked, a text bar on a
-terminal, a widget in a notebook) for waits and transfers; Ctrl-C during a
-synchronize blocked by a host function leaving the session usable.
+terminal, in a real Jupyter kernel a widget of the installed ipywidgets
+or, without it, a text bar) for waits and transfers, the classes of
+ipywidgets 7 and later used as they are (a stand-in: Debian's is 6.0),
+rdev.track; Ctrl-C during a synchronize blocked by a host function leaving
+the session usable.
 """
 import contextlib
 import io
@@ -198,35 +201,6 @@ class _Tty(io.StringIO):
         return True
 
 
-class _FakeWidget:
-    """A stand-in for an ipywidgets widget: its attributes, and whether it was closed."""
-
-    def __init__(self, *children, **kw):
-        self.children, self.closed, self.value = (children[0] if children else []), False, ""
-        self.__dict__.update(kw)
-
-    def close(self):
-        self.closed = True
-
-
-@pytest.fixture
-def notebook(monkeypatch):
-    """This process as a Jupyter kernel with ipywidgets 8 (a stand-in): the widgets displayed."""
-    import types
-
-    import IPython.display
-    fake = types.ModuleType("ipywidgets")
-    fake.__version__ = "8.0.0"
-    fake.IntProgress = type("IntProgress", (_FakeWidget,), {})
-    fake.Label = type("Label", (_FakeWidget,), {})
-    fake.HBox = type("HBox", (_FakeWidget,), {})
-    monkeypatch.setitem(sys.modules, "ipywidgets", fake)
-    monkeypatch.setattr(_progress, "in_notebook", lambda: True)
-    shown = []
-    monkeypatch.setattr(IPython.display, "display", lambda *objs: shown.extend(objs))
-    return shown
-
-
 def test_progress_policy(monkeypatch, auto_progress):
     assert _progress.kind() is None  # pytest's stderr is no terminal
     assert _progress.kind(True) == "text" and _progress.kind(False) is None
@@ -257,24 +231,110 @@ def test_wait_text_bar_on_a_terminal(session, monkeypatch, auto_progress):
     assert "synchronize:" in tty.getvalue() and "\r" in tty.getvalue(), repr(tty.getvalue())
 
 
-def test_transfer_widget_in_a_notebook(session, notebook, auto_progress):
-    st = session.stream()
-    d = rdev.zeros(128 * MiB, np.uint8)
-    session.kernels.delay_us(1_300_000, stream=st)
+TRANSFER = """
+    import numpy as np
+    import rdev
+    s = rdev.connect({addr!r})
+    st = s.stream()
+    d = rdev.zeros(128 << 20, np.uint8)
+    s.kernels.delay_us(1_300_000, stream=st)   # the copy waits 1.3 s for it: long enough for bars
     d.get(stream=st)
-    bars = [b.children[0] for b in notebook]
-    # drawn at most every 0.1 s: the last piece may end the transfer before its drawing
-    assert any(b.max == 128 * MiB and b.value >= 64 * MiB for b in bars), [(b.max, b.value) for b in bars]
-    assert all(b.closed for b in notebook), "a transfer's widget stayed"
+    print("copied")
+"""
 
 
-def test_old_ipywidgets_falls_back_to_text(session, notebook, auto_progress, capsys):
-    sys.modules["ipywidgets"].__version__ = "6.0.0"
-    st = session.stream()
-    session.kernels.delay_us(1_300_000, stream=st)
-    capsys.readouterr()
-    st.synchronize()
-    assert not notebook and "synchronize:" in capsys.readouterr().err
+def test_transfer_widget_in_a_notebook(kernel, target):
+    """A real kernel with the installed ipywidgets (Debian's is 6.0): the
+    transfer's bar is a widget whose comm_open carries its state under
+    "state" (where nbclient reads it), displayed as a widget view, drawn
+    with the copy's progress, and closed with every widget it holds."""
+    pytest.importorskip("ipywidgets")
+    cell = kernel.run(TRANSFER.format(addr=target))
+    assert cell.ok and cell.stdout == "copied\n", cell.describe()
+    assert cell.stderr == "", "a text bar or a warning beside the widgets: " + repr(cell.stderr)
+    assert cell.opens and all("state" in data for data in cell.opens.values()), cell.describe()
+    bars = []
+    for view in cell.views:
+        assert cell.state(view)["_model_name"] == "HBoxModel", cell.describe()
+        bar, label = cell.children(view)
+        assert cell.state(bar)["_model_name"] in ("ProgressModel", "IntProgressModel")
+        assert cell.state(label)["_model_name"] == "LabelModel"
+        bars.append(bar)
+    # a second view may be the wait for the kernel's 1.3 s; the last drawing may be skipped (0.1 s apart)
+    drawn = [(st["max"], st["value"]) for b in bars for st in cell.states[b]]
+    assert any(m == 128 * MiB and v >= 64 * MiB for m, v in drawn), drawn
+    assert set(cell.opens) <= cell.closed, "widgets left open: " + repr(set(cell.opens) - cell.closed)
+
+
+def test_text_bar_in_a_notebook_without_ipywidgets(kernel, target):
+    """A real kernel that cannot import ipywidgets: the bar is text on the cell's stderr."""
+    cell = kernel.run('import sys; sys.modules["ipywidgets"] = None   # as if not installed\n'
+                      + textwrap.dedent(TRANSFER.format(addr=target)))
+    assert cell.ok and cell.stdout == "copied\n", cell.describe()
+    assert not cell.views and not cell.opens, cell.describe()
+    assert "D2H: [" in cell.stderr and "\r" in cell.stderr, repr(cell.stderr)
+
+
+class _FakeWidget:
+    """A stand-in for an ipywidgets 7 or later widget: its attributes, and whether it was closed."""
+
+    def __init__(self, *children, **kw):
+        self.children, self.closed, self.value = (children[0] if children else []), False, ""
+        self.__dict__.update(kw)
+
+    def close(self):
+        self.closed = True
+
+
+def _fake_ipywidgets(monkeypatch, version):
+    """A stand-in ipywidgets of that version in sys.modules; the objects IPython displays."""
+    import types
+
+    import IPython.display
+    fake = types.ModuleType("ipywidgets")
+    fake.__version__ = version
+    fake.IntProgress = type("IntProgress", (_FakeWidget,), {})
+    fake.Label = type("Label", (_FakeWidget,), {})
+    fake.HBox = type("HBox", (_FakeWidget,), {})
+    monkeypatch.setitem(sys.modules, "ipywidgets", fake)
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objs: shown.extend(objs))
+    return fake, shown
+
+
+@pytest.mark.parametrize("version", ["7.8.5", "8.1.2"])
+def test_widgets_of_ipywidgets_7_and_later_as_they_are(monkeypatch, version):
+    """ipywidgets 7 and later (a stand-in: Debian installs 6): its own classes, unchanged."""
+    fake, shown = _fake_ipywidgets(monkeypatch, version)
+    b = _progress.Bar(10, "things", "widget", unit="things", delay=0.0)
+    b.update(4)
+    assert len(shown) == 1 and type(shown[0]) is fake.HBox
+    bar, label = shown[0].children
+    assert type(bar) is fake.IntProgress and type(label) is fake.Label
+    assert (bar.max, bar.value) == (10, 4) and label.value.startswith("things: [") and "4/10 things" in label.value
+    b.close()
+    assert shown[0].closed and bar.closed and label.closed
+
+
+def test_ipywidgets_older_than_6_falls_back_to_text(monkeypatch):
+    _, shown = _fake_ipywidgets(monkeypatch, "5.2.2")
+    out = io.StringIO()
+    b = _progress.Bar(10, "things", "widget", unit="things", delay=0.0, file=out)
+    b.update(4)
+    b.close()
+    assert not shown and b.kind == "text" and "things: [" in out.getvalue()
+
+
+def test_track(monkeypatch, auto_progress):
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", out)
+    assert list(rdev.track(range(3), desc="n", progress=True)) == [0, 1, 2]
+    assert "n: [" in out.getvalue() and "3/3 it" in out.getvalue() and out.getvalue().endswith("\n")
+    out.seek(0)
+    out.truncate()
+    assert list(rdev.track(iter("ab"), progress=False)) == ["a", "b"] and out.getvalue() == ""
+    assert list(rdev.track(iter("ab"), desc="chars", unit="chars", progress=True)) == ["a", "b"]
+    assert "chars: 2 chars" in out.getvalue()  # no len(): the count, no total
 
 
 # ---- Ctrl-C -------------------------------------------------------------------------------------
