@@ -28,6 +28,7 @@
 #define PREFAULT_MIN (1u << 20) /* below this the first touches cost little */
 #define BULK_MIN (128u << 10)   /* smaller copies stay in-band: one message, no hand-off */
 #define HUGE_MIN (2u << 20)     /* transparent huge pages are 2 MiB */
+#define STAGE_MAX (4u << 20)    /* synchronous H2D copies up to this are copied and not waited for */
 
 /* Faults in the pages under [p, p+n) that are not yet present, writable,
  * keeping their contents: the kernel does it in one call, several times
@@ -181,6 +182,23 @@ static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 /* H2D: Write requests of at most one chunk each. stream 0 = wait for all. */
 static int write_chunks(rdev_session_t *s, uint64_t addr, const uint8_t *src, size_t count, size_t dest_max,
                         uint64_t stream) {
+  /* A synchronous copy small enough to stage travels in-band, copied, and
+   * waits for no reply: the server writes it before anything the session
+   * sends later runs, and a refusal is the session's, at the next
+   * synchronize. Larger ones stream from the caller's memory (on the bulk
+   * connection, whose lost bytes only a copy that waits can send again). */
+  if (!stream && count <= STAGE_MAX && (count < BULK_MIN || !cl_bulk_ready(s))) {
+    int rc = RDEV_OK;
+    for (size_t done = 0; done < count && !rc; done += RDEV_WIRE_MAX_CHUNK) {
+      rdev_v1_Request req = rdev_v1_Request_init_zero;
+      req.which_op = rdev_v1_Request_write_tag;
+      req.op.write.addr = addr + done;
+      req.op.write.dest_max = dest_max - done;
+      req.op.write.quiet = true;
+      rc = cl_write_async(s, &req, src + done, min_sz(count - done, RDEV_WIRE_MAX_CHUNK));
+    }
+    return rc;
+  }
   uint64_t nchunks = (count + RDEV_WIRE_MAX_CHUNK - 1) / RDEV_WIRE_MAX_CHUNK;
   cl_group_t g = {0};
   int rc = stream ? RDEV_OK : cl_group_begin(&g, s, nchunks);
@@ -284,11 +302,12 @@ static int do_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *
       break;
     default: return cl_error(RDEV_INVALID_PARAM, "unknown memcpy kind %d", (int)kind);
   }
-  /* Memory this library allocated is checked here, before anything is
-   * sent; whether any other address is device memory of the session is
-   * the server's to say, so it goes as it is. */
+  /* Checked here, before anything is sent: this library placed all of
+   * the session's device memory (the server checks again). */
   if (ddev && !want_ddev) return cl_error(RDEV_INVALID_PARAM, "dst %p is device memory, not host memory", dst);
   if (sdev && !want_sdev) return cl_error(RDEV_INVALID_PARAM, "src %p is device memory, not host memory", src);
+  if (!ddev && want_ddev) return cl_error(RDEV_INVALID_PARAM, "dst %p is not inside an allocation of this session", dst);
+  if (!sdev && want_sdev) return cl_error(RDEV_INVALID_PARAM, "src %p is not inside an allocation of this session", src);
   if (!dfit) return cl_error(RDEV_INVALID_PARAM, "dst range of %zu bytes runs past the end of its allocation", count);
   if (!sfit) return cl_error(RDEV_INVALID_PARAM, "src range of %zu bytes runs past the end of its allocation", count);
   uint64_t da = (uint64_t)(uintptr_t)dst, sa = (uint64_t)(uintptr_t)src;
@@ -345,8 +364,11 @@ static int do_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, 
   if (count == 0) return RDEV_OK;
   bool fits = true;
   if (!dptr) return cl_error(RDEV_INVALID_PARAM, "dptr is NULL");
-  cl_addr_known(s, dptr, count, &fits); /* unknown here: the server judges it */
+  if (!cl_addr_known(s, dptr, count, &fits))
+    return cl_error(RDEV_INVALID_PARAM, "%p is not inside an allocation of this session", dptr);
   if (!fits) return cl_error(RDEV_INVALID_PARAM, "range of %zu bytes runs past the end of its allocation", count);
+  /* synchronous too, it waits for no reply: in the session's order, a
+   * refusal at the next synchronize */
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_memset_tag;
   req.op.memset.stream = stream;
@@ -354,7 +376,8 @@ static int do_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, 
   req.op.memset.value = value;
   req.op.memset.count = count;
   req.op.memset.dest_max = dest_max;
-  return submit_or_call(s, &req, stream);
+  req.op.memset.quiet = !stream;
+  return cl_send_async(s, &req);
 }
 
 int rdev_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count) {

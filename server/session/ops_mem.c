@@ -459,7 +459,7 @@ int srv_op_memset(srv_req_t *x) {
   rc = st ? rdev_rt_memset_async(x->s->srv->rt, dst, n, m->value, n, st)
           : charged(x, t0, rdev_rt_memset(x->s->srv->rt, dst, n, m->value, n));
   if (rc) return srv_rt_failed(x, rc);
-  return st ? SRV_LATER : RDEV_OK;
+  return st || m->quiet ? SRV_LATER : RDEV_OK;
 }
 
 int srv_op_value_write(srv_req_t *x) {

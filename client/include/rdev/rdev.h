@@ -245,8 +245,15 @@ int rdev_malloc_host(rdev_session_t *s, void **ptr, size_t size);
  * pointer is RDEV_INVALID_PARAM where it can be told apart). */
 int rdev_free_host(rdev_session_t *s, void *ptr);
 
-/* aclrtMemcpy: returns when the copy is done (no stream is synchronized).
- * count > dest_max is RDEV_RT_PARAM_INVALID; count 0 a no-op success. */
+/* aclrtMemcpy (no stream is synchronized). A device address outside the
+ * session's allocations, or a range past one, is RDEV_INVALID_PARAM at
+ * once; count > dest_max is RDEV_RT_PARAM_INVALID; count 0 a no-op
+ * success. D2H and D2D copies, and H2D copies over 4 MiB or on the bulk
+ * connection (from 128 KiB), return when the copy is done. Smaller H2D
+ * copies are copied into the session's next message and return at once:
+ * src may be reused, the server writes them before anything the session
+ * sends later runs, and a refusal is the session's sticky error, reported
+ * by the next synchronize. */
 int rdev_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count, rdev_memcpy_kind_t kind);
 /* aclrtMemcpyAsync: queues the copy on stream and returns. An H2D copy
  * returns once src's bytes have left it, so src may be reused at once
@@ -260,7 +267,10 @@ int rdev_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, 
  * a millisecond per 6 MiB; dst's contents are not changed by it. */
 int rdev_memcpy_async(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count,
                       rdev_memcpy_kind_t kind, rdev_stream_t *stream);
-/* aclrtMemset on device memory. */
+/* aclrtMemset on device memory: waits for no reply; the server sets it
+ * before anything the session sends later runs, and a refusal is the
+ * session's sticky error, reported by the next synchronize. A range
+ * outside the session's allocations is RDEV_INVALID_PARAM at once. */
 int rdev_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count);
 /* aclrtMemsetAsync. */
 int rdev_memset_async(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count, rdev_stream_t *stream);
