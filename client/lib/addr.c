@@ -49,12 +49,19 @@ void cl_addr_init(rdev_session_t *s) {
   s->space.tag = atomic_fetch_add(&next, 1) % RDEV_WIRE_VA_TAGS;
 }
 
-void cl_addr_limits(rdev_session_t *s, int dev, uint64_t quota, uint64_t total) {
-  if (dev < 0 || dev >= RDEV_WIRE_MAX_DEVICES) return;
-  pthread_mutex_lock(&s->mu);
-  s->space.win[dev].quota = quota;
-  s->space.win[dev].total = total;
-  pthread_mutex_unlock(&s->mu);
+void cl_addr_limits_locked(rdev_session_t *s, grpc_slice v) {
+  const char *p = (const char *)GRPC_SLICE_START_PTR(v), *end = p + GRPC_SLICE_LENGTH(v);
+  for (int dev = 0; p < end && dev < RDEV_WIRE_MAX_DEVICES; dev++) {
+    uint64_t n[2] = {0, 0};
+    for (int k = 0; k < 2; k++) { /* "quota/total"; a malformed entry ends the list */
+      const char *start = p;
+      while (p < end && *p >= '0' && *p <= '9' && n[k] <= (UINT64_MAX - 9) / 10) n[k] = n[k] * 10 + (uint64_t)(*p++ - '0');
+      if (p == start || (k == 0 && (p == end || *p++ != '/'))) return;
+    }
+    s->space.win[dev].quota = n[0];
+    s->space.win[dev].total = n[1];
+    if (p < end && *p++ != ',') return;
+  }
 }
 
 /* Takes len bytes (a multiple of RDEV_MEM_ALIGN) from the lowest free
@@ -110,8 +117,9 @@ static void window_give(cl_window_t *w, uint64_t at, uint64_t len) {
   }
 }
 
-int cl_addr_place(rdev_session_t *s, int dev, size_t size, cl_alloc_t **out) {
+int cl_addr_place(rdev_session_t *s, int dev, size_t size, uint64_t seq, cl_alloc_t **out, bool *fits) {
   *out = NULL;
+  *fits = true;
   uint64_t reserved = rdev_mem_reserved_size(size);
   if (!reserved) return cl_error(RDEV_RT_DEVICE_OOM, "size %zu overflows", size);
   cl_alloc_t *a = malloc(sizeof *a);
@@ -119,21 +127,17 @@ int cl_addr_place(rdev_session_t *s, int dev, size_t size, cl_alloc_t **out) {
   pthread_mutex_lock(&s->mu);
   cl_window_t *w = &s->space.win[dev];
   int rc = RDEV_OK;
-  /* the session's own use alone: what other sessions of the tenant hold
-   * the server counts, and a refusal then comes at the next synchronize */
-  if (w->quota && (reserved > w->quota || w->used > w->quota - reserved))
-    rc = cl_error(RDEV_QUOTA_EXCEEDED,
-                  "device %d: %llu bytes in use by this session + %llu would pass the tenant's quota of %llu", dev,
-                  (unsigned long long)w->used, (unsigned long long)reserved, (unsigned long long)w->quota);
-  else if (w->total && (reserved > w->total || w->used > w->total - reserved))
-    rc = cl_error(RDEV_RT_DEVICE_OOM, "device %d: %llu bytes in use by this session + %llu exceed its %llu bytes", dev,
-                  (unsigned long long)w->used, (unsigned long long)reserved, (unsigned long long)w->total);
-  else if (window_take(w, rdev_wire_va_window(s->space.tag, dev), reserved, &a->base) != 0)
+  /* the session's own use alone (what other sessions of the tenant hold,
+   * the server counts) */
+  *fits = !(w->quota && (reserved > w->quota || w->used > w->quota - reserved)) &&
+          !(w->total && (reserved > w->total || w->used > w->total - reserved));
+  if (window_take(w, rdev_wire_va_window(s->space.tag, dev), reserved, &a->base) != 0)
     rc = cl_error(RDEV_RT_DEVICE_OOM, "device %d: no room for %llu bytes in the session's address window", dev,
                   (unsigned long long)reserved);
   if (!rc) {
     a->size = size;
     a->reserved = reserved;
+    a->seq = seq;
     a->device = dev;
     a->failed = false;
     if (tsearch(a, &s->addr_map, range_cmp)) {
@@ -149,9 +153,9 @@ int cl_addr_place(rdev_session_t *s, int dev, size_t size, cl_alloc_t **out) {
   return rc;
 }
 
-void cl_addr_refused_locked(rdev_session_t *s, uint64_t base) {
+void cl_addr_refused_locked(rdev_session_t *s, uint64_t base, uint64_t seq) {
   cl_alloc_t *a = lookup_locked(s, base);
-  if (!a || a->base != base || a->failed) return;
+  if (!a || a->base != base || a->seq != seq || a->failed) return; /* freed, the range placed again */
   a->failed = true;
   s->space.win[a->device].used -= a->reserved;
 }
@@ -167,12 +171,14 @@ cl_alloc_t *cl_addr_remove(rdev_session_t *s, uint64_t base) {
   return a;
 }
 
-void cl_addr_unplace(rdev_session_t *s, cl_alloc_t *a) {
-  pthread_mutex_lock(&s->mu);
-  cl_window_t *w = &s->space.win[a->device];
-  if (!a->failed) w->used -= a->reserved;
-  window_give(w, a->base, a->reserved);
-  pthread_mutex_unlock(&s->mu);
+void cl_addr_unplace(rdev_session_t *s, cl_alloc_t *a, bool freed) {
+  if (freed) {
+    pthread_mutex_lock(&s->mu);
+    cl_window_t *w = &s->space.win[a->device];
+    if (!a->failed) w->used -= a->reserved;
+    window_give(w, a->base, a->reserved);
+    pthread_mutex_unlock(&s->mu);
+  }
   free(a);
 }
 

@@ -295,6 +295,7 @@ int cl_auth_tls_of(grpc_call *call);
 typedef struct {
   uint64_t base, size; /* its device address in the session's space, and the size asked for */
   uint64_t reserved;   /* what it takes of the window and of the limit (rdev_mem_reserved_size) */
+  uint64_t seq;        /* of its Malloc */
   int device;
   bool failed; /* the server refused it (its refusal is the session's sticky error) */
 } cl_alloc_t;
@@ -302,23 +303,27 @@ typedef struct {
 /* Picks the session's windows (at open). */
 void cl_addr_init(rdev_session_t *s);
 /* Places an allocation of size bytes on device dev (below
- * RDEV_WIRE_MAX_DEVICES) and enters it into s's map: RDEV_OK with *out
- * (the map owns it), or a status (last error set) when the session alone
- * would pass the device's limits or host memory runs out. Never blocks. */
-int cl_addr_place(rdev_session_t *s, int dev, size_t size, cl_alloc_t **out);
-/* The server refused the placement at base (a quiet Malloc's error
- * reply): it no longer counts against the limits. Under s->mu. */
-void cl_addr_refused_locked(rdev_session_t *s, uint64_t base);
-/* Records the limits of device dev from the open's answer: quota 0 is none. */
-void cl_addr_limits(rdev_session_t *s, int dev, uint64_t quota, uint64_t total);
+ * RDEV_WIRE_MAX_DEVICES), made by the Malloc of that seq, and enters it
+ * into s's map: RDEV_OK with *out (the map owns it), or a status (last
+ * error set) when the window or host memory runs out. *fits says whether
+ * the session alone stays within the device's limits as last known (a
+ * malloc that does not should let the server decide). Never blocks. */
+int cl_addr_place(rdev_session_t *s, int dev, size_t size, uint64_t seq, cl_alloc_t **out, bool *fits);
+/* The server refused the placement at base made by the Malloc of that seq
+ * (its error reply): it no longer counts against the limits. Under s->mu. */
+void cl_addr_refused_locked(rdev_session_t *s, uint64_t base, uint64_t seq);
+/* Records the devices' limits from an open's answer (RDEV_WIRE_MEM_LIMITS_KEY:
+ * "quota/total" per device, quota 0 none). Under s->mu. */
+void cl_addr_limits_locked(rdev_session_t *s, grpc_slice v);
 /* Takes the allocation that starts exactly at base out of s's map and
  * returns it (the caller passes it to cl_addr_unplace); NULL when there
  * is none. */
 cl_alloc_t *cl_addr_remove(rdev_session_t *s, uint64_t base);
-/* Gives a's range back to its window and frees a: once the request that
- * frees it on the server is queued, so that no later placement of the
- * same range reaches the server before it. */
-void cl_addr_unplace(rdev_session_t *s, cl_alloc_t *a);
+/* Frees a, and when freed (the request that frees it on the server is
+ * queued, so that no later placement of the same range reaches the server
+ * before it) gives its range back to its window; else the range stays
+ * taken, as the server may still hold it. */
+void cl_addr_unplace(rdev_session_t *s, cl_alloc_t *a, bool freed);
 /* Whether p lies inside an allocation of s that this library made (then
  * *fits, if asked, says whether len bytes from p stay inside it). */
 bool cl_addr_known(rdev_session_t *s, const void *p, size_t len, bool *fits);

@@ -55,15 +55,20 @@ int rdev_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t p
   /* Placed here, sent quiet: nothing to wait for. A refusal (another
    * session of the tenant took the quota, the device ran out) is the
    * session's sticky error, and the server fails what names the memory
-   * with it, so the next synchronize reports it. */
-  cl_alloc_t *a;
-  int rc = cl_addr_place(s, dev, size, &a);
-  if (rc) return rc;
+   * with it, so the next synchronize reports it. One the session alone
+   * would not fit, as far as the limits are known, waits for the server's
+   * answer instead: its refusal, with its code, or the memory (the limits
+   * may have grown). */
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_malloc_tag;
-  req.op.malloc = (rdev_v1_Malloc){.device = dev, .size = size, .policy = (int32_t)policy, .addr = a->base, .quiet = true};
-  if ((rc = cl_send_async(s, &req)) != RDEV_OK) {
-    cl_addr_unplace(s, cl_addr_remove(s, a->base));
+  req.seq = cl_seq_reserve(s, 1);
+  cl_alloc_t *a;
+  bool fits;
+  int rc = cl_addr_place(s, dev, size, req.seq, &a, &fits);
+  if (rc) return rc;
+  req.op.malloc = (rdev_v1_Malloc){.device = dev, .size = size, .policy = (int32_t)policy, .addr = a->base, .quiet = fits};
+  if ((rc = fits ? cl_send_async(s, &req) : cl_call(s, &req, NULL)) != RDEV_OK) {
+    cl_addr_unplace(s, cl_addr_remove(s, a->base), true); /* refused, or never sent */
     return rc;
   }
   *dptr = (void *)(uintptr_t)a->base;
@@ -81,7 +86,7 @@ int rdev_free(rdev_session_t *s, void *dptr) {
    * server lost it, goes sticky on the session). */
   req.op.free.quiet = true;
   int rc = cl_send_async(s, &req);
-  cl_addr_unplace(s, a);
+  cl_addr_unplace(s, a, rc == RDEV_OK); /* unsent, the server may still hold the range */
   return rc;
 }
 

@@ -437,7 +437,7 @@ bool cl_reply_handle(rdev_session_t *s, grpc_byte_buffer *bb, uint64_t *acked, c
     /* A refused asynchronous or quiet request: reported at the next sync
      * of the stream it names, or of any stream when it names none. A
      * refused placement (addr set) no longer counts against the limits. */
-    if (r.addr) cl_addr_refused_locked(s, r.addr);
+    if (r.addr) cl_addr_refused_locked(s, r.addr, r.seq);
     sticky_set_locked(s, r.stream, r.status, r.message);
   }
   pthread_mutex_unlock(&s->mu);

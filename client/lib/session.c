@@ -71,23 +71,6 @@ static size_t batch_xfer_of(grpc_slice v) {
   return x > RDEV_WIRE_MAX_BATCH_XFER ? RDEV_WIRE_MAX_BATCH_XFER : (size_t)x;
 }
 
-/* The devices' limits from the open's answer: "quota/total" per device,
- * comma-separated (RDEV_WIRE_MEM_LIMITS_KEY); a malformed entry ends the
- * list (the server judges what the client cannot). */
-static void mem_limits_of(rdev_session_t *s, grpc_slice v) {
-  const char *p = (const char *)GRPC_SLICE_START_PTR(v), *end = p + GRPC_SLICE_LENGTH(v);
-  for (int dev = 0; p < end && dev < RDEV_WIRE_MAX_DEVICES; dev++) {
-    uint64_t n[2] = {0, 0};
-    for (int k = 0; k < 2; k++) {
-      const char *start = p;
-      while (p < end && *p >= '0' && *p <= '9' && n[k] <= (UINT64_MAX - 9) / 10) n[k] = n[k] * 10 + (uint64_t)(*p++ - '0');
-      if (p == start || (k == 0 && (p == end || *p++ != '/'))) return;
-    }
-    cl_addr_limits(s, dev, n[0], n[1]);
-    if (p < end && *p++ != ',') return;
-  }
-}
-
 /* The server's answer to the open (its initial metadata), on the polling
  * thread: accepted when marked; then the batch limit, the device count,
  * the session's key and its bulk connection, which starts now. */
@@ -106,7 +89,11 @@ static bool on_open(rdev_session_t *s, bool ok) {
     if (grpc_slice_str_cmp(m->key, RDEV_WIRE_DEVICES_KEY) == 0 && GRPC_SLICE_LENGTH(m->value) > 0 &&
         decimal_of(m->value) <= RDEV_WIRE_MAX_DEVICES)
       cl_device_count_known(s, (int)decimal_of(m->value));
-    if (grpc_slice_str_cmp(m->key, RDEV_WIRE_MEM_LIMITS_KEY) == 0) mem_limits_of(s, m->value);
+    if (grpc_slice_str_cmp(m->key, RDEV_WIRE_MEM_LIMITS_KEY) == 0) {
+      pthread_mutex_lock(&s->mu);
+      cl_addr_limits_locked(s, m->value);
+      pthread_mutex_unlock(&s->mu);
+    }
     if (grpc_slice_str_cmp(m->key, RDEV_WIRE_BULK_PATH_KEY) == 0 && GRPC_SLICE_LENGTH(m->value) < sizeof bulk_path) {
       memcpy(bulk_path, GRPC_SLICE_START_PTR(m->value), GRPC_SLICE_LENGTH(m->value));
       bulk_path[GRPC_SLICE_LENGTH(m->value)] = '\0';

@@ -316,9 +316,9 @@ int srv_op_op_run(srv_req_t *x) {
     for (uint32_t k = 0; k < (a->kind == RDEV_OPK_TENSOR ? 1 : a->n); k++) {
       uint64_t lo, bytes, first;
       rdev_tensor_t *t = &a->v.t[k];
-      srv_handle_t *e = NULL;
+      srv_handle_t *e = srv_buffer_at(x->s, t->addr);
       if (rdev_tensor_reach(t, &lo, &bytes) == RDEV_OK &&
-          (bytes == 0 || (!__builtin_add_overflow(t->addr, lo, &first) && (e = srv_buffer_at(x->s, t->addr))))) {
+          (bytes == 0 || (!__builtin_add_overflow(t->addr, lo, &first) && e))) {
         if (e) t->addr = (uint64_t)(uintptr_t)srv_buffer_dev(e, t->addr); /* the device address behind it */
         continue;
       }

@@ -68,7 +68,7 @@ int srv_placement_refused(srv_req_t *x, const char *what, uint64_t addr, int dro
     if (!r->size || addr < r->h || addr - r->h >= r->size) continue;
     if (drop) {
       if (addr != r->h) continue;
-      r->h = 0;
+      r->h = r->size = 0;
       return RDEV_OK;
     }
     return srv_fail(x, r->code, "%s: 0x%llx: %s", what, (unsigned long long)addr, r->msg);
@@ -124,7 +124,10 @@ static int range_cmp(const void *a, const void *b) {
   return 0;
 }
 
-int srv_vmap_insert(srv_session_t *s, srv_mem_t *m) { return tsearch(m, &s->vmap, range_cmp) ? 0 : -1; }
+int srv_vmap_insert(srv_session_t *s, srv_mem_t *m) {
+  void *node = tsearch(m, &s->vmap, range_cmp);
+  return node && *(srv_mem_t **)node == m ? 0 : -1; /* another's node: it overlaps one */
+}
 
 void srv_vmap_remove(srv_session_t *s, srv_mem_t *m) { tdelete(m, &s->vmap, range_cmp); }
 

@@ -467,7 +467,8 @@ srv_handle_t *srv_buffer_at(srv_session_t *s, uint64_t addr);
 /* The device address behind addr, inside buffer e (srv_buffer_at). */
 static inline void *srv_buffer_dev(const srv_handle_t *e, uint64_t addr) { return (char *)e->ptr + (addr - e->h); }
 /* Enters buffer m, at m->wire in the session's space, into s->vmap
- * (buffers holds its entry): 0, or -1 when out of memory. req_mu held. */
+ * (buffers holds its entry): 0, or -1 when out of memory or it overlaps a
+ * buffer there. req_mu held. */
 int srv_vmap_insert(srv_session_t *s, srv_mem_t *m);
 /* Takes m out of s->vmap. req_mu held. */
 void srv_vmap_remove(srv_session_t *s, srv_mem_t *m);

@@ -320,6 +320,8 @@ START_TEST(test_stall_past_the_keepalive_resumes) {
   FX_OK(rdev_stream_create(s, &st));
   FX_OK(rdev_malloc(s, (void **)&d, 64, RDEV_MEM_MALLOC_HUGE_FIRST));
   FX_OK(rdev_memcpy(s, d, 4, &one, 4, RDEV_MEMCPY_HOST_TO_DEVICE));
+  int ndev;
+  FX_OK(rdev_device_count(s, &ndev)); /* rdevd answered the open: the session may resume */
   const uint64_t pattern = 0x2545f4914f6cdd1dull;
   queue_ops(st, d, pattern, 0, 500);
   chaos_proxy_stall(v.p, 3500);

@@ -210,16 +210,17 @@ int rdev_mem_info(rdev_session_t *s, size_t *free_bytes, size_t *total_bytes);
 
 /* ---- memory --------------------------------------------------------------- */
 
-/* aclrtMalloc on the current device: never waits for the server. The
- * library places the allocation in the session's address window of the
- * device and *dptr gets its address; the server backs it with zeroed
- * device memory before any later request of the session runs. An
- * allocation the session alone would not fit (the tenant's quota, the
- * device's memory, both known from the open's answer) fails at once with
- * RDEV_QUOTA_EXCEEDED or RDEV_RT_DEVICE_OOM. One the server refuses later
- * (memory other sessions hold) fails the work that names it, and the next
- * synchronize of the session, with RDEV_RT_MEMORY_ALLOCATION; free it as
- * usual. size 0 is RDEV_INVALID_PARAM. */
+/* aclrtMalloc on the current device: waits for no reply. The library
+ * places the allocation in the session's address window of the device
+ * and *dptr gets its address; the server backs it with zeroed device
+ * memory before any later request of the session runs. An allocation the
+ * session alone would not fit (the tenant's quota, the device's memory,
+ * as the open's answer gave them) waits for the server's answer: its
+ * refusal (RDEV_QUOTA_EXCEEDED, RDEV_RT_DEVICE_OOM), or the memory. One
+ * the server refuses later (memory other sessions hold; before the open's
+ * answer, any) fails the work that names it, and the next synchronize of
+ * the session, with RDEV_RT_MEMORY_ALLOCATION; free it as usual. size 0
+ * is RDEV_INVALID_PARAM. */
 int rdev_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t policy);
 /* Whether p lies inside a device allocation this session made (1) or not
  * (0: host memory, or an address this library does not know). Never

@@ -364,8 +364,8 @@ def empty(shape, dtype=np.float32, *, session=None):
 
 def zeros(shape, dtype=np.float32, *, session=None):
     """A new device array of zeros: new device memory, which rdevd zeroes
-    before the allocation returns (rdev_malloc's contract), so no memset is
-    queued on any stream."""
+    before any later request of the session runs (rdev_malloc's contract),
+    so no memset is queued on any stream."""
     return DeviceArray(shape, dtype, session=session)
 
 

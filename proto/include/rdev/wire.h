@@ -81,11 +81,12 @@ static inline uint64_t rdev_wire_va_window(uint32_t tag, int dev) {
 }
 
 /* Whether [addr, addr+size) (size > 0) lies inside one window of device
- * dev, whatever its tag. */
+ * dev (any device: dev -1), whatever its tag. */
 static inline int rdev_wire_va_inside(uint64_t addr, uint64_t size, int dev) {
-  if (addr < RDEV_WIRE_VA_BASE || dev < 0 || dev >= RDEV_WIRE_MAX_DEVICES) return 0;
+  if (addr < RDEV_WIRE_VA_BASE || dev < -1 || dev >= RDEV_WIRE_MAX_DEVICES) return 0;
   uint64_t v = addr - RDEV_WIRE_VA_BASE;
-  if ((v >> RDEV_WIRE_VA_TAG_SHIFT) >= RDEV_WIRE_VA_TAGS || (int)((v >> RDEV_WIRE_VA_DEV_SHIFT) & 63) != dev) return 0;
+  if ((v >> RDEV_WIRE_VA_TAG_SHIFT) >= RDEV_WIRE_VA_TAGS) return 0;
+  if (dev >= 0 && (int)((v >> RDEV_WIRE_VA_DEV_SHIFT) & 63) != dev) return 0;
   uint64_t off = v & (RDEV_WIRE_VA_WINDOW - 1);
   return size > 0 && size <= RDEV_WIRE_VA_WINDOW - off;
 }
