@@ -563,6 +563,7 @@ END_TEST
 int main(void) {
   Suite *s = suite_create("wire");
   TCase *tc = tcase_create("wire");
+  tcase_set_timeout(tc, 60); /* 20000-case loops: seconds under ASan on 2 busy cores */
   tcase_add_test(tc, test_largest_request_fits_the_field_bound);
   tcase_add_test(tc, test_fast_request_encoding_is_nanopbs);
   tcase_add_test(tc, test_fast_encoding_of_random_scalars_is_nanopbs);
