@@ -248,6 +248,21 @@ static void *cq_thread(void *arg) {
   return NULL;
 }
 
+/* Drops rdevd's hold on gRPC and waits, up to 10 s, until gRPC has shut
+ * down: a connection still closing holds gRPC too (its channel's
+ * grpc_init), so the last grpc_shutdown may be its own, on gRPC's executor
+ * thread, which then cleans up on a thread of its own (grpc.h). Without the
+ * wait rdevd's exit ran beside that work: OpenSSL's exit handler removed
+ * its thread-local keys while the executor, which had just sent a TLS
+ * connection's GOAWAY, still held its per-thread error queue (ERR_STATE,
+ * 904 bytes), and LeakSanitizer reported it; and what gRPC let go of
+ * afterwards could find the runtime closed. */
+static void grpc_shutdown_whole(void) {
+  grpc_shutdown();
+  for (int i = 0; i < 1000 && grpc_is_initialized(); i++) usleep(10000);
+  if (grpc_is_initialized()) srv_log(SRV_LOG_WARN, "gRPC still shutting down after 10 s");
+}
+
 /* Plaintext, TLS, or mutual TLS (client certificates required and verified). */
 static grpc_server_credentials *server_creds(const srv_config_t *cfg) {
   if (!cfg->tls_cert[0]) return grpc_insecure_server_credentials_create();
@@ -402,7 +417,7 @@ int srv_start(srv_t *srv) {
     }
     free(srv->cqs);
     free(srv->threads);
-    grpc_shutdown();
+    grpc_shutdown_whole();
     srv_close(srv);
     return -1;
   }
@@ -486,7 +501,7 @@ void srv_stop(srv_t *srv) {
   srv_metrics_stop(srv);
   srv_jobs_free(srv);
   int gone = replies_gone(srv); /* before gRPC shuts down: what it lets go of finds the runtime */
-  grpc_shutdown();
+  grpc_shutdown_whole();
   if (gone)
     srv_close(srv);
   else

@@ -152,16 +152,21 @@ void srv_job_unwatch(srv_job_t *job, srv_watch_t *w);
 /* The state names of the webhook events and the CLI ("queued", ...). */
 const char *srv_job_state_name(rdev_v1_JobState s);
 
-/* Enters state: its times, its webhook event, its watchers; _locked with
- * jobs->mu held (the caller saves the record then). srv_job_enter records
- * the state first and enters it only once it is on disk (a final state
- * always): 0, or the errno of the save that failed. */
+/* Enters state: its times, its webhook event, its watchers. srv_job_enter
+ * records the state first and enters it only once it is on disk (a final
+ * state always), so whoever hears of a state finds it in the job's record,
+ * whole (no write of it under way): 0, or the errno of the save that
+ * failed. _locked with jobs->mu held, for jobs no one sees yet (those
+ * loaded at start-up; the caller saves the record then). */
 int srv_job_enter(srv_job_t *job, rdev_v1_JobState state);
 void srv_job_enter_locked(srv_job_t *j, rdev_v1_JobState state);
 /* Sets the failure's place, code and message (jobs->mu held). */
 void srv_job_set_failure_locked(srv_job_t *j, const char *at, int code, const char *msg);
-/* Ends the job FAILED (or CANCELLED when code is RDEV_CANCELLED because the
- * client asked) at failed_at, with code and a message. */
+/* Ends the job in the final state with the failure's place, code and
+ * message, recorded first as srv_job_enter does; a job final already
+ * stays as it was. srv_job_fail ends it FAILED (or CANCELLED when code is
+ * RDEV_CANCELLED because the client asked) at failed_at. */
+void srv_job_end(srv_job_t *job, rdev_v1_JobState state, const char *at, int code, const char *msg);
 void srv_job_fail(srv_job_t *job, const char *failed_at, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* Adds to the byte counters and steps done; watchers hear of it at most
@@ -188,7 +193,8 @@ void srv_job_wake_locked(srv_job_t *j);
  * never saved (its file stays as it was found): 0. */
 int srv_job_save(srv_job_t *job);
 /* srv_job_save of job as it will be once it entered state at now, its
- * webhook event counted: written before anyone hears of the state. */
+ * webhook event counted: written before anyone hears of the state (the
+ * submit's; the caller makes it known). */
 int srv_job_save_entering(srv_job_t *job, rdev_v1_JobState state, int64_t now);
 /* The rdev status for a record that could not be written (errno e). */
 int srv_job_store_code(int e);

@@ -148,21 +148,35 @@ static void enter_at_locked(srv_job_t *j, rdev_v1_JobState state, int64_t now) {
 
 void srv_job_enter_locked(srv_job_t *j, rdev_v1_JobState state) { enter_at_locked(j, state, srv_job_now_ms()); }
 
-int srv_job_enter(srv_job_t *job, rdev_v1_JobState state) {
-  int64_t now = srv_job_now_ms();
-  int e = srv_job_save_entering(job, state, now);
-  if (e && !srv_job_final(state)) return e; /* not entered: no one heard of it */
-  pthread_mutex_lock(&job->jobs->mu);
-  enter_at_locked(job, state, now);
-  pthread_mutex_unlock(&job->jobs->mu);
-  return e;
+/* A failure's place, code and message into a status. */
+static void set_failure(rdev_v1_JobStatus *st, const char *at, int code, const char *msg) {
+  snprintf(st->failed_at, sizeof st->failed_at, "%s", at);
+  st->code = code;
+  snprintf(st->message, sizeof st->message, "%s", msg);
 }
 
-/* Sets the failure's fields (jobs->mu held). */
 void srv_job_set_failure_locked(srv_job_t *j, const char *at, int code, const char *msg) {
-  snprintf(j->st.failed_at, sizeof j->st.failed_at, "%s", at);
-  j->st.code = code;
-  snprintf(j->st.message, sizeof j->st.message, "%s", msg);
+  set_failure(&j->st, at, code, msg);
+}
+
+/* A state to enter at now; with at, a failure's fields too. */
+typedef struct {
+  rdev_v1_JobState state;
+  int64_t now;
+  const char *at, *msg;
+  int code;
+} change_t;
+
+static int save_with(srv_job_t *job, const change_t *c, int make);
+
+int srv_job_enter(srv_job_t *job, rdev_v1_JobState state) {
+  change_t c = {.state = state, .now = srv_job_now_ms()};
+  return save_with(job, &c, 1);
+}
+
+void srv_job_end(srv_job_t *job, rdev_v1_JobState state, const char *at, int code, const char *msg) {
+  change_t c = {.state = state, .now = srv_job_now_ms(), .at = at, .msg = msg, .code = code};
+  save_with(job, &c, 1);
 }
 
 void srv_job_fail(srv_job_t *job, const char *failed_at, int code, const char *fmt, ...) {
@@ -172,13 +186,7 @@ void srv_job_fail(srv_job_t *job, const char *failed_at, int code, const char *f
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   int cancelled = code == RDEV_CANCELLED && atomic_load(&job->cancel) == SRV_JOB_STOP_CLIENT;
-  pthread_mutex_lock(&job->jobs->mu);
-  if (!srv_job_final(job->st.state)) {
-    srv_job_set_failure_locked(job, failed_at, code, msg);
-    srv_job_enter_locked(job, cancelled ? rdev_v1_JobState_CANCELLED : rdev_v1_JobState_FAILED);
-  }
-  pthread_mutex_unlock(&job->jobs->mu);
-  srv_job_save(job);
+  srv_job_end(job, cancelled ? rdev_v1_JobState_CANCELLED : rdev_v1_JobState_FAILED, failed_at, code, msg);
 }
 
 void srv_job_progress(srv_job_t *job, uint64_t fetched, uint64_t fetch_total, uint64_t delivered, int steps) {
@@ -313,34 +321,54 @@ void srv_job_hooks_free(srv_job_t *j) {
 
 int srv_job_store_code(int e) { return e == ENOSPC || e == EDQUOT ? RDEV_STORAGE_OVER_LIMIT : RDEV_INTERNAL_ERROR; }
 
-/* Writes job's record; with next, as it will be once it entered *next at
- * now (its webhook event counted). */
-static int save(srv_job_t *job, const rdev_v1_JobState *next, int64_t now) {
+/* Writes job's record (job->save_mu held); with c, as it will be once c
+ * is made (its webhook event counted), unless the job is final already. */
+static int write_record(srv_job_t *job, const change_t *c) {
   if (job->damaged) return 0;
   srv_jobs_t *jobs = job->jobs;
-  pthread_mutex_lock(&job->save_mu);
   rdev_v1_JobRecord *rec = calloc(1, sizeof *rec);
-  int rc = ENOMEM;
-  if (rec) {
-    rec->spec = job->spec; /* shares its URLs: encoded only, never released */
-    rec->has_spec = true;
-    pthread_mutex_lock(&jobs->mu);
-    rec->status = job->st;
-    rec->hook_seq = job->hook_seq;
-    pthread_mutex_unlock(&jobs->mu);
-    if (next && !srv_job_final(rec->status.state)) {
-      set_state(&rec->status, *next, now);
-      rec->hook_seq += job->spec.callback_url && job->spec.callback_url[0];
-    }
-    rec->has_status = true;
-    snprintf(rec->secret, sizeof rec->secret, "%s", job->secret);
-    rc = srv_job_store_write(jobs, job->id, rec);
+  if (!rec) return ENOMEM;
+  rec->spec = job->spec; /* shares its URLs: encoded only, never released */
+  rec->has_spec = true;
+  pthread_mutex_lock(&jobs->mu);
+  rec->status = job->st;
+  rec->hook_seq = job->hook_seq;
+  pthread_mutex_unlock(&jobs->mu);
+  if (c && !srv_job_final(rec->status.state)) {
+    if (c->at) set_failure(&rec->status, c->at, c->code, c->msg);
+    set_state(&rec->status, c->state, c->now);
+    rec->hook_seq += job->spec.callback_url && job->spec.callback_url[0];
   }
+  rec->has_status = true;
+  snprintf(rec->secret, sizeof rec->secret, "%s", job->secret);
+  int rc = srv_job_store_write(jobs, job->id, rec);
   free(rec);
+  return rc;
+}
+
+/* Writes job's record, as c will make it; with make, then makes c (a
+ * final state even when the record could not be written), in the same
+ * hold of job->save_mu: no one hears of c before its record is on disk
+ * (no write of it is still under way), and a save that comes later
+ * writes what c made, never the state before it. */
+static int save_with(srv_job_t *job, const change_t *c, int make) {
+  pthread_mutex_lock(&job->save_mu);
+  int rc = write_record(job, c);
+  if (make && (!rc || srv_job_final(c->state))) {
+    pthread_mutex_lock(&job->jobs->mu);
+    if (!srv_job_final(job->st.state)) { /* a final state stays as the first end made it */
+      if (c->at) set_failure(&job->st, c->at, c->code, c->msg);
+      enter_at_locked(job, c->state, c->now);
+    }
+    pthread_mutex_unlock(&job->jobs->mu);
+  }
   pthread_mutex_unlock(&job->save_mu);
   return rc;
 }
 
-int srv_job_save(srv_job_t *job) { return save(job, NULL, 0); }
+int srv_job_save(srv_job_t *job) { return save_with(job, NULL, 0); }
 
-int srv_job_save_entering(srv_job_t *job, rdev_v1_JobState state, int64_t now) { return save(job, &state, now); }
+int srv_job_save_entering(srv_job_t *job, rdev_v1_JobState state, int64_t now) {
+  change_t c = {.state = state, .now = now};
+  return save_with(job, &c, 0);
+}

@@ -147,7 +147,7 @@ srv_job_t *srv_job_find(srv_jobs_t *jobs, const srv_tenant_t *t, const char *id)
 
 void srv_job_cancel(srv_job_t *job, grpc_call *call) {
   srv_jobs_t *jobs = job->jobs;
-  int saved = 0;
+  int unqueued = 0;
   final_call_t *f = call ? calloc(1, sizeof *f) : NULL;
   if (call && !f) {
     srv_call_respond(call, NULL, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of server memory");
@@ -160,21 +160,19 @@ void srv_job_cancel(srv_job_t *job, grpc_call *call) {
     job->finals = f;
   }
   if (!srv_job_final(job->st.state)) {
-    atomic_store(&job->cancel, 1);
-    if (job->queued) { /* never started: nothing to stop */
+    atomic_store(&job->cancel, SRV_JOB_STOP_CLIENT);
+    if (job->queued) { /* never started: nothing to stop; out of the queue, it ends once recorded */
       srv_job_t **p = &jobs->qhead, *prev = NULL;
       while (*p != job) prev = *p, p = &(*p)->qnext;
       *p = job->qnext;
       if (jobs->qtail == job) jobs->qtail = prev;
       job->queued = 0;
-      srv_job_set_failure_locked(job, "job", RDEV_CANCELLED, "cancelled before it started");
-      srv_job_enter_locked(job, rdev_v1_JobState_CANCELLED);
-      saved = 1;
+      unqueued = 1;
     }
   }
   if (srv_job_final(job->st.state)) srv_job_wake_locked(job); /* answers call when it was final already */
   pthread_mutex_unlock(&jobs->mu);
-  if (saved) srv_job_save(job);
+  if (unqueued) srv_job_end(job, rdev_v1_JobState_CANCELLED, "job", RDEV_CANCELLED, "cancelled before it started");
 }
 
 int srv_jobs_list(srv_jobs_t *jobs, const srv_tenant_t *t, rdev_v1_JobStatus *out, int max) {
@@ -212,11 +210,19 @@ static int running_of(srv_jobs_t *jobs, const srv_tenant_t *t) {
   return n;
 }
 
+/* A job taken out of the queue that did not start: it ends FAILED once
+ * its record says so (out of jobs->mu). */
+typedef struct {
+  srv_job_t *j; /* a reference */
+  int code;
+  const char *msg;
+} ending_t;
+
 /* Starts the first queued jobs that may start (jobs->mu held); those that
- * fail instead go into changed[] (a reference each) for their records. */
-static void start_jobs_locked(srv_jobs_t *jobs, srv_job_t **changed, int *nchanged, int maxc) {
+ * cannot go into ending[] instead. */
+static void start_jobs_locked(srv_jobs_t *jobs, ending_t *ending, int *nending, int maxe) {
   srv_job_t *prev = NULL, *j = jobs->qhead;
-  while (j && jobs->running < jobs->srv->cfg.job_runners && !atomic_load(&jobs->srv->draining) && *nchanged < maxc) {
+  while (j && jobs->running < jobs->srv->cfg.job_runners && !atomic_load(&jobs->srv->draining) && *nending < maxe) {
     srv_job_t *next = j->qnext;
     pthread_mutex_lock(&j->tenant->mu);
     int most = j->tenant->max_running_jobs, removed = j->tenant->removed;
@@ -233,10 +239,8 @@ static void start_jobs_locked(srv_jobs_t *jobs, srv_job_t **changed, int *nchang
     if (jobs->qtail == j) jobs->qtail = prev;
     j->queued = 0;
     if (removed) { /* a reload took its tenant away while it waited */
-      srv_job_set_failure_locked(j, "job", RDEV_UNAUTHENTICATED, "its tenant was removed before it started");
-      srv_job_enter_locked(j, rdev_v1_JobState_FAILED);
       j->refs++;
-      changed[(*nchanged)++] = j;
+      ending[(*nending)++] = (ending_t){j, RDEV_UNAUTHENTICATED, "its tenant was removed before it started"};
       j = next;
       continue;
     }
@@ -248,12 +252,9 @@ static void start_jobs_locked(srv_jobs_t *jobs, srv_job_t **changed, int *nchang
     j->live = 1;
     if (pthread_create(&j->thread, &at, runner_main, j) != 0) {
       j->live = 0;
-      j->refs--;
       jobs->running--;
-      srv_job_set_failure_locked(j, "job", RDEV_INTERNAL_ERROR, "cannot start a runner thread");
-      srv_job_enter_locked(j, rdev_v1_JobState_FAILED);
-      j->refs++;
-      changed[(*nchanged)++] = j;
+      /* the runner's reference goes with it */
+      ending[(*nending)++] = (ending_t){j, RDEV_INTERNAL_ERROR, "cannot start a runner thread"};
     }
     pthread_attr_destroy(&at);
     j = next;
@@ -302,11 +303,16 @@ static void *sched_main(void *arg) {
     enum { MAX = 64 };
     char gone[MAX][SRV_JOB_ID_LEN + 1 + 32];
     srv_job_t *changed[MAX];
-    int ngone = 0, nchanged = 0;
-    start_jobs_locked(jobs, changed, &nchanged, MAX);
+    ending_t ending[MAX];
+    int ngone = 0, nchanged = 0, nending = 0;
+    start_jobs_locked(jobs, ending, &nending, MAX);
     expire_locked(jobs, gone, &ngone, MAX, changed, &nchanged, MAX);
-    if (ngone || nchanged) {
+    if (ngone || nchanged || nending) {
       pthread_mutex_unlock(&jobs->mu);
+      for (int i = 0; i < nending; i++) {
+        srv_job_end(ending[i].j, rdev_v1_JobState_FAILED, "job", ending[i].code, ending[i].msg);
+        srv_job_unref(ending[i].j);
+      }
       for (int i = 0; i < ngone; i++) {
         char *dot = strchr(gone[i], '.');
         if (dot) {

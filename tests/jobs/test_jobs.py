@@ -1245,6 +1245,44 @@ class StoreJobs(JobTest):
         self.assertEqual(self.http.requested("seed=43"), [])
         self.assertNotIn(q_id, [j.id for j in self.list_wire()])
 
+    def assert_on_disk(self, jid, st):
+        """What a caller heard of a job's end (st) is in its record, and no write of the record is
+        under way: the job dir holds its record alone."""
+        names = sorted(n for n in os.listdir(self.jobdir) if n.startswith(jid))
+        rec = self.record(jid)
+        self.assertEqual(names, [jid + ".job"], f"told {sname(st.state)}, a write of the record was under way")
+        self.assertIsNotNone(rec, "no whole record")
+        got = (sname(rec.status.state), rec.status.failed_at, rec.status.code, rec.status.message,
+               rec.status.finished_ms)
+        self.assertEqual(got, (sname(st.state), st.failed_at, st.code, st.message, st.finished_ms),
+                         "told of an end its record does not hold yet")
+
+    def test_an_end_heard_of_is_on_disk(self):
+        # a watcher told of a failure (right away, as no poll would be)
+        for i in range(8):
+            spec = wire_spec(self.http, seed=60 + i)
+            spec.steps.append(jpb.JobStep(name="bogus", launch=jpb.JobLaunch(kernel="no_such_kernel", blocks=1)))
+            jid = self.submit_wire(spec).id
+            watch = self.srv.stub.WatchJob(jpb.JobRequest(id=jid), metadata=bearer("alice"), timeout=60)
+            for st in watch:
+                if st.state in FINAL:
+                    self.assert_on_disk(jid, st)
+                    break
+            watch.cancel()
+            self.assert_state(st, FAILED, failed_at="step 2 (bogus)", code=UNKNOWN_KERNEL)
+        # a CancelJob answered for a queued job (the one runner is busy)
+        ru_id, _ = self.submit(self.delay_spec(60_000_000, name="ru"))
+        self.wait_for(ru_id, lambda s: s.state == RUNNING, "running")
+        for i in range(8):
+            q = self.submit_wire(wire_spec(self.http, seed=70 + i)).id
+            st = self.srv.stub.CancelJob(jpb.JobRequest(id=q), metadata=bearer("alice"), timeout=20)
+            self.assert_on_disk(q, st)
+            self.assert_state(st, CANCELLED_ST, failed_at="job", code=CANCELLED, message="cancelled before it started")
+        self.assertEqual(self.cli("job", "cancel", ru_id).returncode, 0)
+        self.assert_state(self.wait_final(ru_id), CANCELLED_ST)
+        self.assertEqual([r for i in range(8) for r in self.http.requested(f"seed={70 + i}")], [],
+                         "a cancelled queued job ran")
+
     def test_damaged_records_and_stray_files(self):
         a_id, _ = self.submit(self.sq_spec(4096, 44, name="a"))
         b_id, _ = self.submit(self.sq_spec(8192, 45, name="b"))
@@ -1900,7 +1938,12 @@ class HostileJobs(JobTest):
                 c = fn(f"/rdev.v1.Device/{method}")
                 self.assert_rpc(lambda: list(c(bad, metadata=bearer("alice"), timeout=20)) if method == "WatchJob"
                                 else c(bad, metadata=bearer("alice"), timeout=20), SC.INVALID_ARGUMENT)
-        for jid in ("", "../../../etc/passwd", self.good.upper(), self.good + "x", "*"):
+        # ids are lowercase hex, matched as they are: an id in upper case names no job. One of
+        # digits alone (1 job in 1845) has no upper case: another job's id has a letter.
+        cased = self.good
+        while cased.upper() == cased:
+            cased = self.submit_wire(wire_spec(self.http)).id
+        for jid in ("", "../../../etc/passwd", cased.upper(), self.good + "x", "*"):
             self.assert_rpc(lambda: self.get(jid), SC.NOT_FOUND)
         for out in ("../" + self.good + ".job", "", "out/..", "*"):
             self.assert_rpc(lambda: self.fetch_wire(self.good, out), SC.NOT_FOUND)
