@@ -55,7 +55,8 @@ void cl_addr_limits_locked(rdev_session_t *s, grpc_slice v) {
     uint64_t n[2] = {0, 0};
     for (int k = 0; k < 2; k++) { /* "quota/total"; a malformed entry ends the list */
       const char *start = p;
-      while (p < end && *p >= '0' && *p <= '9' && n[k] <= (UINT64_MAX - 9) / 10) n[k] = n[k] * 10 + (uint64_t)(*p++ - '0');
+      while (p < end && *p >= '0' && *p <= '9' && n[k] <= (UINT64_MAX - 9) / 10)
+        n[k] = n[k] * 10 + (uint64_t)(*p++ - '0');
       if (p == start || (k == 0 && (p == end || *p++ != '/'))) return;
     }
     s->space.win[dev].quota = n[0];

@@ -66,7 +66,8 @@ int rdev_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t p
   bool fits;
   int rc = cl_addr_place(s, dev, size, req.seq, &a, &fits);
   if (rc) return rc;
-  req.op.malloc = (rdev_v1_Malloc){.device = dev, .size = size, .policy = (int32_t)policy, .addr = a->base, .quiet = fits};
+  req.op.malloc =
+      (rdev_v1_Malloc){.device = dev, .size = size, .policy = (int32_t)policy, .addr = a->base, .quiet = fits};
   if ((rc = fits ? cl_send_async(s, &req) : cl_call(s, &req, NULL)) != RDEV_OK) {
     cl_addr_unplace(s, cl_addr_remove(s, a->base), true); /* refused, or never sent */
     return rc;
@@ -311,8 +312,10 @@ static int do_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *
    * the session's device memory (the server checks again). */
   if (ddev && !want_ddev) return cl_error(RDEV_INVALID_PARAM, "dst %p is device memory, not host memory", dst);
   if (sdev && !want_sdev) return cl_error(RDEV_INVALID_PARAM, "src %p is device memory, not host memory", src);
-  if (!ddev && want_ddev) return cl_error(RDEV_INVALID_PARAM, "dst %p is not inside an allocation of this session", dst);
-  if (!sdev && want_sdev) return cl_error(RDEV_INVALID_PARAM, "src %p is not inside an allocation of this session", src);
+  if (!ddev && want_ddev)
+    return cl_error(RDEV_INVALID_PARAM, "dst %p is not inside an allocation of this session", dst);
+  if (!sdev && want_sdev)
+    return cl_error(RDEV_INVALID_PARAM, "src %p is not inside an allocation of this session", src);
   if (!dfit) return cl_error(RDEV_INVALID_PARAM, "dst range of %zu bytes runs past the end of its allocation", count);
   if (!sfit) return cl_error(RDEV_INVALID_PARAM, "src range of %zu bytes runs past the end of its allocation", count);
   uint64_t da = (uint64_t)(uintptr_t)dst, sa = (uint64_t)(uintptr_t)src;

@@ -379,7 +379,8 @@ static void attempt_opened_locked(rdev_session_t *s, bool ok) {
     const grpc_metadata *m = &s->init_md.metadata[i];
     if (grpc_slice_str_cmp(m->key, RDEV_WIRE_SESSION_OPEN_KEY) == 0)
       resumed = grpc_slice_str_cmp(m->value, "resumed") == 0;
-    if (grpc_slice_str_cmp(m->key, RDEV_WIRE_MEM_LIMITS_KEY) == 0) cl_addr_limits_locked(s, m->value); /* as they are now */
+    if (grpc_slice_str_cmp(m->key, RDEV_WIRE_MEM_LIMITS_KEY) == 0)
+      cl_addr_limits_locked(s, m->value); /* as they are now */
     if (grpc_slice_str_cmp(m->key, RDEV_WIRE_RESUME_RECEIVED_KEY) == 0) {
       char buf[24] = "";
       size_t len = GRPC_SLICE_LENGTH(m->value);

@@ -9,8 +9,13 @@
 srv_mem_t *srv_mem_new(rdev_rt_t *rt, void *ptr, size_t size, srv_tenant_t *tenant, int dev, size_t reserved) {
   srv_mem_t *m = malloc(sizeof *m);
   if (!m) return NULL;
-  *m = (srv_mem_t){
-      .rt = rt, .ptr = ptr, .wire = (uint64_t)(uintptr_t)ptr, .size = size, .tenant = tenant, .dev = dev, .reserved = reserved};
+  *m = (srv_mem_t){.rt = rt,
+                   .ptr = ptr,
+                   .wire = (uint64_t)(uintptr_t)ptr,
+                   .size = size,
+                   .tenant = tenant,
+                   .dev = dev,
+                   .reserved = reserved};
   atomic_init(&m->refs, 1);
   return m;
 }

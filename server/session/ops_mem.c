@@ -218,8 +218,7 @@ int srv_op_free(srv_req_t *x) {
   if (!e && srv_placement_refused(x, "free", a, 1) == RDEV_OK) return x->q->op.free.quiet ? SRV_LATER : RDEV_OK;
   /* A client frees quietly only what it placed: one that names nothing
    * here was refused, its refusal since dropped from the ring. */
-  if (!e && x->q->op.free.quiet && rdev_wire_va_inside(a, 1, -1))
-    return SRV_LATER;
+  if (!e && x->q->op.free.quiet && rdev_wire_va_inside(a, 1, -1)) return SRV_LATER;
   if (!e)
     return srv_fail(x, RDEV_INVALID_PARAM, "free: 0x%llx is not the start of an allocation of this session",
                     (unsigned long long)a);

@@ -117,11 +117,12 @@ START_TEST(test_acl_ops_add_reaches_the_library) {
     }
   }
   seen[o] = '\0';
-  ck_assert_str_eq(seen,
-                   "aclnnAddGetWorkspaceSize self=T(float32 dims=[1000] strides=[1] offset=0 format=2 storage=[1000] "
-                   "addr=D) other=T(float32 dims=[1000] strides=[1] offset=0 format=2 storage=[1000] addr=D) "
-                   "alpha=S(float32:0.5) out=T(float32 dims=[1000] strides=[1] offset=0 format=2 storage=[1000] addr=D) "
-                   "-> workspace=65536\naclnnAdd workspace=65536\n");
+  ck_assert_str_eq(
+      seen,
+      "aclnnAddGetWorkspaceSize self=T(float32 dims=[1000] strides=[1] offset=0 format=2 storage=[1000] "
+      "addr=D) other=T(float32 dims=[1000] strides=[1] offset=0 format=2 storage=[1000] addr=D) "
+      "alpha=S(float32:0.5) out=T(float32 dims=[1000] strides=[1] offset=0 format=2 storage=[1000] addr=D) "
+      "-> workspace=65536\naclnnAdd workspace=65536\n");
   ck_assert_int_eq(n, 3);
   ck_assert(addr[0] != addr[1] && addr[1] != addr[2] && addr[0] != addr[2]);
   for (int i = 0; i < 3; i++)
