@@ -94,7 +94,17 @@ typedef struct {
  * RDEV_MALLOC_TUNE=1 in the environment, the first open in the process
  * raises glibc's mmap and trim thresholds (mallopt: 8 MiB and 64 MiB), so
  * that freed received chunks stay in the heap instead of going back to
- * the kernel; docs/performance.md has what that buys. */
+ * the kernel; docs/performance.md has what that buys.
+ *
+ * Several servers: target "hostA:port,hostB:port" (up to 16, each as
+ * above) opens one session over all of them, connected in parallel, with
+ * the same options and credentials on each; any that cannot be reached
+ * fails the open. Their devices are numbered in the target's order (A's
+ * first), and every call acts on the server that holds the device, device
+ * address or stream it names. A copy between devices of different servers
+ * goes through the client. A server that goes away fails only what names
+ * its devices, with RDEV_UNAVAILABLE and a message naming it.
+ * docs/multi-server.md has the rules. */
 int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_session_t **out);
 
 /* Health as rdevd's grpc.health.v1 service tells it. */
@@ -108,7 +118,9 @@ typedef enum { RDEV_HEALTH_UNKNOWN = 0, RDEV_HEALTH_SERVING = 1, RDEV_HEALTH_NOT
  * the error: RDEV_UNAVAILABLE when nothing answered in time, and for a
  * service the server does not know the gRPC NOT_FOUND's mapping
  * (rdev_session_last_error says which). Credentials come from opts as for
- * rdev_session_open (the check itself needs none). Blocks; any thread. */
+ * rdev_session_open (the check itself needs none). Blocks; any thread.
+ * Several servers ("a,b"): asked in turn; SERVING when all of them are,
+ * else the first other answer or error. */
 int rdev_health_check(const char *target, const char *service, const rdev_options_t *opts, rdev_health_t *status);
 
 /* Makes a new random bearer token (43 URL-safe characters, 256 bits) into
@@ -164,7 +176,8 @@ typedef struct {
 } rdev_server_info_t;
 enum { RDEV_TLS_NONE = 0, RDEV_TLS_FULL = 1, RDEV_TLS_RESUMED = 2 };
 
-/* Unary Info call. Blocks for one round trip. */
+/* Unary Info call. Blocks for one round trip. Over several servers: the
+ * first server's, with device_count the session's (every server's). */
 int rdev_server_info(rdev_session_t *s, rdev_server_info_t *info);
 
 /* A kernel the server can run, with its signature (as rdevd's Info lists
@@ -194,7 +207,7 @@ typedef struct {
 
 /* aclrtGetDeviceCount: the devices the session may use, as the server
  * said when the session opened (no round trip; a server that did not say
- * is asked, one unary call). */
+ * is asked, one unary call). Over several servers: all of theirs. */
 int rdev_device_count(rdev_session_t *s, int *count);
 /* Name and memory of device dev (RDEV_RT_INVALID_DEVICEID when out of
  * range): one unary call, outside the session's order (frees sent just
@@ -240,7 +253,7 @@ int rdev_free(rdev_session_t *s, void *dptr);
  * copies from and into it carry no bytes over any socket (one round trip
  * to register it first). Blocks while the pages are faulted in; its
  * contents are unspecified. RDEV_BAD_ALLOC when it cannot be mapped or
- * faulted in. */
+ * faulted in. Over several servers it is shared with the first. */
 int rdev_malloc_host(rdev_session_t *s, void **ptr, size_t size);
 /* aclrtFreeHost: ptr must be what rdev_malloc_host returned (another
  * pointer is RDEV_INVALID_PARAM where it can be told apart). */
@@ -254,7 +267,9 @@ int rdev_free_host(rdev_session_t *s, void *ptr);
  * copies are copied into the session's next message and return at once:
  * src may be reused, the server writes them before anything the session
  * sends later runs, and a refusal is the session's sticky error, reported
- * by the next synchronize. */
+ * by the next synchronize. A D2D copy between devices of different
+ * servers (a session over several) travels through the client, 8 MiB at a
+ * time, and returns when it is done. */
 int rdev_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count, rdev_memcpy_kind_t kind);
 /* aclrtMemcpyAsync: queues the copy on stream and returns. An H2D copy
  * returns once src's bytes have left it, so src may be reused at once
@@ -265,7 +280,10 @@ int rdev_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, 
  * runs: keep it until the stream is synchronized, as CANN's pinned
  * memory. A D2H copy of 1 MiB or more first faults in those of dst's pages
  * not yet present (the copy would fault them in anyway), which takes about
- * a millisecond per 6 MiB; dst's contents are not changed by it. */
+ * a millisecond per 6 MiB; dst's contents are not changed by it.
+ * Over several servers: memory on another server than the stream's is
+ * RDEV_INVALID_PARAM, except a D2D copy between servers, which first
+ * synchronizes stream (its error is the copy's) and returns when done. */
 int rdev_memcpy_async(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count,
                       rdev_memcpy_kind_t kind, rdev_stream_t *stream);
 /* aclrtMemset on device memory: waits for no reply; the server sets it
@@ -442,9 +460,13 @@ int rdev_event_create(rdev_session_t *s, rdev_event_t **ev);
 /* aclrtDestroyEvent: returns at once, without a round trip; ev is freed
  * whatever the result. */
 int rdev_event_destroy(rdev_event_t *ev);
-/* aclrtRecordEvent (async). */
+/* aclrtRecordEvent (async). On a stream of another server than the
+ * event's (a session over several servers): RDEV_API_NOT_SUPPORT. */
 int rdev_event_record(rdev_event_t *ev, rdev_stream_t *stream);
-/* aclrtStreamWaitEvent (async). */
+/* aclrtStreamWaitEvent (async). An event of another server than the
+ * stream's cannot be waited for there: the call then blocks until the
+ * event completes (rdev_event_synchronize, its result), so that whatever
+ * is queued on stream after it runs after the event's work. */
 int rdev_stream_wait_event(rdev_stream_t *stream, rdev_event_t *ev);
 /* aclrtSynchronizeEvent: blocks until the event's latest record completed;
  * timeout_ms -1 = forever, else RDEV_RT_WAIT_TIMEOUT. */
@@ -455,7 +477,8 @@ int rdev_event_query(rdev_event_t *ev, int *done);
  * of the device's clock. One round trip; RDEV_INVALID_PARAM when it is
  * not recorded or not yet complete. */
 int rdev_event_timestamp(rdev_event_t *ev, uint64_t *ns);
-/* aclrtEventElapsedTime in milliseconds. */
+/* aclrtEventElapsedTime in milliseconds. Events of different servers
+ * share no clock: RDEV_API_NOT_SUPPORT. */
 int rdev_event_elapsed_ms(float *ms, rdev_event_t *start, rdev_event_t *end);
 
 #ifdef __cplusplus
