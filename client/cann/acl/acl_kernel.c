@@ -61,25 +61,28 @@ static aclError bin_load(rdev_session_t *s, acl_bin_t *b) {
   return acl_result(rdev_binary_load(s, b->data, b->len, &b->loaded), "aclrtBinaryLoadFromData");
 }
 
-/* Lock held: f resolved on the server, its binary loaded first. From a
- * launch (!answer) both go without a round trip when the binary is not
- * loaded yet: a refusal is then the error of f's launches, at their
- * stream's synchronize. aclrtBinaryGetFunction wants the answer (CANN
- * fails it for a kernel the binary lacks): the load, then the lookup. */
+/* Lock held: f resolved on the server, its binary loaded first. A binary
+ * not loaded yet goes with the lookup, without a round trip. From a launch
+ * (!answer) that is all: a refusal is then the error of f's launches, at
+ * their stream's synchronize. aclrtBinaryGetFunction wants the answer (CANN
+ * fails it for a kernel the binary lacks): a lookup that waits, one round
+ * trip, whose answer is the load's refusal if there was one. */
 static aclError func_resolve(rdev_session_t *s, acl_func_t *f, bool answer) {
   if (f->resolved) return ACL_SUCCESS;
   acl_bin_t *b = f->bin;
-  aclError rc = answer ? bin_load(s, b) : ACL_SUCCESS;
-  if (rc) return rc;
-  if (!b->loaded)
-    return acl_result(
-        rdev_binary_load_function(s, b->data, b->len, f->name[0] ? f->name : NULL, f->entry, &b->loaded, &f->resolved),
-        f->name[0] ? "aclrtBinaryLoadFromData/aclrtBinaryGetFunction"
-                   : "aclrtBinaryLoadFromData/aclrtBinaryGetFunctionByEntry");
-  if (f->name[0])
-    return acl_result(rdev_binary_function(f->bin->loaded, f->name, &f->resolved), "aclrtBinaryGetFunction");
-  return acl_result(rdev_binary_function_by_entry(f->bin->loaded, f->entry, &f->resolved),
-                    "aclrtBinaryGetFunctionByEntry");
+  const char *name = f->name[0] ? f->name : NULL;
+  if (!b->loaded) {
+    rdev_function_t *quiet = NULL;
+    aclError rc = acl_result(rdev_binary_load_function(s, b->data, b->len, name, f->entry, &b->loaded, &quiet),
+                             name ? "aclrtBinaryLoadFromData/aclrtBinaryGetFunction"
+                                  : "aclrtBinaryLoadFromData/aclrtBinaryGetFunctionByEntry");
+    if (rc || !answer) {
+      f->resolved = quiet;
+      return rc;
+    }
+  }
+  if (name) return acl_result(rdev_binary_function(b->loaded, name, &f->resolved), "aclrtBinaryGetFunction");
+  return acl_result(rdev_binary_function_by_entry(b->loaded, f->entry, &f->resolved), "aclrtBinaryGetFunctionByEntry");
 }
 
 /* The options (the core type the stubs name) change nothing on the sim. */
