@@ -2,9 +2,11 @@
  * client/lib/binary.c — kernel binaries and their functions as the caller
  * sees them (rdev_binary_*, rdev_launch_function): objects naming the
  * server's, a binary's functions freed with it, all of them freed at
- * close; a launch sends a copy of its argument blob. Owns s->bins and the
- * binary and function objects; calls submit.c, stream.c (stream handles)
- * and error.c.
+ * close; a launch sends a copy of its argument blob. A session over several
+ * servers loads a binary on each (multi.c): those binaries, and their
+ * functions of one name, are rings of siblings, one per server; a launch
+ * takes its stream's. Owns s->bins and the binary and function objects;
+ * calls submit.c, stream.c (stream handles) and error.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@ struct rdev_function {
   rdev_binary_t *bin;
   uint64_t handle;
   struct rdev_function *next;
+  struct rdev_function *sib; /* the same function of the binary on the next server (itself: one server) */
 };
 
 struct rdev_binary {
@@ -23,6 +26,7 @@ struct rdev_binary {
   uint64_t handle;
   struct rdev_function *funcs;
   struct rdev_binary *prev, *next; /* s->bins */
+  struct rdev_binary *sib;         /* the same binary on the next server (itself: one server) */
 };
 
 /* The objects: a binary entered in s->bins, a function in its binary's
@@ -30,6 +34,7 @@ struct rdev_binary {
 static void binary_enter(rdev_session_t *s, rdev_binary_t *b, uint64_t handle) {
   b->s = s;
   b->handle = handle;
+  b->sib = b;
   pthread_mutex_lock(&s->mu);
   b->next = s->bins;
   if (b->next) b->next->prev = b;
@@ -40,6 +45,7 @@ static void binary_enter(rdev_session_t *s, rdev_binary_t *b, uint64_t handle) {
 static void function_enter(rdev_binary_t *b, struct rdev_function *f, uint64_t handle) {
   f->bin = b;
   f->handle = handle;
+  f->sib = f;
   pthread_mutex_lock(&b->s->mu);
   f->next = b->funcs;
   b->funcs = f;
@@ -68,7 +74,7 @@ static int function_request(uint64_t binary, const char *name, uint64_t entry, r
   return RDEV_OK;
 }
 
-int rdev_binary_load(rdev_session_t *s, const void *data, size_t len, rdev_binary_t **out) {
+int cl_binary_load(rdev_session_t *s, const void *data, size_t len, rdev_binary_t **out) {
   if (!s || !data || !out) return cl_error(RDEV_INVALID_PARAM, "session, data or out is NULL");
   *out = NULL;
   int rc = check_binary(data, len);
@@ -96,8 +102,9 @@ static void free_functions(rdev_binary_t *b) {
   }
 }
 
-int rdev_binary_unload(rdev_binary_t *b) {
-  if (!b) return cl_error(RDEV_INVALID_PARAM, "binary is NULL");
+/* Unloads one binary of a ring (its siblings' links to it are the
+ * caller's). */
+static int unload_one(rdev_binary_t *b) {
   rdev_session_t *s = b->s;
   pthread_mutex_lock(&s->mu);
   if (b->prev)
@@ -114,9 +121,17 @@ int rdev_binary_unload(rdev_binary_t *b) {
   return cl_call(s, &req, NULL);
 }
 
-static int function(rdev_binary_t *b, const char *name, uint64_t entry, rdev_function_t **out) {
-  if (!b || !out) return cl_error(RDEV_INVALID_PARAM, "binary or out is NULL");
-  *out = NULL;
+int rdev_binary_unload(rdev_binary_t *b) {
+  if (!b) return cl_error(RDEV_INVALID_PARAM, "binary is NULL");
+  for (rdev_binary_t *n = b->sib, *next; n != b; n = next) { /* the other servers' first: the result is b's */
+    next = n->sib;
+    unload_one(n);
+  }
+  return unload_one(b);
+}
+
+/* The function of one binary of a ring. */
+static int function_one(rdev_binary_t *b, const char *name, uint64_t entry, rdev_function_t **out) {
   rdev_v1_Request req;
   int rc = function_request(b->handle, name, entry, &req);
   if (rc) return rc;
@@ -133,6 +148,31 @@ static int function(rdev_binary_t *b, const char *name, uint64_t entry, rdev_fun
   return RDEV_OK;
 }
 
+/* The function of every binary of b's ring, a ring itself; *out is b's. */
+static int function(rdev_binary_t *b, const char *name, uint64_t entry, rdev_function_t **out) {
+  if (!b || !out) return cl_error(RDEV_INVALID_PARAM, "binary or out is NULL");
+  *out = NULL;
+  int rc = function_one(b, name, entry, out);
+  for (rdev_binary_t *n = b->sib; !rc && n != b; n = n->sib) {
+    rdev_function_t *f;
+    if (!(rc = function_one(n, name, entry, &f))) {
+      f->sib = (*out)->sib; /* into the ring (freed with its binary) */
+      (*out)->sib = f;
+    }
+  }
+  if (rc) *out = NULL; /* those made stay with their binaries */
+  return rc;
+}
+
+void cl_binary_link(rdev_binary_t *first, rdev_binary_t *b, rdev_function_t *ff, rdev_function_t *f) {
+  b->sib = first->sib;
+  first->sib = b;
+  if (ff && f) {
+    f->sib = ff->sib;
+    ff->sib = f;
+  }
+}
+
 int rdev_binary_function(rdev_binary_t *b, const char *name, rdev_function_t **f) {
   if (!name) return cl_error(RDEV_INVALID_PARAM, "name is NULL");
   return function(b, name, 0, f);
@@ -142,8 +182,8 @@ int rdev_binary_function_by_entry(rdev_binary_t *b, uint64_t entry, rdev_functio
   return function(b, NULL, entry, f);
 }
 
-int rdev_binary_load_function(rdev_session_t *s, const void *data, size_t len, const char *name, uint64_t entry,
-                              rdev_binary_t **bout, rdev_function_t **fout) {
+int cl_binary_load_function(rdev_session_t *s, const void *data, size_t len, const char *name, uint64_t entry,
+                            rdev_binary_t **bout, rdev_function_t **fout) {
   if (!s || !data || !bout || !fout) return cl_error(RDEV_INVALID_PARAM, "session, data, b or f is NULL");
   *bout = NULL;
   *fout = NULL;
@@ -187,6 +227,7 @@ int rdev_launch_function(rdev_stream_t *stream, rdev_function_t *f, uint32_t blo
   uint64_t h;
   int rc = cl_stream_handle(s, stream, &h);
   if (rc) return rc;
+  for (rdev_function_t *g = f; f && f->bin->s != s && (f = f->sib) != g;) {} /* the stream's server's */
   if (!f || f->bin->s != s) return cl_error(RDEV_INVALID_PARAM, "function is NULL or another session's");
   if ((!args && len) || len > RDEV_WIRE_MAX_CHUNK)
     return cl_error(RDEV_INVALID_PARAM, "arguments of %zu bytes: at most %u", len, RDEV_WIRE_MAX_CHUNK);

@@ -256,7 +256,7 @@ bool cl_bulk_reads_may(rdev_session_t *s) { return atomic_load(&s->bulk.asked); 
 
 bool cl_bulk_local(rdev_session_t *s) { return s->bulk.local && atomic_load(&s->bulk.ready); }
 
-int rdev_session_bulk(rdev_session_t *s) { return s && cl_bulk_ready(s); }
+int cl_session_bulk(rdev_session_t *s) { return s && cl_bulk_ready(s); }
 
 /* Sends a REGISTER or UNREGISTER message (fd: the memfd, or -1). */
 static bool send_message(int sock, uint32_t kind, uint32_t id, uint64_t size, int fd) {

@@ -8,6 +8,9 @@
  * Who calls whom: each file calls only files on a lower line (and the wire
  * codec, rdev/wire.h, below them all); nothing calls back up.
  *
+ *   multi.c    the API's session calls: routes each to the member session
+ *              that holds its device, address or stream (a session over
+ *              several servers); what spans servers → session memory stream info binary
  *   session.c  open, close               → auth poll send pending info stream addr error
  *   job.c      job calls (no session)    → info (unary calls) auth error
  *   memory.c   malloc/free, copies       → submit poll (dead) stream info addr error
@@ -232,8 +235,19 @@ typedef struct {
   cl_window_t win[RDEV_WIRE_MAX_DEVICES];
 } cl_space_t;
 
+#define CL_TARGET_MAX 256 /* a server's address, with the NUL */
+#define CL_MULTI_MAX 16   /* servers one session spans, at most */
+
 struct rdev_session {
   /* Made by session.c at open, read-only until close (any file reads). */
+  char target[CL_TARGET_MAX]; /* the server's address, as the caller gave it */
+  /* multi.c, set at open and read-only after: a session over several
+   * servers is a head holding one member session per server (the API's
+   * session calls on a head are routed, multi.c; nothing else of a head is
+   * used); a member points back to its head. A session to one server has
+   * neither. */
+  struct cl_multi *multi;
+  rdev_session_t *head;
   grpc_channel *channel;
   grpc_completion_queue *cq;
   grpc_call *call; /* replaced by poll.c's poller when a resume makes a new one (s->mu) */
@@ -721,5 +735,47 @@ uint64_t cl_handle_new(rdev_session_t *s);
 rdev_session_t *cl_stream_session(rdev_stream_t *stream);
 /* Frees the stream and event objects still open (at close). */
 void cl_free_streams_events(rdev_session_t *s);
+
+/* ==== the API's session calls, on a session to one server ====================== */
+/* Each is the rdev_ function of the same name (rdev.h states its contract)
+ * for a session to one server, or a member of a session over several:
+ * multi.c's rdev_ functions pick the session and call these. */
+/* session.c */
+int cl_session_open(const char *target, const rdev_options_t *opts, rdev_session_t **out);
+void cl_session_close(rdev_session_t *s);
+/* bulk.c, pending.c */
+int cl_session_bulk(rdev_session_t *s);
+void cl_session_set_print_fn(rdev_session_t *s, rdev_print_fn fn, void *user);
+/* info.c */
+int cl_health_check(const char *target, const char *service, const rdev_options_t *opts, rdev_health_t *status);
+int cl_server_info(rdev_session_t *s, rdev_server_info_t *info);
+int cl_server_kernels(rdev_session_t *s, rdev_kernel_info_t *kernels, int max, int *count);
+int cl_device_count(rdev_session_t *s, int *count);
+int cl_device_info(rdev_session_t *s, int dev, rdev_device_info_t *info);
+int cl_device_set(rdev_session_t *s, int dev);
+int cl_device_get(rdev_session_t *s, int *dev);
+int cl_mem_info(rdev_session_t *s, size_t *free_bytes, size_t *total_bytes);
+/* memory.c */
+int cl_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t policy);
+int cl_ptr_on_device(rdev_session_t *s, const void *p);
+int cl_free(rdev_session_t *s, void *dptr);
+int cl_malloc_host(rdev_session_t *s, void **ptr, size_t size);
+int cl_free_host(rdev_session_t *s, void *ptr);
+int cl_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count, rdev_memcpy_kind_t kind);
+int cl_memcpy_async(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count,
+                    rdev_memcpy_kind_t kind, rdev_stream_t *stream);
+int cl_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count);
+int cl_memset_async(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count, rdev_stream_t *stream);
+/* stream.c */
+int cl_stream_create(rdev_session_t *s, rdev_stream_t **stream);
+int cl_event_create(rdev_session_t *s, rdev_event_t **ev);
+/* binary.c; a head's binary is one per member, linked (cl_binary_link) */
+int cl_binary_load(rdev_session_t *s, const void *data, size_t len, rdev_binary_t **out);
+int cl_binary_load_function(rdev_session_t *s, const void *data, size_t len, const char *name, uint64_t entry,
+                            rdev_binary_t **bout, rdev_function_t **fout);
+/* Links b (and f, when not NULL) into the ring of first (and ff): the same
+ * binary loaded on several members of one session. A launch on a member's
+ * stream uses that member's function; unloading one unloads all. */
+void cl_binary_link(rdev_binary_t *first, rdev_binary_t *b, rdev_function_t *ff, rdev_function_t *f);
 
 #endif

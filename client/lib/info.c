@@ -106,7 +106,7 @@ int cl_unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fiel
   return cl_unary_call(s->channel, &s->auth, method, UNARY_DEADLINE_MS, req_fields, req, rep_fields, rep, NULL, NULL);
 }
 
-int rdev_health_check(const char *target, const char *service, const rdev_options_t *opts, rdev_health_t *status) {
+int cl_health_check(const char *target, const char *service, const rdev_options_t *opts, rdev_health_t *status) {
   if (!target || !*target || !status) return cl_error(RDEV_INVALID_PARAM, "target or status is NULL");
   *status = RDEV_HEALTH_UNKNOWN;
   grpc_health_v1_HealthCheckRequest q = grpc_health_v1_HealthCheckRequest_init_zero;
@@ -140,7 +140,7 @@ int rdev_health_check(const char *target, const char *service, const rdev_option
   return rc;
 }
 
-int rdev_server_info(rdev_session_t *s, rdev_server_info_t *info) {
+int cl_server_info(rdev_session_t *s, rdev_server_info_t *info) {
   if (!s || !info) return cl_error(RDEV_INVALID_PARAM, "session or info is NULL");
   rdev_v1_InfoRequest req = rdev_v1_InfoRequest_init_zero;
   rdev_v1_InfoReply rep = rdev_v1_InfoReply_init_zero;
@@ -167,7 +167,7 @@ static rdev_arg_type_t arg_type_of(const char *name) {
   return (rdev_arg_type_t)0;
 }
 
-int rdev_server_kernels(rdev_session_t *s, rdev_kernel_info_t *kernels, int max, int *count) {
+int cl_server_kernels(rdev_session_t *s, rdev_kernel_info_t *kernels, int max, int *count) {
   if (!s || !count || max < 0 || (max > 0 && !kernels))
     return cl_error(RDEV_INVALID_PARAM, "session, kernels or count is NULL, or max < 0");
   rdev_v1_InfoRequest req = rdev_v1_InfoRequest_init_zero;
@@ -199,7 +199,7 @@ static int list_devices(rdev_session_t *s, rdev_v1_ListDevicesReply *rep) {
   return rc;
 }
 
-int rdev_device_count(rdev_session_t *s, int *count) {
+int cl_device_count(rdev_session_t *s, int *count) {
   if (!s || !count) return cl_error(RDEV_INVALID_PARAM, "session or count is NULL");
   int known = atomic_load(&s->dev.count); /* from the open's answer */
   if (known < 0) {
@@ -217,7 +217,7 @@ int rdev_device_count(rdev_session_t *s, int *count) {
   return rc;
 }
 
-int rdev_device_info(rdev_session_t *s, int dev, rdev_device_info_t *info) {
+int cl_device_info(rdev_session_t *s, int dev, rdev_device_info_t *info) {
   if (!s || !info) return cl_error(RDEV_INVALID_PARAM, "session or info is NULL");
   rdev_v1_ListDevicesReply rep;
   int rc = list_devices(s, &rep);
@@ -235,14 +235,14 @@ int rdev_device_info(rdev_session_t *s, int dev, rdev_device_info_t *info) {
   return cl_error(RDEV_RT_INVALID_DEVICEID, "device %d out of range (%d devices)", dev, (int)rep.devices_count);
 }
 
-int rdev_device_set(rdev_session_t *s, int dev) {
+int cl_device_set(rdev_session_t *s, int dev) {
   if (!s) return cl_error(RDEV_INVALID_PARAM, "session is NULL");
   if (dev == 0 && atomic_load(&s->dev.count) != 0) { /* every session has one, known or not yet */
     atomic_store(&s->dev.current, 0);
     return RDEV_OK;
   }
   int count;
-  int rc = rdev_device_count(s, &count);
+  int rc = cl_device_count(s, &count);
   if (rc) return rc;
   if (dev < 0 || dev >= count)
     return cl_error(RDEV_RT_INVALID_DEVICEID, "device %d out of range (%d devices)", dev, count);
@@ -250,13 +250,13 @@ int rdev_device_set(rdev_session_t *s, int dev) {
   return RDEV_OK;
 }
 
-int rdev_device_get(rdev_session_t *s, int *dev) {
+int cl_device_get(rdev_session_t *s, int *dev) {
   if (!s || !dev) return cl_error(RDEV_INVALID_PARAM, "session or dev is NULL");
   *dev = cl_device_current(s);
   return RDEV_OK;
 }
 
-int rdev_mem_info(rdev_session_t *s, size_t *free_bytes, size_t *total_bytes) {
+int cl_mem_info(rdev_session_t *s, size_t *free_bytes, size_t *total_bytes) {
   if (!s || !free_bytes || !total_bytes) return cl_error(RDEV_INVALID_PARAM, "NULL argument");
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_mem_info_tag;

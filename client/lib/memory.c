@@ -43,7 +43,7 @@ static int prefault(void *p, size_t n) {
 
 /* ---- malloc and free -------------------------------------------------------- */
 
-int rdev_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t policy) {
+int cl_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t policy) {
   if (!s || !dptr) return cl_error(RDEV_INVALID_PARAM, "session or dptr is NULL");
   *dptr = NULL;
   if (size == 0) return cl_error(RDEV_INVALID_PARAM, "size 0");
@@ -76,7 +76,7 @@ int rdev_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t p
   return RDEV_OK;
 }
 
-int rdev_free(rdev_session_t *s, void *dptr) {
+int cl_free(rdev_session_t *s, void *dptr) {
   if (!s || !dptr) return cl_error(RDEV_INVALID_PARAM, "session or dptr is NULL");
   cl_alloc_t *a = cl_addr_remove(s, (uint64_t)(uintptr_t)dptr);
   rdev_v1_Request req = rdev_v1_Request_init_zero;
@@ -91,7 +91,7 @@ int rdev_free(rdev_session_t *s, void *dptr) {
   return rc;
 }
 
-int rdev_ptr_on_device(rdev_session_t *s, const void *p) { return s && p && cl_addr_known(s, p, 1, NULL); }
+int cl_ptr_on_device(rdev_session_t *s, const void *p) { return s && p && cl_addr_known(s, p, 1, NULL); }
 
 /* rdev_malloc_host memory is a mapping of its own (so that advice on it
  * touches nothing of the process's heap); this record sits just below the
@@ -119,7 +119,7 @@ static int shared_map(uint8_t *at, size_t n) {
   return fd;
 }
 
-int rdev_malloc_host(rdev_session_t *s, void **ptr, size_t size) {
+int cl_malloc_host(rdev_session_t *s, void **ptr, size_t size) {
   if (!ptr) return cl_error(RDEV_INVALID_PARAM, "ptr is NULL");
   *ptr = NULL;
   if (size == 0) return cl_error(RDEV_INVALID_PARAM, "size 0");
@@ -168,7 +168,7 @@ void cl_host_release_all(rdev_session_t *s) {
   }
 }
 
-int rdev_free_host(rdev_session_t *s, void *ptr) {
+int cl_free_host(rdev_session_t *s, void *ptr) {
   (void)s;
   if (!ptr) return cl_error(RDEV_INVALID_PARAM, "ptr is NULL");
   host_block_t *h = (host_block_t *)(void *)((uint8_t *)ptr - sizeof *h);
@@ -350,7 +350,7 @@ static int do_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *
  * bytes. At most this many times. */
 #define COPY_TRIES 3
 
-int rdev_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count, rdev_memcpy_kind_t kind) {
+int cl_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count, rdev_memcpy_kind_t kind) {
   if (!s) return cl_error(RDEV_INVALID_PARAM, "session is NULL");
   for (int i = 1;; i++) {
     int rc = do_memcpy(s, dst, dest_max, src, count, kind, 0);
@@ -358,8 +358,8 @@ int rdev_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, 
   }
 }
 
-int rdev_memcpy_async(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count,
-                      rdev_memcpy_kind_t kind, rdev_stream_t *stream) {
+int cl_memcpy_async(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count,
+                    rdev_memcpy_kind_t kind, rdev_stream_t *stream) {
   if (!s) return cl_error(RDEV_INVALID_PARAM, "session is NULL");
   uint64_t h;
   int rc = cl_stream_handle(s, stream, &h);
@@ -388,7 +388,7 @@ static int do_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, 
   return cl_send_async(s, &req);
 }
 
-int rdev_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count) {
+int cl_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count) {
   if (!s) return cl_error(RDEV_INVALID_PARAM, "session is NULL");
   return do_memset(s, dptr, dest_max, value, count, 0);
 }
@@ -419,7 +419,7 @@ int rdev_value_wait(rdev_stream_t *stream, void *dptr, uint64_t value, rdev_valu
   return value_op(stream, dptr, value, (int)cond, timeout_ms);
 }
 
-int rdev_memset_async(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count, rdev_stream_t *stream) {
+int cl_memset_async(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count, rdev_stream_t *stream) {
   if (!s) return cl_error(RDEV_INVALID_PARAM, "session is NULL");
   uint64_t h;
   int rc = cl_stream_handle(s, stream, &h);

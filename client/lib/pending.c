@@ -70,7 +70,7 @@ void cl_pending_init(rdev_session_t *s) {
   s->pend.print_fn = default_print;
 }
 
-void rdev_session_set_print_fn(rdev_session_t *s, rdev_print_fn fn, void *user) {
+void cl_session_set_print_fn(rdev_session_t *s, rdev_print_fn fn, void *user) {
   if (!s) return;
   pthread_mutex_lock(&s->mu);
   s->pend.print_fn = fn ? fn : default_print;

@@ -246,12 +246,15 @@ static void post_recv_locked(rdev_session_t *s) {
 }
 
 /* Under s->mu: the session ended with code and msg: every waiter fails,
- * later calls fail. */
+ * later calls fail, with msg after the server's address (so that a
+ * session over several servers names the one that went). */
 static void end_locked(rdev_session_t *s, int code, const char *msg) {
   s->poll.dead = true;
   s->poll.resuming = false;
   s->poll.dead_code = code;
-  if (msg != s->poll.dead_msg) snprintf(s->poll.dead_msg, sizeof s->poll.dead_msg, "%s", msg);
+  char why[CL_MSG_MAX];
+  snprintf(why, sizeof why, "%s", msg);
+  snprintf(s->poll.dead_msg, sizeof s->poll.dead_msg, "rdevd at %.96s: %.140s", s->target, why);
   cl_bulk_abort_locked(s); /* a frame being read fails now */
   cl_pending_fail_all_locked(s, s->poll.dead_code, s->poll.dead_msg);
   cl_send_end_locked(s);

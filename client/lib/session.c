@@ -133,7 +133,7 @@ static bool wait_ready(grpc_channel *ch, gpr_timespec deadline) {
   return st == GRPC_CHANNEL_READY;
 }
 
-int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_session_t **out) {
+int cl_session_open(const char *target, const rdev_options_t *opts, rdev_session_t **out) {
   static pthread_once_t tuned = PTHREAD_ONCE_INIT;
   pthread_once(&tuned, tune_malloc_once);
   if (!out) return cl_error(RDEV_INVALID_PARAM, "out is NULL");
@@ -150,6 +150,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
 
   rdev_session_t *s = calloc(1, sizeof *s);
   if (!s) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+  snprintf(s->target, sizeof s->target, "%s", target);
   grpc_init();
   pthread_mutex_init(&s->mu, NULL);
   cl_poll_init(s);
@@ -248,7 +249,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
     if (rc) {
       char why[CL_MSG_MAX];
       snprintf(why, sizeof why, "%s", rdev_session_last_error());
-      rdev_session_close(s);
+      cl_session_close(s);
       return cl_error_msg(rc, why);
     }
   }
@@ -256,7 +257,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
   return RDEV_OK;
 }
 
-void rdev_session_close(rdev_session_t *s) {
+void cl_session_close(rdev_session_t *s) {
   if (!s) return;
   cl_poll_close(s, CLOSE_GRACE_MS); /* the call ended, the receiver stopped */
   cl_host_release_all(s);           /* its shared host memory is the caller's alone */

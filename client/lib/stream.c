@@ -78,7 +78,7 @@ static void work_done(rdev_stream_t *st, uint_fast64_t seen) {
 
 /* ---- streams ------------------------------------------------------------------ */
 
-int rdev_stream_create(rdev_session_t *s, rdev_stream_t **stream) {
+int cl_stream_create(rdev_session_t *s, rdev_stream_t **stream) {
   if (!s || !stream) return cl_error(RDEV_INVALID_PARAM, "session or stream is NULL");
   *stream = NULL;
   rdev_stream_t *st = calloc(1, sizeof *st);
@@ -232,7 +232,7 @@ int rdev_launch(rdev_stream_t *stream, const char *name, uint32_t blocks, const 
 
 /* ---- events ------------------------------------------------------------------- */
 
-int rdev_event_create(rdev_session_t *s, rdev_event_t **ev) {
+int cl_event_create(rdev_session_t *s, rdev_event_t **ev) {
   if (!s || !ev) return cl_error(RDEV_INVALID_PARAM, "session or ev is NULL");
   *ev = NULL;
   rdev_event_t *e = calloc(1, sizeof *e);
@@ -268,8 +268,20 @@ int rdev_event_destroy(rdev_event_t *ev) {
   return rc;
 }
 
+/* Whether a and b are members of one session over several servers. */
+static bool same_head(const rdev_session_t *a, const rdev_session_t *b) { return a->head && a->head == b->head; }
+
+/* An event and a stream (or two events) on different servers of one
+ * session, where the server would have to see the other's: refused. */
+static int across(const char *what, const rdev_session_t *a, const rdev_session_t *b) {
+  return cl_error(RDEV_API_NOT_SUPPORT, "%s: rdevd at %s and rdevd at %s share no device clock or queue", what,
+                  a->target, b->target);
+}
+
 int rdev_event_record(rdev_event_t *ev, rdev_stream_t *stream) {
   if (!ev || !stream) return cl_error(RDEV_INVALID_PARAM, "ev or stream is NULL");
+  if (ev->s != stream->s && same_head(ev->s, stream->s))
+    return across("an event recorded on another server's stream", ev->s, stream->s);
   if (ev->s != stream->s) return cl_error(RDEV_INVALID_PARAM, "event and stream of different sessions");
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_event_record_tag;
@@ -280,6 +292,9 @@ int rdev_event_record(rdev_event_t *ev, rdev_stream_t *stream) {
 
 int rdev_stream_wait_event(rdev_stream_t *stream, rdev_event_t *ev) {
   if (!ev || !stream) return cl_error(RDEV_INVALID_PARAM, "ev or stream is NULL");
+  /* On another server: that server cannot wait for it, so the caller
+   * does, here, before anything later is queued on the stream. */
+  if (ev->s != stream->s && same_head(ev->s, stream->s)) return rdev_event_synchronize(ev, -1);
   if (ev->s != stream->s) return cl_error(RDEV_INVALID_PARAM, "event and stream of different sessions");
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_stream_wait_event_tag;
@@ -323,6 +338,8 @@ int rdev_event_timestamp(rdev_event_t *ev, uint64_t *ns) {
 
 int rdev_event_elapsed_ms(float *ms, rdev_event_t *start, rdev_event_t *end) {
   if (!ms || !start || !end) return cl_error(RDEV_INVALID_PARAM, "ms, start or end is NULL");
+  if (start->s != end->s && same_head(start->s, end->s))
+    return across("time between events of different servers", start->s, end->s);
   if (start->s != end->s) return cl_error(RDEV_INVALID_PARAM, "events of different sessions");
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_event_elapsed_tag;

@@ -1,0 +1,416 @@
+/*
+ * client/lib/multi.c — the API's calls that name a session, and sessions
+ * over several servers. A target "hostA:port,hostB:port" opens one member
+ * session on each server (in parallel) under a head; the head numbers the
+ * members' devices in order (the first server's first) and keeps the
+ * current device. Every rdev_ function here picks the session that holds
+ * what the call names (a device, a device address, a stream; for a
+ * session to one server, itself) and calls the file that does the work on
+ * it (cl_ functions of the same name). What spans servers is here too:
+ * device-to-device copies between servers, which travel through the client
+ * in pipelined chunks. Owns the head's cl_multi_t; calls session.c,
+ * memory.c, stream.c, info.c, binary.c, bulk.c, pending.c and error.c.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+
+#define CROSS_CHUNK ((size_t)8 << 20) /* a copy between servers moves this much per round */
+
+typedef struct cl_multi {
+  int n;
+  rdev_session_t *m[CL_MULTI_MAX]; /* the members, in the target's order */
+  atomic_int current;              /* the current device, numbered across the members */
+} cl_multi_t;
+
+/* ---- routing ---------------------------------------------------------------------- */
+
+/* The member holding device dev (numbered across s's members) into *m,
+ * and its number there into *local; for a session to one server, s and
+ * dev. A member's device count is known once its open was answered (this
+ * waits for that). */
+static int at_device(rdev_session_t *s, int dev, rdev_session_t **m, int *local) {
+  *m = s;
+  *local = dev;
+  if (!s->multi) return RDEV_OK;
+  int base = 0;
+  for (int i = 0; i < s->multi->n && dev >= 0; i++) {
+    int c;
+    int rc = cl_device_count(s->multi->m[i], &c);
+    if (rc) return rc;
+    if (dev < base + c) {
+      *m = s->multi->m[i];
+      *local = dev - base;
+      return RDEV_OK;
+    }
+    base += c;
+  }
+  return cl_error(RDEV_RT_INVALID_DEVICEID, "device %d out of range (%d devices over %d servers)", dev, base,
+                  s->multi->n);
+}
+
+/* The member holding the current device (s itself for one server). */
+static int at_current(rdev_session_t *s, rdev_session_t **m) {
+  int local;
+  return at_device(s, s->multi ? atomic_load(&s->multi->current) : 0, m, &local);
+}
+
+/* The member whose address space p lies in; the first member when none
+ * does (its own checks then refuse p as not device memory). */
+static rdev_session_t *at_addr(rdev_session_t *s, const void *p) {
+  if (!s->multi) return s;
+  for (int i = 0; i < s->multi->n; i++)
+    if (cl_addr_known(s->multi->m[i], p, 1, NULL)) return s->multi->m[i];
+  return s->multi->m[0];
+}
+
+/* Whether p lies in an allocation of one of s's sessions. */
+static bool is_device(rdev_session_t *s, const void *p) { return cl_addr_known(at_addr(s, p), p, 1, NULL); }
+
+/* The member a stream of s belongs to, into *m: RDEV_INVALID_PARAM when
+ * the stream is NULL or another session's. */
+static int at_stream(rdev_session_t *s, rdev_stream_t *stream, rdev_session_t **m) {
+  *m = cl_stream_session(stream);
+  if (!*m) return cl_error(RDEV_INVALID_PARAM, "stream is NULL");
+  if (*m != s && (*m)->head != s) return cl_error(RDEV_INVALID_PARAM, "stream belongs to another session");
+  return RDEV_OK;
+}
+
+/* Memory on member mem used with a stream of member ms. */
+static int other_server(const rdev_session_t *mem, const rdev_session_t *ms, const void *p) {
+  return cl_error(RDEV_INVALID_PARAM, "%p is memory of rdevd at %s, the stream is on rdevd at %s", p, mem->target,
+                  ms->target);
+}
+
+/* ---- open and close ------------------------------------------------------------------ */
+
+/* The servers' addresses of target ("a,b,c") into part[0..*n). */
+static int split_target(const char *target, char (*part)[CL_TARGET_MAX], int *n) {
+  *n = 0;
+  for (const char *p = target;;) {
+    size_t len = strcspn(p, ",");
+    if (len == 0 || len >= CL_TARGET_MAX || *n == CL_MULTI_MAX)
+      return cl_error(RDEV_INVALID_PARAM, "target \"%s\": up to %d addresses of 1 to %d bytes, separated by ','",
+                      target, CL_MULTI_MAX, CL_TARGET_MAX - 1);
+    memcpy(part[*n], p, len);
+    part[(*n)++][len] = '\0';
+    if (!p[len]) return RDEV_OK;
+    p += len + 1;
+  }
+}
+
+typedef struct {
+  const char *target;
+  const rdev_options_t *opts;
+  rdev_session_t *s;
+  int rc;
+  char why[CL_MSG_MAX];
+  pthread_t thread;
+} member_open_t;
+
+static void *open_member(void *arg) {
+  member_open_t *o = arg;
+  o->rc = cl_session_open(o->target, o->opts, &o->s);
+  if (o->rc) snprintf(o->why, sizeof o->why, "%s", rdev_session_last_error());
+  return NULL;
+}
+
+int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_session_t **out) {
+  if (!target || !strchr(target, ',')) return cl_session_open(target, opts, out);
+  if (!out) return cl_error(RDEV_INVALID_PARAM, "out is NULL");
+  *out = NULL;
+  char(*part)[CL_TARGET_MAX] = calloc(CL_MULTI_MAX, sizeof *part);
+  member_open_t *o = calloc(CL_MULTI_MAX, sizeof *o);
+  cl_multi_t *mu = calloc(1, sizeof *mu);
+  rdev_session_t *head = calloc(1, sizeof *head);
+  int n = 0;
+  int rc =
+      !part || !o || !mu || !head ? cl_error(RDEV_BAD_ALLOC, "out of host memory") : split_target(target, part, &n);
+  for (int i = 0; !rc && i < n; i++) o[i] = (member_open_t){.target = part[i], .opts = opts};
+  /* connected in parallel: each waits for its own connection */
+  int started = 0;
+  for (; !rc && started < n; started++)
+    if (started > 0 && pthread_create(&o[started].thread, NULL, open_member, &o[started])) {
+      rc = cl_error(RDEV_BAD_ALLOC, "cannot start a thread");
+      break;
+    }
+  if (started > 0) open_member(&o[0]);
+  for (int i = 1; i < started; i++) pthread_join(o[i].thread, NULL);
+  for (int i = 0; i < started && !rc; i++)
+    if (o[i].rc) rc = cl_error(o[i].rc, "%s", o[i].why);
+  if (!rc) {
+    mu->n = n;
+    for (int i = 0; i < n; i++) {
+      mu->m[i] = o[i].s;
+      o[i].s->head = head;
+    }
+    snprintf(head->target, sizeof head->target, "%s", target);
+    head->multi = mu;
+    *out = head;
+  } else {
+    for (int i = 0; i < started; i++) cl_session_close(o[i].s);
+    free(mu);
+    free(head);
+  }
+  free(o);
+  free(part);
+  return rc;
+}
+
+int rdev_health_check(const char *target, const char *service, const rdev_options_t *opts, rdev_health_t *status) {
+  if (!target || !strchr(target, ',') || !status) return cl_health_check(target, service, opts, status);
+  char(*part)[CL_TARGET_MAX] = calloc(CL_MULTI_MAX, sizeof *part);
+  int n = 0;
+  int rc = part ? split_target(target, part, &n) : cl_error(RDEV_BAD_ALLOC, "out of host memory");
+  *status = RDEV_HEALTH_SERVING; /* while every server serves */
+  for (int i = 0; !rc && i < n && *status == RDEV_HEALTH_SERVING; i++)
+    rc = cl_health_check(part[i], service, opts, status);
+  if (rc) *status = RDEV_HEALTH_UNKNOWN;
+  free(part);
+  return rc;
+}
+
+void rdev_session_close(rdev_session_t *s) {
+  if (!s || !s->multi) {
+    cl_session_close(s);
+    return;
+  }
+  for (int i = 0; i < s->multi->n; i++) cl_session_close(s->multi->m[i]);
+  free(s->multi);
+  free(s);
+}
+
+int rdev_session_bulk(rdev_session_t *s) {
+  if (!s || !s->multi) return cl_session_bulk(s);
+  for (int i = 0; i < s->multi->n; i++)
+    if (!cl_session_bulk(s->multi->m[i])) return 0;
+  return 1;
+}
+
+void rdev_session_set_print_fn(rdev_session_t *s, rdev_print_fn fn, void *user) {
+  if (!s || !s->multi) {
+    cl_session_set_print_fn(s, fn, user);
+    return;
+  }
+  for (int i = 0; i < s->multi->n; i++) cl_session_set_print_fn(s->multi->m[i], fn, user);
+}
+
+/* ---- server and devices ------------------------------------------------------------------ */
+
+int rdev_server_info(rdev_session_t *s, rdev_server_info_t *info) {
+  if (!s || !s->multi) return cl_server_info(s, info);
+  int rc = cl_server_info(s->multi->m[0], info); /* the first server's, with every server's devices */
+  int count;
+  if (!rc && !(rc = rdev_device_count(s, &count))) info->device_count = count;
+  return rc;
+}
+
+int rdev_server_kernels(rdev_session_t *s, rdev_kernel_info_t *kernels, int max, int *count) {
+  return cl_server_kernels(s && s->multi ? s->multi->m[0] : s, kernels, max, count);
+}
+
+int rdev_device_count(rdev_session_t *s, int *count) {
+  if (!s || !s->multi) return cl_device_count(s, count);
+  if (!count) return cl_error(RDEV_INVALID_PARAM, "count is NULL");
+  int sum = 0;
+  for (int i = 0; i < s->multi->n; i++) {
+    int c;
+    int rc = cl_device_count(s->multi->m[i], &c);
+    if (rc) return rc;
+    sum += c;
+  }
+  *count = sum;
+  return RDEV_OK;
+}
+
+int rdev_device_info(rdev_session_t *s, int dev, rdev_device_info_t *info) {
+  if (!s) return cl_error(RDEV_INVALID_PARAM, "session or info is NULL");
+  rdev_session_t *m;
+  int local;
+  int rc = at_device(s, dev, &m, &local);
+  return rc ? rc : cl_device_info(m, local, info);
+}
+
+int rdev_device_set(rdev_session_t *s, int dev) {
+  if (!s || !s->multi) return cl_device_set(s, dev);
+  rdev_session_t *m;
+  int local;
+  int rc = at_device(s, dev, &m, &local);
+  if (!rc && !(rc = cl_device_set(m, local))) atomic_store(&s->multi->current, dev);
+  return rc;
+}
+
+int rdev_device_get(rdev_session_t *s, int *dev) {
+  if (!s || !s->multi || !dev) return cl_device_get(s, dev);
+  *dev = atomic_load(&s->multi->current);
+  return RDEV_OK;
+}
+
+int rdev_mem_info(rdev_session_t *s, size_t *free_bytes, size_t *total_bytes) {
+  if (!s) return cl_error(RDEV_INVALID_PARAM, "NULL argument");
+  rdev_session_t *m;
+  int rc = at_current(s, &m);
+  return rc ? rc : cl_mem_info(m, free_bytes, total_bytes);
+}
+
+/* ---- memory ------------------------------------------------------------------------ */
+
+int rdev_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t policy) {
+  if (!s) return cl_error(RDEV_INVALID_PARAM, "session or dptr is NULL");
+  rdev_session_t *m;
+  int rc = at_current(s, &m);
+  if (rc && dptr) *dptr = NULL;
+  return rc ? rc : cl_malloc(m, dptr, size, policy);
+}
+
+int rdev_ptr_on_device(rdev_session_t *s, const void *p) { return s && p && is_device(s, p); }
+
+int rdev_free(rdev_session_t *s, void *dptr) { return cl_free(s ? at_addr(s, dptr) : s, dptr); }
+
+/* Host memory is shared with the first server only (the others copy it). */
+int rdev_malloc_host(rdev_session_t *s, void **ptr, size_t size) {
+  return cl_malloc_host(s && s->multi ? s->multi->m[0] : s, ptr, size);
+}
+
+int rdev_free_host(rdev_session_t *s, void *ptr) { return cl_free_host(s && s->multi ? s->multi->m[0] : s, ptr); }
+
+int rdev_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count) {
+  return cl_memset(s ? at_addr(s, dptr) : s, dptr, dest_max, value, count);
+}
+
+int rdev_memset_async(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count, rdev_stream_t *stream) {
+  if (!s || !s->multi) return cl_memset_async(s, dptr, dest_max, value, count, stream);
+  rdev_session_t *ms, *md = at_addr(s, dptr);
+  int rc = at_stream(s, stream, &ms);
+  if (rc) return rc;
+  if (dptr && md != ms && is_device(s, dptr)) return other_server(md, ms, dptr);
+  return cl_memset_async(ms, dptr, dest_max, value, count, stream);
+}
+
+/* Copies count bytes from src, memory of member from, to dst, memory of
+ * member to, through the client: each chunk read into one host buffer,
+ * then queued to `to` on a stream of its own, which takes a copy of it, so
+ * that the next chunk's read overlaps its write. Returns once all of it
+ * is written (or the first error). */
+static int copy_across(rdev_session_t *to, void *dst, size_t dest_max, rdev_session_t *from, const void *src,
+                       size_t count) {
+  if (count > dest_max) return cl_error(RDEV_RT_PARAM_INVALID, "count %zu exceeds destMax %zu", count, dest_max);
+  bool dfit = true, sfit = true;
+  (void)cl_addr_known(to, dst, count, &dfit);
+  (void)cl_addr_known(from, src, count, &sfit);
+  if (!dfit) return cl_error(RDEV_INVALID_PARAM, "dst range of %zu bytes runs past the end of its allocation", count);
+  if (!sfit) return cl_error(RDEV_INVALID_PARAM, "src range of %zu bytes runs past the end of its allocation", count);
+  size_t chunk = count < CROSS_CHUNK ? count : CROSS_CHUNK;
+  uint8_t *buf = malloc(chunk);
+  if (!buf) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+  rdev_stream_t *st = NULL;
+  int rc = cl_stream_create(to, &st);
+  for (size_t off = 0; !rc && off < count; off += chunk) {
+    size_t n = count - off < chunk ? count - off : chunk;
+    rc = cl_memcpy(from, buf, n, (const uint8_t *)src + off, n, RDEV_MEMCPY_DEVICE_TO_HOST);
+    if (!rc) rc = cl_memcpy_async(to, (uint8_t *)dst + off, dest_max - off, buf, n, RDEV_MEMCPY_HOST_TO_DEVICE, st);
+  }
+  if (st) {
+    if (!rc) rc = rdev_stream_synchronize(st);
+    char why[CL_MSG_MAX]; /* the first error's */
+    snprintf(why, sizeof why, "%s", rdev_session_last_error());
+    rdev_stream_destroy(st);
+    if (rc) cl_error_msg(rc, why);
+  }
+  free(buf);
+  return rc;
+}
+
+/* A copy's sessions: the members holding dst and src; NULL for host memory. */
+static int copy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count, rdev_memcpy_kind_t kind,
+                rdev_stream_t *stream) {
+  rdev_session_t *md = dst && is_device(s, dst) ? at_addr(s, dst) : NULL;
+  rdev_session_t *ms = src && is_device(s, src) ? at_addr(s, src) : NULL;
+  rdev_session_t *st_m = NULL;
+  int rc = stream ? at_stream(s, stream, &st_m) : RDEV_OK;
+  if (rc) return rc;
+  if (md && ms && md != ms && (kind == RDEV_MEMCPY_DEVICE_TO_DEVICE || kind == RDEV_MEMCPY_DEFAULT)) {
+    if (count == 0) return RDEV_OK;
+    /* between servers: the stream's earlier work first, then the copy */
+    if (stream && (rc = rdev_stream_synchronize(stream))) return rc;
+    return copy_across(md, dst, dest_max, ms, src, count);
+  }
+  rdev_session_t *m = md ? md : ms ? ms : st_m ? st_m : s->multi->m[0];
+  if (stream && m != st_m) return other_server(m, st_m, md ? dst : src);
+  return stream ? cl_memcpy_async(m, dst, dest_max, src, count, kind, stream)
+                : cl_memcpy(m, dst, dest_max, src, count, kind);
+}
+
+int rdev_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count, rdev_memcpy_kind_t kind) {
+  if (!s || !s->multi) return cl_memcpy(s, dst, dest_max, src, count, kind);
+  return copy(s, dst, dest_max, src, count, kind, NULL);
+}
+
+int rdev_memcpy_async(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count,
+                      rdev_memcpy_kind_t kind, rdev_stream_t *stream) {
+  if (!s || !s->multi) return cl_memcpy_async(s, dst, dest_max, src, count, kind, stream);
+  if (!stream) return cl_error(RDEV_INVALID_PARAM, "stream is NULL");
+  return copy(s, dst, dest_max, src, count, kind, stream);
+}
+
+/* ---- streams, events, binaries ------------------------------------------------------------ */
+
+int rdev_stream_create(rdev_session_t *s, rdev_stream_t **stream) {
+  if (!s) return cl_error(RDEV_INVALID_PARAM, "session or stream is NULL");
+  rdev_session_t *m;
+  int rc = at_current(s, &m);
+  return rc ? rc : cl_stream_create(m, stream);
+}
+
+int rdev_event_create(rdev_session_t *s, rdev_event_t **ev) {
+  if (!s) return cl_error(RDEV_INVALID_PARAM, "session or ev is NULL");
+  rdev_session_t *m;
+  int rc = at_current(s, &m);
+  return rc ? rc : cl_event_create(m, ev);
+}
+
+/* A binary is loaded on every member: a launch may come on any of their
+ * streams. */
+int rdev_binary_load(rdev_session_t *s, const void *data, size_t len, rdev_binary_t **out) {
+  if (!s || !s->multi) return cl_binary_load(s, data, len, out);
+  if (!out) return cl_error(RDEV_INVALID_PARAM, "session, data or out is NULL");
+  int rc = cl_binary_load(s->multi->m[0], data, len, out);
+  for (int i = 1; !rc && i < s->multi->n; i++) {
+    rdev_binary_t *b;
+    if (!(rc = cl_binary_load(s->multi->m[i], data, len, &b))) cl_binary_link(*out, b, NULL, NULL);
+  }
+  if (rc && *out) {
+    char why[CL_MSG_MAX];
+    snprintf(why, sizeof why, "%s", rdev_session_last_error());
+    rdev_binary_unload(*out);
+    *out = NULL;
+    cl_error_msg(rc, why);
+  }
+  return rc;
+}
+
+int rdev_binary_load_function(rdev_session_t *s, const void *data, size_t len, const char *name, uint64_t entry,
+                              rdev_binary_t **bout, rdev_function_t **fout) {
+  if (!s || !s->multi) return cl_binary_load_function(s, data, len, name, entry, bout, fout);
+  if (!bout || !fout) return cl_error(RDEV_INVALID_PARAM, "session, data, b or f is NULL");
+  int rc = cl_binary_load_function(s->multi->m[0], data, len, name, entry, bout, fout);
+  for (int i = 1; !rc && i < s->multi->n; i++) {
+    rdev_binary_t *b;
+    rdev_function_t *f;
+    if (!(rc = cl_binary_load_function(s->multi->m[i], data, len, name, entry, &b, &f)))
+      cl_binary_link(*bout, b, *fout, f);
+  }
+  if (rc && *bout) {
+    char why[CL_MSG_MAX];
+    snprintf(why, sizeof why, "%s", rdev_session_last_error());
+    rdev_binary_unload(*bout);
+    *bout = NULL;
+    *fout = NULL;
+    cl_error_msg(rc, why);
+  }
+  return rc;
+}
