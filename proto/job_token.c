@@ -101,7 +101,15 @@ static int check_claims(const rdev_job_claims_t *c, char *msg, size_t cap) {
     return fail(msg, cap, "job token: 1 to %d servers", RDEV_JOB_TOKEN_SERVERS_MAX);
   for (int i = 0; i < c->nservers; i++)
     if (!name_ok(c->servers[i], strlen(c->servers[i]))) return fail(msg, cap, "job token: bad server name");
-  if (!c->devices) return fail(msg, cap, "job token: no devices");
+  if (c->ngroups == 0) return fail(msg, cap, "job token: no devices");
+  if (c->ngroups != 1 && c->ngroups != c->nservers)
+    return fail(msg, cap, "job token: %d device groups for %d servers (1 or one per server)", c->ngroups, c->nservers);
+  for (int i = 0; i < c->ngroups; i++)
+    if (!c->devices[i]) return fail(msg, cap, "job token: no devices in group %d", i + 1);
+  for (int i = 0; c->ngroups > 1 && i < c->nservers; i++)
+    for (int j = 0; j < i; j++)
+      if (!strcmp(c->servers[i], c->servers[j]))
+        return fail(msg, cap, "job token: server %s named twice (its device group is ambiguous)", c->servers[i]);
   if (c->exp <= 0 || c->exp > 999999999999LL)
     return fail(msg, cap, "job token: expiry not in Unix seconds (1..12 digits)");
   return RDEV_OK;
@@ -116,10 +124,16 @@ int rdev_job_token_mint(const rdev_job_claims_t *c, const uint8_t key[RDEV_JOB_K
                         char *msg, size_t msgcap) {
   int rc = check_claims(c, msg, msgcap);
   if (rc) return rc;
-  char claims[CLAIMS_MAX], servers[RDEV_JOB_TOKEN_SERVERS_MAX * RDEV_JOB_TOKEN_NAME_MAX], devs[200];
+  char claims[CLAIMS_MAX], servers[RDEV_JOB_TOKEN_SERVERS_MAX * RDEV_JOB_TOKEN_NAME_MAX];
+  char devs[RDEV_JOB_TOKEN_SERVERS_MAX * 193];
   size_t o = 0;
   for (int i = 0; i < c->nservers; i++) o += (size_t)sprintf(servers + o, "%s%s", i ? "," : "", c->servers[i]);
-  rdev_job_devices_text(c->devices, devs, sizeof devs);
+  o = 0;
+  for (int i = 0; i < c->ngroups; i++) {
+    if (i) devs[o++] = '/';
+    rdev_job_devices_text(c->devices[i], devs + o, sizeof devs - o);
+    o += strlen(devs + o);
+  }
   int n = snprintf(claims, sizeof claims, "v=1;tenant=%s;job=%s;servers=%s;devices=%s;exp=%lld", c->tenant, c->job,
                    servers, devs, (long long)c->exp);
   if (n < 0 || (size_t)n >= sizeof claims) return fail(msg, msgcap, "job token: claims too long");
@@ -175,12 +189,19 @@ int rdev_job_token_claims(const char *tok, size_t len, rdev_job_claims_t *c, cha
     s = e + 1;
   }
   if (!field(&p, end, "devices", &v, &vn) || vn == 0) return fail(msg, msgcap, "job token: no devices");
-  for (const char *s = v, *se = v + vn; s < se;) {
-    int d = 0, digits = 0;
-    while (s < se && *s >= '0' && *s <= '9' && digits < 3) d = d * 10 + (*s++ - '0'), digits++;
-    if (!digits || d > 63 || (s < se && *s++ != ',') || (s == se && s[-1] == ','))
-      return fail(msg, msgcap, "job token: bad devices");
-    c->devices |= 1ull << d;
+  for (const char *g = v, *ve = v + vn; g <= ve;) { /* groups "0,1/3": one per server, or one for all */
+    const char *slash = memchr(g, '/', (size_t)(ve - g)), *se = slash ? slash : ve;
+    if (c->ngroups == RDEV_JOB_TOKEN_SERVERS_MAX) return fail(msg, msgcap, "job token: too many device groups");
+    if (g == se) return fail(msg, msgcap, "job token: empty device group");
+    for (const char *s = g; s < se;) {
+      int d = 0, digits = 0;
+      while (s < se && *s >= '0' && *s <= '9' && digits < 3) d = d * 10 + (*s++ - '0'), digits++;
+      if (!digits || d > 63 || (s < se && *s++ != ',') || (s == se && s[-1] == ','))
+        return fail(msg, msgcap, "job token: bad devices");
+      c->devices[c->ngroups] |= 1ull << d;
+    }
+    c->ngroups++;
+    g = se + 1;
   }
   if (!field(&p, end, "exp", &v, &vn) || vn == 0 || vn > 12) return fail(msg, msgcap, "job token: bad expiry");
   for (size_t i = 0; i < vn; i++) {
@@ -189,6 +210,12 @@ int rdev_job_token_claims(const char *tok, size_t len, rdev_job_claims_t *c, cha
   }
   if (p != end) return fail(msg, msgcap, "job token: unknown claims after exp");
   return check_claims(c, msg, msgcap);
+}
+
+uint64_t rdev_job_claims_devices(const rdev_job_claims_t *c, const char *server) {
+  for (int i = 0; i < c->nservers && i < RDEV_JOB_TOKEN_SERVERS_MAX; i++)
+    if (!strcmp(c->servers[i], server)) return c->ngroups == 1 ? c->devices[0] : c->ngroups > i ? c->devices[i] : 0;
+  return 0;
 }
 
 int rdev_job_token_check_mac(const char *tok, size_t len, const uint8_t key[RDEV_JOB_KEY_LEN]) {

@@ -1,7 +1,8 @@
 /*
  * server/grants.c — what a job token (rdev/job_token.h) grants: reading one
  * a call presents, checking it with its tenant's signing key and against
- * this server (srv_job_token_tenant, for tenants.c's srv_authenticate), and
+ * this server (srv_job_token_tenant, for tenants.c's srv_authenticate: the
+ * token's device group for this server's --server-name), and
  * whether a session it opened may go on (srv_grant_valid: its expiry, its
  * tenant's key, for the sessions' reaper).
  */
@@ -52,17 +53,16 @@ srv_tenant_t *srv_job_token_tenant(srv_t *srv, const char *tok, size_t len, srv_
     *why = "job token expired";
     return NULL;
   }
-  int here = 0;
-  for (int i = 0; i < c.nservers; i++) here |= !strcmp(c.servers[i], srv->cfg.server_name);
+  uint64_t granted = rdev_job_claims_devices(&c, srv->cfg.server_name); /* this server's group only */
   pthread_mutex_lock(&found->mu);
   uint64_t mine = found->devices;
   pthread_mutex_unlock(&found->mu);
-  if (!here || (c.devices & ~mine)) {
-    *why = !here ? "job token not for this server" : "job token names devices the tenant may not use";
+  if (!granted || (granted & ~mine)) {
+    *why = !granted ? "job token not for this server" : "job token names devices the tenant may not use";
     *code = GRPC_STATUS_PERMISSION_DENIED;
     return NULL;
   }
-  g->devices = c.devices;
+  g->devices = granted;
   g->expires_ms = c.exp * 1000;
   return found;
 }

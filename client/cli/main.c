@@ -52,10 +52,12 @@ static void usage(FILE *f) {
           "                   in rdevd's tenants file (only the hash goes there)\n"
           "  token key        make a new signing key for a tenant's job tokens: the tenants\n"
           "                   file's line (signing_key = hex:...); keep it secret\n"
-          "  token mint --key-file F --tenant T --job ID --servers S1[,S2...] --devices D[,D...]\n"
+          "  token mint --key-file F --tenant T --job ID --servers S1[,S2...] --devices D[,D...][/D...]\n"
           "             (--ttl SECONDS | --expires UNIX_SECONDS)\n"
           "                   a job token (docs/operations.md): the tenant's devices D on the\n"
-          "                   servers named (rdevd --server-name) until it expires; F holds the\n"
+          "                   servers named (rdevd --server-name) until it expires; one group of\n"
+          "                   devices for every server, or one per server in their order ('/'\n"
+          "                   between groups: --servers a,b --devices 0,1/3); F holds the\n"
           "                   signing_key line or its hex:... value\n"
           "  job submit SPEC [--wait]\n"
           "                   queue the job a YAML or JSON SPEC file describes; prints its id\n"
@@ -178,6 +180,31 @@ static int split_names(const char *list, char (*out)[RDEV_JOB_TOKEN_NAME_MAX], i
   return n;
 }
 
+/* --devices "0,1" (every server's) or "0,1/3" (one group per server, in
+ * their order) into c's device groups; -1 when malformed. */
+static int device_groups(const char *v, rdev_job_claims_t *c) {
+  memset(c->devices, 0, sizeof c->devices);
+  c->ngroups = 0;
+  for (const char *g = v;; g++) {
+    size_t len = strcspn(g, "/");
+    char group[256], names[64][RDEV_JOB_TOKEN_NAME_MAX];
+    if (len >= sizeof group || c->ngroups == RDEV_JOB_TOKEN_SERVERS_MAX) return -1;
+    memcpy(group, g, len);
+    group[len] = '\0';
+    int n = split_names(group, names, 64);
+    if (n <= 0) return -1;
+    for (int k = 0; k < n; k++) {
+      char *end;
+      long d = strtol(names[k], &end, 10);
+      if (*end || end == names[k] || d < 0 || d > 63) return -1;
+      c->devices[c->ngroups] |= 1ull << d;
+    }
+    c->ngroups++;
+    g += len;
+    if (!*g) return 0;
+  }
+}
+
 /* A whole number 0..max from v, or -1. */
 static long long whole(const char *v, long long max) {
   char *end;
@@ -209,17 +236,12 @@ static int cmd_token_mint(int argc, char **argv) {
     else if (!strcmp(a, "--servers"))
       c.nservers = split_names(v, c.servers, RDEV_JOB_TOKEN_SERVERS_MAX);
     else if (!strcmp(a, "--devices")) {
-      char names[64][RDEV_JOB_TOKEN_NAME_MAX];
-      int n = split_names(v, names, 64);
-      for (int k = 0; k < n; k++) {
-        char *end;
-        long d = strtol(names[k], &end, 10);
-        if (*end || d < 0 || d > 63)
-          n = -1;
-        else
-          c.devices |= 1ull << d;
+      if (device_groups(v, &c)) {
+        fprintf(stderr,
+                "rdev: token mint: --devices: D[,D...] (0..63) for every server, or one such group per "
+                "server, '/' between groups\n");
+        return 2;
       }
-      if (n <= 0) c.devices = 0;
     } else if (!strcmp(a, "--ttl")) {
       if ((ttl = whole(v, 100LL * 365 * 86400)) < 0) {
         fprintf(stderr, "rdev: token mint: --ttl: seconds, 0..3153600000\n");

@@ -2,7 +2,8 @@
 # deploy/slurm/task_prolog.sh — Slurm TaskProlog (the job's user, before each
 # task): for a job the prolog gave rdev devices, exports RDEV_TARGET and
 # RDEV_TOKEN_FILE (the client libraries read the token from it) and
-# RDEV_SLURM_DEVICES (the server's device numbers, for the record: the
+# RDEV_SLURM_DEVICES (the servers' device numbers, for the record: one
+# group per address of RDEV_TARGET, '/' between groups, "0,1/3"; the
 # session sees them as 0..k-1). Prints nothing for other jobs.
 here=$(dirname "$(readlink -f "$0")")
 # shellcheck source=/dev/null

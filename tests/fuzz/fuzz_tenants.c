@@ -88,7 +88,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char msg[128];
   if (rdev_job_token_claims(text, size, &c, msg, sizeof msg) == 0) {
     CHECK(c.tenant[0] && c.job[0] && c.nservers >= 1 && c.nservers <= RDEV_JOB_TOKEN_SERVERS_MAX);
-    CHECK(c.devices != 0 && c.exp > 0);
+    CHECK((c.ngroups == 1 || c.ngroups == c.nservers) && c.exp > 0);
+    for (int i = 0; i < c.nservers; i++) CHECK(rdev_job_claims_devices(&c, c.servers[i]) != 0);
   }
   static const uint8_t key[RDEV_JOB_KEY_LEN] = {7};
   CHECK(rdev_job_token_check_mac(text, size, key) != 0); /* a MAC is not guessed */
@@ -106,7 +107,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   memcpy(tok + o, ".AAAA", 5);
   if (rdev_job_token_claims(tok, o + 5, &c, msg, sizeof msg) == 0)
-    CHECK(c.tenant[0] && c.job[0] && c.nservers >= 1 && c.devices != 0 && c.exp > 0 && c.exp <= 999999999999LL);
+    CHECK(c.tenant[0] && c.job[0] && c.nservers >= 1 && (c.ngroups == 1 || c.ngroups == c.nservers) &&
+          c.devices[0] != 0 && c.exp > 0 && c.exp <= 999999999999LL);
   free(text);
   return 0;
 }

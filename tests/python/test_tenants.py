@@ -1733,6 +1733,39 @@ class JobTokenTest(TenantTest):
         self.assertEqual((r.identity, r.device_count), ("alice", 1))
         self.check_bystander()
 
+    def test_a_token_for_two_servers_gives_this_server_its_own_group(self):
+        # one device group per server, in the servers' order: npu-a (this server) gets its group only
+        self.reload(dict(self.SPEC, batch=dict(self.SPEC["batch"], devices="0,1")))
+        everyone = self.stub.ListDevices(pb.ListDevicesRequest(), metadata=bearer(TOKENS["bystander"]),
+                                         timeout=10).devices
+        for servers, devices, mine in (("npu-b,npu-a", "0/1", 1), ("npu-a,npu-b", "0/1", 0),
+                                       ("npu-b,npu-a", "1/0", 0), ("npu-a,npu-b", "1/0,1", 1)):
+            tok = self.mint(job="two", servers=servers, devices=devices)
+            devs = self.stub.ListDevices(pb.ListDevicesRequest(), metadata=bearer(tok), timeout=10).devices
+            self.assertEqual([(d.index, d.name) for d in devs], [(0, everyone[mine].name)], (servers, devices))
+            s = self.open(token=tok)
+            s.ok(malloc=pb.Malloc(device=0, size=4096))
+            self.assertEqual(s.call(malloc=pb.Malloc(device=1, size=64)).status, RT_INVALID_DEVICEID)
+        # this server's group names a device the tenant lacks: refused, whatever the other group holds
+        self.reload(self.SPEC)
+        tok = self.mint(servers="npu-b,npu-a", devices="1/0")
+        self.assert_session_fails(SC.PERMISSION_DENIED, token=tok)
+        self.assert_log(audit_re("authentication failed", "-", PEER,
+                                 r"reason=job token names devices the tenant may not use.*"))
+        # one group for every server still means the same devices on each; other group counts are not minted
+        self.assertEqual(self.stub.Info(pb.InfoRequest(), metadata=bearer(self.mint(servers="npu-b,npu-a",
+                                                                                    devices="1")),
+                                        timeout=10).device_count, 1)
+        for servers, devices in (("npu-b,npu-a", "0/1/1"), ("npu-a", "1/1"), ("npu-b,npu-a", "1/"),
+                                 ("npu-a,npu-a", "1/1")):
+            path = os.path.join(self.dir, "key")
+            r = subprocess.run([RDEV_CLI, "token", "mint", "--key-file", path, "--tenant", "batch", "--job", "j",
+                                "--servers", servers, "--devices", devices, "--ttl", "60"], capture_output=True,
+                               text=True, timeout=30)
+            self.assertEqual((r.returncode, r.stdout), (2, ""), (servers, devices))
+            self.assertIn("rdev: token mint:", r.stderr)
+        self.check_bystander()
+
     def test_forged_expired_and_out_of_scope_tokens_are_refused(self):
         good = self.mint()
         head, mac = good.rsplit(".", 1)

@@ -3,9 +3,12 @@
  * minted tokens read back to the same claims and check with their key
  * only; every byte of a token matters (a changed claim, a changed MAC, a
  * MAC from another key); malformed and oversized claims are refused when
- * minted and when read; garbage never passes.
+ * minted and when read; device groups (one for every server, or one per
+ * server) read back per server, other counts are refused; garbage never
+ * passes.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +19,8 @@ static const uint8_t KEY[RDEV_JOB_KEY_LEN] = {1,  2,  3,  4,  5,  6,  7,  8,  9,
                                               17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32};
 
 static rdev_job_claims_t claims(void) {
-  rdev_job_claims_t c = {.tenant = "alice", .job = "slurm-4242", .nservers = 2, .devices = (1ull << 0) | (1ull << 3)};
+  rdev_job_claims_t c = {.tenant = "alice", .job = "slurm-4242", .nservers = 2, .ngroups = 1};
+  c.devices[0] = (1ull << 0) | (1ull << 3);
   strcpy(c.servers[0], "npu-a.example:50051");
   strcpy(c.servers[1], "npu-b");
   c.exp = 1900000000;
@@ -34,7 +38,11 @@ START_TEST(test_minted_token_reads_back_and_checks_with_its_key_only) {
   ck_assert_int_eq(back.nservers, 2);
   ck_assert_str_eq(back.servers[0], "npu-a.example:50051");
   ck_assert_str_eq(back.servers[1], "npu-b");
-  ck_assert_uint_eq(back.devices, (1ull << 0) | (1ull << 3));
+  ck_assert_int_eq(back.ngroups, 1);
+  ck_assert_uint_eq(back.devices[0], (1ull << 0) | (1ull << 3));
+  ck_assert_uint_eq(rdev_job_claims_devices(&back, "npu-a.example:50051"), (1ull << 0) | (1ull << 3));
+  ck_assert_uint_eq(rdev_job_claims_devices(&back, "npu-b"), (1ull << 0) | (1ull << 3));
+  ck_assert_uint_eq(rdev_job_claims_devices(&back, "npu-c"), 0);
   ck_assert_int_eq(back.exp, 1900000000);
   ck_assert_int_eq(rdev_job_token_check_mac(tok, strlen(tok), KEY), RDEV_OK);
   uint8_t other[RDEV_JOB_KEY_LEN];
@@ -78,7 +86,7 @@ START_TEST(test_bad_claims_are_not_minted) {
   strcpy(c.servers[1], "a;devices=0-63");
   ck_assert_int_eq(rdev_job_token_mint(&c, KEY, tok, sizeof tok, msg, sizeof msg), RDEV_INVALID_PARAM);
   c = claims();
-  c.devices = 0;
+  c.devices[0] = 0;
   ck_assert_int_eq(rdev_job_token_mint(&c, KEY, tok, sizeof tok, msg, sizeof msg), RDEV_INVALID_PARAM);
   c = claims();
   c.exp = 0;
@@ -95,6 +103,81 @@ START_TEST(test_bad_claims_are_not_minted) {
   ck_assert_int_eq(rdev_job_token_mint(&c, KEY, tok, sizeof tok, msg, sizeof msg), RDEV_INVALID_PARAM);
   c = claims(); /* no room */
   ck_assert_int_eq(rdev_job_token_mint(&c, KEY, tok, 20, msg, sizeof msg), RDEV_INVALID_PARAM);
+}
+END_TEST
+
+/* One device group per server: each server reads back its own group. */
+START_TEST(test_per_server_device_groups_read_back_per_server) {
+  rdev_job_claims_t c = claims(), back;
+  c.ngroups = 2;
+  c.devices[0] = (1ull << 0) | (1ull << 1);
+  c.devices[1] = 1ull << 3;
+  char tok[RDEV_JOB_TOKEN_MAX], msg[128];
+  ck_assert_int_eq(rdev_job_token_mint(&c, KEY, tok, sizeof tok, msg, sizeof msg), RDEV_OK);
+  ck_assert_int_eq(rdev_job_token_claims(tok, strlen(tok), &back, msg, sizeof msg), RDEV_OK);
+  ck_assert_int_eq(rdev_job_token_check_mac(tok, strlen(tok), KEY), RDEV_OK);
+  ck_assert_int_eq(back.ngroups, 2);
+  ck_assert_uint_eq(rdev_job_claims_devices(&back, "npu-a.example:50051"), (1ull << 0) | (1ull << 1));
+  ck_assert_uint_eq(rdev_job_claims_devices(&back, "npu-b"), 1ull << 3);
+  ck_assert_uint_eq(rdev_job_claims_devices(&back, "npu-a"), 0);
+  /* the claims' text is "devices=0,1/3" */
+  const char *body = tok + strlen(RDEV_JOB_TOKEN_PREFIX);
+  char want[RDEV_JOB_TOKEN_MAX];
+  size_t n = rdev_b64url_encode((const uint8_t *)"v=1;tenant=alice;job=slurm-4242;servers=npu-a.example:50051,npu-b;"
+                                                 "devices=0,1/3;exp=1900000000",
+                                strlen("v=1;tenant=alice;job=slurm-4242;servers=npu-a.example:50051,npu-b;"
+                                       "devices=0,1/3;exp=1900000000"),
+                                want);
+  ck_assert_int_eq(strncmp(body, want, n), 0);
+  ck_assert_int_eq(body[n], '.');
+  /* 16 servers, 16 groups of one device each */
+  c.nservers = c.ngroups = RDEV_JOB_TOKEN_SERVERS_MAX;
+  for (int i = 0; i < c.nservers; i++) {
+    snprintf(c.servers[i], sizeof c.servers[i], "s%d", i);
+    c.devices[i] = 1ull << (63 - i);
+  }
+  ck_assert_int_eq(rdev_job_token_mint(&c, KEY, tok, sizeof tok, msg, sizeof msg), RDEV_OK);
+  ck_assert_int_eq(rdev_job_token_claims(tok, strlen(tok), &back, msg, sizeof msg), RDEV_OK);
+  for (int i = 0; i < c.nservers; i++)
+    ck_assert_uint_eq(rdev_job_claims_devices(&back, c.servers[i]), 1ull << (63 - i));
+}
+END_TEST
+
+/* Groups are 1 or one per server, none empty, no server named twice. */
+START_TEST(test_bad_device_groups_are_not_minted) {
+  char tok[RDEV_JOB_TOKEN_MAX], msg[128];
+  rdev_job_claims_t c = claims();
+  c.ngroups = 0;
+  ck_assert_int_eq(rdev_job_token_mint(&c, KEY, tok, sizeof tok, msg, sizeof msg), RDEV_INVALID_PARAM);
+  c = claims(); /* 3 groups for 2 servers */
+  c.ngroups = 3;
+  c.devices[1] = c.devices[2] = 1;
+  ck_assert_int_eq(rdev_job_token_mint(&c, KEY, tok, sizeof tok, msg, sizeof msg), RDEV_INVALID_PARAM);
+  ck_assert_str_eq(msg, "job token: 3 device groups for 2 servers (1 or one per server)");
+  c = claims(); /* 2 groups for 3 servers */
+  c.nservers = 3;
+  strcpy(c.servers[2], "npu-c");
+  c.ngroups = 2;
+  c.devices[1] = 1;
+  ck_assert_int_eq(rdev_job_token_mint(&c, KEY, tok, sizeof tok, msg, sizeof msg), RDEV_INVALID_PARAM);
+  c = claims(); /* an empty group */
+  c.ngroups = 2;
+  ck_assert_int_eq(rdev_job_token_mint(&c, KEY, tok, sizeof tok, msg, sizeof msg), RDEV_INVALID_PARAM);
+  ck_assert_str_eq(msg, "job token: no devices in group 2");
+  c = claims(); /* a server twice: which group is its? */
+  strcpy(c.servers[1], c.servers[0]);
+  c.ngroups = 2;
+  c.devices[1] = 1;
+  ck_assert_int_eq(rdev_job_token_mint(&c, KEY, tok, sizeof tok, msg, sizeof msg), RDEV_INVALID_PARAM);
+  c.ngroups = 1; /* one group for both: as before */
+  ck_assert_int_eq(rdev_job_token_mint(&c, KEY, tok, sizeof tok, msg, sizeof msg), RDEV_OK);
+  c = claims(); /* 16 groups of all 64 devices do not fit in a token */
+  c.nservers = c.ngroups = RDEV_JOB_TOKEN_SERVERS_MAX;
+  for (int i = 0; i < c.nservers; i++) {
+    snprintf(c.servers[i], sizeof c.servers[i], "s%d", i);
+    c.devices[i] = ~0ull;
+  }
+  ck_assert_int_eq(rdev_job_token_mint(&c, KEY, tok, sizeof tok, msg, sizeof msg), RDEV_INVALID_PARAM);
 }
 END_TEST
 
@@ -130,6 +213,22 @@ START_TEST(test_forged_claims_follow_the_rules) {
   ck_assert_int_ne(read_claims("v=1;tenant=a;job=j;servers=s;devices=0;exp=5;admin=1"), RDEV_OK);
   ck_assert_int_ne(read_claims("v=1;tenant=;job=j;servers=s;devices=0;exp=5"), RDEV_OK);
   ck_assert_int_ne(read_claims("v=1;tenant=a b;job=j;servers=s;devices=0;exp=5"), RDEV_OK);
+  /* device groups: 1 or one per server, none empty */
+  ck_assert_int_eq(read_claims("v=1;tenant=a;job=j;servers=s,t;devices=0,1/3;exp=5"), RDEV_OK);
+  ck_assert_int_eq(read_claims("v=1;tenant=a;job=j;servers=s,t;devices=0,1;exp=5"), RDEV_OK);
+  ck_assert_int_eq(read_claims("v=1;tenant=a;job=j;servers=s,t,u;devices=0/63/5,6;exp=5"), RDEV_OK);
+  ck_assert_int_ne(read_claims("v=1;tenant=a;job=j;servers=s,t;devices=0/1/2;exp=5"), RDEV_OK);
+  ck_assert_int_ne(read_claims("v=1;tenant=a;job=j;servers=s,t,u;devices=0/1;exp=5"), RDEV_OK);
+  ck_assert_int_ne(read_claims("v=1;tenant=a;job=j;servers=s;devices=0/1;exp=5"), RDEV_OK);
+  ck_assert_int_ne(read_claims("v=1;tenant=a;job=j;servers=s,t;devices=0/;exp=5"), RDEV_OK);
+  ck_assert_int_ne(read_claims("v=1;tenant=a;job=j;servers=s,t;devices=/0;exp=5"), RDEV_OK);
+  ck_assert_int_ne(read_claims("v=1;tenant=a;job=j;servers=s,t;devices=0,/1;exp=5"), RDEV_OK);
+  ck_assert_int_ne(read_claims("v=1;tenant=a;job=j;servers=s,t;devices=0//1;exp=5"), RDEV_OK);
+  ck_assert_int_ne(read_claims("v=1;tenant=a;job=j;servers=s,t;devices=0/64;exp=5"), RDEV_OK);
+  ck_assert_int_ne(read_claims("v=1;tenant=a;job=j;servers=s,s;devices=0/1;exp=5"), RDEV_OK); /* s twice */
+  ck_assert_int_eq(read_claims("v=1;tenant=a;job=j;servers=s,s;devices=0;exp=5"), RDEV_OK);
+  ck_assert_int_ne(read_claims("v=1;tenant=a;job=j;servers=s;devices=0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0;exp=5"),
+                   RDEV_OK); /* 17 groups */
 }
 END_TEST
 
@@ -158,6 +257,8 @@ int main(void) {
   tcase_add_test(tc, test_minted_token_reads_back_and_checks_with_its_key_only);
   tcase_add_test(tc, test_every_character_matters);
   tcase_add_test(tc, test_bad_claims_are_not_minted);
+  tcase_add_test(tc, test_per_server_device_groups_read_back_per_server);
+  tcase_add_test(tc, test_bad_device_groups_are_not_minted);
   tcase_add_test(tc, test_forged_claims_follow_the_rules);
   tcase_add_test(tc, test_garbage_never_passes);
   suite_add_tcase(s, tc);

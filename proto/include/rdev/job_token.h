@@ -8,8 +8,12 @@
  * of the claims "v=1;tenant=T;job=J;servers=S1,S2;devices=0,1;exp=E" in
  * that order, MAC the base64url of HMAC-SHA256(key, "rdjt1." BODY). T, J
  * and each server name are 1 to 63 characters of [A-Za-z0-9._:@-]
- * (servers: at most 16); devices are the server's device numbers 0..63;
- * E is the expiry in seconds since the Unix epoch, 1 to 12 digits.
+ * (servers: at most 16); devices are a server's device numbers 0..63,
+ * either one group for every server ("devices=0,1": devices 0 and 1 on
+ * each) or one group per server in the servers' order, '/' between groups
+ * ("servers=S1,S2;devices=0,1/3": S1's devices 0 and 1, S2's device 3; then
+ * no server is named twice). E is the expiry in seconds since the Unix
+ * epoch, 1 to 12 digits.
  */
 #ifndef RDEV_JOB_TOKEN_H
 #define RDEV_JOB_TOKEN_H
@@ -28,9 +32,14 @@ typedef struct {
   char job[RDEV_JOB_TOKEN_NAME_MAX];
   int nservers;
   char servers[RDEV_JOB_TOKEN_SERVERS_MAX][RDEV_JOB_TOKEN_NAME_MAX];
-  uint64_t devices; /* bit d: the server's device d; not 0 */
-  int64_t exp;      /* Unix seconds */
+  int ngroups; /* 1: devices[0] is every server's; else nservers: devices[i] is servers[i]'s */
+  uint64_t devices[RDEV_JOB_TOKEN_SERVERS_MAX]; /* bit d: the server's device d; none 0 */
+  int64_t exp;                                  /* Unix seconds */
 } rdev_job_claims_t;
+
+/* The devices c gives the server named server (a mask as in devices[]):
+ * its group, the one group, or 0 when c does not name that server. */
+uint64_t rdev_job_claims_devices(const rdev_job_claims_t *c, const char *server);
 
 /* Writes the token of claims c signed with key into out (cap bytes,
  * NUL-terminated). RDEV_OK; RDEV_INVALID_PARAM for claims outside the
@@ -55,7 +64,8 @@ int rdev_job_token_check_mac(const char *tok, size_t len, const uint8_t key[RDEV
  * token's parts and rdev_token_new's bearer tokens are written so. */
 size_t rdev_b64url_encode(const uint8_t *in, size_t n, char *out);
 
-/* "0,1,5" for a device mask (cap at least 192 bytes for all 64). */
+/* "0,1,5" for a device mask (cap at least 192 bytes for all 64). A
+ * token's device groups are these texts joined by '/'. */
 void rdev_job_devices_text(uint64_t mask, char *out, size_t cap);
 
 #endif
