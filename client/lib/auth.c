@@ -181,10 +181,14 @@ int cl_auth_tls_of(grpc_call *call) {
   return tls;
 }
 
+bool cl_target_several(const char *target) {
+  return target && strchr(target, ',') && strncmp(target, "ipv4:", 5) && strncmp(target, "ipv6:", 5);
+}
+
 int cl_channel_create(const char *target, const rdev_options_t *opts, const cl_int_arg_t *iargs, int n, cl_auth_t *a,
                       grpc_channel **out) {
   *out = NULL;
-  if (strchr(target, ',')) /* sessions over several servers are multi.c's */
+  if (cl_target_several(target)) /* sessions over several servers are multi.c's */
     return cl_error(RDEV_INVALID_PARAM, "target \"%s\" names several servers: this call reaches one", target);
   grpc_arg args[16];
   if (n >= (int)(sizeof args / sizeof args[0])) return cl_error(RDEV_INTERNAL_ERROR, "too many channel arguments");

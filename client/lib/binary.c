@@ -6,7 +6,8 @@
  * servers loads a binary on each (multi.c): those binaries, and their
  * functions of one name, are rings of siblings, one per server; a launch
  * takes its stream's. Owns s->bins and the binary and function objects;
- * calls submit.c, stream.c (stream handles) and error.c.
+ * calls submit.c, poll.c (a server gone), stream.c (stream handles) and
+ * error.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,15 +153,25 @@ static int function_one(rdev_binary_t *b, const char *name, uint64_t entry, rdev
 static int function(rdev_binary_t *b, const char *name, uint64_t entry, rdev_function_t **out) {
   if (!b || !out) return cl_error(RDEV_INVALID_PARAM, "binary or out is NULL");
   *out = NULL;
-  int rc = function_one(b, name, entry, out);
-  for (rdev_binary_t *n = b->sib; !rc && n != b; n = n->sib) {
-    rdev_function_t *f;
-    if (!(rc = function_one(n, name, entry, &f))) {
+  int rc = RDEV_OK, rc_gone = RDEV_OK;
+  rdev_binary_t *n = b;
+  do {
+    rdev_function_t *f = NULL;
+    int r = function_one(n, name, entry, &f);
+    if (r == RDEV_UNAVAILABLE && b->sib != b && cl_poll_dead(n->s, NULL, 0)) {
+      rc_gone = r; /* a server gone (a session over several): no launch comes there */
+    } else if (r) {
+      rc = r;
+    } else if (*out) {
       f->sib = (*out)->sib; /* into the ring (freed with its binary) */
       (*out)->sib = f;
+    } else {
+      *out = f;
     }
-  }
-  if (rc) *out = NULL; /* those made stay with their binaries */
+    n = n->sib;
+  } while (!rc && n != b);
+  if (!rc && !*out) rc = rc_gone; /* every server is gone */
+  if (rc) *out = NULL;            /* those made stay with their binaries */
   return rc;
 }
 

@@ -45,7 +45,7 @@
 #include "rdev/rdev.h"
 #include "rdev/wire.h"
 
-#define CL_MSG_MAX 256
+#define CL_MSG_MAX 384
 #define CL_PENDING_BUCKETS 1024 /* power of two */
 
 /* Completion tags of the session call (session.c opens it, poll.c handles
@@ -300,6 +300,10 @@ typedef struct {
  * released by cl_auth_release either way. */
 int cl_channel_create(const char *target, const rdev_options_t *opts, const cl_int_arg_t *iargs, int n, cl_auth_t *a,
                       grpc_channel **out);
+/* Whether target names several servers ("a,b": multi.c's): a comma outside
+ * gRPC's own address lists ("ipv4:10.0.0.1:1,10.0.0.2:1" is one server at
+ * either address). */
+bool cl_target_several(const char *target);
 /* What call's connection is: RDEV_TLS_NONE, RDEV_TLS_FULL or
  * RDEV_TLS_RESUMED (rdev_server_info_t.tls). */
 int cl_auth_tls_of(grpc_call *call);
@@ -612,10 +616,11 @@ int cl_call_timeout(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms,
 /* Synchronous StreamSync (req->op.stream_sync.stream): waits up to
  * timeout_ms (< 0: forever; *answered: whether the server's answer came),
  * then returns the stream's sticky error if it
- * has one (clearing it), else the reply's status, else the session's
- * sticky error (clearing it). After timeout_ms:
+ * has one (clearing it), else the reply's status, else (session_errors)
+ * the session's sticky error (clearing it). After timeout_ms:
  * RDEV_RT_STREAM_SYNC_TIMEOUT, and a late error reply goes sticky. */
-int cl_call_stream_sync(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms, bool *answered);
+int cl_call_stream_sync(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms, bool session_errors,
+                        bool *answered);
 /* As cl_call, with a copy of data[0..n) as the request's payload. */
 int cl_call_with(rdev_session_t *s, rdev_v1_Request *req, const void *data, size_t n, cl_result_t *res);
 /* As cl_send_async, with a copy of data[0..n) as the request's payload. */
@@ -735,6 +740,12 @@ uint64_t cl_handle_new(rdev_session_t *s);
 rdev_session_t *cl_stream_session(rdev_stream_t *stream);
 /* Frees the stream and event objects still open (at close). */
 void cl_free_streams_events(rdev_session_t *s);
+/* cl_stream_create on device dev of s (the caller checked it). */
+int cl_stream_create_on(rdev_session_t *s, int dev, rdev_stream_t **stream);
+/* rdev_stream_synchronize reporting the stream's errors only: the
+ * session's (requests without a stream refused) stay for the caller's
+ * next synchronize. For the library's own streams. */
+int cl_stream_sync_own(rdev_stream_t *stream);
 
 /* ==== the API's session calls, on a session to one server ====================== */
 /* Each is the rdev_ function of the same name (rdev.h states its contract)

@@ -37,8 +37,9 @@ static int at_device(rdev_session_t *s, int dev, rdev_session_t **m, int *local)
   *m = s;
   *local = dev;
   if (!s->multi) return RDEV_OK;
+  if (dev < 0) return cl_error(RDEV_RT_INVALID_DEVICEID, "device %d does not exist", dev);
   int base = 0;
-  for (int i = 0; i < s->multi->n && dev >= 0; i++) {
+  for (int i = 0; i < s->multi->n; i++) {
     int c;
     int rc = cl_device_count(s->multi->m[i], &c);
     if (rc) return rc;
@@ -88,18 +89,21 @@ static int other_server(const rdev_session_t *mem, const rdev_session_t *ms, con
 
 /* ---- open and close ------------------------------------------------------------------ */
 
-/* The servers' addresses of target ("a,b,c") into part[0..*n). */
+/* The servers' addresses of target ("a,b,c"; blanks around each are
+ * dropped) into part[0..*n). */
 static int split_target(const char *target, char (*part)[CL_TARGET_MAX], int *n) {
   *n = 0;
   for (const char *p = target;;) {
-    size_t len = strcspn(p, ",");
+    p += strspn(p, " \t");
+    size_t len = strcspn(p, ","), all = len;
+    while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t')) len--;
     if (len == 0 || len >= CL_TARGET_MAX || *n == CL_MULTI_MAX)
       return cl_error(RDEV_INVALID_PARAM, "target \"%s\": up to %d addresses of 1 to %d bytes, separated by ','",
                       target, CL_MULTI_MAX, CL_TARGET_MAX - 1);
     memcpy(part[*n], p, len);
     part[(*n)++][len] = '\0';
-    if (!p[len]) return RDEV_OK;
-    p += len + 1;
+    if (!p[all]) return RDEV_OK;
+    p += all + 1;
   }
 }
 
@@ -120,7 +124,7 @@ static void *open_member(void *arg) {
 }
 
 int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_session_t **out) {
-  if (!target || !strchr(target, ',')) return cl_session_open(target, opts, out);
+  if (!cl_target_several(target)) return cl_session_open(target, opts, out);
   if (!out) return cl_error(RDEV_INVALID_PARAM, "out is NULL");
   *out = NULL;
   char(*part)[CL_TARGET_MAX] = calloc(CL_MULTI_MAX, sizeof *part);
@@ -138,7 +142,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
       rc = cl_error(RDEV_BAD_ALLOC, "cannot start a thread");
       break;
     }
-  if (started > 0) open_member(&o[0]);
+  if (started > 0 && !rc) open_member(&o[0]);
   for (int i = 1; i < started; i++) pthread_join(o[i].thread, NULL);
   for (int i = 0; i < started && !rc; i++)
     if (o[i].rc) rc = cl_error(o[i].rc, "%s", o[i].why);
@@ -162,7 +166,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
 }
 
 int rdev_health_check(const char *target, const char *service, const rdev_options_t *opts, rdev_health_t *status) {
-  if (!target || !strchr(target, ',') || !status) return cl_health_check(target, service, opts, status);
+  if (!cl_target_several(target) || !status) return cl_health_check(target, service, opts, status);
   char(*part)[CL_TARGET_MAX] = calloc(CL_MULTI_MAX, sizeof *part);
   int n = 0;
   int rc = part ? split_target(target, part, &n) : cl_error(RDEV_BAD_ALLOC, "out of host memory");
@@ -291,31 +295,41 @@ int rdev_memset_async(rdev_session_t *s, void *dptr, size_t dest_max, int value,
   return cl_memset_async(ms, dptr, dest_max, value, count, stream);
 }
 
-/* Copies count bytes from src, memory of member from, to dst, memory of
- * member to, through the client: each chunk read into one host buffer,
- * then queued to `to` on a stream of its own, which takes a copy of it, so
- * that the next chunk's read overlaps its write. Returns once all of it
- * is written (or the first error). */
-static int copy_across(rdev_session_t *to, void *dst, size_t dest_max, rdev_session_t *from, const void *src,
-                       size_t count) {
+/* The checks of a copy between servers, before anything is sent or waited
+ * for: the same codes as a copy on one server. */
+static int check_across(rdev_session_t *to, void *dst, size_t dest_max, rdev_session_t *from, const void *src,
+                        size_t count) {
   if (count > dest_max) return cl_error(RDEV_RT_PARAM_INVALID, "count %zu exceeds destMax %zu", count, dest_max);
   bool dfit = true, sfit = true;
   (void)cl_addr_known(to, dst, count, &dfit);
   (void)cl_addr_known(from, src, count, &sfit);
   if (!dfit) return cl_error(RDEV_INVALID_PARAM, "dst range of %zu bytes runs past the end of its allocation", count);
   if (!sfit) return cl_error(RDEV_INVALID_PARAM, "src range of %zu bytes runs past the end of its allocation", count);
+  return RDEV_OK;
+}
+
+/* Copies count bytes (checked) from src, memory of member from, to dst,
+ * memory of member to, through the client: each chunk read into one host
+ * buffer, then queued to `to` on a stream of the library's own on dst's
+ * device, which takes a copy of it, so that the next chunk's read overlaps
+ * its write. Returns once all of it is written, or with the first error
+ * (the stream's own: the session's refused requests stay for the caller's
+ * next synchronize). */
+static int copy_across(rdev_session_t *to, void *dst, size_t dest_max, rdev_session_t *from, const void *src,
+                       size_t count) {
   size_t chunk = count < CROSS_CHUNK ? count : CROSS_CHUNK;
   uint8_t *buf = malloc(chunk);
   if (!buf) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
+  int dev = (int)((((uint64_t)(uintptr_t)dst - RDEV_WIRE_VA_BASE) >> RDEV_WIRE_VA_DEV_SHIFT) & 63);
   rdev_stream_t *st = NULL;
-  int rc = cl_stream_create(to, &st);
+  int rc = cl_stream_create_on(to, dev, &st);
   for (size_t off = 0; !rc && off < count; off += chunk) {
     size_t n = count - off < chunk ? count - off : chunk;
     rc = cl_memcpy(from, buf, n, (const uint8_t *)src + off, n, RDEV_MEMCPY_DEVICE_TO_HOST);
     if (!rc) rc = cl_memcpy_async(to, (uint8_t *)dst + off, dest_max - off, buf, n, RDEV_MEMCPY_HOST_TO_DEVICE, st);
   }
   if (st) {
-    if (!rc) rc = rdev_stream_synchronize(st);
+    if (!rc) rc = cl_stream_sync_own(st);
     char why[CL_MSG_MAX]; /* the first error's */
     snprintf(why, sizeof why, "%s", rdev_session_last_error());
     rdev_stream_destroy(st);
@@ -325,7 +339,8 @@ static int copy_across(rdev_session_t *to, void *dst, size_t dest_max, rdev_sess
   return rc;
 }
 
-/* A copy's sessions: the members holding dst and src; NULL for host memory. */
+/* A copy's sessions: the members holding dst and src (NULL: host memory),
+ * and the stream's. */
 static int copy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count, rdev_memcpy_kind_t kind,
                 rdev_stream_t *stream) {
   rdev_session_t *md = dst && is_device(s, dst) ? at_addr(s, dst) : NULL;
@@ -333,8 +348,12 @@ static int copy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, 
   rdev_session_t *st_m = NULL;
   int rc = stream ? at_stream(s, stream, &st_m) : RDEV_OK;
   if (rc) return rc;
-  if (md && ms && md != ms && (kind == RDEV_MEMCPY_DEVICE_TO_DEVICE || kind == RDEV_MEMCPY_DEFAULT)) {
+  if (md && ms && md != ms) {
+    if (kind != RDEV_MEMCPY_DEVICE_TO_DEVICE && kind != RDEV_MEMCPY_DEFAULT)
+      return cl_error(RDEV_INVALID_PARAM, "dst %p and src %p are device memory (of rdevd at %s and at %s)", dst, src,
+                      md->target, ms->target);
     if (count == 0) return RDEV_OK;
+    if ((rc = check_across(md, dst, dest_max, ms, src, count))) return rc;
     /* between servers: the stream's earlier work first, then the copy */
     if (stream && (rc = rdev_stream_synchronize(stream))) return rc;
     return copy_across(md, dst, dest_max, ms, src, count);
@@ -373,44 +392,54 @@ int rdev_event_create(rdev_session_t *s, rdev_event_t **ev) {
   return rc ? rc : cl_event_create(m, ev);
 }
 
-/* A binary is loaded on every member: a launch may come on any of their
- * streams. */
-int rdev_binary_load(rdev_session_t *s, const void *data, size_t len, rdev_binary_t **out) {
-  if (!s || !s->multi) return cl_binary_load(s, data, len, out);
-  if (!out) return cl_error(RDEV_INVALID_PARAM, "session, data or out is NULL");
-  int rc = cl_binary_load(s->multi->m[0], data, len, out);
-  for (int i = 1; !rc && i < s->multi->n; i++) {
+/* A server that went away (its session ended): it has no work to run. */
+static bool gone(rdev_session_t *m, int rc) { return rc == RDEV_UNAVAILABLE && cl_poll_dead(m, NULL, 0); }
+
+/* A binary is loaded on every member still there (with the function of
+ * name or entry when fout is not NULL): a launch may come on any of their
+ * streams. The first error fails the call and unloads what was loaded;
+ * servers gone are passed over, unless all are. */
+static int load_each(rdev_session_t *s, const void *data, size_t len, const char *name, uint64_t entry,
+                     rdev_binary_t **bout, rdev_function_t **fout) {
+  *bout = NULL;
+  if (fout) *fout = NULL;
+  int rc = RDEV_OK, rc_gone = RDEV_OK;
+  char why[CL_MSG_MAX] = "";
+  for (int i = 0; i < s->multi->n && !rc; i++) {
+    rdev_session_t *m = s->multi->m[i];
     rdev_binary_t *b;
-    if (!(rc = cl_binary_load(s->multi->m[i], data, len, &b))) cl_binary_link(*out, b, NULL, NULL);
+    rdev_function_t *f = NULL;
+    int r = fout ? cl_binary_load_function(m, data, len, name, entry, &b, &f) : cl_binary_load(m, data, len, &b);
+    if (r && gone(m, r)) {
+      rc_gone = r;
+      snprintf(why, sizeof why, "%s", rdev_session_last_error());
+    } else if (r) {
+      rc = r;
+      snprintf(why, sizeof why, "%s", rdev_session_last_error());
+    } else if (*bout) {
+      cl_binary_link(*bout, b, fout ? *fout : NULL, f);
+    } else {
+      *bout = b;
+      if (fout) *fout = f;
+    }
   }
-  if (rc && *out) {
-    char why[CL_MSG_MAX];
-    snprintf(why, sizeof why, "%s", rdev_session_last_error());
-    rdev_binary_unload(*out);
-    *out = NULL;
+  if (!rc && !*bout) rc = rc_gone; /* every server is gone */
+  if (rc && *bout) rdev_binary_unload(*bout);
+  if (rc) {
+    *bout = NULL;
+    if (fout) *fout = NULL;
     cl_error_msg(rc, why);
   }
   return rc;
 }
 
+int rdev_binary_load(rdev_session_t *s, const void *data, size_t len, rdev_binary_t **out) {
+  if (!s || !s->multi || !out) return cl_binary_load(s, data, len, out);
+  return load_each(s, data, len, NULL, 0, out, NULL);
+}
+
 int rdev_binary_load_function(rdev_session_t *s, const void *data, size_t len, const char *name, uint64_t entry,
                               rdev_binary_t **bout, rdev_function_t **fout) {
-  if (!s || !s->multi) return cl_binary_load_function(s, data, len, name, entry, bout, fout);
-  if (!bout || !fout) return cl_error(RDEV_INVALID_PARAM, "session, data, b or f is NULL");
-  int rc = cl_binary_load_function(s->multi->m[0], data, len, name, entry, bout, fout);
-  for (int i = 1; !rc && i < s->multi->n; i++) {
-    rdev_binary_t *b;
-    rdev_function_t *f;
-    if (!(rc = cl_binary_load_function(s->multi->m[i], data, len, name, entry, &b, &f)))
-      cl_binary_link(*bout, b, *fout, f);
-  }
-  if (rc && *bout) {
-    char why[CL_MSG_MAX];
-    snprintf(why, sizeof why, "%s", rdev_session_last_error());
-    rdev_binary_unload(*bout);
-    *bout = NULL;
-    *fout = NULL;
-    cl_error_msg(rc, why);
-  }
-  return rc;
+  if (!s || !s->multi || !bout || !fout) return cl_binary_load_function(s, data, len, name, entry, bout, fout);
+  return load_each(s, data, len, name, entry, bout, fout);
 }

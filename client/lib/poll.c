@@ -252,9 +252,9 @@ static void end_locked(rdev_session_t *s, int code, const char *msg) {
   s->poll.dead = true;
   s->poll.resuming = false;
   s->poll.dead_code = code;
-  char why[CL_MSG_MAX];
+  char why[256]; /* with the address (at most 64 bytes of it), within CL_MSG_MAX */
   snprintf(why, sizeof why, "%s", msg);
-  snprintf(s->poll.dead_msg, sizeof s->poll.dead_msg, "rdevd at %.96s: %.140s", s->target, why);
+  snprintf(s->poll.dead_msg, sizeof s->poll.dead_msg, "rdevd at %.64s: %s", s->target, why);
   cl_bulk_abort_locked(s); /* a frame being read fails now */
   cl_pending_fail_all_locked(s, s->poll.dead_code, s->poll.dead_msg);
   cl_send_end_locked(s);

@@ -43,10 +43,10 @@ uint64_t cl_handle_new(rdev_session_t *s) {
  * handle on the current device (*device), without waiting: the request is
  * quiet, a refusal comes back as an error reply (a stream's goes sticky on
  * it, an event's on the session). */
-static int remote_create(rdev_session_t *s, pb_size_t tag, uint64_t handle, int *device) {
+static int remote_create(rdev_session_t *s, pb_size_t tag, uint64_t handle, int dev, int *device) {
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = tag;
-  *device = cl_device_current(s);
+  *device = dev;
   if (tag == rdev_v1_Request_stream_create_tag)
     req.op.stream_create = (rdev_v1_StreamCreate){.device = *device, .handle = handle, .quiet = true};
   else
@@ -79,6 +79,10 @@ static void work_done(rdev_stream_t *st, uint_fast64_t seen) {
 /* ---- streams ------------------------------------------------------------------ */
 
 int cl_stream_create(rdev_session_t *s, rdev_stream_t **stream) {
+  return s ? cl_stream_create_on(s, cl_device_current(s), stream) : cl_error(RDEV_INVALID_PARAM, "session is NULL");
+}
+
+int cl_stream_create_on(rdev_session_t *s, int dev, rdev_stream_t **stream) {
   if (!s || !stream) return cl_error(RDEV_INVALID_PARAM, "session or stream is NULL");
   *stream = NULL;
   rdev_stream_t *st = calloc(1, sizeof *st);
@@ -89,7 +93,7 @@ int cl_stream_create(rdev_session_t *s, rdev_stream_t **stream) {
   pthread_mutex_lock(&s->mu);
   cl_sticky_register_locked(s, &st->sticky, st->handle);
   pthread_mutex_unlock(&s->mu);
-  int rc = remote_create(s, rdev_v1_Request_stream_create_tag, st->handle, &st->device);
+  int rc = remote_create(s, rdev_v1_Request_stream_create_tag, st->handle, dev, &st->device);
   pthread_mutex_lock(&s->mu);
   if (rc) {
     cl_sticky_unregister_locked(s, &st->sticky);
@@ -130,17 +134,25 @@ int rdev_stream_destroy(rdev_stream_t *stream) {
   return rc;
 }
 
-int rdev_stream_synchronize_timeout(rdev_stream_t *stream, int32_t timeout_ms) {
+/* A synchronize; with the session's own errors (requests without a
+ * stream refused since the last synchronize) after the stream's, or not. */
+static int sync(rdev_stream_t *stream, int32_t timeout_ms, bool session_errors) {
   if (!stream) return cl_error(RDEV_INVALID_PARAM, "stream is NULL");
   rdev_v1_Request req = rdev_v1_Request_init_zero;
   req.which_op = rdev_v1_Request_stream_sync_tag;
   req.op.stream_sync.stream = stream->handle;
   uint_fast64_t seen = atomic_load(&stream->queued);
   bool answered = false;
-  int rc = cl_call_stream_sync(stream->s, &req, timeout_ms, &answered);
+  int rc = cl_call_stream_sync(stream->s, &req, timeout_ms, session_errors, &answered);
   if (answered) work_done(stream, seen);
   return rc;
 }
+
+int rdev_stream_synchronize_timeout(rdev_stream_t *stream, int32_t timeout_ms) {
+  return sync(stream, timeout_ms, true);
+}
+
+int cl_stream_sync_own(rdev_stream_t *stream) { return sync(stream, -1, false); }
 
 int rdev_stream_synchronize(rdev_stream_t *stream) { return rdev_stream_synchronize_timeout(stream, -1); }
 
@@ -238,7 +250,7 @@ int cl_event_create(rdev_session_t *s, rdev_event_t **ev) {
   rdev_event_t *e = calloc(1, sizeof *e);
   if (!e) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
   e->handle = cl_handle_new(s);
-  int rc = remote_create(s, rdev_v1_Request_event_create_tag, e->handle, &e->device);
+  int rc = remote_create(s, rdev_v1_Request_event_create_tag, e->handle, cl_device_current(s), &e->device);
   if (rc) {
     free(e);
     return rc;

@@ -261,7 +261,8 @@ int cl_send_async_with(rdev_session_t *s, rdev_v1_Request *req, const void *data
   return rc;
 }
 
-int cl_call_stream_sync(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms, bool *answered) {
+int cl_call_stream_sync(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout_ms, bool session_errors,
+                        bool *answered) {
   uint64_t stream = req->op.stream_sync.stream;
   cl_waiter_t *w;
   *answered = false;
@@ -275,7 +276,7 @@ int cl_call_stream_sync(rdev_session_t *s, rdev_v1_Request *req, int32_t timeout
   int sticky = cl_sticky_take(s, stream, msg);
   if (sticky)
     rc = cl_error_msg(sticky, msg);
-  else if ((rc = cl_waiter_result(w, NULL)) == RDEV_OK && (sticky = cl_sticky_take(s, 0, msg)))
+  else if ((rc = cl_waiter_result(w, NULL)) == RDEV_OK && session_errors && (sticky = cl_sticky_take(s, 0, msg)))
     rc = cl_error_msg(sticky, msg);
   cl_waiter_free(w);
   return rc;

@@ -466,7 +466,9 @@ int rdev_event_record(rdev_event_t *ev, rdev_stream_t *stream);
 /* aclrtStreamWaitEvent (async). An event of another server than the
  * stream's cannot be waited for there: the call then blocks until the
  * event completes (rdev_event_synchronize, its result), so that whatever
- * is queued on stream after it runs after the event's work. */
+ * is queued on stream after it runs after the event's work. It waits
+ * without a timeout: work the event's stream waits for (a value write, a
+ * host function) must not come later from the same thread. */
 int rdev_stream_wait_event(rdev_stream_t *stream, rdev_event_t *ev);
 /* aclrtSynchronizeEvent: blocks until the event's latest record completed;
  * timeout_ms -1 = forever, else RDEV_RT_WAIT_TIMEOUT. */
