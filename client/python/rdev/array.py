@@ -210,7 +210,7 @@ class DeviceArray:
 
     def _transfer(self, op, view, stream, desc):
         """op(piece, ptr, raw stream) per _CHUNK queued, each piece waited for."""
-        st = self.session._stream_for(stream)
+        st = self.session._stream_for(stream, self.device)
         n, ptr = len(view), self.ptr
         bar = _progress.bar(n, desc) if n > _CHUNK else _progress.NONE
         try:
@@ -241,7 +241,7 @@ class DeviceArray:
         if self._strides is not None:
             return self.contiguous(stream=stream).get_async(out, stream=stream)
         out = self._out(out)
-        st = self.session._stream_for(stream)
+        st = self.session._stream_for(stream, self.device)
         view = _host(out)
         fut = Future(self.session)
         fut.set_running_or_notify_cancel()
@@ -277,7 +277,8 @@ class DeviceArray:
         view = _host(a, self.nbytes)
         if 0 < len(view) <= _STAGE:
             ptr = self.ptr
-            self.session._stream_for(stream)._queue(lambda raw: self.session._s.write(ptr, view, raw), self._mem)
+            self.session._stream_for(stream, self.device)._queue(lambda raw: self.session._s.write(ptr, view, raw),
+                                                                self._mem)
             return self
         self._transfer(lambda piece, ptr, raw: self.session._s.write(ptr, piece, raw), view, stream, "H2D")
         return self
@@ -296,7 +297,7 @@ class DeviceArray:
         if isinstance(byte, bool) or not isinstance(byte, (int, np.integer)) or not 0 <= byte <= 255:
             raise ValueError(f"fill takes a byte value from 0 to 255, not {byte!r}")
         self._need_contiguous("fill (a memset; fill_ is the operator)")
-        st, ptr, n = self.session._stream_for(stream), self.ptr, self.nbytes
+        st, ptr, n = self.session._stream_for(stream, self.device), self.ptr, self.nbytes
         if n:
             st._queue(lambda raw: self.session._s.memset(ptr, int(byte), n, raw), self._mem)
         return self
@@ -344,7 +345,11 @@ def copyto(dst, src, *, stream=None):
         raise ValueError(f"dst has {dst.nbytes} bytes, src {src.nbytes}")
     dst._need_contiguous("copyto")
     src._need_contiguous("copyto")
-    st, d, s, n = dst.session._stream_for(stream), dst.ptr, src.ptr, dst.nbytes
+    st, d, s, n = dst.session._stream_for(stream, dst.device), dst.ptr, src.ptr, dst.nbytes
+    if n and src.device != dst.device:  # src's device's stream has run what writes src
+        src_st = src.session._stream_for(stream, src.device)
+        if src_st is not st:
+            src_st.synchronize()
     if n:
         st._queue(lambda raw: dst.session._s.copy(d, s, n, raw), dst._mem, src._mem)
 

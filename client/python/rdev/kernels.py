@@ -83,7 +83,7 @@ class Kernel:
         if len(args) != len(self._convs):
             raise TypeError(f"{self.signature} takes {len(self._convs)} arguments, {len(args)} given")
         packed = [conv(v) for conv, v in zip(self._convs, args)]
-        st = self.session._stream_for(stream)
+        st = self.session._stream_for(stream, args[self._ptrs[0]].device if self._ptrs else None)
         st._queue(lambda raw: self.session._s.launch(raw, self.name, blocks, packed),
                   *(args[i]._mem for i in self._ptrs))
 

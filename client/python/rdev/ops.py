@@ -227,7 +227,7 @@ def _check_device(session, arrays):
 def _launch(session, name, args, arrays, stream):
     """Queues operator name with args on the stream, holding arrays' memory until a synchronize."""
     _check_device(session, arrays)
-    st = session._stream_for(stream)
+    st = session._stream_for(stream, arrays[0].device if arrays else None)
     st._queue(lambda raw: session._s.op_launch(raw, name, args), *(a._mem for a in arrays))
 
 

@@ -115,7 +115,7 @@ class Session:
         self._allocated = 0  # bytes of device memory this session's arrays hold
         self._lock = threading.RLock()  # default_stream makes a Stream, which registers here
         self._streams = []  # weak references: synchronize() covers them all
-        self._default = None
+        self._default = {}  # device -> its default stream
         self._kernels = None
         self._entered = 0  # `with` blocks in, over every thread
         self._completions = queue.SimpleQueue()  # (fn, status) of host functions reached
@@ -263,16 +263,30 @@ class Session:
     def _forget(self, stream):
         with self._lock:
             self._streams = [r for r in self._streams if r() not in (None, stream)]
-            if self._default is stream:
-                self._default = None
+            for dev, st in list(self._default.items()):
+                if st is stream:
+                    del self._default[dev]
 
     @property
     def default_stream(self):
-        """The stream work goes to outside any `with stream:` block."""
+        """The current device's default stream: where work on its arrays goes
+        outside any `with stream:` block (each device has its own, made on
+        first use)."""
+        return self._default_on(self.device)
+
+    def _default_on(self, device):
         with self._lock:
-            if self._default is None:
-                self._default = Stream(self)
-            return self._default
+            st = self._default.get(device)
+            if st is None:
+                current = self.device
+                if device != current:  # made on its device (a session over several servers: on its server)
+                    self._s.set_device(device)
+                try:
+                    st = self._default[device] = Stream(self)
+                finally:
+                    if device != current:
+                        self._s.set_device(current)
+            return st
 
     def stream(self):
         """A new stream on the current device; `with` makes it current."""
@@ -282,13 +296,14 @@ class Session:
         """A new event on the current device."""
         return Event(self)
 
-    def _stream_for(self, stream):
+    def _stream_for(self, stream, device=None):
         """The stream a call uses: the given one, else the current one if it
-        is this session's, else the default stream."""
+        is this session's, else the default stream of device (the arrays'
+        device; None: the current device)."""
         if stream is None:
             stream = _common.cur_stream.get()
             if stream is None or stream.session is not self:
-                return self.default_stream
+                return self._default_on(self.device if device is None else device)
         elif not isinstance(stream, Stream):
             raise TypeError(f"stream must be an rdev.Stream, not {type(stream).__name__}")
         elif stream.session is not self:

@@ -99,11 +99,12 @@ class Event:
 
     def __init__(self, session):
         self.session = session
+        self.device = session.device
         self._raw = session._s.event()
         self._waiter = self._earlier = None  # what an unfinished wait left (_common.wait)
 
     def record(self, stream=None):
-        self.session._stream_for(stream)._queue(self._raw.record)
+        self.session._stream_for(stream, self.device)._queue(self._raw.record)
         return self
 
     def synchronize(self, timeout=None):
