@@ -81,12 +81,6 @@ static int at_stream(rdev_session_t *s, rdev_stream_t *stream, rdev_session_t **
   return RDEV_OK;
 }
 
-/* Memory on member mem used with a stream of member ms. */
-static int other_server(const rdev_session_t *mem, const rdev_session_t *ms, const void *p) {
-  return cl_error(RDEV_INVALID_PARAM, "%p is memory of rdevd at %s, the stream is on rdevd at %s", p, mem->target,
-                  ms->target);
-}
-
 /* ---- open and close ------------------------------------------------------------------ */
 
 /* The servers' addresses of target ("a,b,c"; blanks around each are
@@ -291,8 +285,9 @@ int rdev_memset_async(rdev_session_t *s, void *dptr, size_t dest_max, int value,
   rdev_session_t *ms, *md = at_addr(s, dptr);
   int rc = at_stream(s, stream, &ms);
   if (rc) return rc;
-  if (dptr && md != ms && is_device(s, dptr)) return other_server(md, ms, dptr);
-  return cl_memset_async(ms, dptr, dest_max, value, count, stream);
+  if (!dptr || md == ms || !is_device(s, dptr)) return cl_memset_async(ms, dptr, dest_max, value, count, stream);
+  /* another server's memory: after the stream's earlier work, there */
+  return (rc = rdev_stream_synchronize(stream)) ? rc : cl_memset(md, dptr, dest_max, value, count);
 }
 
 /* The checks of a copy between servers, before anything is sent or waited
@@ -359,9 +354,11 @@ static int copy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, 
     return copy_across(md, dst, dest_max, ms, src, count);
   }
   rdev_session_t *m = md ? md : ms ? ms : st_m ? st_m : s->multi->m[0];
-  if (stream && m != st_m) return other_server(m, st_m, md ? dst : src);
-  return stream ? cl_memcpy_async(m, dst, dest_max, src, count, kind, stream)
-                : cl_memcpy(m, dst, dest_max, src, count, kind);
+  if (stream && m == st_m) return cl_memcpy_async(m, dst, dest_max, src, count, kind, stream);
+  /* another server's memory than the stream's: after the stream's earlier
+   * work, there, done before the call returns */
+  if (stream && (rc = rdev_stream_synchronize(stream))) return rc;
+  return cl_memcpy(m, dst, dest_max, src, count, kind);
 }
 
 int rdev_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count, rdev_memcpy_kind_t kind) {

@@ -281,9 +281,9 @@ int rdev_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, 
  * memory. A D2H copy of 1 MiB or more first faults in those of dst's pages
  * not yet present (the copy would fault them in anyway), which takes about
  * a millisecond per 6 MiB; dst's contents are not changed by it.
- * Over several servers: memory on another server than the stream's is
- * RDEV_INVALID_PARAM, except a D2D copy between servers, which first
- * synchronizes stream (its error is the copy's) and returns when done. */
+ * Over several servers, a copy of memory on another server than the
+ * stream's, or a D2D copy between servers, first synchronizes stream (its
+ * error is the copy's), then copies as rdev_memcpy does. */
 int rdev_memcpy_async(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count,
                       rdev_memcpy_kind_t kind, rdev_stream_t *stream);
 /* aclrtMemset on device memory: waits for no reply; the server sets it
@@ -291,7 +291,8 @@ int rdev_memcpy_async(rdev_session_t *s, void *dst, size_t dest_max, const void 
  * session's sticky error, reported by the next synchronize. A range
  * outside the session's allocations is RDEV_INVALID_PARAM at once. */
 int rdev_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count);
-/* aclrtMemsetAsync. */
+/* aclrtMemsetAsync. Over several servers, memory on another server than
+ * the stream's is set as rdev_memset does, once stream is synchronized. */
 int rdev_memset_async(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count, rdev_stream_t *stream);
 
 /* Conditions of rdev_value_wait (aclrtValueWait's flags). */
