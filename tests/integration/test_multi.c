@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -683,6 +684,57 @@ END_TEST
 START_TEST(test_multi_first_server_killed) { kill_one(0); }
 END_TEST
 
+/* Copies A -> B one after another on a thread while B is killed: the copy
+ * under way fails RDEV_UNAVAILABLE naming B (no hang), A keeps working. */
+typedef struct {
+  rdev_session_t *s;
+  void *dst, *src;
+  size_t n;
+  int copies, rc;
+  char why[256];
+  double ended;
+} copier_t;
+
+static void *copier(void *p) {
+  copier_t *c = p;
+  for (int i = 0; i < 1000; i++) {
+    if ((c->rc = rdev_memcpy(c->s, c->dst, c->n, c->src, c->n, RDEV_MEMCPY_DEVICE_TO_DEVICE))) break;
+    __atomic_store_n(&c->copies, i + 1, __ATOMIC_RELEASE);
+  }
+  snprintf(c->why, sizeof c->why, "%s", rdev_session_last_error());
+  c->ended = fx_now();
+  return NULL;
+}
+
+START_TEST(test_multi_server_killed_during_copy) {
+  rdev_session_t *s = fx_open_target(both);
+  const size_t n = 40 * FX_MiB + 13;
+  uint8_t *data = fx_xmalloc(n), *back = fx_xmalloc(n);
+  fx_fill_random(data, n, 71);
+  copier_t c = {.s = s, .src = dmalloc(s, 0, n), .dst = dmalloc(s, 2, n), .n = n};
+  FX_OK(rdev_memcpy(s, c.src, n, data, n, RDEV_MEMCPY_HOST_TO_DEVICE));
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, copier, &c), 0);
+  double until = fx_now() + 60; /* one copy done, the next under way */
+  while (__atomic_load_n(&c.copies, __ATOMIC_ACQUIRE) < 1 && fx_now() < until) fx_sleep_ms(5);
+  fx_sleep_ms(30);
+  double t0 = fx_now();
+  int st = fx_server_signal_wait(&srv_b, SIGKILL, 10);
+  ck_assert_msg(st != -1 && WIFSIGNALED(st), "B did not die of SIGKILL");
+  pthread_join(t, NULL);
+  ck_assert_msg(c.copies >= 1, "no copy finished before the kill");
+  ck_assert_msg(c.rc == RDEV_UNAVAILABLE && strstr(c.why, srv_b.target),
+                "the copy under way when B died: %d (%s), after %d copies", c.rc, c.why, c.copies);
+  ck_assert_msg(c.ended - t0 < 15, "the copy failed %.1f s after B died", c.ended - t0);
+  FX_OK(rdev_memcpy(s, back, n, c.src, n, RDEV_MEMCPY_DEVICE_TO_HOST));
+  FX_ASSERT_BYTES(back, data, n, "A's source after B died");
+  FX_OK(rdev_free(s, c.src));
+  rdev_session_close(s);
+  free(data);
+  free(back);
+}
+END_TEST
+
 /* ---- health ----------------------------------------------------------------------------------------- */
 
 static rdev_health_t health(const char *target, int *rc) {
@@ -832,6 +884,7 @@ Suite *suite_multi(void) {
   tcase_add_test(tc, test_multi_binaries_on_every_server);
   tcase_add_test(tc, test_multi_second_server_killed);
   tcase_add_test(tc, test_multi_first_server_killed);
+  tcase_add_test(tc, test_multi_server_killed_during_copy);
   tcase_add_test(tc, test_multi_health_of_both);
   tcase_add_test(tc, test_multi_target_syntax);
   tcase_add_test(tc, test_multi_unreachable_member_fails_open);
