@@ -180,6 +180,7 @@ Suite *suite_resume(void);
 Suite *suite_ops(void);
 Suite *suite_acl_ops(void); /* test_ops_acl.c: operators on acl over the ACL test double */
 Suite *suite_metrics(void); /* test_metrics.c: metrics, health during a drain */
+Suite *suite_multi(void);   /* test_multi.c: one session over two servers (its own fixture) */
 
 /* A TCase with the checked server fixture and the long timeout. */
 TCase *fx_tcase(const char *name);

@@ -38,6 +38,7 @@ int main(int argc, char **argv) {
   srunner_add_suite(sr, suite_ops());
   srunner_add_suite(sr, suite_acl_ops());
   srunner_add_suite(sr, suite_metrics());
+  srunner_add_suite(sr, suite_multi());
   srunner_run_all(sr, CK_ENV); /* CK_VERBOSITY, default normal */
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
