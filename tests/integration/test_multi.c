@@ -6,7 +6,9 @@
  * memory. Covers device numbering, routing of malloc/free/memset/streams/
  * events by device and address, copies between servers (sync and async,
  * sizes around the 8 MiB chunk, random data checked byte for byte with the
- * bytes around them), copies and memsets refused across servers, events
+ * bytes around them), wrong kinds refused across servers, copies and
+ * memsets on another server's stream (after its work, on the memory's
+ * server), kernels refused another server's memory, events
  * across servers, kernel binaries on every server, one server killed
  * (its calls fail naming it, the other keeps working), health of both, and
  * the target's syntax and an unreachable member. Suite "multi"; its own
@@ -406,35 +408,39 @@ START_TEST(test_multi_memcpy_async_across_servers) {
 }
 END_TEST
 
-START_TEST(test_multi_stream_of_other_server_refused) {
+START_TEST(test_multi_stream_of_other_server_runs_there) {
   rdev_session_t *s = fx_open_target(both);
   uint8_t *a = dmalloc(s, 1, 4096), *b = dmalloc(s, 2, 4096);
   rdev_stream_t *sa = stream_on(s, 0), *sb = stream_on(s, 2);
   uint8_t host[4096], back[4096];
   fx_fill_random(host, sizeof host, 41);
-  FX_OK(rdev_memset(s, b, 4096, GUARD, 4096));
-  /* B's memory with A's stream, and A's with B's: refused, naming both servers */
-  EXPECT_NAMING(rdev_memcpy_async(s, b, 4096, host, 4096, RDEV_MEMCPY_HOST_TO_DEVICE, sa), RDEV_INVALID_PARAM,
-                srv_b.target);
-  ck_assert_ptr_nonnull(strstr(rdev_session_last_error(), fx_srv.target));
-  EXPECT_NAMING(rdev_memcpy_async(s, host, 4096, b, 4096, RDEV_MEMCPY_DEVICE_TO_HOST, sa), RDEV_INVALID_PARAM,
-                srv_b.target);
-  ck_assert_ptr_nonnull(strstr(rdev_session_last_error(), fx_srv.target));
-  EXPECT_NAMING(rdev_memcpy_async(s, b, 4096, host, 4096, RDEV_MEMCPY_DEFAULT, sa), RDEV_INVALID_PARAM, srv_b.target);
-  EXPECT_NAMING(rdev_memset_async(s, b, 4096, 1, 4096, sa), RDEV_INVALID_PARAM, srv_b.target);
-  ck_assert_ptr_nonnull(strstr(rdev_session_last_error(), fx_srv.target));
-  EXPECT_NAMING(rdev_memset_async(s, a, 4096, 1, 4096, sb), RDEV_INVALID_PARAM, fx_srv.target);
-  ck_assert_ptr_nonnull(strstr(rdev_session_last_error(), srv_b.target));
-  EXPECT_NAMING(rdev_memcpy_async(s, a, 4096, host, 4096, RDEV_MEMCPY_HOST_TO_DEVICE, sb), RDEV_INVALID_PARAM,
-                fx_srv.target);
+  /* B's memory with A's stream: after A's stream's earlier work (a delay),
+   * on B, done when the call returns */
+  delay(sa, 300000);
+  double t0 = fx_now();
+  FX_OK(rdev_memcpy_async(s, b, 4096, host, 4096, RDEV_MEMCPY_HOST_TO_DEVICE, sa));
+  ck_assert_msg(fx_now() - t0 > 0.25, "the copy did not wait for the stream's delay (%.3f s)", fx_now() - t0);
+  ck_assert(rdev_stream_query(sa, &(int){0}) == RDEV_OK);
+  memset(back, 0, sizeof back);
+  FX_OK(rdev_memcpy_async(s, back, 4096, b, 4096, RDEV_MEMCPY_DEVICE_TO_HOST, sa));
+  FX_ASSERT_BYTES(back, host, 4096, "B's memory through A's stream: H2D, D2H");
+  FX_OK(rdev_memset_async(s, b + 7, 9, 0x5a, 9, sa));
+  FX_OK(rdev_memset_async(s, a, 4096, 0x3c, 4096, sb)); /* A's memory with B's stream */
+  FX_OK(rdev_memcpy_async(s, back, 4096, b, 4096, RDEV_MEMCPY_DEFAULT, sa));
+  memset(host + 7, 0x5a, 9);
+  FX_ASSERT_BYTES(back, host, 4096, "B's memory after a memset through A's stream");
+  FX_OK(rdev_memcpy(s, back, 4096, a, 4096, RDEV_MEMCPY_DEVICE_TO_HOST));
+  uint8_t want[4096];
+  memset(want, 0x3c, sizeof want);
+  FX_ASSERT_BYTES(back, want, 4096, "A's memory after a memset through B's stream");
+  /* the stream's earlier error is the call's */
+  rdev_arg_t bad = {.type = RDEV_ARG_PTR, .v.ptr = a};
+  FX_OK(rdev_launch(sa, "no_such_kernel", 1, &bad, 1));
+  FX_EXPECT(rdev_memcpy_async(s, back, 4096, b, 4096, RDEV_MEMCPY_DEVICE_TO_HOST, sa), RDEV_UNKNOWN_KERNEL);
   FX_EXPECT(rdev_memcpy_async(s, b, 4096, host, 4096, RDEV_MEMCPY_HOST_TO_DEVICE, NULL), RDEV_INVALID_PARAM);
-  /* nothing of them ran */
-  FX_OK(rdev_stream_synchronize(sa));
-  FX_OK(rdev_stream_synchronize(sb));
-  uint8_t guard[4096];
-  memset(guard, GUARD, sizeof guard);
-  FX_OK(rdev_memcpy(s, back, 4096, b, 4096, RDEV_MEMCPY_DEVICE_TO_HOST));
-  FX_ASSERT_BYTES(back, guard, 4096, "B's memory after the refused work");
+  /* a kernel reaches its own server's memory only */
+  rdev_arg_t pb[] = {{.type = RDEV_ARG_PTR, .v.ptr = b}, {.type = RDEV_ARG_I32, .v.i32 = 1}};
+  FX_EXPECT(rdev_launch(sa, "write_i32", 1, pb, 2), RDEV_INVALID_PARAM);
   /* the right stream works: async H2D, memset, D2H on each server, and a
    * stream of device 0 with memory of device 1 (one server) */
   FX_OK(rdev_memcpy_async(s, b, 4096, host, 4096, RDEV_MEMCPY_HOST_TO_DEVICE, sb));
@@ -879,7 +885,7 @@ Suite *suite_multi(void) {
   tcase_add_test(tc, test_multi_memcpy_wrong_kind_across_servers);
   tcase_add_test(tc, test_multi_memcpy_async_wrong_kind_across_servers);
   tcase_add_test(tc, test_multi_memcpy_async_across_servers);
-  tcase_add_test(tc, test_multi_stream_of_other_server_refused);
+  tcase_add_test(tc, test_multi_stream_of_other_server_runs_there);
   tcase_add_test(tc, test_multi_events_across_servers);
   tcase_add_test(tc, test_multi_binaries_on_every_server);
   tcase_add_test(tc, test_multi_second_server_killed);
