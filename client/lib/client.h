@@ -8,9 +8,11 @@
  * Who calls whom: each file calls only files on a lower line (and the wire
  * codec, rdev/wire.h, below them all); nothing calls back up.
  *
- *   multi.c    the API's session calls: routes each to the member session
- *              that holds its device, address or stream (a session over
- *              several servers); what spans servers → session memory stream info binary
+ *   multi.c    the API's session calls, routed to the member session
+ *              that holds their device, address or stream (a session
+ *              over several servers); what spans servers
+ *                                        → session memory stream info binary bulk
+ *                                          pending poll addr auth error
  *   session.c  open, close               → auth poll send pending info stream addr error
  *   job.c      job calls (no session)    → info (unary calls) auth error
  *   memory.c   malloc/free, copies       → submit poll (dead) stream info addr error

@@ -9,7 +9,8 @@
  * it (cl_ functions of the same name). What spans servers is here too:
  * device-to-device copies between servers, which travel through the client
  * in pipelined chunks. Owns the head's cl_multi_t; calls session.c,
- * memory.c, stream.c, info.c, binary.c, bulk.c, pending.c and error.c.
+ * memory.c, stream.c, info.c, binary.c, bulk.c, pending.c, poll.c (a
+ * server gone), addr.c, auth.c (what a target names) and error.c.
  */
 #include <pthread.h>
 #include <stdatomic.h>

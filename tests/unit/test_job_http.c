@@ -323,7 +323,9 @@ START_TEST(test_fetch_at_once) {
   uint64_t t0 = mono_ms();
   ck_assert_int_eq(srv_http_fetch(g, 4, &v.o), RDEV_OK);
   uint64_t took = mono_ms() - t0;
-  ck_assert_msg(took < 2000, "%llu ms: the fetches did not overlap", (unsigned long long)took);
+  /* one after another takes at least 3.6 s: any bound below that shows overlap, and
+   * 3 s leaves room for a loaded machine (2040 ms seen with the test suite at -j2) */
+  ck_assert_msg(took < 3000, "%llu ms: the fetches did not overlap", (unsigned long long)took);
   for (int i = 0; i < 4; i++) assert_body(&g[i], &c[i], 196608);
   srv_allow_free(v.allow);
 }
