@@ -29,7 +29,7 @@
 # podman cannot build even a trivial image here): the reason is printed.
 #
 # Measured on a 2-vCPU build machine with podman's overlay storage:
-# mmdebstrap 79 s, import 6 s, build 16 s (apt fetches the package's
+# mmdebstrap 80 s, import 6 s, build 16–19 s (apt fetches the package's
 # Depends), the smoke check 2 s; on vfs storage the build took 46 s. There
 # `podman run` itself fails (crun: the sandbox forbids setrlimit and cgroups
 # are hybrid), which is why step 4 checks the image's rdevd by chroot.
