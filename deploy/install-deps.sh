@@ -24,6 +24,7 @@ PKGS=(
   systemd  # systemd-analyze verifies the unit (tests/deploy)
   python3-yaml  # tests/deploy reads the rendered Kubernetes manifests
   slurmctld slurmd slurm-client munge  # tests/slurm runs deploy/slurm/ on a real Slurm
+  mmdebstrap podman  # deploy_container: a base image from Debian's archive, rdevd's image built on it
 )
 # kubectl renders deploy/kubernetes (kubectl kustomize): Debian's own
 # kubernetes-client, unless a kubectl is already installed.

@@ -11,8 +11,12 @@
 # second time with the sim's host view off (RDEV_SIM_HOST_VIEW=off), the path
 # a real NPU's memory takes. The Python package (client/python/) is tested in
 # the plain and ASan builds: pytest on both backends, the example notebook,
-# its benchmark's smoke run, and (plain) pip install into a venv. Exits
-# non-zero on the first failure.
+# its benchmark's smoke run, and (plain) pip install into a venv. The plain
+# build's tests/deploy/ also installs the tree, packs the .deb packages and,
+# as root, builds rdevd's container image from them (deploy_container: an
+# mmdebstrap base from Debian's archive, podman; about 2 minutes the first
+# time, skipped with the reason where this machine cannot make an image).
+# Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,8 +1,9 @@
 """tests/deploy/test_install.py — the installed rdev, used from outside the tree.
 
     test_install.py staged BUILD SRC   cmake --install BUILD --prefix into a scratch directory
-    test_install.py deb BUILD SRC      cpack -G DEB, the three packages listed (dpkg-deb -c) and
-                                       unpacked (dpkg-deb -x) into a scratch root
+    test_install.py deb BUILD SRC      cpack -G DEB into BUILD/packages (kept for deploy_container), the
+                                       three packages listed (dpkg-deb -c) and unpacked (dpkg-deb -x)
+                                       into a scratch root
 
 Either way it then builds, in a scratch directory and with nothing but the
 installed files and pkg-config, a C program (rdev.pc), a CANN program
@@ -135,9 +136,12 @@ def main():
             libdir = check_tree(prefix, build)
             pc_env["PKG_CONFIG_PATH"] = os.path.join(libdir, "pkgconfig")
         else:
-            out = os.path.join(work, "debs")
+            # BUILD/packages, kept: deploy_container builds its image from them
+            out = os.path.join(build, "packages")
+            shutil.rmtree(out, ignore_errors=True)
             run(["cpack", "-G", "DEB", "--config", os.path.join(build, "CPackConfig.cmake"), "-B", out],
                 stdout=subprocess.DEVNULL)
+            shutil.rmtree(os.path.join(out, "_CPack_Packages"), ignore_errors=True)
             debs = sorted(f for f in os.listdir(out) if f.endswith(".deb"))
             names = sorted(f.split("_")[0] for f in debs)
             if names != ["librdev", "librdev-dev", "rdevd"]:
