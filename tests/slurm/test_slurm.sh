@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/slurm/test_slurm.sh RDEVD RDEV TWO_SERVERS — deploy/slurm/ on a
+# tests/slurm/test_slurm.sh RDEVD RDEV TWO_SERVERS SEED ACL_DIR — deploy/slurm/ on a
 # real Slurm (Debian's slurmctld and slurmd, munge), one node, started here
 # as root in a scratch directory with its own ports and stopped at the end;
 # two rdevd (sim, 2 devices each; npu-test and npu-test2, one tenants file
@@ -11,12 +11,16 @@
 # different devices (one on each server); a job asking for 2 gets
 # RDEV_TARGET with both addresses and one token each server takes for its
 # one device, and in it TWO_SERVERS (tests/slurm/two_servers.c) opens one
-# session over both and copies between their devices; a job that did not
-# ask gets nothing; the epilog removes every token; both rdevd's audit
+# session over both and copies between their devices; `sbatch --wait
+# --gres=rdev:1` runs SEED (the seed's D2H program built against the ACL
+# library, libascendcl.so in ACL_DIR) to success; a job that did not ask
+# gets nothing, and rdevd refuses it a session; the epilog removes every
+# token; both rdevd's audit
 # lines carry the job ids. (A token's expiry and refusals: python_tenants,
 # JobTokenTest.) Exits 77 (skipped) when not root or Slurm is missing.
 set -u
-RDEVD=$(readlink -f "$1") RDEV=$(readlink -f "$2") TWO_SERVERS=$(readlink -f "$3")
+RDEVD=$(readlink -f "$1") RDEV=$(readlink -f "$2") TWO_SERVERS=$(readlink -f "$3") SEED=$(readlink -f "$4")
+ACL_DIR=$(readlink -f "$5")
 HERE=$(cd "$(dirname "$0")" && pwd) SLURM_SRC=$(cd "$HERE/../../deploy/slurm" && pwd)
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
 for b in slurmctld slurmd srun sbatch scontrol sinfo munged munge; do
@@ -162,9 +166,17 @@ for l in "$tmp"/rdevd-npu-test.log "$tmp"/rdevd-npu-test2.log; do
   grep -qE "audit: session opened: tenant=cluster .* job=slurm-[0-9]+" "$l" || fail "no audit line with the job id in $l"
 done
 
-# 4. a job that did not ask gets nothing
-out=$(run bash -c 'echo "target=${RDEV_TARGET:-none} file=${RDEV_TOKEN_FILE:-none}"; ls '"$tmp/run"' | wc -l') || fail "job 4: $out"
+# 4. a job that did not ask gets nothing, and rdevd refuses it a session
+out=$(run bash -c 'echo "target=${RDEV_TARGET:-none} file=${RDEV_TOKEN_FILE:-none}"; ls '"$tmp/run"' | wc -l
+  RDEV_TARGET='"$addr_a"' '"$RDEV"' info; echo "info rc=$?"' 2>&1) || fail "job 4: $out"
 echo "$out" | grep -q '^target=none file=none$' || fail "a job without rdev GRES got: $out"
+echo "$out" | grep -q '^info rc=0$' && fail "rdevd served a job without rdev GRES: $out"
+echo "$out" | grep -qi 'unauthenticated' || fail "a job without rdev GRES, refused how: $out"
+
+# 4b. the seed's D2H program through the ACL library, unmodified, in a batch job
+sbatch -Q --wait -t 1 --gres=rdev:1 -o "$tmp/seed.out" \
+  --wrap "LD_LIBRARY_PATH=$ACL_DIR $SEED" >/dev/null || fail "sbatch --wait of the seed program: $(cat "$tmp/seed.out")"
+grep -q "Destination data: 123" "$tmp/seed.out" || fail "the seed program in a batch job: $(cat "$tmp/seed.out")"
 
 # 5. the epilog removed every token
 for _ in $(seq 50); do [ -z "$(ls "$tmp/run")" ] && break; sleep 0.1; done
