@@ -49,6 +49,10 @@ void cl_addr_init(rdev_session_t *s) {
   s->space.tag = atomic_fetch_add(&next, 1) % RDEV_WIRE_VA_TAGS;
 }
 
+uint64_t cl_addr_total_locked(rdev_session_t *s, int dev) {
+  return dev >= 0 && dev < RDEV_WIRE_MAX_DEVICES ? s->space.win[dev].total : 0;
+}
+
 void cl_addr_limits_locked(rdev_session_t *s, grpc_slice v) {
   const char *p = (const char *)GRPC_SLICE_START_PTR(v), *end = p + GRPC_SLICE_LENGTH(v);
   for (int dev = 0; p < end && dev < RDEV_WIRE_MAX_DEVICES; dev++) {

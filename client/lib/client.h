@@ -217,10 +217,13 @@ typedef struct {
   struct rdev_host_call *calls;       /* launched and not yet done */
 } cl_host_state_t;
 
-/* info.c: the current device (atomics: read without s->mu). */
+/* info.c: the current device and the count (atomics: read without s->mu),
+ * and the devices' names from the open's answer (under s->mu). */
 typedef struct {
   atomic_int current;
   atomic_int count; /* -1 until the first ListDevices */
+  bool named;       /* the names came (RDEV_WIRE_DEVICE_NAMES_KEY) */
+  char names[RDEV_WIRE_MAX_DEVICES][32];
 } cl_device_state_t;
 
 /* A device's window of the session's address space (rdev.proto,
@@ -349,6 +352,8 @@ void cl_addr_unplace(rdev_session_t *s, cl_alloc_t *a, bool freed);
 bool cl_addr_known(rdev_session_t *s, const void *p, size_t len, bool *fits);
 /* Frees s's map (at close: no other thread uses s). */
 void cl_addr_map_destroy(rdev_session_t *s);
+/* Under s->mu: device dev's memory as the open's answer said (0: not known). */
+uint64_t cl_addr_total_locked(rdev_session_t *s, int dev);
 
 /* ==== send.c: the send queue and batching ====================================== */
 
@@ -687,6 +692,9 @@ void cl_device_init(rdev_session_t *s);
 int cl_device_current(rdev_session_t *s);
 /* The server said at open how many devices the session may use. */
 void cl_device_count_known(rdev_session_t *s, int count);
+/* Under s->mu: the devices' names from an open's answer
+ * (RDEV_WIRE_DEVICE_NAMES_KEY). */
+void cl_device_names_locked(rdev_session_t *s, grpc_slice v);
 /* A unary call on the session's channel (its own completion queue, a
  * 10 s deadline, the session's credentials): req out, *rep in. Blocks. */
 int cl_unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fields, const void *req,
@@ -765,6 +773,7 @@ int cl_server_info(rdev_session_t *s, rdev_server_info_t *info);
 int cl_server_kernels(rdev_session_t *s, rdev_kernel_info_t *kernels, int max, int *count);
 int cl_device_count(rdev_session_t *s, int *count);
 int cl_device_info(rdev_session_t *s, int dev, rdev_device_info_t *info);
+int cl_device_props(rdev_session_t *s, int dev, rdev_device_props_t *props);
 int cl_device_set(rdev_session_t *s, int dev);
 int cl_device_get(rdev_session_t *s, int *dev);
 int cl_mem_info(rdev_session_t *s, size_t *free_bytes, size_t *total_bytes);

@@ -24,6 +24,18 @@ int cl_device_current(rdev_session_t *s) { return atomic_load(&s->dev.current); 
 
 void cl_device_count_known(rdev_session_t *s, int count) { atomic_store(&s->dev.count, count); }
 
+void cl_device_names_locked(rdev_session_t *s, grpc_slice v) {
+  const char *p = (const char *)GRPC_SLICE_START_PTR(v), *end = p + GRPC_SLICE_LENGTH(v);
+  for (int dev = 0; dev < RDEV_WIRE_MAX_DEVICES; dev++) {
+    const char *comma = memchr(p, ',', (size_t)(end - p));
+    size_t len = (size_t)((comma ? comma : end) - p);
+    snprintf(s->dev.names[dev], sizeof s->dev.names[dev], "%.*s", (int)len, p);
+    if (!comma) break;
+    p = comma + 1;
+  }
+  s->dev.named = true;
+}
+
 int cl_unary_call(grpc_channel *ch, cl_auth_t *auth, const char *method, int64_t deadline_ms,
                   const pb_msgdesc_t *req_fields, const void *req, const pb_msgdesc_t *rep_fields, void *rep,
                   const cl_reply_cap_t *cap, grpc_status_code *gstatus) {
@@ -233,6 +245,26 @@ int cl_device_info(rdev_session_t *s, int dev, rdev_device_info_t *info) {
     return RDEV_OK;
   }
   return cl_error(RDEV_RT_INVALID_DEVICEID, "device %d out of range (%d devices)", dev, (int)rep.devices_count);
+}
+
+int cl_device_props(rdev_session_t *s, int dev, rdev_device_props_t *props) {
+  if (!s || !props) return cl_error(RDEV_INVALID_PARAM, "session or props is NULL");
+  int count;
+  int rc = cl_device_count(s, &count); /* after the open's answer */
+  if (rc) return rc;
+  if (dev < 0 || dev >= count)
+    return cl_error(RDEV_RT_INVALID_DEVICEID, "device %d out of range (%d devices)", dev, count);
+  memset(props, 0, sizeof *props);
+  pthread_mutex_lock(&s->mu);
+  bool known = s->dev.named && (props->total_bytes = (size_t)cl_addr_total_locked(s, dev)) > 0;
+  if (known) snprintf(props->name, sizeof props->name, "%s", s->dev.names[dev]);
+  pthread_mutex_unlock(&s->mu);
+  if (known) return RDEV_OK;
+  rdev_device_info_t info; /* a server that did not say */
+  if ((rc = cl_device_info(s, dev, &info))) return rc;
+  snprintf(props->name, sizeof props->name, "%s", info.name);
+  props->total_bytes = info.total_bytes;
+  return RDEV_OK;
 }
 
 int cl_device_set(rdev_session_t *s, int dev) {

@@ -234,6 +234,14 @@ int rdev_device_info(rdev_session_t *s, int dev, rdev_device_info_t *info) {
   return rc ? rc : cl_device_info(m, local, info);
 }
 
+int rdev_device_props(rdev_session_t *s, int dev, rdev_device_props_t *props) {
+  if (!s) return cl_error(RDEV_INVALID_PARAM, "session or props is NULL");
+  rdev_session_t *m;
+  int local;
+  int rc = at_device(s, dev, &m, &local);
+  return rc ? rc : cl_device_props(m, local, props);
+}
+
 int rdev_device_set(rdev_session_t *s, int dev) {
   if (!s || !s->multi) return cl_device_set(s, dev);
   rdev_session_t *m;

@@ -94,6 +94,11 @@ static bool on_open(rdev_session_t *s, bool ok) {
       cl_addr_limits_locked(s, m->value);
       pthread_mutex_unlock(&s->mu);
     }
+    if (grpc_slice_str_cmp(m->key, RDEV_WIRE_DEVICE_NAMES_KEY) == 0) {
+      pthread_mutex_lock(&s->mu);
+      cl_device_names_locked(s, m->value);
+      pthread_mutex_unlock(&s->mu);
+    }
     if (grpc_slice_str_cmp(m->key, RDEV_WIRE_BULK_PATH_KEY) == 0 && GRPC_SLICE_LENGTH(m->value) < sizeof bulk_path) {
       memcpy(bulk_path, GRPC_SLICE_START_PTR(m->value), GRPC_SLICE_LENGTH(m->value));
       bulk_path[GRPC_SLICE_LENGTH(m->value)] = '\0';

@@ -136,18 +136,26 @@ static char batch_xfer_str[24];
 static void open_md_init(void) { snprintf(batch_xfer_str, sizeof batch_xfer_str, "%u", RDEV_WIRE_MAX_BATCH_XFER); }
 
 /* Per device of the session, the tenant's quota there (0: none) and the
- * device's memory, as "quota/total" (RDEV_WIRE_MEM_LIMITS_KEY). */
-static void mem_limits_fill(srv_session_t *s, int ndev) {
+ * device's memory, as "quota/total" (RDEV_WIRE_MEM_LIMITS_KEY), and its
+ * name (RDEV_WIRE_DEVICE_NAMES_KEY). */
+static void devices_fill(srv_session_t *s, int ndev) {
   srv_tenant_t *t = s->tenant;
   pthread_mutex_lock(&t->mu);
   size_t quota = t->mem_quota;
   pthread_mutex_unlock(&t->mu);
   char *at = s->mem_limits_str, *end = at + sizeof s->mem_limits_str;
-  *at = '\0';
+  char *nat = s->device_names_str, *nend = nat + sizeof s->device_names_str;
+  *at = *nat = '\0';
   for (int i = 0, d; (d = srv_tenant_device(t, s->grant.devices, ndev, i)) >= 0 && i < RDEV_WIRE_MAX_DEVICES; i++) {
     size_t free_bytes = 0, total = 0;
     rdev_rt_mem_info(s->srv->rt, d, &free_bytes, &total);
     at += snprintf(at, (size_t)(end - at), "%s%zu/%zu", i ? "," : "", quota == SIZE_MAX ? 0 : quota, total);
+    rdev_rt_device_info_t info = {.name = ""};
+    rdev_rt_device_info(s->srv->rt, d, &info);
+    char *name = nat + (i ? 1 : 0);
+    nat += snprintf(nat, (size_t)(nend - nat), "%s%.31s", i ? "," : "", info.name);
+    for (char *c = name; c < nat; c++)
+      if (*c == ',') *c = '_';
   }
 }
 
@@ -159,7 +167,7 @@ static size_t open_md_fill(srv_session_t *s) {
   int ndev = 0;
   rdev_rt_device_count(s->srv->rt, &ndev);
   snprintf(s->devices_str, sizeof s->devices_str, "%d", srv_tenant_device_count(s->tenant, s->grant.devices, ndev));
-  mem_limits_fill(s, ndev);
+  devices_fill(s, ndev);
   md[0].key = grpc_slice_from_static_string(RDEV_WIRE_SESSION_OPEN_KEY);
   md[0].value = grpc_slice_from_static_string("open");
   md[1].key = grpc_slice_from_static_string(RDEV_WIRE_BATCH_XFER_KEY);
@@ -174,6 +182,8 @@ static size_t open_md_fill(srv_session_t *s) {
   size_t n = local || s->srv->bulk_port > 0 ? 5 : 4;
   md[n].key = grpc_slice_from_static_string(RDEV_WIRE_MEM_LIMITS_KEY);
   md[n++].value = grpc_slice_from_static_string(s->mem_limits_str);
+  md[n].key = grpc_slice_from_static_string(RDEV_WIRE_DEVICE_NAMES_KEY);
+  md[n++].value = grpc_slice_from_static_string(s->device_names_str);
   if (!s->resumable) return n;
   md[n].key = grpc_slice_from_static_string(RDEV_WIRE_RESUME_MS_KEY);
   md[n].value = grpc_slice_from_static_string(s->srv->resume_ms_str);

@@ -148,16 +148,17 @@ struct srv_session {
   size_t inflight;
   char *held; /* kernel print output not sent yet (at most HOLD_MAX) */
   size_t held_len, held_cap;
-  srv_gate_t *gates;                               /* host functions queued and not yet over (ops_host.c) */
-  grpc_metadata open_md[8];                        /* sent when it opens or resumes (call.c) */
-  char received_str[24];                           /* in a resume's: rx_msgs */
-  char devices_str[12];                            /* in it: the tenant's device count */
-  char mem_limits_str[RDEV_WIRE_MAX_DEVICES * 42]; /* in it: each device's quota and memory */
-  pthread_cond_t gate_cv;                          /* a gate opened, or the session is released */
-  srv_zc_session_t *zc;                            /* its shown Read replies (zerocopy.h) */
-  struct srv_bulk_conn *bulk;                      /* its bulk connection (bulk.c): set once, by the listener... */
-  void (*bulk_free)(struct srv_bulk_conn *);       /* ...with what frees it at the last reference */
-  struct srv_region *regions;                      /* its registered host memory (regions.c) */
+  srv_gate_t *gates;                                 /* host functions queued and not yet over (ops_host.c) */
+  grpc_metadata open_md[10];                         /* sent when it opens or resumes (call.c) */
+  char received_str[24];                             /* in a resume's: rx_msgs */
+  char devices_str[12];                              /* in it: the tenant's device count */
+  char mem_limits_str[RDEV_WIRE_MAX_DEVICES * 42];   /* in it: each device's quota and memory */
+  char device_names_str[RDEV_WIRE_MAX_DEVICES * 32]; /* and name */
+  pthread_cond_t gate_cv;                            /* a gate opened, or the session is released */
+  srv_zc_session_t *zc;                              /* its shown Read replies (zerocopy.h) */
+  struct srv_bulk_conn *bulk;                        /* its bulk connection (bulk.c): set once, by the listener... */
+  void (*bulk_free)(struct srv_bulk_conn *);         /* ...with what frees it at the last reference */
+  struct srv_region *regions;                        /* its registered host memory (regions.c) */
   uint64_t region_bytes;
   grpc_byte_buffer *paused; /* a message whose handling paused, and where (dispatch.c) */
   batch_t paused_at;

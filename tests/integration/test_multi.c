@@ -148,7 +148,13 @@ START_TEST(test_multi_devices_numbered_across_servers) {
     rdev_device_info_t di;
     FX_OK(rdev_device_info(s, d, &di));
     ck_assert_msg(di.total_bytes == total[d], "device %d: %zu bytes, want %zu", d, di.total_bytes, total[d]);
+    rdev_device_props_t p; /* from the member's open */
+    FX_OK(rdev_device_props(s, d, &p));
+    ck_assert_msg(p.total_bytes == total[d], "device %d props: %zu bytes, want %zu", d, p.total_bytes, total[d]);
+    ck_assert_str_eq(p.name, di.name);
   }
+  rdev_device_props_t none;
+  FX_EXPECT(rdev_device_props(s, 3, &none), RDEV_RT_INVALID_DEVICEID);
   rdev_device_info_t di;
   FX_EXPECT(rdev_device_info(s, 3, &di), RDEV_RT_INVALID_DEVICEID);
   FX_EXPECT(rdev_device_info(s, -1, &di), RDEV_RT_INVALID_DEVICEID);

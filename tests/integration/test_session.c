@@ -161,6 +161,34 @@ START_TEST(test_device_count_and_info) {
 }
 END_TEST
 
+/* A device's name and memory come with the open's answer: asked while
+ * rdevd is frozen, they still come (a call would wait for it). */
+START_TEST(test_device_props_without_a_call) {
+  rdev_session_t *s = fx_open();
+  int n = -1;
+  FX_OK(rdev_device_count(s, &n)); /* the open's answer is in */
+  ck_assert_int_eq(n, 2);
+  rdev_device_info_t di[2];
+  for (int d = 0; d < n; d++) FX_OK(rdev_device_info(s, d, &di[d])); /* what ListDevices says */
+  ck_assert_int_eq(fx_server_freeze(&fx_srv, 10), 0);
+  for (int d = 0; d < n; d++) {
+    rdev_device_props_t p;
+    memset(&p, 0xa5, sizeof p);
+    FX_OK(rdev_device_props(s, d, &p));
+    ck_assert_uint_gt(strlen(p.name), 0);
+    ck_assert_str_eq(p.name, di[d].name);
+    ck_assert_uint_eq(p.total_bytes, di[d].total_bytes);
+    ck_assert_uint_eq(p.total_bytes, FX_SIM_MEM);
+  }
+  rdev_device_props_t p;
+  FX_EXPECT(rdev_device_props(s, 2, &p), RDEV_RT_INVALID_DEVICEID);
+  FX_EXPECT(rdev_device_props(s, -1, &p), RDEV_RT_INVALID_DEVICEID);
+  FX_EXPECT(rdev_device_props(s, 0, NULL), RDEV_INVALID_PARAM);
+  ck_assert_int_eq(kill(fx_srv.pid, SIGCONT), 0);
+  rdev_session_close(s);
+}
+END_TEST
+
 START_TEST(test_device_info_invalid_device) {
   rdev_session_t *s = fx_open();
   rdev_device_info_t di;
@@ -370,6 +398,7 @@ Suite *suite_session(void) {
   tcase_add_test(tc, test_tls_session_resumed);
   tcase_add_test(tc, test_server_kernels);
   tcase_add_test(tc, test_device_count_and_info);
+  tcase_add_test(tc, test_device_props_without_a_call);
   tcase_add_test(tc, test_device_info_invalid_device);
   tcase_add_test(tc, test_device_set_get);
   tcase_add_test(tc, test_device_set_invalid_device);

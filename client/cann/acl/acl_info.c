@@ -242,9 +242,10 @@ aclError aclrtGetDeviceUtilizationRate(int32_t deviceId, aclrtUtilizationInfo *u
 aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t *value) {
   if (!value) return acl_fail(ACL_ERROR_INVALID_PARAM, "value is NULL");
   if (deviceId > 63) return acl_fail(ACL_ERROR_RT_INVALID_DEVICEID, "device %u", deviceId);
-  size_t total = 0, free_bytes = 0;
-  aclError rc = acl_device_memory((int32_t)deviceId, &total, &free_bytes);
+  rdev_device_props_t p; /* from the session's open: no round trip */
+  aclError rc = acl_device_props((int)deviceId, &p);
   if (rc) return rc;
+  size_t total = p.total_bytes;
   switch (attr) {
     case ACL_DEV_ATTR_AICPU_CORE_NUM: *value = 0; return ACL_SUCCESS; /* the sim runs no AI CPU work */
     case ACL_DEV_ATTR_AICORE_CORE_NUM:

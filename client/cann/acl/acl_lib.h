@@ -183,6 +183,10 @@ aclError acl_device_count(int *count);
 /* Device dev's memory, total and free; or an error (no session, no such device). */
 aclError acl_device_memory(int dev, size_t *total, size_t *free_bytes);
 
+/* Device dev's fixed properties (dev < 0: the calling thread's device),
+ * from the session's open, without a round trip; or an error. */
+aclError acl_device_props(int dev, rdev_device_props_t *props);
+
 /* The name of the calling thread's device, copied into name; or an error. */
 aclError acl_device_name(char *name, size_t len);
 

@@ -177,13 +177,18 @@ aclError acl_device_memory(int dev, size_t *total, size_t *free_bytes) {
   return rc;
 }
 
-aclError acl_device_name(char *name, size_t len) {
-  rdev_device_info_t info;
+aclError acl_device_props(int dev, rdev_device_props_t *props) {
   pthread_mutex_lock(&g.mu);
-  aclError rc = on_device();
-  if (!rc) rc = acl_result(rdev_device_info(g.s, t_dev, &info), "device info");
+  aclError rc = dev < 0 ? on_device() : session_ok();
+  if (!rc) rc = acl_result(rdev_device_props(g.s, dev < 0 ? t_dev : dev, props), "device properties");
   pthread_mutex_unlock(&g.mu);
-  if (!rc) snprintf(name, len, "%s", info.name);
+  return rc;
+}
+
+aclError acl_device_name(char *name, size_t len) {
+  rdev_device_props_t p;
+  aclError rc = acl_device_props(-1, &p);
+  if (!rc) snprintf(name, len, "%s", p.name);
   return rc;
 }
 

@@ -213,6 +213,17 @@ int rdev_device_count(rdev_session_t *s, int *count);
  * range): one unary call, outside the session's order (frees sent just
  * before may not show yet; rdev_mem_info's figures are in order). */
 int rdev_device_info(rdev_session_t *s, int dev, rdev_device_info_t *info);
+
+/* What does not change of a device: its name and its memory. */
+typedef struct {
+  char name[32];
+  size_t total_bytes;
+} rdev_device_props_t;
+/* Device dev's properties as rdevd sent them with its answer to the
+ * session's open: no round trip of its own (it waits for that answer when
+ * it has not come yet; a server that sent none is asked, one unary call).
+ * RDEV_RT_INVALID_DEVICEID when out of range. */
+int rdev_device_props(rdev_session_t *s, int dev, rdev_device_props_t *props);
 /* aclrtSetDevice: selects the device later mallocs, streams and events of this
  * session use. Checked against the device count (rdev_device_count). */
 int rdev_device_set(rdev_session_t *s, int dev);

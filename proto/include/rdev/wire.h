@@ -63,6 +63,9 @@
  * (decimal). A client that places its own allocations refuses one at once
  * when the session alone would pass either. */
 #define RDEV_WIRE_MEM_LIMITS_KEY "rdev-mem-limits"
+/* And, per device in order, comma-separated, its name (ListDevices'; a ','
+ * in it is sent as '_'): a program reads it without a call of its own. */
+#define RDEV_WIRE_DEVICE_NAMES_KEY "rdev-device-names"
 
 /* Client-placed device addresses (rdev.proto, Malloc.addr): device d's
  * window of a session is [RDEV_WIRE_VA_BASE + tag << 46 + d << 40, +1 TiB)
