@@ -29,7 +29,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 import types
 import unittest
