@@ -4,12 +4,14 @@
  * faults fire, every result checked. Public client API only.
  *
  *   rdev_chaos RDEVD [--long] [--rounds N] [--seed S] [--resume]
+ *              [--notebook SCRIPT [--python PY] [--python-path DIR]
+ *               [--python-preload LIB]]
  *
  * It starts RDEVD (sim, one device, --listen 127.0.0.1:0, --bulk-listen
  * on a port B free on 127.0.0.2 too) and a proxy with two routes on
  * 127.0.0.2: the session call, and port B for the bulk connections
- * (chaos_proxy.h says why). Five victims, one thread and session each,
- * loop on their operation through the proxy:
+ * (chaos_proxy.h says why). Five victims (six with --notebook), one
+ * thread and session each, loop on their operation through the proxy:
  *   copy-sync   rdev_memcpy H2D then D2H of 256 KiB .. 4 MiB (--long: 16),
  *               on the bulk connection; compared byte for byte
  *   copy-async  the same with rdev_memcpy_async and a bounded synchronize
@@ -21,8 +23,23 @@
  *               is exactly their 16 lines, once each, in order
  *   hostfn      6 host functions (blocking and not) between inc_u32
  *               launches, synchronize: each ran once, in order, with OK
- * (No job watch: jobs need --job-dir and an HTTP peer; `rdev job watch`
- * across a lost server is tests/jobs/test_watch.py's.)
+ *   notebook    (--notebook) a Python process, SCRIPT (notebook_victim.py,
+ *               by PY, /usr/bin/python3, with the rdev package on DIR,
+ *               and LIB preloaded: an ASan build's libasan): its cells
+ *               (numpy array of 4 B .. 4 MiB up, rdev.ops.add or a kernel,
+ *               down, compared with numpy's bytes) are its operations; a
+ *               thread here reads its lines ("start", "ok", "failed CODE
+ *               MESSAGE", "violation MESSAGE") on a pipe and tells it "go"
+ *               and "stop" (it closes its session) on its standard input.
+ *               It must see faults: a cell in flight at one cut of every
+ *               connection at least. The Python package's copies are
+ *               queued on a stream: with resume they fail as copy-async's
+ *               do, and only so ("the bulk connection was lost"). Its
+ *               session has the package's keepalive (10 s): to it the
+ *               stall of 3.5 keepalives below is a stall.
+ * (No job watch here: jobs need --job-dir and an HTTP peer; `rdev job
+ * watch` through the proxy while its connections are cut is
+ * chaos_watch.py's, and across a lost server tests/jobs/test_watch.py's.)
  * An operation either completes with correct data, or fails with
  * RDEV_UNAVAILABLE; the victim then closes its session and opens another.
  * Any other status, wrong data, a second run of anything, or an
@@ -49,12 +66,12 @@
  * on a bulk connection that broke (--resume sets it for all, as ctest's
  * chaos_quick does: sessions resume).
  *
- * At the end: all sessions closed, rdevd's descriptors are back to their
- * count before the first session, its RSS within 16 MiB + 10 % (ASan:
- * 320 MiB + 25 %, its quarantine) of what it was after the warm-up, it
- * still serves (a
- * verified copy and pipeline, directly and through the proxy), and it
- * exits 0 on SIGTERM (under ASan: no leak). Exit 0 only if all hold.
+ * At the end: the notebook victim exits 0, all sessions closed, rdevd's
+ * descriptors are back to their count before the first session, its RSS
+ * within 16 MiB + 10 % (ASan: 320 MiB + 25 %, its quarantine) of what it
+ * was after the warm-up, it still serves (a verified copy and pipeline,
+ * directly and through the proxy), and it exits 0 on SIGTERM (under ASan:
+ * no leak). Exit 0 only if all hold.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -100,8 +117,8 @@
 #define COPY_OFF ((size_t)64 << 10) /* copies land past the counter, print and memset slots */
 #define AFTER 2                     /* operations each victim completes after a fault */
 
-typedef enum { V_COPY_SYNC, V_COPY_ASYNC, V_PIPELINE, V_PRINT, V_HOSTFN, NVICTIMS } vkind_t;
-static const char *const vnames[NVICTIMS] = {"copy-sync", "copy-async", "pipeline", "print", "hostfn"};
+typedef enum { V_COPY_SYNC, V_COPY_ASYNC, V_PIPELINE, V_PRINT, V_HOSTFN, V_NOTEBOOK, NVICTIMS } vkind_t;
+static const char *const vnames[NVICTIMS] = {"copy-sync", "copy-async", "pipeline", "print", "hostfn", "notebook"};
 
 typedef enum { F_NONE, F_CUT, F_RANDOM_CUT, F_STALL, F_THROTTLE } fkind_t;
 
@@ -142,6 +159,7 @@ static size_t g_max_copy;       /* bytes */
 static atomic_int g_run;        /* victims loop while set */
 static atomic_int g_fired;      /* the fault of this scenario fired */
 static atomic_int g_violations; /* over the whole run */
+static int g_nv = V_NOTEBOOK;   /* victims of the run: the notebook too with --notebook */
 /* Signalled whenever a victim finished an operation or its run. */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv;
@@ -196,6 +214,9 @@ typedef struct {
   atomic_llong op_start; /* ns; 0: between operations */
   atomic_int done;
   int last_rc;
+  int fired_at_start;   /* notebook: g_fired when its cell began */
+  int across;           /* notebook: cells in flight when a cut of every connection fired */
+  atomic_int bulk_lost; /* notebook: failures of a copy whose bytes were on a bulk connection that broke */
 } victim_t;
 
 /* One operation's host functions: each one's runs and status. */
@@ -460,6 +481,140 @@ static void *victim_main(void *arg) {
   return NULL;
 }
 
+/* ---- the notebook victim: a Python process ---------------------------------------------- */
+
+static pid_t g_nb = -1;     /* notebook_victim.py */
+static int g_nb_in = -1;    /* its standard input (commands) */
+static int g_nb_out = -1;   /* its standard output (a line per event) */
+static char g_nb_buf[4096]; /* what it wrote past the last whole line */
+static size_t g_nb_len;
+
+/* The next line the notebook victim wrote, into line (without its
+ * newline), waiting up to ms: 1, 0 when none came in time, -1 at its end. */
+static int nb_line(char *line, size_t cap, int ms) {
+  for (;;) {
+    char *nl = memchr(g_nb_buf, '\n', g_nb_len);
+    if (nl) {
+      size_t n = (size_t)(nl - g_nb_buf), k = n < cap - 1 ? n : cap - 1;
+      memcpy(line, g_nb_buf, k);
+      line[k] = '\0';
+      memmove(g_nb_buf, nl + 1, g_nb_len - n - 1);
+      g_nb_len -= n + 1;
+      return 1;
+    }
+    if (g_nb_len == sizeof g_nb_buf) g_nb_len = 0; /* an overlong line: dropped */
+    struct pollfd pf = {.fd = g_nb_out, .events = POLLIN};
+    int r = poll(&pf, 1, ms);
+    if (r == 0) return 0;
+    if (r < 0 && errno == EINTR) continue;
+    ssize_t got = r > 0 ? read(g_nb_out, g_nb_buf + g_nb_len, sizeof g_nb_buf - g_nb_len) : -1;
+    if (got <= 0) return -1;
+    g_nb_len += (size_t)got;
+  }
+}
+
+/* Sends the notebook victim a command line: 0, or -1 when it is gone. */
+static int nb_say(const char *cmd) {
+  size_t n = strlen(cmd);
+  return write(g_nb_in, cmd, n) == (ssize_t)n ? 0 : -1;
+}
+
+/* Starts python on script (notebook_victim.py) at the proxy's address,
+ * with pypath as PYTHONPATH and preload (if any) as LD_PRELOAD (an ASan
+ * build's extension needs libasan first; leak checking off, as for the
+ * package's own tests): 0 once it said "ready", else -1. */
+static int nb_start(const char *python, const char *script, const char *pypath, const char *preload, uint64_t seed) {
+  int in[2], out[2];
+  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) return -1;
+  char seed_s[32], max_s[32], cell_s[32];
+  snprintf(seed_s, sizeof seed_s, "%" PRIu64, seed);
+  snprintf(max_s, sizeof max_s, "%zu", g_max_copy);
+  snprintf(cell_s, sizeof cell_s, "%d", HANG_S);
+  pid_t parent = getpid();
+  g_nb = fork();
+  if (g_nb == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    dup2(in[0], STDIN_FILENO);
+    dup2(out[1], STDOUT_FILENO);
+    if (pypath) setenv("PYTHONPATH", pypath, 1);
+    if (preload && *preload) {
+      setenv("LD_PRELOAD", preload, 1);
+      setenv("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=1", 1);
+    }
+    setenv("RDEV_PROGRESS", "0", 1);
+    execl(python, python, script, g_target, "--seed", seed_s, "--max-bytes", max_s, "--cell-s", cell_s, (char *)NULL);
+    _exit(127);
+  }
+  close(in[0]), close(out[1]);
+  g_nb_in = in[1], g_nb_out = out[0];
+  if (g_nb < 0) return -1;
+  char line[256];
+  int r;
+  while ((r = nb_line(line, sizeof line, 60000)) == 1 && strcmp(line, "ready")) fprintf(stderr, "notebook: %s\n", line);
+  return r == 1 ? 0 : -1;
+}
+
+/* Ends the notebook victim (an end of input; SIGKILL after 10 s): 0 when
+ * it exited 0. */
+static int nb_end(void) {
+  if (g_nb <= 0) return 0;
+  close(g_nb_in);
+  int st = -1;
+  for (double end = now_s() + 10; now_s() < end; usleep(20000))
+    if (waitpid(g_nb, &st, WNOHANG) == g_nb) break;
+  if (st == -1) kill(g_nb, SIGKILL), waitpid(g_nb, NULL, 0);
+  close(g_nb_out);
+  g_nb = -1;
+  return st != -1 && WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -1;
+}
+
+/* The notebook victim's thread: tells it "go", counts its cells as a
+ * victim's operations from the lines it writes, and once g_run ends
+ * tells it "stop" and waits for "stopped" (its session closed). */
+static void *notebook_main(void *arg) {
+  victim_t *v = arg;
+  bool stopping = false;
+  char line[1024];
+  if (nb_say("go\n")) violation(v, "the notebook victim is gone");
+  for (;;) {
+    if (!stopping && !atomic_load(&g_run)) {
+      stopping = true;
+      if (nb_say("stop\n")) violation(v, "the notebook victim is gone");
+    }
+    int r = nb_line(line, sizeof line, 100);
+    if (r == 0) continue;
+    if (r < 0) {
+      violation(v, "the notebook victim ended");
+      break;
+    }
+    if (!strcmp(line, "stopped")) break;
+    if (!strcmp(line, "start")) {
+      v->fired_at_start = atomic_load(&g_fired);
+      atomic_store(&v->op_start, now_ns());
+      continue;
+    }
+    atomic_store(&v->op_start, 0);
+    if (!strncmp(line, "ok ", 3)) {
+      atomic_fetch_add(&v->ok, 1);
+      if (v->fired_at_start) atomic_fetch_add(&v->ok_after, 1);
+    } else if (!strncmp(line, "failed ", 7)) {
+      v->last_rc = atoi(line + 7);
+      if (strstr(line, "the bulk connection was lost")) atomic_fetch_add(&v->bulk_lost, 1);
+      fprintf(stderr, "chaos: notebook: a cell %s\n", line); /* its reason: few, and the judge's evidence */
+      atomic_fetch_add(&v->failed, 1);
+    } else {
+      violation(v, "%s", line);
+      atomic_fetch_add(&v->failed, 1);
+    }
+    progress();
+  }
+  atomic_store(&v->op_start, 0);
+  atomic_store(&v->done, 1);
+  progress();
+  return NULL;
+}
+
 /* ---- rdevd ------------------------------------------------------------------------- */
 
 static pid_t g_rdevd = -1;
@@ -607,7 +762,7 @@ static int wait_progress(victim_t *vs, int want, bool after, double limit_s) {
   double end = now_s() + limit_s;
   for (;;) {
     int behind = 0;
-    for (int i = 0; i < NVICTIMS; i++) {
+    for (int i = 0; i < g_nv; i++) {
       int n = atomic_load(after ? &vs[i].ok_after : &vs[i].ok);
       if (n < want) behind++;
       int64_t t0 = atomic_load(&vs[i].op_start);
@@ -618,7 +773,7 @@ static int wait_progress(victim_t *vs, int want, bool after, double limit_s) {
     }
     if (!behind) return 0;
     if (now_s() > end) {
-      for (int i = 0; i < NVICTIMS; i++)
+      for (int i = 0; i < g_nv; i++)
         if (atomic_load(after ? &vs[i].ok_after : &vs[i].ok) < want)
           violation(&vs[i], "no progress: %d operations in %.0f s (last failure %s)",
                     atomic_load(after ? &vs[i].ok_after : &vs[i].ok), limit_s, rdev_strerror(vs[i].last_rc));
@@ -670,31 +825,35 @@ static int run_scenario(chaos_proxy_t *p, victim_t *vs, const scenario_t *sc, ui
   chaos_counters_t c0 = chaos_proxy_counters(p, CHAOS_ALL_ROUTES);
   atomic_store(&g_fired, 0);
   atomic_store(&g_run, 1);
-  for (int i = 0; i < NVICTIMS; i++) {
+  for (int i = 0; i < g_nv; i++) {
     atomic_store(&vs[i].ok, 0), atomic_store(&vs[i].failed, 0), atomic_store(&vs[i].ok_after, 0);
+    atomic_store(&vs[i].bulk_lost, 0);
     atomic_store(&vs[i].done, 0);
     vs[i].last_rc = 0;
-    pthread_create(&vs[i].th, NULL, victim_main, &vs[i]);
+    pthread_create(&vs[i].th, NULL, i == V_NOTEBOOK ? notebook_main : victim_main, &vs[i]);
   }
   int rc = wait_progress(vs, 1, false, PROGRESS_S);
   /* A fault that breaks connections but failed no operation (it fell
    * between them) fires again, 3 times at most. */
   for (int tries = 0; !rc && tries < 3; tries++) {
     trigger(p, seed);
+    /* a notebook cell in flight has its session's connection cut with all */
+    bool nb_in_cell = g_nv > V_NOTEBOOK && atomic_load(&vs[V_NOTEBOOK].op_start);
     rc = fire(p, sc, seed);
+    if (sc->fault == F_CUT && nb_in_cell) vs[V_NOTEBOOK].across++;
     atomic_store(&g_fired, 1); /* recovery counts operations started from here */
     if (!rc) rc = wait_progress(vs, AFTER, true, PROGRESS_S);
     int failed = 0;
-    for (int i = 0; i < NVICTIMS; i++) failed += atomic_load(&vs[i].failed);
+    for (int i = 0; i < g_nv; i++) failed += atomic_load(&vs[i].failed);
     if (failed || !sc->breaks || expect_resume) break;
     atomic_store(&g_fired, 0);
-    for (int i = 0; i < NVICTIMS; i++) atomic_store(&vs[i].ok_after, 0);
+    for (int i = 0; i < g_nv; i++) atomic_store(&vs[i].ok_after, 0);
   }
   atomic_store(&g_run, 0);
   /* the victims finish their operation (each bounded) and close */
   for (double end = now_s() + HANG_S;;) {
     int running = 0;
-    for (int i = 0; i < NVICTIMS; i++) running += !atomic_load(&vs[i].done);
+    for (int i = 0; i < g_nv; i++) running += !atomic_load(&vs[i].done);
     if (!running) break;
     if (now_s() > end) {
       violation(NULL, "%s: %d victims did not finish within %d s: a hang", sc->name, running, HANG_S);
@@ -704,7 +863,7 @@ static int run_scenario(chaos_proxy_t *p, victim_t *vs, const scenario_t *sc, ui
     }
     await_progress();
   }
-  for (int i = 0; i < NVICTIMS; i++) pthread_join(vs[i].th, NULL);
+  for (int i = 0; i < g_nv; i++) pthread_join(vs[i].th, NULL);
   chaos_proxy_stall(p, 0);
   /* every session closed: each connection ends once rdevd closed its side too */
   if (chaos_proxy_wait(p, CHAOS_ALL_ROUTES, none_live, NULL, 10000))
@@ -718,15 +877,18 @@ static int run_scenario(chaos_proxy_t *p, victim_t *vs, const scenario_t *sc, ui
   int oks = 0, fails = 0;
   char row[256];
   size_t len = 0;
-  for (int i = 0; i < NVICTIMS; i++) {
+  for (int i = 0; i < g_nv; i++) {
     oks += atomic_load(&vs[i].ok), fails += atomic_load(&vs[i].failed);
     len += (size_t)snprintf(row + len, sizeof row - len, " %s %d/%d", vnames[i], atomic_load(&vs[i].ok),
                             atomic_load(&vs[i].failed));
   }
   /* With resume, an async copy whose bytes were on the bulk connection
    * when it broke fails all the same (rdev.h, rdev_options_t.resume_ms):
-   * the copy-async victim's failures are what that allows. */
-  int must_complete = sc->breaks && expect_resume ? fails - atomic_load(&vs[1].failed) : fails;
+   * the copy-async victim's failures are what that allows, and the
+   * notebook's that say so (the Python package queues its copies on a
+   * stream: "the bulk connection was lost before ..."). */
+  int async_fails = atomic_load(&vs[V_COPY_ASYNC].failed) + atomic_load(&vs[V_NOTEBOOK].bulk_lost);
+  int must_complete = sc->breaks && expect_resume ? fails - async_fails : fails;
   if (!rc && must_complete && (!sc->breaks || expect_resume))
     violation(NULL, "%s: %d operations failed; %s", sc->name, must_complete,
               sc->breaks ? "with session resume every one must complete" : "this fault breaks no connection");
@@ -754,7 +916,11 @@ static int usage(void) {
           "  --rounds N  rounds of all scenarios\n"
           "  --seed S    the seed of sizes, data, fault moments and random cuts (default 1)\n"
           "  --resume    expect every operation to complete across cuts (session resume)\n"
-          "  --only NAME the warm-up and scenario NAME alone\n");
+          "  --only NAME the warm-up and scenario NAME alone\n"
+          "  --notebook SCRIPT    a sixth victim: python SCRIPT (notebook_victim.py) ...\n"
+          "  --python PY          ... run by PY (default /usr/bin/python3) ...\n"
+          "  --python-path DIR    ... with PYTHONPATH=DIR (the staged rdev package) ...\n"
+          "  --python-preload LIB ... and LD_PRELOAD=LIB (an ASan build's libasan)\n");
   return 2;
 }
 
@@ -762,7 +928,7 @@ static int usage(void) {
 int main(int argc, char **argv) {
   int rounds = 0, lng = 0;
   bool resume = false;
-  const char *only = NULL;
+  const char *only = NULL, *nb_script = NULL, *python = "/usr/bin/python3", *pypath = NULL, *preload = NULL;
   uint64_t seed = 1;
   if (argc < 2 || argv[1][0] == '-') return usage();
   for (int i = 2; i < argc; i++) {
@@ -776,6 +942,14 @@ int main(int argc, char **argv) {
       only = argv[++i];
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
       seed = strtoull(argv[++i], NULL, 0);
+    else if (!strcmp(argv[i], "--notebook") && i + 1 < argc)
+      nb_script = argv[++i];
+    else if (!strcmp(argv[i], "--python") && i + 1 < argc)
+      python = argv[++i];
+    else if (!strcmp(argv[i], "--python-path") && i + 1 < argc)
+      pypath = argv[++i];
+    else if (!strcmp(argv[i], "--python-preload") && i + 1 < argc)
+      preload = argv[++i];
     else
       return usage();
   }
@@ -814,13 +988,22 @@ int main(int argc, char **argv) {
     kill_rdevd();
     return 1;
   }
-  printf("chaos: rdevd %d at %s (bulk %s), proxy %s (bulk %s), %d round(s), seed %" PRIu64 "%s%s\n", (int)g_rdevd,
+  if (nb_script) {
+    g_nv = NVICTIMS;
+    if (nb_start(python, nb_script, pypath, preload, seed * 1000003u + V_NOTEBOOK)) {
+      fprintf(stderr, "chaos: the notebook victim (%s %s) did not start\n", python, nb_script);
+      nb_end();
+      kill_rdevd();
+      return 1;
+    }
+  }
+  printf("chaos: rdevd %d at %s (bulk %s), proxy %s (bulk %s), %d round(s), seed %" PRIu64 "%s%s%s\n", (int)g_rdevd,
          g_direct, bulk_up, g_target, bulk_listen, rounds, seed, resume ? ", expecting resume" : "",
-         ASAN ? ", ASan" : "");
+         nb_script ? ", notebook victim" : "", ASAN ? ", ASan" : "");
 
   victim_t vs[NVICTIMS];
   memset(vs, 0, sizeof vs);
-  for (int i = 0; i < NVICTIMS; i++) {
+  for (int i = 0; i < g_nv; i++) {
     vs[i].id = i;
     vs[i].kind = (vkind_t)i;
     vs[i].rng = seed * 1000003u + (uint64_t)i;
@@ -839,6 +1022,16 @@ int main(int argc, char **argv) {
       failed |= run_scenario(p, vs, &scenarios[k], &sseed, resume);
       if (rss_warm < 0) rss_warm = rdevd_rss_kib(); /* after the warm-up, every session closed */
     }
+
+  /* The notebook victim exits 0; it saw faults: cells in flight when
+   * every connection was cut (with --only, when that scenario cuts). */
+  bool cuts_ran = false;
+  for (int k = 1; k < NSCEN; k++)
+    cuts_ran |= scenarios[k].fault == F_CUT && (!only || !strcmp(only, scenarios[k].name));
+  if (nb_script && nb_end()) violation(&vs[V_NOTEBOOK], "it did not exit 0 at the end of its input");
+  if (nb_script && cuts_ran && !vs[V_NOTEBOOK].across)
+    violation(&vs[V_NOTEBOOK], "no cell was in flight when the connections were cut: it saw no fault");
+  if (nb_script) printf("chaos: notebook: %d cells in flight at a cut of every connection\n", vs[V_NOTEBOOK].across);
 
   /* The end: nothing carried, descriptors back, RSS near the warm-up's. */
   if (chaos_proxy_wait(p, CHAOS_ALL_ROUTES, none_live, NULL, 10000))
@@ -880,7 +1073,7 @@ int main(int argc, char **argv) {
   if (viol) show_log();
   kill_rdevd();
   unlink(g_log);
-  for (int i = 0; i < NVICTIMS; i++) free(vs[i].src), free(vs[i].dst), free(vs[i].pbuf);
+  for (int i = 0; i < g_nv; i++) free(vs[i].src), free(vs[i].dst), free(vs[i].pbuf);
 
   printf("chaos: %.1f s; proxy: %" PRIu64 " connections, %" PRIu64 " cut, %" PRIu64 " cut at random, %" PRIu64
          " refused, %.1f MiB carried; rdevd: %d descriptors (before: %d), RSS %.1f MiB (after warm-up %.1f, allowed "
