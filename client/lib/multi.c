@@ -61,17 +61,22 @@ static int at_current(rdev_session_t *s, rdev_session_t **m) {
   return at_device(s, s->multi ? atomic_load(&s->multi->current) : 0, m, &local);
 }
 
-/* The member whose address space p lies in; the first member when none
- * does (its own checks then refuse p as not device memory). */
-static rdev_session_t *at_addr(rdev_session_t *s, const void *p) {
-  if (!s->multi) return s;
+/* The session among s's (s itself for one server) whose allocations hold
+ * p, or NULL when none does. */
+static rdev_session_t *holder(rdev_session_t *s, const void *p) {
+  if (!s->multi) return cl_addr_known(s, p, 1, NULL) ? s : NULL;
   for (int i = 0; i < s->multi->n; i++)
     if (cl_addr_known(s->multi->m[i], p, 1, NULL)) return s->multi->m[i];
-  return s->multi->m[0];
+  return NULL;
 }
 
-/* Whether p lies in an allocation of one of s's sessions. */
-static bool is_device(rdev_session_t *s, const void *p) { return cl_addr_known(at_addr(s, p), p, 1, NULL); }
+/* The member that holds p; the first member when none does (its own
+ * checks then refuse p as not device memory). */
+static rdev_session_t *at_addr(rdev_session_t *s, const void *p) {
+  if (!s->multi) return s;
+  rdev_session_t *m = holder(s, p);
+  return m ? m : s->multi->m[0];
+}
 
 /* The member a stream of s belongs to, into *m: RDEV_INVALID_PARAM when
  * the stream is NULL or another session's. */
@@ -274,7 +279,7 @@ int rdev_malloc(rdev_session_t *s, void **dptr, size_t size, rdev_mem_policy_t p
   return rc ? rc : cl_malloc(m, dptr, size, policy);
 }
 
-int rdev_ptr_on_device(rdev_session_t *s, const void *p) { return s && p && is_device(s, p); }
+int rdev_ptr_on_device(rdev_session_t *s, const void *p) { return s && p && holder(s, p); }
 
 int rdev_free(rdev_session_t *s, void *dptr) { return cl_free(s ? at_addr(s, dptr) : s, dptr); }
 
@@ -291,10 +296,10 @@ int rdev_memset(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_
 
 int rdev_memset_async(rdev_session_t *s, void *dptr, size_t dest_max, int value, size_t count, rdev_stream_t *stream) {
   if (!s || !s->multi) return cl_memset_async(s, dptr, dest_max, value, count, stream);
-  rdev_session_t *ms, *md = at_addr(s, dptr);
+  rdev_session_t *ms, *md = dptr ? holder(s, dptr) : NULL;
   int rc = at_stream(s, stream, &ms);
   if (rc) return rc;
-  if (!dptr || md == ms || !is_device(s, dptr)) return cl_memset_async(ms, dptr, dest_max, value, count, stream);
+  if (!md || md == ms) return cl_memset_async(ms, dptr, dest_max, value, count, stream);
   /* another server's memory: after the stream's earlier work, there */
   return (rc = rdev_stream_synchronize(stream)) ? rc : cl_memset(md, dptr, dest_max, value, count);
 }
@@ -347,8 +352,8 @@ static int copy_across(rdev_session_t *to, void *dst, size_t dest_max, rdev_sess
  * and the stream's. */
 static int copy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count, rdev_memcpy_kind_t kind,
                 rdev_stream_t *stream) {
-  rdev_session_t *md = dst && is_device(s, dst) ? at_addr(s, dst) : NULL;
-  rdev_session_t *ms = src && is_device(s, src) ? at_addr(s, src) : NULL;
+  rdev_session_t *md = dst ? holder(s, dst) : NULL;
+  rdev_session_t *ms = src ? holder(s, src) : NULL;
   rdev_session_t *st_m = NULL;
   int rc = stream ? at_stream(s, stream, &st_m) : RDEV_OK;
   if (rc) return rc;
