@@ -107,8 +107,9 @@ static void wait_remove(eng_dev_t *d, eng_stream_t *s) {
 }
 
 /* Takes an execution slot for s's next task: 1 when held (give it back with
- * eng_slot_release), 0 when the device is unscheduled, -1 when s was aborted. */
-int eng_slot_acquire(eng_stream_t *s) {
+ * eng_slot_release), 0 when the device is unscheduled, -1 when s was aborted.
+ * *waited is set when it had to wait for the slot. */
+int eng_slot_acquire(eng_stream_t *s, int *waited) {
   eng_dev_t *d = s->dev;
   if (!d->slots) return 0;
   pthread_mutex_lock(&d->sched_mu);
@@ -118,7 +119,10 @@ int eng_slot_acquire(eng_stream_t *s) {
     return 0;
   }
   wait_enqueue(d, s);
-  while (!eng_cut_off(s) && !(d->busy < d->slots && is_next(s))) pthread_cond_wait(&d->sched_cv, &d->sched_mu);
+  while (!eng_cut_off(s) && !(d->busy < d->slots && is_next(s))) {
+    *waited = 1;
+    pthread_cond_wait(&d->sched_cv, &d->sched_mu);
+  }
   wait_remove(d, s);
   int got = eng_cut_off(s) ? -1 : 1;
   if (got > 0) {
@@ -145,9 +149,17 @@ void eng_slot_forget(eng_stream_t *s) {
 /* Gives the slot back, charging ns of device time to s's group. With more,
  * s queues for its next task at once, so that a backlogged stream competes
  * by its group's time instead of losing the slot to whoever woke first. */
-void eng_slot_release(eng_stream_t *s, uint64_t ns, int more) {
+int eng_slot_release(eng_stream_t *s, uint64_t ns, int more) {
   eng_dev_t *d = s->dev;
   pthread_mutex_lock(&d->sched_mu);
+  if (more && !d->waitq && s->held == s->group && (!s->group->cap || s->group->busy <= s->group->cap)) {
+    /* nobody else waits: s takes the slot again at once, as a release and
+     * an acquire would */
+    s->group->vtime += ns / (s->group->weight ? s->group->weight : 1);
+    d->vclock = s->group->vtime;
+    pthread_mutex_unlock(&d->sched_mu);
+    return 1;
+  }
   d->busy--;
   s->held->busy--;
   if (s->held != s->group) group_drop_if_unused(d, s->held); /* it moved meanwhile */
@@ -156,6 +168,7 @@ void eng_slot_release(eng_stream_t *s, uint64_t ns, int more) {
   if (more) wait_enqueue(d, s);
   if (d->waitq) pthread_cond_broadcast(&d->sched_cv);
   pthread_mutex_unlock(&d->sched_mu);
+  return 0;
 }
 
 void eng_sched_leave(eng_stream_t *s) {

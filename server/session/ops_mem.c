@@ -442,9 +442,12 @@ int srv_op_copy(srv_req_t *x) {
                     "copy: device-to-device copies need %d-byte-aligned addresses (dst 0x%llx, src 0x%llx)",
                     RDEV_RT_MEM_ALIGN, (unsigned long long)cp->dst, (unsigned long long)cp->src);
   size_t n = (size_t)cp->count;
-  uint64_t t0 = rdev_clock_now_ns();
-  rc = st ? rdev_rt_memcpy_async(x->s->srv->rt, dst, n, src, n, RDEV_MEMCPY_DEVICE_TO_DEVICE, st)
-          : charged(x, t0, rdev_rt_memcpy(x->s->srv->rt, dst, n, src, n, RDEV_MEMCPY_DEVICE_TO_DEVICE));
+  if (st) {
+    rc = rdev_rt_memcpy_async(x->s->srv->rt, dst, n, src, n, RDEV_MEMCPY_DEVICE_TO_DEVICE, st);
+  } else {
+    uint64_t t0 = rdev_clock_now_ns();
+    rc = charged(x, t0, rdev_rt_memcpy(x->s->srv->rt, dst, n, src, n, RDEV_MEMCPY_DEVICE_TO_DEVICE));
+  }
   if (rc) return srv_rt_failed(x, rc);
   return st ? SRV_LATER : RDEV_OK;
 }
@@ -458,9 +461,12 @@ int srv_op_memset(srv_req_t *x) {
       (rc = srv_buf_range(x, "memset", m->addr, m->count, &dst, NULL)))
     return rc;
   size_t n = (size_t)m->count;
-  uint64_t t0 = rdev_clock_now_ns();
-  rc = st ? rdev_rt_memset_async(x->s->srv->rt, dst, n, m->value, n, st)
-          : charged(x, t0, rdev_rt_memset(x->s->srv->rt, dst, n, m->value, n));
+  if (st) {
+    rc = rdev_rt_memset_async(x->s->srv->rt, dst, n, m->value, n, st); /* its time is charged where it runs */
+  } else {
+    uint64_t t0 = rdev_clock_now_ns();
+    rc = charged(x, t0, rdev_rt_memset(x->s->srv->rt, dst, n, m->value, n));
+  }
   if (rc) return srv_rt_failed(x, rc);
   return st || m->quiet ? SRV_LATER : RDEV_OK;
 }
