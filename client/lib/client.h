@@ -79,6 +79,9 @@ typedef struct {
   /* Resume (rdev.proto, "Resume"): messages are numbered from 1 over the
    * session's calls; each sent one is kept until rdevd acknowledges it. */
   bool resumable;                      /* rdevd keeps a broken session */
+  bool keep;                           /* sent messages are kept: this client asked for resume, and rdevd's
+                                        * answer to the open (which may come after the first messages went)
+                                        * did not say no */
   bool paused;                         /* the call broke: nothing is sent until the session resumed */
   bool lost;                           /* a sent message could not be kept: no resume */
   uint64_t tx;                         /* messages sent (the one in flight included) */
@@ -393,6 +396,10 @@ void cl_send_acked_locked(rdev_session_t *s, uint64_t n);
  * when RDEV_WIRE_ACK_EVERY replies or RDEV_WIRE_ACK_BYTES went untold and
  * nothing else is being sent. */
 void cl_send_received_locked(rdev_session_t *s, uint64_t rx, size_t len);
+/* Under s->mu: whether sent messages are kept for a resume (from the open
+ * on, when the client asks for resume), and whether rdevd keeps a broken
+ * session (its answer to the open; without, what was kept goes). */
+void cl_send_keep_locked(rdev_session_t *s, bool keep, bool resumable);
 /* Under s->mu: the call broke: sends wait (the one in flight is kept). */
 void cl_send_pause_locked(rdev_session_t *s);
 /* Under s->mu: a new call resumed the session; rdevd received its first

@@ -88,7 +88,7 @@ static void send_start_locked(rdev_session_t *s, grpc_byte_buffer *bb) {
   /* gRPC takes the slices out of what it sends: a message kept for a
    * resume is sent as a second byte buffer over the same slices */
   q->sending = bb;
-  if (q->resumable && (q->sending_copy = grpc_byte_buffer_copy(bb))) bb = q->sending_copy;
+  if (q->keep && (q->sending_copy = grpc_byte_buffer_copy(bb))) bb = q->sending_copy;
   op.data.send_message.send_message = bb;
   if (grpc_call_start_batch(s->call, &op, 1, CL_TAG(CL_TAG_SEND), NULL) != GRPC_CALL_OK) {
     /* Cannot happen with one send in flight; end the call rather than hang. */
@@ -186,9 +186,9 @@ int cl_send_small_locked(rdev_session_t *s, const uint8_t *enc, size_t len, size
  * does not resume. */
 static void keep_locked(cl_send_state_t *q, grpc_byte_buffer *bb, uint64_t num) {
   /* (its acknowledgement may have come before its send completed) */
-  cl_sent_t *e = q->resumable && !q->ended && num > q->acked ? malloc(sizeof *e) : NULL;
+  cl_sent_t *e = q->keep && !q->ended && num > q->acked ? malloc(sizeof *e) : NULL;
   if (!e) { /* not kept (out of memory): the session cannot resume any more */
-    q->lost |= q->resumable && !q->ended && num > q->acked;
+    q->lost |= q->keep && !q->ended && num > q->acked;
     grpc_byte_buffer_destroy(bb);
     return;
   }
@@ -233,6 +233,19 @@ void cl_send_received_locked(rdev_session_t *s, uint64_t rx, size_t len) {
   if (rx - q->rx_told < RDEV_WIRE_ACK_EVERY && q->rx_untold < RDEV_WIRE_ACK_BYTES) return;
   uint8_t *p = malloc(1); /* an empty Request: with_acked gives it its one field */
   if (p) send_start_locked(s, take_bytes(p, 0));
+}
+
+void cl_send_keep_locked(rdev_session_t *s, bool keep, bool resumable) {
+  cl_send_state_t *q = &s->send;
+  q->keep = keep;
+  q->resumable = resumable;
+  while (!keep && q->log_head) { /* nothing will resend them */
+    cl_sent_t *e = q->log_head;
+    q->log_head = e->next;
+    grpc_byte_buffer_destroy(e->bb);
+    free(e);
+  }
+  if (!keep) q->log_tail = NULL;
 }
 
 void cl_send_pause_locked(rdev_session_t *s) { s->send.paused = true; }

@@ -227,6 +227,9 @@ int cl_session_open(const char *target, const rdev_options_t *opts, rdev_session
   size_t nmd = 0; /* the token, and whether this client resumes (poll.c's array: free until a break) */
   if (s->auth.n) s->poll.resume_md[nmd++] = s->auth.md;
   if (s->poll.resume_limit >= 0) {
+    pthread_mutex_lock(&s->mu);
+    cl_send_keep_locked(s, true, false); /* what goes before rdevd's answer may need sending again too */
+    pthread_mutex_unlock(&s->mu);
     s->poll.resume_md[nmd].key = grpc_slice_from_static_string(RDEV_WIRE_RESUMABLE_KEY);
     s->poll.resume_md[nmd++].value = grpc_slice_from_static_string("1");
   }

@@ -55,7 +55,15 @@ static void cut(via_t *v, int refuse_ms) {
   chaos_proxy_cut(v->p, CHAOS_ALL_ROUTES, CHAOS_RST, refuse_ms);
 }
 
-static rdev_session_t *open_via(via_t *v) { return fx_open_target(v->target); }
+/* A session through the proxy, once rdevd answered its open: before that
+ * it has no key to resume with (docs/reliability.md), and a cut under a
+ * loaded machine could come first. */
+static rdev_session_t *open_via(via_t *v) {
+  rdev_session_t *s = fx_open_target(v->target);
+  int ndev = 0;
+  FX_OK(rdev_device_count(s, &ndev));
+  return s;
+}
 
 /* x = 1; then for each op i: bit i of the pattern says x += 1, else x *= 2
  * (mod 2^32): a lost, repeated or reordered op changes the result. */
