@@ -17,8 +17,13 @@
  * the device and that memory itself. Owns s->bulk; calls pending.c and
  * nothing above it.
  *
- * Connecting is best effort: until the server answered the hello, and for
- * good after the connection failed, Reads go in-band.
+ * Connecting is best effort: until the server answered the hello, Reads
+ * go in-band, and for good when the first connection could not be made.
+ * A connection lost while the session lives (a cut, a reset, a resume of
+ * the session) is made again, with backoff, under a higher number
+ * (rdev/wire.h): rdevd then drops the old one. Reads answered for the
+ * old one whose frames did not come fail (RDEV_UNAVAILABLE: a synchronous
+ * copy runs again, memory.c), as do bulk Writes whose bytes went on it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -40,6 +45,8 @@
 #define CONNECT_MS 2000 /* to connect and be answered */
 #define STEP_MS 50      /* how often a wait looks at stop */
 #define REGISTER_MS 5000
+#define RETRY_MIN_MS 20 /* a lost connection is made again after this... */
+#define RETRY_MAX_MS 2000 /* ...doubling up to this */
 
 /* A registered host memory region: [base, base+size) here. */
 struct cl_region {
@@ -116,28 +123,39 @@ static int dial(rdev_session_t *s) {
   return fd;
 }
 
-/* Connects and attaches: the connected socket (blocking), published in
- * s->bulk.fd, or -1. */
-static int attach(rdev_session_t *s) {
+/* Whether the reader is done: the session closes or its call ended. */
+static bool over(rdev_session_t *s) { return atomic_load(&s->bulk.stop) || cl_poll_dead(s, NULL, 0); }
+
+/* Connects and attaches connection conn: the connected socket (blocking),
+ * published in s->bulk.fd in place of the last (closed: its reader is this
+ * thread, its senders hold send_mu), or -1. */
+static int attach(rdev_session_t *s, uint32_t conn) {
   int fd = dial(s);
   if (fd >= 0) {
+    pthread_mutex_lock(&s->bulk.send_mu);
     pthread_mutex_lock(&s->mu);
-    if (atomic_load(&s->bulk.stop)) {
+    if (atomic_load(&s->bulk.stop) || s->poll.dead) {
       close(fd);
       fd = -1;
     } else {
+      if (s->bulk.fd >= 0) close(s->bulk.fd);
       s->bulk.fd = fd;
+      s->bulk.conn = conn;
     }
     pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->bulk.send_mu);
   }
   int err = 0;
   socklen_t el = sizeof err;
   bool ok = fd >= 0 && wait_fd(s, fd, POLLOUT, CONNECT_MS) && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 &&
             err == 0;
   if (ok) rdev_wire_bulk_sockopts(fd);
-  char hello[RDEV_WIRE_BULK_HELLO], answer[RDEV_WIRE_BULK_MAGIC_LEN];
+  uint8_t hello[RDEV_WIRE_BULK_HELLO];
+  char answer[RDEV_WIRE_BULK_MAGIC_LEN];
   memcpy(hello, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN);
   memcpy(hello + RDEV_WIRE_BULK_MAGIC_LEN, s->host.key, RDEV_WIRE_SESSION_KEY_LEN);
+  rdev_wire_le_put(hello + RDEV_WIRE_BULK_MAGIC_LEN + RDEV_WIRE_SESSION_KEY_LEN, conn, 4);
+  if (ok) cl_pending_bulk_conn(s, conn, false); /* before a Read may ask for it */
   ok = ok && send(fd, hello, sizeof hello, MSG_NOSIGNAL) == (ssize_t)sizeof hello;
   if (ok) atomic_store(&s->bulk.asked, true); /* rdevd attaches it when the hello arrives */
   int fl = ok ? fcntl(fd, F_GETFL) : -1;
@@ -167,34 +185,62 @@ static bool control(rdev_session_t *s, int fd, uint64_t len) {
   return true;
 }
 
+/* Reads frames from connection fd until it fails or is shut down. */
+static void read_frames(rdev_session_t *s, int fd) {
+  uint8_t hdr[RDEV_WIRE_BULK_HEADER];
+  while (recv_all(fd, hdr, sizeof hdr)) {
+    uint64_t seq = rdev_wire_le_get(hdr, 8), len = rdev_wire_le_get(hdr + 8, 8);
+    if (seq == 0) {
+      if (!control(s, fd, len)) break;
+      continue;
+    }
+    void *dst = cl_pending_bulk_begin(s, seq, len);
+    bool ok = dst ? recv_all(fd, dst, (size_t)len) : drain(fd, len);
+    if (dst) cl_pending_bulk_end(s, seq, ok);
+    if (!ok) break;
+  }
+}
+
+/* Sleeps ms, or less when the session closes. */
+static void pause_ms(rdev_session_t *s, int ms) {
+  pthread_mutex_lock(&s->mu);
+  struct timespec dl = rdev_clock_deadline_ns((uint64_t)ms * 1000000u);
+  while (!atomic_load(&s->bulk.stop))
+    if (pthread_cond_timedwait(&s->bulk.cv, &s->mu, &dl) == ETIMEDOUT) break;
+  pthread_mutex_unlock(&s->mu);
+}
+
 static void *reader_main(void *arg) {
   rdev_session_t *s = arg;
-  int fd = attach(s);
-  if (fd >= 0)
-    atomic_store(&s->bulk.ready, true);
-  else
-    atomic_store(&s->bulk.asked, false);
-  pthread_mutex_lock(&s->mu);
-  s->bulk.tried = true;
-  pthread_cond_broadcast(&s->bulk.cv);
-  pthread_mutex_unlock(&s->mu);
-  if (fd >= 0) {
-    uint8_t hdr[RDEV_WIRE_BULK_HEADER];
-    while (recv_all(fd, hdr, sizeof hdr)) {
-      uint64_t seq = rdev_wire_le_get(hdr, 8), len = rdev_wire_le_get(hdr + 8, 8);
-      if (seq == 0) {
-        if (!control(s, fd, len)) break;
-        continue;
-      }
-      void *dst = cl_pending_bulk_begin(s, seq, len);
-      bool ok = dst ? recv_all(fd, dst, (size_t)len) : drain(fd, len);
-      if (dst) cl_pending_bulk_end(s, seq, ok);
-      if (!ok) break;
+  bool had = false; /* a connection was in once: the route works, make it again when lost */
+  for (int retry_ms = RETRY_MIN_MS;;) {
+    uint32_t conn = s->bulk.conn + 1; /* this thread alone changes it */
+    int fd = attach(s, conn);
+    if (fd >= 0)
+      atomic_store(&s->bulk.ready, true);
+    else
+      atomic_store(&s->bulk.asked, false);
+    pthread_mutex_lock(&s->mu);
+    s->bulk.tried = true;
+    pthread_cond_broadcast(&s->bulk.cv); /* the first attach is over; a registration's connection changed */
+    pthread_mutex_unlock(&s->mu);
+    if (fd >= 0) {
+      had = true;
+      retry_ms = RETRY_MIN_MS;
+      read_frames(s, fd);
+      atomic_store(&s->bulk.ready, false);
+      atomic_store(&s->bulk.asked, false);
+      shutdown(fd, SHUT_RDWR); /* a sender on it fails now (closed by the next attach, or cl_bulk_stop) */
     }
-    atomic_store(&s->bulk.ready, false);
-    atomic_store(&s->bulk.asked, false);
+    cl_pending_bulk_conn(s, conn, true);
+    pthread_mutex_lock(&s->mu);
+    pthread_cond_broadcast(&s->bulk.cv); /* a registration sent on it gets no answer */
+    pthread_mutex_unlock(&s->mu);
+    if (!had || over(s)) break;
+    pause_ms(s, retry_ms);
+    retry_ms = retry_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : retry_ms * 2;
+    if (over(s)) break;
   }
-  cl_pending_bulk_lost(s);
   pthread_mutex_lock(&s->mu);
   if (s->bulk.fd >= 0) shutdown(s->bulk.fd, SHUT_RDWR); /* closed by cl_bulk_stop: senders may hold it */
   s->bulk.dead = true;
@@ -290,13 +336,15 @@ void cl_bulk_send_lock(rdev_session_t *s) { pthread_mutex_lock(&s->bulk.send_mu)
 
 void cl_bulk_send_unlock(rdev_session_t *s) { pthread_mutex_unlock(&s->bulk.send_mu); }
 
+uint32_t cl_bulk_conn_locked(rdev_session_t *s) { return s->bulk.conn; }
+
 bool cl_bulk_send_data(rdev_session_t *s, uint64_t seq, const void *src, size_t n) {
   uint8_t hdr[RDEV_WIRE_BULK_HEADER + 8] = {0};
   hdr[0] = RDEV_WIRE_BULK_DATA;
   rdev_wire_le_put(hdr + 8, n, 8);
   rdev_wire_le_put(hdr + 16, seq, 8);
   struct iovec iov[2] = {{hdr, sizeof hdr}, {(void *)src, n}};
-  int sock = s->bulk.fd; /* set before ready, closed only by cl_bulk_stop */
+  int sock = s->bulk.fd; /* set before ready, changed only under the send lock */
   if (rdev_wire_send_all(sock, iov, 2) == 0) return true;
   atomic_store(&s->bulk.ready, false);
   atomic_store(&s->bulk.asked, false);
@@ -315,11 +363,12 @@ int cl_bulk_register(rdev_session_t *s, int fd, void *base, uint64_t size, uint3
   s->bulk.reg_status = 1;
   pthread_mutex_unlock(&s->mu);
   pthread_mutex_lock(&s->bulk.send_mu);
+  uint32_t on = s->bulk.conn; /* its answer comes on this connection, or never */
   bool sent = send_message(s->bulk.fd, RDEV_WIRE_REGION_REGISTER, want, size, fd);
   pthread_mutex_unlock(&s->bulk.send_mu);
   pthread_mutex_lock(&s->mu);
   struct timespec dl = rdev_clock_deadline_ns((uint64_t)REGISTER_MS * 1000000u);
-  while (sent && s->bulk.reg_status == 1 && !s->bulk.dead)
+  while (sent && s->bulk.reg_status == 1 && !s->bulk.dead && s->bulk.conn == on && atomic_load(&s->bulk.ready))
     if (pthread_cond_timedwait(&s->bulk.cv, &s->mu, &dl) == ETIMEDOUT) break;
   int st = sent ? s->bulk.reg_status : -1;
   s->bulk.reg_id = 0;

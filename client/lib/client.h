@@ -121,7 +121,7 @@ typedef struct {
   cl_sticky_t session;    /* the session's own (handle 0): quiet requests without a stream */
   pthread_cond_t bulk_cv; /* a bulk frame landed or failed, or the connection went */
   int bulk_busy;          /* frames being read into their destinations */
-  bool bulk_lost;         /* the bulk connection is gone: no frame comes any more */
+  uint32_t bulk_conn;     /* the bulk connection frames may come on (its hello went); 0: none */
   rdev_print_fn print_fn;
   void *print_user;
 } cl_pending_state_t;
@@ -189,7 +189,8 @@ typedef struct {
   atomic_bool asked; /* attached, or its hello sent: Reads may ask for it */
   bool local;        /* over a unix socket: host memory may be registered */
   bool tried;        /* the first attach is over (s->mu) */
-  int fd;            /* -1 until connected (s->mu) */
+  int fd;            /* -1 until connected (s->mu and send_mu to change; either to read) */
+  uint32_t conn;     /* fd's number (rdev/wire.h), from 1 (as fd) */
   int port;
   char host[108];          /* the address the session's call reached, or the socket's path */
   pthread_cond_t cv;       /* an attach ended, or a registration was answered */
@@ -477,9 +478,10 @@ void cl_pending_forget(rdev_session_t *s, uint64_t first, uint64_t n);
  * reply waits meanwhile), else NULL (the frame is dropped). Take s->mu. */
 void *cl_pending_bulk_begin(rdev_session_t *s, uint64_t seq, uint64_t len);
 void cl_pending_bulk_end(rdev_session_t *s, uint64_t seq, bool ok);
-/* The bulk connection is gone: replies waiting for a frame stop waiting
- * (their Reads fail). Takes s->mu. */
-void cl_pending_bulk_lost(rdev_session_t *s);
+/* Frames may come on connection conn now (its hello went), or (lost) no
+ * more on it: replies waiting for one of its frames stop waiting (their
+ * Reads fail). Takes s->mu. */
+void cl_pending_bulk_conn(rdev_session_t *s, uint32_t conn, bool lost);
 
 /* Handles one reply message: print output first, then its pending entry
  * (payload into the Read's destination, waiter completion, sticky error);
@@ -516,9 +518,11 @@ void cl_bulk_init(rdev_session_t *s);
  * unix socket at path when path is not NULL (the session is open: it has
  * its key and its call's peer), attaches the connection and reads frames
  * into their Reads' destinations until the connection or the session
- * ends. A unix socket's attach is waited for (it takes moments; host
- * memory made right after the open is then shared). Failing to connect is
- * not an error: Reads stay in-band. */
+ * ends; a connection lost while the session lives is made again, with
+ * backoff (copies go in-band meanwhile). A unix socket's attach is waited
+ * for (it takes moments; host memory made right after the open is then
+ * shared). Failing to connect the first time is not an error: copies stay
+ * in-band for good. */
 void cl_bulk_start(rdev_session_t *s, int port, const char *path);
 /* Shares the memory of memfd fd (size bytes, sealed against shrinking;
  * the fd stays the caller's) with the server, mapped at base in this
@@ -533,6 +537,9 @@ int cl_bulk_register(rdev_session_t *s, int fd, void *base, uint64_t size, uint3
 void cl_bulk_send_lock(rdev_session_t *s);
 void cl_bulk_send_unlock(rdev_session_t *s);
 bool cl_bulk_send_data(rdev_session_t *s, uint64_t seq, const void *src, size_t n);
+/* With the send lock held: the number of the connection DATA goes on now
+ * (Write.bulk_conn). */
+uint32_t cl_bulk_conn_locked(rdev_session_t *s);
 /* Ends region id (after its memory's last use by this process). */
 void cl_bulk_unregister(rdev_session_t *s, uint32_t id);
 /* Takes one registered region out of s's list (at close): its base in

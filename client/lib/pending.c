@@ -333,9 +333,12 @@ void cl_pending_bulk_end(rdev_session_t *s, uint64_t seq, bool ok) {
   pthread_mutex_unlock(&s->mu);
 }
 
-void cl_pending_bulk_lost(rdev_session_t *s) {
+void cl_pending_bulk_conn(rdev_session_t *s, uint32_t conn, bool lost) {
   pthread_mutex_lock(&s->mu);
-  s->pend.bulk_lost = true;
+  if (!lost)
+    s->pend.bulk_conn = conn;
+  else if (s->pend.bulk_conn == conn)
+    s->pend.bulk_conn = 0;
   pthread_cond_broadcast(&s->pend.bulk_cv);
   pthread_mutex_unlock(&s->mu);
 }
@@ -345,11 +348,13 @@ static void bulk_wait_idle_locked(rdev_session_t *s, cl_pending_t *e) {
   while (e->bulk == BULK_BUSY) pthread_cond_wait(&s->pend.bulk_cv, &s->mu);
 }
 
-/* Under s->mu: a reply says seq's bytes went ahead as a frame: until the
- * frame landed, failed, or cannot come any more. */
-static void bulk_wait_frame_locked(rdev_session_t *s, uint64_t seq) {
+/* Under s->mu: a reply says seq's bytes went ahead as a frame on bulk
+ * connection conn (0: the server did not say): until the frame landed,
+ * failed, or cannot come any more (that connection is gone). */
+static void bulk_wait_frame_locked(rdev_session_t *s, uint64_t seq, uint32_t conn) {
   cl_pending_t *e = pending_find_locked(s, seq);
-  while (e && (e->bulk == BULK_BUSY || (e->bulk == BULK_NONE && !s->pend.bulk_lost)))
+  while (e && (e->bulk == BULK_BUSY ||
+               (e->bulk == BULK_NONE && s->pend.bulk_conn && (!conn || conn == s->pend.bulk_conn))))
     pthread_cond_wait(&s->pend.bulk_cv, &s->mu);
 }
 
@@ -407,7 +412,7 @@ bool cl_reply_handle(rdev_session_t *s, grpc_byte_buffer *bb, uint64_t *acked, c
   if (r.kind == rdev_v1_ReplyKind_PRINT || r.kind == rdev_v1_ReplyKind_ACK) return true;
 
   pthread_mutex_lock(&s->mu);
-  if (r.bulk) bulk_wait_frame_locked(s, r.seq);
+  if (r.bulk) bulk_wait_frame_locked(s, r.seq, r.bulk_conn);
   cl_pending_t *e = pending_take_locked(s, r.seq);
   if (e) {
     int st = r.status;

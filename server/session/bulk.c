@@ -29,7 +29,13 @@
  * session without a connection, and every Read after its connection
  * failed go in-band. The frames queued when a send fails are lost, and
  * their Reads fail on the client (RDEV_UNAVAILABLE): their answers went
- * out already.
+ * out already, naming the connection (Reply.bulk_conn).
+ *
+ * A client that lost its connection connects a new one with a higher
+ * number (rdev/wire.h): it replaces the last (readopt), whose threads are
+ * shut out of it first; the writer stays, a new reader starts. Writes
+ * name the connection their bytes come on, so one whose connection went
+ * fails instead of waiting for bytes that come on no connection.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -62,6 +68,7 @@
 typedef struct bulk_frame {
   struct bulk_frame *next;
   uint64_t seq;
+  uint32_t conn; /* the connection it was queued for */
   grpc_slice data;
 } bulk_frame_t;
 
@@ -75,15 +82,19 @@ typedef struct bulk_in {
 } bulk_in_t;
 
 struct srv_bulk_conn {
-  int fd;
+  int fd;             /* mu; a thread that uses it holds it (reader_on, sending) */
+  uint32_t conn;      /* its number, the client's: a higher one replaces it */
   int local;          /* a unix socket: regions may be registered */
-  pthread_t thread;   /* the writer */
-  pthread_t reader;   /* what the client sends */
+  pthread_t thread;   /* the writer, for the session's life */
+  pthread_t reader;   /* what the client sends, one per connection */
   pthread_mutex_t mu; /* the queues and the flags */
   pthread_cond_t cv;  /* the writer's: frames queued, or closing */
   bulk_frame_t *head, *tail;
-  int closing; /* the session ends: drop what is queued */
-  int failed;  /* a send failed: no more frames */
+  int closing;   /* the session ends: drop what is queued */
+  int failed;    /* a send failed: no more frames */
+  int retire;    /* a newer connection takes its place: its threads let go of fd */
+  int reader_on; /* the reader runs */
+  int sending;   /* the writer is in a send on fd */
   /* Bulk Writes' frames (the reader's side). */
   bulk_in_t *in;        /* kept, in arrival order */
   size_t in_bytes;      /* their bytes, at most about IN_MAX */
@@ -127,30 +138,34 @@ static void *writer_main(void *arg) {
     if (!f) break;
     c->head = f->next;
     if (!c->head) c->tail = NULL;
-    int closing = c->closing, failed = c->failed;
+    int fd = c->fd;
+    c->sending = !c->closing && !c->failed && !c->retire && f->conn == c->conn; /* else dropped */
     pthread_mutex_unlock(&c->mu);
     size_t len = GRPC_SLICE_LENGTH(f->data);
-    if (!closing && !failed && send_frame(c->fd, f->seq, f->data) != 0) {
-      srv_log(SRV_LOG_INFO, "session %llu: bulk connection lost (%s); Reads go in-band", (unsigned long long)s->id,
-              strerror(errno));
+    if (c->sending && send_frame(fd, f->seq, f->data) != 0) {
+      srv_log(SRV_LOG_INFO, "session %llu: bulk connection %u lost (%s); Reads go in-band until the next",
+              (unsigned long long)s->id, f->conn, strerror(errno));
       pthread_mutex_lock(&c->mu);
       c->failed = 1;
       pthread_mutex_unlock(&c->mu);
-      shutdown(c->fd, SHUT_RDWR);
+      shutdown(fd, SHUT_RDWR);
     }
     grpc_slice_unref(f->data);
     srv_inflight_sub(s, len);
     free(f);
     pthread_mutex_lock(&c->mu);
+    c->sending = 0;
+    if (c->retire) pthread_cond_broadcast(&c->in_cv); /* the adoption waits for fd */
   }
   pthread_mutex_unlock(&c->mu);
   srv_session_unref(s); /* the writer's; the connection goes with the session */
   return NULL;
 }
 
-/* Queues data (its reference taken) as frame seq on s's connection c: 1,
- * or 0 when c takes no more frames (data still the caller's). */
-static int queue_frame(srv_session_t *s, struct srv_bulk_conn *c, uint64_t seq, grpc_slice data) {
+/* Queues data (its reference taken) as frame seq on s's connection c: the
+ * connection's number, or 0 when c takes no more frames (data still the
+ * caller's). */
+static uint32_t queue_frame(srv_session_t *s, struct srv_bulk_conn *c, uint64_t seq, grpc_slice data) {
   bulk_frame_t *f = malloc(sizeof *f);
   if (!f) return 0;
   f->next = NULL;
@@ -159,7 +174,8 @@ static int queue_frame(srv_session_t *s, struct srv_bulk_conn *c, uint64_t seq, 
   size_t len = GRPC_SLICE_LENGTH(data);
   srv_inflight_add(s, len);
   pthread_mutex_lock(&c->mu);
-  int ok = !c->closing && !c->failed;
+  uint32_t ok = !c->closing && !c->failed && !c->retire ? c->conn : 0;
+  f->conn = ok;
   if (ok) {
     if (c->tail)
       c->tail->next = f;
@@ -180,10 +196,12 @@ int srv_bulk_send(srv_session_t *s, uint64_t seq, grpc_slice data) {
   pthread_mutex_lock(&s->mu);
   struct srv_bulk_conn *c = s->bulk;
   pthread_mutex_unlock(&s->mu);
-  if (!c || !queue_frame(s, c, seq, data)) return 0;
+  uint32_t conn = c ? queue_frame(s, c, seq, data) : 0;
+  if (!conn) return 0;
   rdev_v1_Reply r = rdev_v1_Reply_init_zero;
   r.seq = seq;
   r.bulk = true;
+  r.bulk_conn = conn; /* a client that lost it knows the frame cannot come */
   srv_send_reply(s, &r, NULL);
   return 1;
 }
@@ -217,8 +235,8 @@ void srv_bulk_end(srv_session_t *s) {
   pthread_cond_broadcast(&c->in_cv);
   expect_clear_locked(c);
   void (*fn)(void *) = take_resume_locked(c, &arg);
-  pthread_mutex_unlock(&c->mu);
   shutdown(c->fd, SHUT_RDWR); /* a send blocked on a client that stopped reading returns */
+  pthread_mutex_unlock(&c->mu);
   pthread_mutex_lock(&c->mu); /* device memory being received into is freed next: wait */
   while (c->direct) pthread_cond_wait(&c->in_cv, &c->mu);
   pthread_mutex_unlock(&c->mu);
@@ -255,11 +273,17 @@ static bulk_in_t *find_in_locked(struct srv_bulk_conn *c, uint64_t seq, int take
   return NULL;
 }
 
-int srv_bulk_frame(srv_session_t *s, uint64_t seq) {
+/* c->mu held: whether a frame the client sends on connection conn (0: the
+ * one attached) can still come. */
+static int may_come_locked(const struct srv_bulk_conn *c, uint32_t conn) {
+  return !c->in_dead && !c->closing && !c->retire && (!conn || conn == c->conn);
+}
+
+int srv_bulk_frame(srv_session_t *s, uint64_t seq, uint32_t conn) {
   struct srv_bulk_conn *c = conn_of(s);
   if (!c) return -1;
   pthread_mutex_lock(&c->mu);
-  int st = find_in_locked(c, seq, 0) ? 1 : c->in_dead || c->closing ? -1 : 0;
+  int st = find_in_locked(c, seq, 0) ? 1 : may_come_locked(c, conn) ? 0 : -1;
   pthread_mutex_unlock(&c->mu);
   return st;
 }
@@ -288,7 +312,7 @@ void srv_bulk_expect(srv_session_t *s, uint64_t seq, void *dst, size_t len) {
   struct srv_bulk_conn *c = conn_of(s);
   if (!c) return;
   pthread_mutex_lock(&c->mu);
-  int ok = !find_in_locked(c, seq, 0) && !c->in_dead && !c->closing;
+  int ok = !find_in_locked(c, seq, 0) && may_come_locked(c, 0);
   if (ok) {
     c->expect_seq = seq;
     c->expect_dst = dst;
@@ -298,11 +322,11 @@ void srv_bulk_expect(srv_session_t *s, uint64_t seq, void *dst, size_t len) {
   pthread_mutex_unlock(&c->mu);
 }
 
-int srv_bulk_pause(srv_session_t *s, uint64_t seq, void (*resume)(void *), void *arg) {
+int srv_bulk_pause(srv_session_t *s, uint64_t seq, uint32_t conn, void (*resume)(void *), void *arg) {
   struct srv_bulk_conn *c = conn_of(s);
   if (!c) return 1;
   pthread_mutex_lock(&c->mu);
-  int now = find_in_locked(c, seq, 0) || c->in_dead || c->closing;
+  int now = find_in_locked(c, seq, 0) || !may_come_locked(c, conn);
   if (!now) {
     c->wait_seq = seq;
     c->resume = resume;
@@ -312,11 +336,11 @@ int srv_bulk_pause(srv_session_t *s, uint64_t seq, void (*resume)(void *), void 
   return now;
 }
 
-/* A DATA frame of len bytes (its seq follows the header): kept for its
- * Write; 0 when the connection failed. */
-static int take_data(srv_session_t *s, struct srv_bulk_conn *c, uint64_t len) {
+/* A DATA frame of len bytes (its seq follows the header) on connection
+ * fd: kept for its Write; 0 when the connection failed or is replaced. */
+static int take_data(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint64_t len) {
   uint8_t sb[8];
-  if (recv(c->fd, sb, sizeof sb, MSG_WAITALL) != (ssize_t)sizeof sb) return 0;
+  if (recv(fd, sb, sizeof sb, MSG_WAITALL) != (ssize_t)sizeof sb) return 0;
   uint64_t seq = rdev_wire_le_get(sb, 8);
   if (!seq) { /* no request has seq 0 */
     srv_log(SRV_LOG_INFO, "session %llu: bulk connection: DATA for seq 0; closed", (unsigned long long)s->id);
@@ -338,14 +362,15 @@ static int take_data(srv_session_t *s, struct srv_bulk_conn *c, uint64_t len) {
   }
   if (direct) c->direct = 1, charge = 0;
   /* room first: the Writes that take frames are read meanwhile */
-  while (!direct && c->in_bytes && c->in_bytes + charge > IN_MAX && !c->closing) pthread_cond_wait(&c->in_cv, &c->mu);
-  int closing = c->closing;
+  while (!direct && c->in_bytes && c->in_bytes + charge > IN_MAX && !c->closing && !c->retire)
+    pthread_cond_wait(&c->in_cv, &c->mu);
+  int closing = c->closing || c->retire;
   pthread_mutex_unlock(&c->mu);
   bulk_in_t *f = closing && !direct ? NULL : malloc(sizeof *f);
   char *buf = !f ? NULL : direct ? direct : rdev_rt_staging_get(s->srv->rt, len ? (size_t)len : 1);
   size_t got = 0;
   while (buf && got < len) {
-    ssize_t n = recv(c->fd, buf + got, (size_t)len - got, MSG_WAITALL);
+    ssize_t n = recv(fd, buf + got, (size_t)len - got, MSG_WAITALL);
     if (n <= 0 && !(n < 0 && errno == EINTR)) break;
     if (n > 0) got += (size_t)n;
   }
@@ -425,11 +450,14 @@ static void *reader_main(void *arg) {
   struct srv_bulk_conn *c = s->bulk;
   uint8_t hdr[RDEV_WIRE_BULK_HEADER];
   int fd;
-  while (recv_message(c->fd, hdr, &fd)) {
+  pthread_mutex_lock(&c->mu);
+  int sock = c->fd; /* its own until reader_on goes */
+  pthread_mutex_unlock(&c->mu);
+  while (recv_message(sock, hdr, &fd)) {
     uint32_t kind = (uint32_t)rdev_wire_le_get(hdr, 4), id = (uint32_t)rdev_wire_le_get(hdr + 4, 4);
     uint64_t size = rdev_wire_le_get(hdr + 8, 8);
     if (kind == RDEV_WIRE_BULK_DATA && fd < 0 && !id && size <= RDEV_WIRE_MAX_CHUNK) {
-      if (!take_data(s, c, size)) break;
+      if (!take_data(s, c, sock, size)) break;
     } else if (kind == RDEV_WIRE_REGION_REGISTER && fd >= 0 && c->local) {
       const char *why;
       int rc = srv_region_add(s, id, fd, size, &why);
@@ -443,10 +471,12 @@ static void *reader_main(void *arg) {
       break;
     }
   }
-  shutdown(c->fd, SHUT_RDWR); /* the writer stops sending to a client that left */
+  shutdown(sock, SHUT_RDWR); /* the writer stops sending to a client that left */
   void *rarg;
   pthread_mutex_lock(&c->mu);
   c->in_dead = 1;
+  c->reader_on = 0;
+  pthread_cond_broadcast(&c->in_cv); /* an adoption may wait for it */
   void (*fn)(void *) = take_resume_locked(c, &rarg);
   pthread_mutex_unlock(&c->mu);
   if (fn) fn(rarg); /* its Write fails: its frame cannot come */
@@ -454,42 +484,108 @@ static void *reader_main(void *arg) {
   return NULL;
 }
 
-int srv_bulk_attach(srv_t *srv, int fd, const char *key, int local) {
+int srv_bulk_attach(srv_t *srv, int fd, const char *key, uint32_t conn, int local) {
   srv_session_t *s = srv_session_find(srv, key, NULL);
   if (!s) return -1;
-  int rc = !s->call ? -1 : srv_bulk_adopt(s, fd, local);
+  int rc = !s->call ? -1 : srv_bulk_adopt(s, fd, conn, local);
   srv_session_unref(s);
   return rc;
 }
 
-int srv_bulk_adopt(srv_session_t *s, int fd, int local) {
-  struct srv_bulk_conn *c = calloc(1, sizeof *c);
-  int rc = -1;
-  pthread_mutex_lock(&s->mu);
-  if (c && !s->bulk && !s->released && !s->broken && !s->cancelled) {
+/* Makes fd blocking, with the bulk options, and answers its hello: 0, or
+ * -1 when it failed. Nothing else writes on fd yet. */
+static int greet(int fd) {
+  rdev_wire_bulk_sockopts(fd);
+  int fl = fcntl(fd, F_GETFL);
+  return fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 &&
+                 send(fd, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN, MSG_NOSIGNAL) == RDEV_WIRE_BULK_MAGIC_LEN
+             ? 0
+             : -1;
+}
+
+/* Starts c's reader on its connection (c->reader_on set): 0, or -1. */
+static int start_reader(srv_session_t *s, struct srv_bulk_conn *c) {
+  srv_session_ref(s); /* the reader's */
+  if (pthread_create(&c->reader, NULL, reader_main, s) == 0) {
+    pthread_detach(c->reader);
+    return 0;
+  }
+  atomic_fetch_sub(&s->refs, 1); /* the caller holds one more: never the last */
+  pthread_mutex_lock(&c->mu);
+  c->in_dead = 1; /* no reader: no DATA comes */
+  c->reader_on = 0;
+  pthread_mutex_unlock(&c->mu);
+  return -1;
+}
+
+/* How long a new connection waits for the threads of the one it replaces
+ * to let go of it (they were shut out of it; a reader waiting for room for
+ * a frame lets go at once). */
+#define RETIRE_MS 2000
+
+/* A connection numbered conn replaces c's (the client lost that one, or
+ * thinks so: a connection that merely stalled is cut now). Frames queued
+ * for the old one are dropped, and their Reads fail on the client, which
+ * knows them by number; Writes whose frames were to come on it fail. */
+static int readopt(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint32_t conn, int local) {
+  pthread_mutex_lock(&c->mu);
+  if (c->closing || c->retire || conn <= c->conn || local != c->local) { /* an old number, or one at a time */
+    pthread_mutex_unlock(&c->mu);
+    return -1;
+  }
+  c->retire = 1;
+  pthread_cond_broadcast(&c->cv);
+  pthread_cond_broadcast(&c->in_cv);
+  shutdown(c->fd, SHUT_RDWR); /* its reader and a blocked send return */
+  struct timespec dl = rdev_clock_deadline_ns((uint64_t)RETIRE_MS * 1000000u);
+  while ((c->reader_on || c->sending || c->head) && !c->closing)
+    if (pthread_cond_timedwait(&c->in_cv, &c->mu, &dl) == ETIMEDOUT) break;
+  int ok = !c->reader_on && !c->sending && !c->head && !c->closing;
+  c->retire = 0;
+  c->failed = 1; /* until the new one is in: Reads go in-band */
+  pthread_mutex_unlock(&c->mu);
+  if (!ok || greet(fd) != 0) return -1;
+  pthread_mutex_lock(&c->mu);
+  ok = !c->closing;
+  if (ok) {
+    close(c->fd);
     c->fd = fd;
+    c->conn = conn;
+    c->failed = 0;
+    c->in_dead = 0;
+    c->reader_on = 1;
+    expect_clear_locked(c); /* a Write waiting for the old one fails by number */
+  }
+  pthread_mutex_unlock(&c->mu);
+  if (!ok) return -1;
+  start_reader(s, c);
+  srv_log(SRV_LOG_INFO, "session %llu: bulk connection %u attached in place of the last",
+          (unsigned long long)s->id, conn);
+  return 0;
+}
+
+int srv_bulk_adopt(srv_session_t *s, int fd, uint32_t conn, int local) {
+  if (!conn) return -1;
+  pthread_mutex_lock(&s->mu);
+  int live = !s->released && !s->broken && !s->cancelled;
+  struct srv_bulk_conn *c = live && !s->bulk ? calloc(1, sizeof *c) : NULL, *old = s->bulk;
+  int rc = -1;
+  if (c) {
+    c->fd = fd;
+    c->conn = conn;
     c->local = local;
+    c->reader_on = 1;
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
     rdev_clock_cond_init(&c->in_cv); /* its waits are timed */
     /* The answer goes before any frame: the socket's buffer is empty. */
-    rdev_wire_bulk_sockopts(fd);
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 &&
-        send(fd, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN, MSG_NOSIGNAL) == RDEV_WIRE_BULK_MAGIC_LEN) {
+    if (greet(fd) == 0) {
       s->bulk = c;
       s->bulk_free = conn_free;
       srv_session_ref(s); /* the writer's */
       if (pthread_create(&c->thread, NULL, writer_main, s) == 0) {
         pthread_detach(c->thread);
         rc = 0;
-        srv_session_ref(s); /* the reader's */
-        if (pthread_create(&c->reader, NULL, reader_main, s) == 0) {
-          pthread_detach(c->reader);
-        } else {
-          atomic_fetch_sub(&s->refs, 1); /* no reader: the writer goes on, no DATA comes */
-          c->in_dead = 1;
-        }
       } else {
         s->bulk = NULL;
         atomic_fetch_sub(&s->refs, 1); /* we hold one more: never the last */
@@ -499,12 +595,15 @@ int srv_bulk_adopt(srv_session_t *s, int fd, int local) {
       pthread_cond_destroy(&c->cv);
       pthread_cond_destroy(&c->in_cv);
       pthread_mutex_destroy(&c->mu);
+      free(c);
     }
   }
   pthread_mutex_unlock(&s->mu);
-  if (rc)
-    free(c);
-  else
+  if (!live) return -1;
+  if (!c) return old ? readopt(s, old, fd, conn, local) : -1;
+  if (rc == 0) {
+    start_reader(s, c);
     srv_log(SRV_LOG_DEBUG, "session %llu: bulk connection attached", (unsigned long long)s->id);
+  }
   return rc;
 }

@@ -139,13 +139,14 @@ static int run_request(srv_session_t *s, rdev_wire_request_t *r, int index, cons
   /* A bulk Write runs once its bytes are in (or cannot come), whatever
    * else it meets: so that its frame is taken or dropped below. */
   int bulk_write = !err && q->which_op == rdev_v1_Request_write_tag && q->op.write.bulk;
-  if (bulk_write && srv_bulk_frame(s, q->seq) == 0) {
+  if (bulk_write && srv_bulk_frame(s, q->seq, q->op.write.bulk_conn) == 0) {
     /* ...received into device memory, where the Write will run as it is */
     pthread_mutex_lock(&s->req_mu);
     if (!s->released && !r->data.len && !r->data.oversize && (index < 0 || b->count < RDEV_WIRE_MAX_BATCH))
       srv_write_direct(s, q);
     pthread_mutex_unlock(&s->req_mu);
     b->wait_frame = q->seq;
+    b->wait_conn = q->op.write.bulk_conn;
     return RDEV_WIRE_STOP;
   }
   srv_req_t x = {.s = s, .q = q, .w = r, .data = &r->data, .r = rdev_v1_Reply_init_zero, .dev = -1};
@@ -270,7 +271,7 @@ static int pause_message(srv_session_t *s, grpc_byte_buffer *bb, const batch_t *
  * come (walk on); 0 when the session is ending. */
 static int pause_for_frame(srv_session_t *s, grpc_byte_buffer *bb, const batch_t *b) {
   if (!park_message(s, bb, b)) return 0;
-  if (srv_bulk_pause(s, b->wait_frame, resume_message, s) == 0) return 1;
+  if (srv_bulk_pause(s, b->wait_frame, b->wait_conn, resume_message, s) == 0) return 1;
   unpark_message(s);
   return 2;
 }

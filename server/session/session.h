@@ -103,7 +103,8 @@ typedef struct {
   srv_session_t *s;
   int count;           /* batch requests run so far (the limits) */
   size_t xfer;         /* the Read and Write bytes of the requests run so far */
-  uint64_t wait_frame; /* the walk stopped for this bulk Write's frame (0: for no frame) */
+  uint64_t wait_frame; /* the walk stopped for this bulk Write's frame (0: for no frame)... */
+  uint32_t wait_conn;  /* ...to come on this connection */
   rdev_wire_walk_t walk;
 } batch_t;
 
@@ -156,7 +157,7 @@ struct srv_session {
   char device_names_str[RDEV_WIRE_MAX_DEVICES * 32]; /* and name */
   pthread_cond_t gate_cv;                            /* a gate opened, or the session is released */
   srv_zc_session_t *zc;                              /* its shown Read replies (zerocopy.h) */
-  struct srv_bulk_conn *bulk;                        /* its bulk connection (bulk.c): set once, by the listener... */
+  struct srv_bulk_conn *bulk;                        /* its bulk connections (bulk.c): set once, by the listener... */
   void (*bulk_free)(struct srv_bulk_conn *);         /* ...with what frees it at the last reference */
   struct srv_region *regions;                        /* its registered host memory (regions.c) */
   uint64_t region_bytes;
@@ -279,9 +280,11 @@ int srv_session_ref_live(srv_session_t *s);
  * connection and answers seq in-band (Reply.bulk): 1. 0 when s has no
  * live connection: nothing done, the caller still owns data. Any thread. */
 int srv_bulk_send(srv_session_t *s, uint64_t seq, grpc_slice data);
-/* Bulk Writes: whether request seq's frame is in (1), may still come (0)
- * or cannot (-1: no connection, or it ended). */
-int srv_bulk_frame(srv_session_t *s, uint64_t seq);
+/* Bulk Writes: whether request seq's frame, which the client sends on its
+ * connection number conn (Write.bulk_conn; 0: the one attached), is in (1),
+ * may still come (0) or cannot (-1: no connection, it ended, or another
+ * replaced it). */
+int srv_bulk_frame(srv_session_t *s, uint64_t seq, uint32_t conn);
 /* Takes request seq's frame: 1 with *buf (a runtime staging buffer, the
  * caller's to put; NULL when its bytes were received into the destination
  * srv_bulk_expect gave) and *len; 0 when it is not in. */
@@ -301,19 +304,23 @@ void srv_bulk_expect(srv_session_t *s, uint64_t seq, void *dst, size_t len);
  * is registered to run (on the reader's thread, or the releaser's) once
  * it is in or cannot come; 1 when it is in already or cannot come
  * (nothing registered: go on now). One waits at a time. */
-int srv_bulk_pause(srv_session_t *s, uint64_t seq, void (*resume)(void *), void *arg);
+int srv_bulk_pause(srv_session_t *s, uint64_t seq, uint32_t conn, void (*resume)(void *), void *arg);
 /* A Read's answer: data, whose reference it takes; on the session's bulk
  * connection when bulk (the Read asked for it) and it has one, else
  * in-band (srv_send_data). */
 void srv_send_read(srv_session_t *s, uint64_t seq, grpc_slice data, int bulk);
-/* Makes fd (a connection whose hello named key) the bulk connection of
- * that session, local: a unix socket (regions may be registered): 0 when
- * it is (fd is the connection's from then on, answered with the magic);
- * -1 when no session takes it (fd still the caller's). bulk_listen.c. */
-int srv_bulk_attach(srv_t *srv, int fd, const char *key, int local);
+/* Makes fd (a connection whose hello named key and its number conn) the
+ * bulk connection of that session, local: a unix socket (regions may be
+ * registered): 0 when it is (fd is the connection's from then on, answered
+ * with the magic); -1 when no session takes it (fd still the caller's).
+ * A session's first connection may have any number from 1; a later one
+ * replaces it if its number is higher (the client lost the last), its
+ * frames not yet sent dropped. May block up to 2 s for the old
+ * connection's threads. bulk_listen.c. */
+int srv_bulk_attach(srv_t *srv, int fd, const char *key, uint32_t conn, int local);
 /* The same for session s (a reference the caller holds), found already
  * (tests/fuzz/fuzz_bulk.c adopts one end of a socket pair). */
-int srv_bulk_adopt(srv_session_t *s, int fd, int local);
+int srv_bulk_adopt(srv_session_t *s, int fd, uint32_t conn, int local);
 /* The session ends: frames not sent are dropped, a blocked send returns,
  * a message waiting for a frame runs out (release.c). */
 void srv_bulk_end(srv_session_t *s);

@@ -175,7 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (feed(s, &q) != 0 || !buf_addr) abort();
   int sp[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0) abort();
-  if (srv_bulk_adopt(s, sp[0], local) != 0) abort();
+  if (srv_bulk_adopt(s, sp[0], 1, local) != 0) abort();
   char magic[RDEV_WIRE_BULK_MAGIC_LEN];
   if (recv(sp[1], magic, sizeof magic, MSG_WAITALL) != (ssize_t)sizeof magic ||
       memcmp(magic, RDEV_WIRE_BULK_MAGIC, sizeof magic))

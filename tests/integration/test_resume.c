@@ -185,6 +185,72 @@ START_TEST(test_copies_survive_a_bulk_cut) {
 }
 END_TEST
 
+/* Until s's bulk connection is in (1), or 10 s passed (0); with v, one
+ * that came through v's bulk route after its first `since` connections. */
+static int bulk_in(rdev_session_t *s, via_t *v, uint64_t since) {
+  double until = fx_now() + 10;
+  while (v && chaos_proxy_counters(v->p, 1).accepted <= since && fx_now() < until) fx_sleep_ms(5);
+  while (!rdev_session_bulk(s) && fx_now() < until) fx_sleep_ms(5);
+  return rdev_session_bulk(s) && (!v || chaos_proxy_counters(v->p, 1).accepted > since);
+}
+
+/* A lost bulk connection comes back: cut alone, then with the session's
+ * call (a resume), then while async D2H copies use it. Each time the client
+ * connects a new one, copies after go on it again (the proxy's bulk route
+ * carries their bytes), byte for byte; an async copy caught by the cut
+ * either landed or fails its synchronize with RDEV_UNAVAILABLE, and the
+ * session goes on. */
+START_TEST(test_bulk_connection_comes_back) {
+  int port = chaos_proxy_free_port("127.0.0.2");
+  ck_assert_int_gt(port, 0);
+  char bulk[32], err[512];
+  snprintf(bulk, sizeof bulk, "127.0.0.1:%d", port);
+  const char *extra[] = {"--bulk-listen", bulk, NULL};
+  fx_server_t srv;
+  ck_assert_msg(fx_server_start(&srv, extra, err, sizeof err) == 0, "cannot start rdevd: %s", err);
+  via_t v;
+  via_open(&v, srv.target, port);
+  rdev_session_t *s = open_via(&v);
+  const size_t n = (size_t)16 << 20;
+  uint8_t *h = fx_xmalloc(n), *back = fx_xmalloc(n);
+  void *d = NULL;
+  rdev_stream_t *st = NULL;
+  fx_fill_random(h, n, 23);
+  FX_OK(rdev_malloc(s, &d, n, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_stream_create(s, &st));
+  ck_assert_msg(bulk_in(s, NULL, 0), "no bulk connection at first");
+  for (int round = 0; round < 3; round++) {
+    if (round == 2) { /* async D2H copies on it when it goes */
+      for (int i = 0; i < 8; i++)
+        FX_OK(rdev_memcpy_async(s, back + i * (n / 8), n / 8, (uint8_t *)d + i * (n / 8), n / 8,
+                                RDEV_MEMCPY_DEVICE_TO_HOST, st));
+    }
+    uint64_t since = chaos_proxy_counters(v.p, 1).accepted;
+    chaos_proxy_cut(v.p, round == 1 ? CHAOS_ALL_ROUTES : 1, CHAOS_RST, 0);
+    if (round == 2) {
+      int rc = rdev_stream_synchronize(st);
+      ck_assert_msg(rc == RDEV_OK || rc == RDEV_UNAVAILABLE, "async D2H through a bulk cut: %d", rc);
+    }
+    ck_assert_msg(bulk_in(s, &v, since), "round %d: the bulk connection did not come back", round);
+    uint64_t before = chaos_proxy_counters(v.p, 1).bytes_down + chaos_proxy_counters(v.p, 1).bytes_up;
+    memset(back, 0, n);
+    FX_OK(rdev_memcpy(s, d, n, h, n, RDEV_MEMCPY_HOST_TO_DEVICE));
+    FX_OK(rdev_memcpy(s, back, n, d, n, RDEV_MEMCPY_DEVICE_TO_HOST));
+    FX_ASSERT_BYTES(back, h, n, "round %d", round);
+    uint64_t after = chaos_proxy_counters(v.p, 1).bytes_down + chaos_proxy_counters(v.p, 1).bytes_up;
+    ck_assert_msg(after - before >= 2 * n - (n / 8), "round %d: only %llu bytes on the bulk route", round,
+                  (unsigned long long)(after - before));
+  }
+  FX_OK(rdev_stream_destroy(st));
+  FX_OK(rdev_free(s, d));
+  rdev_session_close(s);
+  chaos_proxy_free(v.p);
+  fx_server_stop(&srv);
+  free(h);
+  free(back);
+}
+END_TEST
+
 /* Async D2H copies in-band (the session has no bulk connection) with a
  * cut among them: each lands once, byte for byte. */
 START_TEST(test_async_reads_survive_a_cut) {
@@ -419,6 +485,7 @@ Suite *suite_resume(void) {
   tcase_add_test(tc, test_pipelined_ops_survive_cuts);
   tcase_add_test(tc, test_copies_survive_a_cut);
   tcase_add_test(tc, test_copies_survive_a_bulk_cut);
+  tcase_add_test(tc, test_bulk_connection_comes_back);
   tcase_add_test(tc, test_async_reads_survive_a_cut);
   tcase_add_test(tc, test_host_function_survives_a_cut);
   tcase_add_test(tc, test_kernel_print_survives_a_cut);

@@ -126,30 +126,36 @@ static inline int rdev_wire_va_inside(uint64_t addr, uint64_t size, int dev) {
 /* The bulk connection. A plaintext server may offer each session a TCP
  * connection of its own for Read data, beside its gRPC call: the open
  * metadata then names the port (decimal) on the address the call reached.
- * The client connects and sends RDEV_WIRE_BULK_MAGIC and the session key
- * (RDEV_WIRE_BULK_HELLO bytes in all); the server answers with the magic
- * once the connection is the session's (and closes it when the key names
- * no session, or one that has its connection already). From then on the
+ * The client connects and sends RDEV_WIRE_BULK_MAGIC, the session key and
+ * the connection's number, a little-endian uint32 from 1 (RDEV_WIRE_BULK_HELLO
+ * bytes in all); the server answers with the magic once the connection is
+ * the session's (and closes it when the key names no session, one that is
+ * not connected, or one whose connection has this number or a higher one).
+ * A connection with a higher number replaces the session's last one: the
+ * client makes one when it lost the last. From then on the
  * server sends frames: a header of the Read's seq and its byte count
  * (two little-endian uint64), then that many bytes. A Read asked for with
  * bulk whose bytes go as a frame is answered in-band, in its place among
- * the replies, with Reply.bulk and no data (the frame may arrive before or
+ * the replies, with Reply.bulk, the number of the connection the frame
+ * went on (Reply.bulk_conn) and no data (the frame may arrive before or
  * after that answer); otherwise its data comes in-band as always. The
  * other way, a Write asked for with bulk (Write.bulk, Write.count, no
- * data) has its bytes sent by the client as a DATA message: the header of
+ * data, Write.bulk_conn the connection its bytes go on) has its bytes sent
+ * by the client as a DATA message: the header of
  * "Host memory regions" below (kind RDEV_WIRE_BULK_DATA, id 0, size the
  * byte count, at most RDEV_WIRE_MAX_CHUNK), the Write's seq (a
  * little-endian uint64), then the bytes; DATA messages go in the order of
  * their Writes. Either side may close at any time: Reads answered with
  * bulk whose frames did not arrive, and bulk Writes whose data did not,
- * fail (RDEV_UNAVAILABLE), and the session goes on in-band. */
+ * fail (RDEV_UNAVAILABLE), and the session goes on in-band until the
+ * client's next connection is in. */
 #define RDEV_WIRE_BULK_PORT_KEY "rdev-bulk-port"
 /* A server listening on a unix socket offers the bulk connection on one of
  * its own, named by this key (its path), the same way. */
 #define RDEV_WIRE_BULK_PATH_KEY "rdev-bulk-path"
 #define RDEV_WIRE_BULK_MAGIC "RDEVBLK1"
 #define RDEV_WIRE_BULK_MAGIC_LEN 8
-#define RDEV_WIRE_BULK_HELLO (RDEV_WIRE_BULK_MAGIC_LEN + RDEV_WIRE_SESSION_KEY_LEN)
+#define RDEV_WIRE_BULK_HELLO (RDEV_WIRE_BULK_MAGIC_LEN + RDEV_WIRE_SESSION_KEY_LEN + 4)
 #define RDEV_WIRE_BULK_HEADER 16
 
 /* Host memory regions (same host: a unix-socket bulk connection only). The
