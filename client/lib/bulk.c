@@ -45,7 +45,7 @@
 #define CONNECT_MS 2000 /* to connect and be answered */
 #define STEP_MS 50      /* how often a wait looks at stop */
 #define REGISTER_MS 5000
-#define RETRY_MIN_MS 20 /* a lost connection is made again after this... */
+#define RETRY_MIN_MS 20   /* a lost connection is made again after this... */
 #define RETRY_MAX_MS 2000 /* ...doubling up to this */
 
 /* A registered host memory region: [base, base+size) here. */

@@ -353,8 +353,8 @@ static void bulk_wait_idle_locked(rdev_session_t *s, cl_pending_t *e) {
  * failed, or cannot come any more (that connection is gone). */
 static void bulk_wait_frame_locked(rdev_session_t *s, uint64_t seq, uint32_t conn) {
   cl_pending_t *e = pending_find_locked(s, seq);
-  while (e && (e->bulk == BULK_BUSY ||
-               (e->bulk == BULK_NONE && s->pend.bulk_conn && (!conn || conn == s->pend.bulk_conn))))
+  while (e &&
+         (e->bulk == BULK_BUSY || (e->bulk == BULK_NONE && s->pend.bulk_conn && (!conn || conn == s->pend.bulk_conn))))
     pthread_cond_wait(&s->pend.bulk_cv, &s->mu);
 }
 

@@ -406,7 +406,7 @@ static void attempt_opened_locked(rdev_session_t *s, bool ok) {
 void cl_poll_resumable(rdev_session_t *s, int64_t ms) {
   pthread_mutex_lock(&s->mu);
   cl_send_keep_locked(s, ms > 0, ms > 0); /* rdevd keeps what it sent until acknowledged: acknowledge it */
-  int64_t lim = s->poll.resume_limit; /* the open did not ask for it when < 0 */
+  int64_t lim = s->poll.resume_limit;     /* the open did not ask for it when < 0 */
   if (lim > 0 && lim < ms) ms = lim;
   s->poll.resume_ms = ms;
   pthread_mutex_unlock(&s->mu);

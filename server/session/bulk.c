@@ -559,8 +559,8 @@ static int readopt(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint32_t c
   pthread_mutex_unlock(&c->mu);
   if (!ok) return -1;
   start_reader(s, c);
-  srv_log(SRV_LOG_INFO, "session %llu: bulk connection %u attached in place of the last",
-          (unsigned long long)s->id, conn);
+  srv_log(SRV_LOG_INFO, "session %llu: bulk connection %u attached in place of the last", (unsigned long long)s->id,
+          conn);
   return 0;
 }
 

@@ -56,7 +56,8 @@ static int hello_read(struct srv_bulk *b, hello_t *h) {
   uint32_t conn = 0;
   if (ok) {
     memcpy(key, h->buf + RDEV_WIRE_BULK_MAGIC_LEN, RDEV_WIRE_SESSION_KEY_LEN);
-    conn = (uint32_t)rdev_wire_le_get((const uint8_t *)h->buf + RDEV_WIRE_BULK_MAGIC_LEN + RDEV_WIRE_SESSION_KEY_LEN, 4);
+    conn =
+        (uint32_t)rdev_wire_le_get((const uint8_t *)h->buf + RDEV_WIRE_BULK_MAGIC_LEN + RDEV_WIRE_SESSION_KEY_LEN, 4);
   }
   if (!ok || srv_bulk_attach(b->srv, h->fd, key, conn, b->local) != 0) {
     srv_log(SRV_LOG_INFO, "bulk connection refused: %s", ok ? "its key names no session that takes one" : "bad hello");
