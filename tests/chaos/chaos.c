@@ -35,8 +35,9 @@
  *               connection at least. The Python package's copies are
  *               queued on a stream: with resume they fail as copy-async's
  *               do, and only so ("the bulk connection was lost"). Its
- *               session has the package's keepalive (10 s): to it the
- *               stall of 3.5 keepalives below is a stall.
+ *               session has the victims' keepalive (1 s, connect's
+ *               keepalive=1), so the stall of 3.5 keepalives below is a
+ *               break to it too.
  * (No job watch here: jobs need --job-dir and an HTTP peer; `rdev job
  * watch` through the proxy while its connections are cut is
  * chaos_watch.py's, and across a lost server tests/jobs/test_watch.py's.)

@@ -67,7 +67,7 @@ class Victim:
     def cell(self):
         """One cell: (bytes moved, None) or (0, violation message); rdev.Error propagates."""
         if self.s is None:
-            self.s = rdev.connect(self.target, timeout=5)
+            self.s = rdev.connect(self.target, timeout=5, keepalive=1)  # as the C victims' (chaos.c)
         kind = self.cells % (3 if self.have_add else 2)
         self.cells += 1
         if kind == 0:  # the square_f32 kernel: out[i] = in[i] * in[i]

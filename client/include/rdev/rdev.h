@@ -76,7 +76,8 @@ typedef struct {
    * longer holds the session, every call fails with RDEV_UNAVAILABLE.
    * Copies on the bulk connection do not survive a break: an async copy
    * whose bytes were on it fails (at its stream's synchronize), a
-   * synchronous copy is run again once the session resumed. */
+   * synchronous copy is run again once the session resumed; the library
+   * then connects a new bulk connection. */
   int64_t resume_ms;
 } rdev_options_t;
 

@@ -75,15 +75,22 @@ def _close_all():
             pass
 
 
-def connect(target=None, token=None, *, ca=None, cert=None, key=None, timeout=None, device=0):
+def connect(target=None, token=None, *, ca=None, cert=None, key=None, timeout=None, device=0, keepalive=None,
+            resume=None):
     """Opens a session on rdevd and makes it the process's default session
     (the current one wherever no `with` block names another) until it is
     closed or another is made current. Arguments left None come from the
     environment (RDEV_TARGET, else 127.0.0.1:50051; RDEV_TOKEN, RDEV_CA,
-    RDEV_CERT, RDEV_KEY, RDEV_CONNECT_TIMEOUT_MS). Blocks until the server
-    accepted it; raises Error otherwise. In a `with` block it is current
-    for the block's thread or task and closed at the end."""
-    s = Session(target, token, ca=ca, cert=cert, key=key, timeout=timeout, device=device)
+    RDEV_CERT, RDEV_KEY, RDEV_CONNECT_TIMEOUT_MS) or the library's defaults.
+    keepalive: seconds without traffic after which the client pings rdevd;
+    a server silent for as long again is taken for gone (default 10, at
+    least 1). resume: how long, in seconds, a broken connection is retried
+    and the session resumed (default: as long as rdevd keeps it; False or
+    a negative number: never, the first break ends the session). Blocks
+    until the server accepted it; raises Error otherwise. In a `with` block
+    it is current for the block's thread or task and closed at the end."""
+    s = Session(target, token, ca=ca, cert=cert, key=key, timeout=timeout, device=device, keepalive=keepalive,
+                resume=resume)
     _common.make_default(s)
     return s
 
@@ -106,10 +113,18 @@ def _bytes(n):
 class Session:
     """A session on rdevd (see connect). Thread-safe; waits release the GIL."""
 
-    def __init__(self, target=None, token=None, *, ca=None, cert=None, key=None, timeout=None, device=0):
+    def __init__(self, target=None, token=None, *, ca=None, cert=None, key=None, timeout=None, device=0,
+                 keepalive=None, resume=None):
         target = target or os.environ.get("RDEV_TARGET") or _DEFAULT_TARGET
         ms = 0 if timeout is None else max(1, int(timeout * 1000))
-        self._s = _rdev.Session(target, token, ca, cert, key, ms)
+        keep_ms = 0 if keepalive is None else max(1000, int(keepalive * 1000))
+        if resume is None or resume is True:
+            resume_ms = 0
+        elif resume is False or resume < 0:
+            resume_ms = -1
+        else:
+            resume_ms = max(1, int(resume * 1000))
+        self._s = _rdev.Session(target, token, ca, cert, key, ms, keep_ms, resume_ms)
         self.target = target
         self._credentials = (token, ca, cert, key, ms)  # for rdev.jobs' connection
         self._allocated = 0  # bytes of device memory this session's arrays hold

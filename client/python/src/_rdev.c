@@ -146,12 +146,13 @@ bad:
 static const char *opt_str(PyObject *o) { return o && o != Py_None ? PyUnicode_AsUTF8(o) : NULL; }
 
 int connect_args(PyObject *args, PyObject *kw, const char **target, rdev_options_t *opt) {
-  static char *kwlist[] = {"target", "token", "ca", "cert", "key", "timeout_ms", NULL};
+  static char *kwlist[] = {"target", "token", "ca", "cert", "key", "timeout_ms", "keepalive_ms", "resume_ms", NULL};
   PyObject *token = NULL, *ca = NULL, *cert = NULL, *key = NULL;
-  long long timeout_ms = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|OOOOL", kwlist, target, &token, &ca, &cert, &key, &timeout_ms))
+  long long timeout_ms = 0, keepalive_ms = 0, resume_ms = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|OOOOLLL", kwlist, target, &token, &ca, &cert, &key, &timeout_ms,
+                                   &keepalive_ms, &resume_ms))
     return -1;
-  *opt = (rdev_options_t){.connect_timeout_ms = timeout_ms};
+  *opt = (rdev_options_t){.connect_timeout_ms = timeout_ms, .keepalive_ms = keepalive_ms, .resume_ms = resume_ms};
   opt->token = opt_str(token);
   opt->ca_file = opt_str(ca);
   opt->cert_file = opt_str(cert);
