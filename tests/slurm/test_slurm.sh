@@ -135,7 +135,9 @@ echo "$out" | grep -qE '^devices:\s+1$' || fail "job 1 devices: $out"
 cat "$tmp"/rdevd-*.log | grep -qE "audit: session opened: tenant=cluster .* job=slurm-[0-9]+" || fail "no audit line with the job id"
 
 # 2. as another user: the token is that user's alone
-out=$(run --uid=nobody --gres=rdev:1 bash -c 'stat -c "%U %a" "$RDEV_TOKEN_FILE"; '"$RDEV"' info') || fail "job 2: $out"
+# (srun itself as nobody: munge lets no other uid, root included, decode the
+# answers slurmctld restricts to the job's user, as it does with --uid)
+out=$(timeout 60 runuser -u nobody -- srun -t 1 --gres=rdev:1 bash -c 'stat -c "%U %a" "$RDEV_TOKEN_FILE"; '"$RDEV"' info') || fail "job 2: $out"
 echo "$out" | grep -q "^nobody 400$" || fail "job 2 token file owner: $out"
 echo "$out" | grep -qE '^devices:\s+1$' || fail "job 2 devices: $out"
 
