@@ -123,8 +123,14 @@ static int dial(rdev_session_t *s) {
   return fd;
 }
 
-/* Whether the reader is done: the session closes or its call ended. */
-static bool over(rdev_session_t *s) { return atomic_load(&s->bulk.stop) || cl_poll_dead(s, NULL, 0); }
+/* Whether the reader is done: the session closes (or is asked to), or its
+ * call ended. */
+static bool over(rdev_session_t *s) {
+  pthread_mutex_lock(&s->mu);
+  bool done = atomic_load(&s->bulk.stop) || s->poll.dead || cl_send_closing_locked(s);
+  pthread_mutex_unlock(&s->mu);
+  return done;
+}
 
 /* Connects and attaches connection conn: the connected socket (blocking),
  * published in s->bulk.fd in place of the last (closed: its reader is this
@@ -201,11 +207,11 @@ static void read_frames(rdev_session_t *s, int fd) {
   }
 }
 
-/* Sleeps ms, or less when the session closes. */
+/* Sleeps ms, or less when the session closes or its call ends. */
 static void pause_ms(rdev_session_t *s, int ms) {
   pthread_mutex_lock(&s->mu);
   struct timespec dl = rdev_clock_deadline_ns((uint64_t)ms * 1000000u);
-  while (!atomic_load(&s->bulk.stop))
+  while (!atomic_load(&s->bulk.stop) && !s->poll.dead && !cl_send_closing_locked(s))
     if (pthread_cond_timedwait(&s->bulk.cv, &s->mu, &dl) == ETIMEDOUT) break;
   pthread_mutex_unlock(&s->mu);
 }
@@ -435,6 +441,7 @@ void cl_bulk_abort_locked(rdev_session_t *s) {
   atomic_store(&s->bulk.ready, false);
   atomic_store(&s->bulk.asked, false);
   if (s->bulk.fd >= 0) shutdown(s->bulk.fd, SHUT_RDWR);
+  pthread_cond_broadcast(&s->bulk.cv); /* a reader pausing before it connects again looks at once */
 }
 
 void cl_bulk_stop(rdev_session_t *s) {
