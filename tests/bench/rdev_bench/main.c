@@ -84,7 +84,7 @@
  *    is, like the copy ratios, the median of the paired ratios (launch+sync
  *    sample i / unary sample i, taken back to back); rtt_medians_ratio is
  *    the ratio of the two medians.
- * 4. Pipelined small ops: 100000 [20000] 64-byte rdev_memset_async on one
+ * 4. Pipelined small ops: 100000 [50000] 64-byte rdev_memset_async on one
  *    stream, then one synchronize; ops/s = N / total, median of 3 runs;
  *    the device bytes are checked.
  * 5. Concurrent sessions: 1, 2 and 4 threads, each with its own session and
