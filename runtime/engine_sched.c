@@ -156,6 +156,7 @@ int eng_slot_release(eng_stream_t *s, uint64_t ns, int more) {
     /* nobody else waits: s takes the slot again at once, as a release and
      * an acquire would */
     s->group->vtime += ns / (s->group->weight ? s->group->weight : 1);
+    if (s->group->vtime < d->vclock) s->group->vtime = d->vclock; /* as wait_enqueue: no credit for idle time */
     d->vclock = s->group->vtime;
     pthread_mutex_unlock(&d->sched_mu);
     return 1;

@@ -132,25 +132,46 @@ static bool over(rdev_session_t *s) {
   return done;
 }
 
+static bool send_message(int sock, uint32_t kind, uint32_t id, uint64_t size, int fd);
+
+/* With send_mu held, fd just attached: the UNREGISTERs made while none was
+ * (sent now: rdevd unmaps those regions). */
+static void send_unregisters_locked(rdev_session_t *s, int fd) {
+  pthread_mutex_lock(&s->mu);
+  uint32_t *ids = s->bulk.unreg;
+  int n = s->bulk.nunreg;
+  s->bulk.unreg = NULL;
+  s->bulk.nunreg = 0;
+  pthread_mutex_unlock(&s->mu);
+  for (int i = 0; i < n; i++) send_message(fd, RDEV_WIRE_REGION_UNREGISTER, ids[i], 0, -1);
+  free(ids);
+}
+
+/* Makes fd, attached as connection conn, the one senders use, in place of
+ * the last (closed: its reader is this thread, its senders hold send_mu):
+ * true; false (fd closed) when the session stops meanwhile. */
+static bool publish(rdev_session_t *s, int fd, uint32_t conn) {
+  pthread_mutex_lock(&s->bulk.send_mu);
+  pthread_mutex_lock(&s->mu);
+  bool ok = !atomic_load(&s->bulk.stop) && !s->poll.dead;
+  if (ok) {
+    if (s->bulk.fd >= 0) close(s->bulk.fd);
+    s->bulk.fd = fd;
+    s->bulk.conn = conn;
+    atomic_store(&s->bulk.ready, true); /* with fd, under send_mu: a bulk Write sees both or neither */
+  }
+  pthread_mutex_unlock(&s->mu);
+  if (ok) send_unregisters_locked(s, fd);
+  pthread_mutex_unlock(&s->bulk.send_mu);
+  if (!ok) close(fd);
+  return ok;
+}
+
 /* Connects and attaches connection conn: the connected socket (blocking),
- * published in s->bulk.fd in place of the last (closed: its reader is this
- * thread, its senders hold send_mu), or -1. */
+ * or -1 (closed). Its own until publish: nothing else writes on it before
+ * the hello and its answer. */
 static int attach(rdev_session_t *s, uint32_t conn) {
   int fd = dial(s);
-  if (fd >= 0) {
-    pthread_mutex_lock(&s->bulk.send_mu);
-    pthread_mutex_lock(&s->mu);
-    if (atomic_load(&s->bulk.stop) || s->poll.dead) {
-      close(fd);
-      fd = -1;
-    } else {
-      if (s->bulk.fd >= 0) close(s->bulk.fd);
-      s->bulk.fd = fd;
-      s->bulk.conn = conn;
-    }
-    pthread_mutex_unlock(&s->mu);
-    pthread_mutex_unlock(&s->bulk.send_mu);
-  }
   int err = 0;
   socklen_t el = sizeof err;
   bool ok = fd >= 0 && wait_fd(s, fd, POLLOUT, CONNECT_MS) && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 &&
@@ -173,7 +194,8 @@ static int attach(rdev_session_t *s, uint32_t conn) {
    * of a connection this side gave up. */
   ok = ok && wait_fd(s, fd, POLLIN, -1) && recv_all(fd, answer, sizeof answer) &&
        memcmp(answer, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN) == 0;
-  return ok ? fd : -1;
+  if (!ok && fd >= 0) close(fd);
+  return ok && publish(s, fd, conn) ? fd : -1;
 }
 
 /* A control frame: the answer to a registration. */
@@ -219,21 +241,19 @@ static void pause_ms(rdev_session_t *s, int ms) {
 static void *reader_main(void *arg) {
   rdev_session_t *s = arg;
   bool had = false; /* a connection was in once: the route works, make it again when lost */
+  uint32_t conn = 0;
   for (int retry_ms = RETRY_MIN_MS;;) {
-    uint32_t conn = s->bulk.conn + 1; /* this thread alone changes it */
-    int fd = attach(s, conn);
-    if (fd >= 0)
-      atomic_store(&s->bulk.ready, true);
-    else
-      atomic_store(&s->bulk.asked, false);
+    int fd = attach(s, ++conn); /* a new number each time: rdevd may have taken one whose answer was lost */
+    if (fd < 0) atomic_store(&s->bulk.asked, false);
     pthread_mutex_lock(&s->mu);
     s->bulk.tried = true;
     pthread_cond_broadcast(&s->bulk.cv); /* the first attach is over; a registration's connection changed */
     pthread_mutex_unlock(&s->mu);
     if (fd >= 0) {
       had = true;
-      retry_ms = RETRY_MIN_MS;
+      uint64_t t0 = rdev_clock_now_ns();
       read_frames(s, fd);
+      if (rdev_clock_now_ns() - t0 > 1000000000u) retry_ms = RETRY_MIN_MS; /* it lived: not one that dies at once */
       atomic_store(&s->bulk.ready, false);
       atomic_store(&s->bulk.asked, false);
       shutdown(fd, SHUT_RDWR); /* a sender on it fails now (closed by the next attach, or cl_bulk_stop) */
@@ -406,7 +426,17 @@ void cl_bulk_unregister(rdev_session_t *s, uint32_t id) {
   pthread_mutex_unlock(&s->mu);
   if (r) {
     pthread_mutex_lock(&s->bulk.send_mu);
-    send_message(s->bulk.fd, RDEV_WIRE_REGION_UNREGISTER, id, 0, -1);
+    if (atomic_load(&s->bulk.ready)) {
+      send_message(s->bulk.fd, RDEV_WIRE_REGION_UNREGISTER, id, 0, -1);
+    } else { /* sent once a connection is in again (else rdevd unmaps it when the session ends) */
+      pthread_mutex_lock(&s->mu);
+      uint32_t *ids = realloc(s->bulk.unreg, (size_t)(s->bulk.nunreg + 1) * sizeof *ids);
+      if (ids) {
+        ids[s->bulk.nunreg++] = id;
+        s->bulk.unreg = ids;
+      }
+      pthread_mutex_unlock(&s->mu);
+    }
     pthread_mutex_unlock(&s->bulk.send_mu);
   }
   pthread_mutex_unlock(&s->bulk.reg_mu);
@@ -453,6 +483,8 @@ void cl_bulk_stop(rdev_session_t *s) {
   s->bulk.started = false;
   if (s->bulk.fd >= 0) close(s->bulk.fd);
   s->bulk.fd = -1;
+  free(s->bulk.unreg);
+  s->bulk.unreg = NULL;
   while (s->bulk.regions) { /* memory freed after its session closed */
     cl_region_t *r = s->bulk.regions;
     s->bulk.regions = r->next;

@@ -189,7 +189,7 @@ typedef struct {
   atomic_bool asked; /* attached, or its hello sent: Reads may ask for it */
   bool local;        /* over a unix socket: host memory may be registered */
   bool tried;        /* the first attach is over (s->mu) */
-  int fd;            /* -1 until connected (s->mu and send_mu to change; either to read) */
+  int fd;            /* -1 until attached (s->mu and send_mu to change; either to read) */
   uint32_t conn;     /* fd's number (rdev/wire.h), from 1 (as fd) */
   int port;
   char host[108];          /* the address the session's call reached, or the socket's path */
@@ -201,6 +201,8 @@ typedef struct {
   uint32_t reg_id;         /* the registration waiting for its answer (s->mu) */
   int reg_status;          /* its answer; 1 while none came (s->mu) */
   cl_region_t *regions;    /* s->mu */
+  uint32_t *unreg;         /* regions ended while no connection was in: told at the next (s->mu) */
+  int nunreg;
 } cl_bulk_state_t;
 
 /* stream.c: the stream and event objects still open (freed at close), and

@@ -293,9 +293,12 @@ int cl_send_async(rdev_session_t *s, rdev_v1_Request *req) {
  * queued Writes must go out while this thread may block in the send. */
 static int write_bulk(rdev_session_t *s, rdev_v1_Request *req, cl_pending_t *e, const void *src, size_t n) {
   cl_bulk_send_lock(s);
+  bool on = cl_bulk_ready(s);                       /* it and the connection change together, under the send lock */
   req->op.write.bulk_conn = cl_bulk_conn_locked(s); /* the connection its DATA goes on */
   int rc = submit(s, req, NULL, e, false);
-  if (!rc) cl_bulk_send_data(s, req->seq, src, n); /* failing, it ends the connection: the server fails the Write */
+  /* Failing, or lost since the caller chose it: the server fails the Write
+   * (its bytes come on no connection; a synchronous copy runs again) */
+  if (!rc && on) cl_bulk_send_data(s, req->seq, src, n);
   cl_bulk_send_unlock(s);
   return rc;
 }

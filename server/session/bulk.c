@@ -95,6 +95,10 @@ struct srv_bulk_conn {
   int retire;    /* a newer connection takes its place: its threads let go of fd */
   int reader_on; /* the reader runs */
   int sending;   /* the writer is in a send on fd */
+  /* Bulk Writes up to this seq took their frame or gave up on it (Writes
+   * run in seq order): a DATA of theirs still to come is dropped, not kept
+   * for a Write that will never take it. */
+  uint64_t settled;
   /* Bulk Writes' frames (the reader's side). */
   bulk_in_t *in;        /* kept, in arrival order */
   size_t in_bytes;      /* their bytes, at most about IN_MAX */
@@ -284,6 +288,7 @@ int srv_bulk_frame(srv_session_t *s, uint64_t seq, uint32_t conn) {
   if (!c) return -1;
   pthread_mutex_lock(&c->mu);
   int st = find_in_locked(c, seq, 0) ? 1 : may_come_locked(c, conn) ? 0 : -1;
+  if (st < 0 && seq > c->settled) c->settled = seq;
   pthread_mutex_unlock(&c->mu);
   return st;
 }
@@ -294,6 +299,7 @@ int srv_bulk_take(srv_session_t *s, uint64_t seq, void **buf, size_t *len) {
   pthread_mutex_lock(&c->mu);
   bulk_in_t *f = find_in_locked(c, seq, 1);
   if (c->expect_seq == seq) expect_clear_locked(c); /* the Write goes on: no destination any more */
+  if (seq > c->settled) c->settled = seq;
   pthread_mutex_unlock(&c->mu);
   if (!f) return 0;
   *buf = f->buf;
@@ -336,6 +342,17 @@ int srv_bulk_pause(srv_session_t *s, uint64_t seq, uint32_t conn, void (*resume)
   return now;
 }
 
+/* Reads and drops len bytes of fd: 1, or 0 when the connection failed. */
+static int discard(int fd, uint64_t len) {
+  char scratch[16384];
+  while (len) {
+    ssize_t n = recv(fd, scratch, len < sizeof scratch ? (size_t)len : sizeof scratch, MSG_WAITALL);
+    if (n <= 0 && !(n < 0 && errno == EINTR)) return 0;
+    if (n > 0) len -= (uint64_t)n;
+  }
+  return 1;
+}
+
 /* A DATA frame of len bytes (its seq follows the header) on connection
  * fd: kept for its Write; 0 when the connection failed or is replaced. */
 static int take_data(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint64_t len) {
@@ -348,6 +365,10 @@ static int take_data(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint64_t
   }
   /* charged what it holds: a staging buffer is a chunk at least */
   size_t charge = len < RDEV_WIRE_MAX_CHUNK ? RDEV_WIRE_MAX_CHUNK : (size_t)len;
+  pthread_mutex_lock(&c->mu);
+  int orphan = seq <= c->settled; /* its Write ran already (its bytes came late, on a connection it gave up) */
+  pthread_mutex_unlock(&c->mu);
+  if (orphan) return discard(fd, len);
   pthread_mutex_lock(&c->mu);
   /* Its Write not seen yet (none waits, or an earlier one): a moment for it */
   struct timespec dl = rdev_clock_deadline_ns(EXPECT_WAIT_NS);
@@ -518,47 +539,46 @@ static int start_reader(srv_session_t *s, struct srv_bulk_conn *c) {
   return -1;
 }
 
-/* How long a new connection waits for the threads of the one it replaces
- * to let go of it (they were shut out of it; a reader waiting for room for
- * a frame lets go at once). */
-#define RETIRE_MS 2000
-
 /* A connection numbered conn replaces c's (the client lost that one, or
  * thinks so: a connection that merely stalled is cut now). Frames queued
  * for the old one are dropped, and their Reads fail on the client, which
- * knows them by number; Writes whose frames were to come on it fail. */
+ * knows them by number; Writes whose frames were to come on it fail. It
+ * never waits (one listener serves every session): the old connection is
+ * shut down, and until its threads let go of it (moments, unless its
+ * reader runs a long message it resumed) the new one is refused, and the
+ * client tries again. */
 static int readopt(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint32_t conn, int local) {
   pthread_mutex_lock(&c->mu);
-  if (c->closing || c->retire || conn <= c->conn || local != c->local) { /* an old number, or one at a time */
+  if (c->closing || conn <= c->conn || local != c->local) { /* an old number */
     pthread_mutex_unlock(&c->mu);
     return -1;
   }
-  c->retire = 1;
-  pthread_cond_broadcast(&c->cv);
-  pthread_cond_broadcast(&c->in_cv);
-  shutdown(c->fd, SHUT_RDWR); /* its reader and a blocked send return */
-  struct timespec dl = rdev_clock_deadline_ns((uint64_t)RETIRE_MS * 1000000u);
-  while ((c->reader_on || c->sending || c->head) && !c->closing)
-    if (pthread_cond_timedwait(&c->in_cv, &c->mu, &dl) == ETIMEDOUT) break;
-  int ok = !c->reader_on && !c->sending && !c->head && !c->closing;
-  c->retire = 0;
-  c->failed = 1; /* until the new one is in: Reads go in-band */
-  pthread_mutex_unlock(&c->mu);
-  if (!ok || greet(fd) != 0) return -1;
-  pthread_mutex_lock(&c->mu);
-  ok = !c->closing;
-  if (ok) {
-    close(c->fd);
-    c->fd = fd;
-    c->conn = conn;
-    c->failed = 0;
-    c->in_dead = 0;
-    c->reader_on = 1;
-    expect_clear_locked(c); /* a Write waiting for the old one fails by number */
+  if (!c->retire) { /* from now on nothing is queued on it, nor taken from it */
+    c->retire = 1;
+    pthread_cond_broadcast(&c->cv);
+    pthread_cond_broadcast(&c->in_cv);
+    shutdown(c->fd, SHUT_RDWR); /* its reader and a blocked send return */
   }
+  if (c->reader_on || c->sending || c->head) {
+    pthread_mutex_unlock(&c->mu);
+    srv_log(SRV_LOG_DEBUG, "session %llu: bulk connection %u refused: the last still lets go",
+            (unsigned long long)s->id, conn);
+    return -1;
+  }
+  close(c->fd); /* fd is c's from here on */
+  c->fd = fd;
+  c->conn = conn;
+  c->failed = 1; /* nothing goes on it before its answer */
+  c->in_dead = 0;
+  c->retire = 0;
+  c->reader_on = 1;
+  expect_clear_locked(c); /* a Write waiting for the old one fails by number */
   pthread_mutex_unlock(&c->mu);
-  if (!ok) return -1;
-  start_reader(s, c);
+  int ok = greet(fd) == 0;
+  pthread_mutex_lock(&c->mu);
+  if (ok) c->failed = 0;
+  pthread_mutex_unlock(&c->mu);
+  start_reader(s, c); /* failed to answer: it finds the connection gone */
   srv_log(SRV_LOG_INFO, "session %llu: bulk connection %u attached in place of the last", (unsigned long long)s->id,
           conn);
   return 0;

@@ -11,7 +11,9 @@
  * raw bytes on the socket (any header, any length, lies included); a
  * well-formed DATA message (seq, length, bytes); REGISTER with a memfd of
  * some size, sealed or not; UNREGISTER; a bulk Write (its DATA may come
- * before, after or never); a bulk Read; a Read or Write naming a region.
+ * before, after or never; naming the attached connection, or another); a
+ * bulk Read; a Read or Write naming a region. (Replacing the connection,
+ * readopt, is not driven here: test_resume.c's bulk cuts do.)
  * A thread reads and drops what rdevd sends back (frames, answers).
  *
  * Checks, besides ASan/UBSan/LSan: every reply is a valid Reply; rdevd
@@ -235,7 +237,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           q.op.read = (rdev_v1_Read){.addr = buf_addr + off, .count = count, .dest_max = count, .bulk = op == 5};
         } else {
           q.which_op = rdev_v1_Request_write_tag;
-          q.op.write = (rdev_v1_Write){.addr = buf_addr + off, .count = count, .dest_max = count, .bulk = op == 4};
+          /* its connection: 0 (the one attached), 1 (the same, by number) or 2 (another: fails at once,
+           * and its DATA, if it comes, is dropped) */
+          q.op.write = (rdev_v1_Write){
+              .addr = buf_addr + off, .count = count, .dest_max = count, .bulk = op == 4, .bulk_conn = (how >> 1) % 3};
         }
         if (op >= 6) {
           uint32_t region = (uint32_t)take(&in, 1);

@@ -143,9 +143,10 @@ void rdev_session_close(rdev_session_t *s);
  * in-band, inside the gRPC call: before the connection is attached (over
  * TCP it attaches in the background, within moments of the open; a unix
  * socket's is attached when the open returns), when the server offers
- * none (TLS, --bulk-listen off, RDEV_BULK=off here), and after it failed
- * until the library connected a new one (it tries, with backoff, while the
- * session lives). Results are the same either way. Never blocks. */
+ * none (TLS, --bulk-listen off, RDEV_BULK=off here), when the first one
+ * could not be made, and after one failed until the library connected a
+ * new one (it tries, with backoff, while the session lives). Results are
+ * the same either way. Never blocks. */
 int rdev_session_bulk(rdev_session_t *s);
 
 /* Detail of the calling thread's last failure in this library; "" if none. */

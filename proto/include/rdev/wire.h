@@ -130,7 +130,9 @@ static inline int rdev_wire_va_inside(uint64_t addr, uint64_t size, int dev) {
  * the connection's number, a little-endian uint32 from 1 (RDEV_WIRE_BULK_HELLO
  * bytes in all); the server answers with the magic once the connection is
  * the session's (and closes it when the key names no session, one that is
- * not connected, or one whose connection has this number or a higher one).
+ * not connected, or one whose connection has this number or a higher one,
+ * or whose last connection's threads have not let go of it yet: try
+ * again).
  * A connection with a higher number replaces the session's last one: the
  * client makes one when it lost the last. From then on the
  * server sends frames: a header of the Read's seq and its byte count
@@ -153,7 +155,7 @@ static inline int rdev_wire_va_inside(uint64_t addr, uint64_t size, int dev) {
 /* A server listening on a unix socket offers the bulk connection on one of
  * its own, named by this key (its path), the same way. */
 #define RDEV_WIRE_BULK_PATH_KEY "rdev-bulk-path"
-#define RDEV_WIRE_BULK_MAGIC "RDEVBLK1"
+#define RDEV_WIRE_BULK_MAGIC "RDEVBLK2"
 #define RDEV_WIRE_BULK_MAGIC_LEN 8
 #define RDEV_WIRE_BULK_HELLO (RDEV_WIRE_BULK_MAGIC_LEN + RDEV_WIRE_SESSION_KEY_LEN + 4)
 #define RDEV_WIRE_BULK_HEADER 16

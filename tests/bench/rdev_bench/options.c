@@ -115,7 +115,7 @@ int bench_parse_args(cfg_t *c, int argc, char **argv) {
   c->big_budget_s = 15;
   c->rtt_n = c->quick ? 200 : 2000;
   c->ops_n = c->quick ? 50000 : 100000; /* 20,000 (15 ms) swung by 2x with the VM's scheduling */
-  c->ops_reps = 3; /* one sample of 20 ms is a coin toss on a VM */
+  c->ops_reps = 3;                      /* one sample of 20 ms is a coin toss on a VM */
   c->rss_buf = c->quick ? 64 * MiB : 256 * MiB;
   c->rss_total = c->quick ? 256 * MiB : (size_t)4 << 30;
   c->rss_max_s = c->quick ? 8 : 60;
