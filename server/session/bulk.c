@@ -56,6 +56,9 @@
 #include "rdev/clock.h"
 #include "session.h"
 
+/* Bulk Writes that ran without their frame, remembered so that their
+ * frame is dropped if it comes after all. */
+#define GONE_MAX 64u
 /* Bytes of bulk Writes' frames kept waiting for their Writes. */
 #define IN_MAX ((size_t)32 << 20)
 /* How long the reader holds a DATA message whose Write has not been seen
@@ -95,10 +98,13 @@ struct srv_bulk_conn {
   int retire;    /* a newer connection takes its place: its threads let go of fd */
   int reader_on; /* the reader runs */
   int sending;   /* the writer is in a send on fd */
-  /* Bulk Writes up to this seq took their frame or gave up on it (Writes
-   * run in seq order): a DATA of theirs still to come is dropped, not kept
-   * for a Write that will never take it. */
-  uint64_t settled;
+  /* The latest bulk Writes that ran without their frame (it could not
+   * come, or they were refused): a DATA of theirs that comes after all is
+   * dropped, not kept for a Write that will never take it. (Not a seq
+   * high-water mark: threads sharing a session send Writes out of seq
+   * order.) */
+  uint64_t gone[GONE_MAX];
+  unsigned ngone; /* the next slot, round */
   /* Bulk Writes' frames (the reader's side). */
   bulk_in_t *in;        /* kept, in arrival order */
   size_t in_bytes;      /* their bytes, at most about IN_MAX */
@@ -288,7 +294,6 @@ int srv_bulk_frame(srv_session_t *s, uint64_t seq, uint32_t conn) {
   if (!c) return -1;
   pthread_mutex_lock(&c->mu);
   int st = find_in_locked(c, seq, 0) ? 1 : may_come_locked(c, conn) ? 0 : -1;
-  if (st < 0 && seq > c->settled) c->settled = seq;
   pthread_mutex_unlock(&c->mu);
   return st;
 }
@@ -299,7 +304,7 @@ int srv_bulk_take(srv_session_t *s, uint64_t seq, void **buf, size_t *len) {
   pthread_mutex_lock(&c->mu);
   bulk_in_t *f = find_in_locked(c, seq, 1);
   if (c->expect_seq == seq) expect_clear_locked(c); /* the Write goes on: no destination any more */
-  if (seq > c->settled) c->settled = seq;
+  if (!f) c->gone[c->ngone++ % GONE_MAX] = seq;
   pthread_mutex_unlock(&c->mu);
   if (!f) return 0;
   *buf = f->buf;
@@ -366,7 +371,9 @@ static int take_data(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint64_t
   /* charged what it holds: a staging buffer is a chunk at least */
   size_t charge = len < RDEV_WIRE_MAX_CHUNK ? RDEV_WIRE_MAX_CHUNK : (size_t)len;
   pthread_mutex_lock(&c->mu);
-  int orphan = seq <= c->settled; /* its Write ran already (its bytes came late, on a connection it gave up) */
+  int orphan = 0; /* its Write ran already (its bytes came late, on a connection it gave up) */
+  for (unsigned i = 0; i < GONE_MAX && !orphan; i++)
+    if (c->gone[i] == seq) orphan = 1, c->gone[i] = 0;
   pthread_mutex_unlock(&c->mu);
   if (orphan) return discard(fd, len);
   pthread_mutex_lock(&c->mu);
