@@ -169,17 +169,24 @@ static void copies_with_cuts(const char *target, int bulk_port) {
 START_TEST(test_copies_survive_a_cut) { copies_with_cuts(fx_srv.target, 0); }
 END_TEST
 
-/* The same with the bulk connection cut as well: a synchronous copy whose
- * bytes were on it runs again once the session resumed, and the copies
- * after go in-band. */
-START_TEST(test_copies_survive_a_bulk_cut) {
+/* Starts an rdevd of this test's whose bulk port a proxy may take on
+ * 127.0.0.2 (via_open): that port. */
+static int server_with_bulk_port(fx_server_t *srv) {
   int port = chaos_proxy_free_port("127.0.0.2");
   ck_assert_int_gt(port, 0);
   char bulk[32], err[512];
   snprintf(bulk, sizeof bulk, "127.0.0.1:%d", port);
   const char *extra[] = {"--bulk-listen", bulk, NULL};
+  ck_assert_msg(fx_server_start(srv, extra, err, sizeof err) == 0, "cannot start rdevd: %s", err);
+  return port;
+}
+
+/* The same with the bulk connection cut as well: a synchronous copy whose
+ * bytes were on it runs again once the session resumed, and the copies
+ * after go on the next bulk connection, or in-band until it is in. */
+START_TEST(test_copies_survive_a_bulk_cut) {
   fx_server_t srv;
-  ck_assert_msg(fx_server_start(&srv, extra, err, sizeof err) == 0, "cannot start rdevd: %s", err);
+  int port = server_with_bulk_port(&srv);
   copies_with_cuts(srv.target, port);
   fx_server_stop(&srv);
 }
@@ -201,13 +208,8 @@ static int bulk_in(rdev_session_t *s, via_t *v, uint64_t since) {
  * either landed or fails its synchronize with RDEV_UNAVAILABLE, and the
  * session goes on. */
 START_TEST(test_bulk_connection_comes_back) {
-  int port = chaos_proxy_free_port("127.0.0.2");
-  ck_assert_int_gt(port, 0);
-  char bulk[32], err[512];
-  snprintf(bulk, sizeof bulk, "127.0.0.1:%d", port);
-  const char *extra[] = {"--bulk-listen", bulk, NULL};
   fx_server_t srv;
-  ck_assert_msg(fx_server_start(&srv, extra, err, sizeof err) == 0, "cannot start rdevd: %s", err);
+  int port = server_with_bulk_port(&srv);
   via_t v;
   via_open(&v, srv.target, port);
   rdev_session_t *s = open_via(&v);
