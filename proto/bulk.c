@@ -1,7 +1,7 @@
 /*
  * proto/bulk.c — what both ends of a bulk connection (rdev/wire.h, "The
  * bulk connection") do alike: the little-endian fields of its headers,
- * sending a message whole, and the socket options that let a connection
+ * sending and receiving a message whole, and the socket options that let a connection
  * to a peer gone silent fail instead of hanging.
  */
 #define _GNU_SOURCE
@@ -41,6 +41,30 @@ int rdev_wire_send_all(int fd, struct iovec *iov, int n) {
     }
   }
   return 0;
+}
+
+bool rdev_wire_recv_all(int fd, void *buf, size_t len) {
+  uint8_t *p = buf;
+  while (len) {
+    ssize_t n = recv(fd, p, len, MSG_WAITALL);
+    if (n > 0) {
+      p += n;
+      len -= (size_t)n;
+    } else if (n == 0 || errno != EINTR) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool rdev_wire_drain(int fd, uint64_t len) {
+  uint8_t scratch[16384];
+  while (len) {
+    size_t n = len < sizeof scratch ? (size_t)len : sizeof scratch;
+    if (!rdev_wire_recv_all(fd, scratch, n)) return false;
+    len -= n;
+  }
+  return true;
 }
 
 void rdev_wire_bulk_sockopts(int fd) {

@@ -70,32 +70,6 @@ static bool wait_fd(rdev_session_t *s, int fd, short events, int ms) {
   return false;
 }
 
-/* Reads exactly len bytes into buf (blocking); false on EOF or error. */
-static bool recv_all(int fd, void *buf, size_t len) {
-  uint8_t *p = buf;
-  while (len) {
-    ssize_t n = recv(fd, p, len, MSG_WAITALL);
-    if (n > 0) {
-      p += n;
-      len -= (size_t)n;
-    } else if (n == 0 || errno != EINTR) {
-      return false;
-    }
-  }
-  return true;
-}
-
-/* Reads and drops len bytes (a frame nothing waits for). */
-static bool drain(int fd, uint64_t len) {
-  uint8_t scratch[16384];
-  while (len) {
-    size_t n = len < sizeof scratch ? (size_t)len : sizeof scratch;
-    if (!recv_all(fd, scratch, n)) return false;
-    len -= n;
-  }
-  return true;
-}
-
 /* A socket connecting (non-blocking) to the server's bulk address: its
  * unix path, or host:port; -1 when none can be made. */
 static int dial(rdev_session_t *s) {
@@ -192,7 +166,7 @@ static int attach(rdev_session_t *s, uint32_t conn) {
    * by closing, and times out one that never came whole) or the session
    * stops; giving up sooner could leave rdevd attached behind the Reads
    * of a connection this side gave up. */
-  ok = ok && wait_fd(s, fd, POLLIN, -1) && recv_all(fd, answer, sizeof answer) &&
+  ok = ok && wait_fd(s, fd, POLLIN, -1) && rdev_wire_recv_all(fd, answer, sizeof answer) &&
        memcmp(answer, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN) == 0;
   if (!ok && fd >= 0) close(fd);
   return ok && publish(s, fd, conn) ? fd : -1;
@@ -202,7 +176,7 @@ static int attach(rdev_session_t *s, uint32_t conn) {
 static bool control(rdev_session_t *s, int fd, uint64_t len) {
   uint8_t b[8];
   if (len != sizeof b) return false;
-  if (!recv_all(fd, b, sizeof b)) return false;
+  if (!rdev_wire_recv_all(fd, b, sizeof b)) return false;
   uint32_t id = (uint32_t)rdev_wire_le_get(b, 4), st = (uint32_t)rdev_wire_le_get(b + 4, 4);
   pthread_mutex_lock(&s->mu);
   if (id == s->bulk.reg_id) {
@@ -216,14 +190,14 @@ static bool control(rdev_session_t *s, int fd, uint64_t len) {
 /* Reads frames from connection fd until it fails or is shut down. */
 static void read_frames(rdev_session_t *s, int fd) {
   uint8_t hdr[RDEV_WIRE_BULK_HEADER];
-  while (recv_all(fd, hdr, sizeof hdr)) {
+  while (rdev_wire_recv_all(fd, hdr, sizeof hdr)) {
     uint64_t seq = rdev_wire_le_get(hdr, 8), len = rdev_wire_le_get(hdr + 8, 8);
     if (seq == 0) {
       if (!control(s, fd, len)) break;
       continue;
     }
     void *dst = cl_pending_bulk_begin(s, seq, len);
-    bool ok = dst ? recv_all(fd, dst, (size_t)len) : drain(fd, len);
+    bool ok = dst ? rdev_wire_recv_all(fd, dst, (size_t)len) : rdev_wire_drain(fd, len);
     if (dst) cl_pending_bulk_end(s, seq, ok);
     if (!ok) break;
   }

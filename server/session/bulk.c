@@ -165,7 +165,6 @@ static void *writer_main(void *arg) {
     free(f);
     pthread_mutex_lock(&c->mu);
     c->sending = 0;
-    if (c->retire) pthread_cond_broadcast(&c->in_cv); /* the adoption waits for fd */
   }
   pthread_mutex_unlock(&c->mu);
   srv_session_unref(s); /* the writer's; the connection goes with the session */
@@ -246,8 +245,7 @@ void srv_bulk_end(srv_session_t *s) {
   expect_clear_locked(c);
   void (*fn)(void *) = take_resume_locked(c, &arg);
   shutdown(c->fd, SHUT_RDWR); /* a send blocked on a client that stopped reading returns */
-  pthread_mutex_unlock(&c->mu);
-  pthread_mutex_lock(&c->mu); /* device memory being received into is freed next: wait */
+  /* device memory being received into is freed next: wait */
   while (c->direct) pthread_cond_wait(&c->in_cv, &c->mu);
   pthread_mutex_unlock(&c->mu);
   if (fn) fn(arg); /* the paused message runs out: the session is released */
@@ -347,17 +345,6 @@ int srv_bulk_pause(srv_session_t *s, uint64_t seq, uint32_t conn, void (*resume)
   return now;
 }
 
-/* Reads and drops len bytes of fd: 1, or 0 when the connection failed. */
-static int discard(int fd, uint64_t len) {
-  char scratch[16384];
-  while (len) {
-    ssize_t n = recv(fd, scratch, len < sizeof scratch ? (size_t)len : sizeof scratch, MSG_WAITALL);
-    if (n <= 0 && !(n < 0 && errno == EINTR)) return 0;
-    if (n > 0) len -= (uint64_t)n;
-  }
-  return 1;
-}
-
 /* A DATA frame of len bytes (its seq follows the header) on connection
  * fd: kept for its Write; 0 when the connection failed or is replaced. */
 static int take_data(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint64_t len) {
@@ -371,12 +358,12 @@ static int take_data(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint64_t
   /* charged what it holds: a staging buffer is a chunk at least */
   size_t charge = len < RDEV_WIRE_MAX_CHUNK ? RDEV_WIRE_MAX_CHUNK : (size_t)len;
   pthread_mutex_lock(&c->mu);
-  int orphan = 0; /* its Write ran already (its bytes came late, on a connection it gave up) */
-  for (unsigned i = 0; i < GONE_MAX && !orphan; i++)
-    if (c->gone[i] == seq) orphan = 1, c->gone[i] = 0;
-  pthread_mutex_unlock(&c->mu);
-  if (orphan) return discard(fd, len);
-  pthread_mutex_lock(&c->mu);
+  for (unsigned i = 0; i < GONE_MAX; i++)
+    if (c->gone[i] == seq) { /* its Write ran already (its bytes came late, on a connection it gave up) */
+      c->gone[i] = 0;
+      pthread_mutex_unlock(&c->mu);
+      return rdev_wire_drain(fd, len);
+    }
   /* Its Write not seen yet (none waits, or an earlier one): a moment for it */
   struct timespec dl = rdev_clock_deadline_ns(EXPECT_WAIT_NS);
   while (!c->closing && c->expect_seq < seq && pthread_cond_timedwait(&c->in_cv, &c->mu, &dl) == 0) {}
@@ -504,7 +491,6 @@ static void *reader_main(void *arg) {
   pthread_mutex_lock(&c->mu);
   c->in_dead = 1;
   c->reader_on = 0;
-  pthread_cond_broadcast(&c->in_cv); /* an adoption may wait for it */
   void (*fn)(void *) = take_resume_locked(c, &rarg);
   pthread_mutex_unlock(&c->mu);
   if (fn) fn(rarg); /* its Write fails: its frame cannot come */

@@ -184,6 +184,11 @@ uint64_t rdev_wire_le_get(const uint8_t *p, int bytes);
 /* Sends iov[0..n) whole on the stream socket fd (blocking; no SIGPIPE;
  * the iovecs are used up): 0, or -1 with errno when the connection failed. */
 int rdev_wire_send_all(int fd, struct iovec *iov, int n);
+/* Receives exactly len bytes into buf from the stream socket fd
+ * (blocking); and reads len bytes and drops them. True, or false at the
+ * connection's end or on an error. */
+bool rdev_wire_recv_all(int fd, void *buf, size_t len);
+bool rdev_wire_drain(int fd, uint64_t len);
 /* Options for a TCP bulk connection (a unix socket is left alone): no
  * Nagle delay; keepalive probes, so that an idle connection whose peer is
  * gone fails within about 25 s (and what waits on it with it) instead of
