@@ -157,8 +157,6 @@ static void *stream_worker(void *arg) {
     uint64_t end = run_end(s, head); /* tasks [head, end) stay in the ring until head passes them */
     s->in_callback = s->ring[head % s->cap].op == RT_TASK_CALLBACK;
     pthread_mutex_unlock(&s->mu);
-    int kept = 0;      /* the slot of the run's previous task, kept for this one */
-    uint64_t last = 0; /* when that task ended: this one's start (a clock read costs a small task's time) */
     for (; head < end; head++) {
       rt_task_t *t = &s->ring[head % s->cap];
       int aborted = eng_cut_off(s);
@@ -169,13 +167,10 @@ static void *stream_worker(void *arg) {
       int skip = atomic_load_explicit(&s->stop_on_failure, memory_order_relaxed) && err != RDEV_OK &&
                  err != RDEV_RT_STREAM_ABORT && on_device(t);
       int rc = RDEV_OK, device = !aborted && !skip && on_device(t), waited = 0;
-      int again = kept && device; /* holds the slot already, and starts when the last task ended */
-      if (kept && !device) eng_slot_release(s, 0, 0);
-      kept = 0;
-      uint64_t t0 = again ? last : 0, t1 = 0, tw = 0; /* waiting for a slot from tw, running from t0 to t1 */
+      uint64_t t0 = 0, t1 = 0, tw = 0; /* waiting for a slot from tw, running from t0 to t1 */
       void (*observe)(void *, int, uint32_t, int, uint64_t, uint64_t) = s->eng->task_done;
-      if (observe && device) tw = again ? last : rdev_clock_now_ns();
-      int held = again ? 1 : device ? eng_slot_acquire(s, &waited) : 0; /* an execution slot? */
+      if (observe && device) tw = rdev_clock_now_ns();
+      int held = device ? eng_slot_acquire(s, &waited) : 0; /* an execution slot? */
       if (skip && !aborted) {
         eng_slot_forget(s); /* it may have queued for this task when it released its last slot */
         skip_task(t);
@@ -184,7 +179,7 @@ static void *stream_worker(void *arg) {
         discard_task(t);
         held = 0;
       } else {
-        if (!t0 && (held || tw)) t0 = tw && !waited ? tw : rdev_clock_now_ns();
+        if (held || tw) t0 = tw && !waited ? tw : rdev_clock_now_ns(); /* a clock read costs a small task's time */
         int kernel = t->op == RT_TASK_KERNEL || t->op == RT_TASK_OP;
         rc = exec_task(s, t);
         if (held || tw) t1 = rdev_clock_now_ns();
@@ -202,8 +197,7 @@ static void *stream_worker(void *arg) {
       }
       task_done(t);
       /* if the next task needs the device too, stay in line for it */
-      if (held) kept = eng_slot_release(s, t1 - t0, head + 1 < end);
-      last = t1;
+      if (held) eng_slot_release(s, t1 - t0, head + 1 < end);
       if (head + 1 == end) break; /* the last one is passed under the lock, with in_callback */
       atomic_store_explicit(&s->head, head + 1, memory_order_release);
       if (atomic_load_explicit(&s->space_waiters, memory_order_relaxed)) {

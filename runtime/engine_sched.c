@@ -149,18 +149,9 @@ void eng_slot_forget(eng_stream_t *s) {
 /* Gives the slot back, charging ns of device time to s's group. With more,
  * s queues for its next task at once, so that a backlogged stream competes
  * by its group's time instead of losing the slot to whoever woke first. */
-int eng_slot_release(eng_stream_t *s, uint64_t ns, int more) {
+void eng_slot_release(eng_stream_t *s, uint64_t ns, int more) {
   eng_dev_t *d = s->dev;
   pthread_mutex_lock(&d->sched_mu);
-  if (more && !d->waitq && s->held == s->group && (!s->group->cap || s->group->busy <= s->group->cap)) {
-    /* nobody else waits: s takes the slot again at once, as a release and
-     * an acquire would */
-    s->group->vtime += ns / (s->group->weight ? s->group->weight : 1);
-    if (s->group->vtime < d->vclock) s->group->vtime = d->vclock; /* as wait_enqueue: no credit for idle time */
-    d->vclock = s->group->vtime;
-    pthread_mutex_unlock(&d->sched_mu);
-    return 1;
-  }
   d->busy--;
   s->held->busy--;
   if (s->held != s->group) group_drop_if_unused(d, s->held); /* it moved meanwhile */
@@ -169,7 +160,6 @@ int eng_slot_release(eng_stream_t *s, uint64_t ns, int more) {
   if (more) wait_enqueue(d, s);
   if (d->waitq) pthread_cond_broadcast(&d->sched_cv);
   pthread_mutex_unlock(&d->sched_mu);
-  return 0;
 }
 
 void eng_sched_leave(eng_stream_t *s) {

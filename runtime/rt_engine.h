@@ -120,12 +120,10 @@ static inline int eng_cut_off(eng_stream_t *s) {
  * one for s's next device task (1: held, 0: the device is unscheduled,
  * -1: s was cut off; *waited set when it had to wait); eng_slot_release
  * gives it back, charging ns of device time to s's group, and with more
- * queues s for its next task at once, or, when no other stream waits for
- * a slot, keeps it for that task and returns 1 (no acquire then: one
- * taking of the device's lock per small task, not two); eng_slot_forget
- * takes s out of the queue when its task was discarded instead. */
+ * queues s for its next task at once; eng_slot_forget takes s out of the
+ * queue when its task was discarded instead. */
 int eng_slot_acquire(eng_stream_t *s, int *waited);
-int eng_slot_release(eng_stream_t *s, uint64_t ns, int more);
+void eng_slot_release(eng_stream_t *s, uint64_t ns, int more);
 void eng_slot_forget(eng_stream_t *s);
 /* s is being destroyed, its worker stopped: it leaves the slot queue and
  * its scheduling group (engine_sched.c). */
