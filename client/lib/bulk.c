@@ -108,6 +108,32 @@ static bool over(rdev_session_t *s) {
 
 static bool send_message(int sock, uint32_t kind, uint32_t id, uint64_t size, int fd);
 
+/* With send_mu held: tells rdevd how many Read frames arrived, if more
+ * than it was told (it drops its copies of them). */
+static void acks_send_locked(rdev_session_t *s) {
+  uint64_t n = atomic_load(&s->bulk.frames);
+  if (n <= atomic_load(&s->bulk.frames_told)) return;
+  if (s->bulk.fd >= 0 && atomic_load(&s->bulk.ready))
+    send_message(s->bulk.fd, RDEV_WIRE_BULK_ACK, 0, n,
+                 -1); /* a failure: the connection is lost, and the count with it */
+  atomic_store(&s->bulk.frames_told, n);
+}
+
+/* Lets go of send_mu, telling rdevd of frames first. */
+static void send_unlock(rdev_session_t *s) {
+  acks_send_locked(s);
+  pthread_mutex_unlock(&s->bulk.send_mu);
+}
+
+/* Tells rdevd of frames now, unless a sender holds send_mu: then it does
+ * as it lets go (the reader never waits behind a Write's bytes: rdevd may
+ * be holding them back until work that needs nothing from here is done). */
+static void acks_flush(rdev_session_t *s) {
+  while (atomic_load(&s->bulk.frames) > atomic_load(&s->bulk.frames_told) &&
+         pthread_mutex_trylock(&s->bulk.send_mu) == 0)
+    send_unlock(s);
+}
+
 /* With send_mu held, fd just attached: the UNREGISTERs made while none was
  * (sent now: rdevd unmaps those regions). */
 static void send_unregisters_locked(rdev_session_t *s, int fd) {
@@ -132,11 +158,13 @@ static bool publish(rdev_session_t *s, int fd, uint32_t conn) {
     if (s->bulk.fd >= 0) close(s->bulk.fd);
     s->bulk.fd = fd;
     s->bulk.conn = conn;
+    atomic_store(&s->bulk.frames, 0); /* counted per connection */
+    atomic_store(&s->bulk.frames_told, 0);
     atomic_store(&s->bulk.ready, true); /* with fd, under send_mu: a bulk Write sees both or neither */
   }
   pthread_mutex_unlock(&s->mu);
   if (ok) send_unregisters_locked(s, fd);
-  pthread_mutex_unlock(&s->bulk.send_mu);
+  send_unlock(s);
   if (!ok) close(fd);
   return ok;
 }
@@ -196,10 +224,12 @@ static void read_frames(rdev_session_t *s, int fd) {
       if (!control(s, fd, len)) break;
       continue;
     }
-    void *dst = cl_pending_bulk_begin(s, seq, len);
+    void *dst = cl_pending_bulk_begin(s, seq, len); /* NULL: in already (sent again), or no one waits */
     bool ok = dst ? rdev_wire_recv_all(fd, dst, (size_t)len) : rdev_wire_drain(fd, len);
     if (dst) cl_pending_bulk_end(s, seq, ok);
     if (!ok) break;
+    atomic_fetch_add(&s->bulk.frames, 1); /* rdevd keeps it until told */
+    acks_flush(s);
   }
 }
 
@@ -244,7 +274,8 @@ static void *reader_main(void *arg) {
   pthread_mutex_lock(&s->mu);
   if (s->bulk.fd >= 0) shutdown(s->bulk.fd, SHUT_RDWR); /* closed by cl_bulk_stop: senders may hold it */
   s->bulk.dead = true;
-  pthread_cond_broadcast(&s->bulk.cv); /* a registration waiting gets no answer */
+  pthread_cond_broadcast(&s->bulk.cv);      /* a registration waiting gets no answer */
+  pthread_cond_broadcast(&s->pend.bulk_cv); /* nor a Read its frame */
   pthread_mutex_unlock(&s->mu);
   return NULL;
 }
@@ -304,7 +335,7 @@ bool cl_bulk_local(rdev_session_t *s) { return s->bulk.local && atomic_load(&s->
 
 int cl_session_bulk(rdev_session_t *s) { return s && cl_bulk_ready(s); }
 
-/* Sends a REGISTER or UNREGISTER message (fd: the memfd, or -1). */
+/* Sends a REGISTER, UNREGISTER or ACK message (fd: the memfd, or -1). */
 static bool send_message(int sock, uint32_t kind, uint32_t id, uint64_t size, int fd) {
   uint8_t hdr[RDEV_WIRE_BULK_HEADER];
   rdev_wire_le_put(hdr, kind, 4);
@@ -334,7 +365,10 @@ static bool send_message(int sock, uint32_t kind, uint32_t id, uint64_t size, in
 
 void cl_bulk_send_lock(rdev_session_t *s) { pthread_mutex_lock(&s->bulk.send_mu); }
 
-void cl_bulk_send_unlock(rdev_session_t *s) { pthread_mutex_unlock(&s->bulk.send_mu); }
+void cl_bulk_send_unlock(rdev_session_t *s) {
+  send_unlock(s);
+  acks_flush(s); /* a count the reader left while this thread held the lock */
+}
 
 uint32_t cl_bulk_conn_locked(rdev_session_t *s) { return s->bulk.conn; }
 
@@ -365,7 +399,7 @@ int cl_bulk_register(rdev_session_t *s, int fd, void *base, uint64_t size, uint3
   pthread_mutex_lock(&s->bulk.send_mu);
   uint32_t on = s->bulk.conn; /* its answer comes on this connection, or never */
   bool sent = send_message(s->bulk.fd, RDEV_WIRE_REGION_REGISTER, want, size, fd);
-  pthread_mutex_unlock(&s->bulk.send_mu);
+  cl_bulk_send_unlock(s);
   pthread_mutex_lock(&s->mu);
   struct timespec dl = rdev_clock_deadline_ns((uint64_t)REGISTER_MS * 1000000u);
   while (sent && s->bulk.reg_status == 1 && !s->bulk.dead && s->bulk.conn == on && atomic_load(&s->bulk.ready))
@@ -411,7 +445,7 @@ void cl_bulk_unregister(rdev_session_t *s, uint32_t id) {
       }
       pthread_mutex_unlock(&s->mu);
     }
-    pthread_mutex_unlock(&s->bulk.send_mu);
+    cl_bulk_send_unlock(s);
   }
   pthread_mutex_unlock(&s->bulk.reg_mu);
   free(r);

@@ -196,12 +196,16 @@ typedef struct {
   pthread_cond_t cv;       /* an attach ended, or a registration was answered */
   pthread_mutex_t reg_mu;  /* one registration at a time */
   pthread_mutex_t send_mu; /* what this process writes on the connection, one at a time */
-  bool dead;               /* the reader stopped: no answer comes any more (s->mu) */
-  uint32_t next_id;        /* reg_mu */
-  uint32_t reg_id;         /* the registration waiting for its answer (s->mu) */
-  int reg_status;          /* its answer; 1 while none came (s->mu) */
-  cl_region_t *regions;    /* s->mu */
-  uint32_t *unreg;         /* regions ended while no connection was in: told at the next (s->mu) */
+  /* Read frames received whole on the connection attached, and how many
+   * of them rdevd was told of (ACK messages: whoever holds send_mu sends
+   * the count, so that the reader never waits for a sender) */
+  atomic_uint_fast64_t frames, frames_told;
+  bool dead;            /* the reader stopped: no answer comes any more (s->mu) */
+  uint32_t next_id;     /* reg_mu */
+  uint32_t reg_id;      /* the registration waiting for its answer (s->mu) */
+  int reg_status;       /* its answer; 1 while none came (s->mu) */
+  cl_region_t *regions; /* s->mu */
+  uint32_t *unreg;      /* regions ended while no connection was in: told at the next (s->mu) */
   int nunreg;
 } cl_bulk_state_t;
 

@@ -343,11 +343,13 @@ static int do_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *
   }
 }
 
-/* A synchronous copy whose bytes were lost with the bulk connection (which
- * is not resumed: its own break, or the session's) fails RDEV_UNAVAILABLE
- * while the session lives on; it runs again, in-band or on the next bulk
- * connection: the memory is the caller's until it returns, and running a
- * copy again gives the same bytes. At most this many times. */
+/* A synchronous copy whose bytes were lost with the bulk connection (a
+ * Write's; a Read's frame only in a session that does not resume, or
+ * whose connection stayed away for its resume window) fails
+ * RDEV_UNAVAILABLE while the session lives on; it runs again, in-band or
+ * on the next bulk connection: the memory is the caller's until it
+ * returns, and running a copy again gives the same bytes. At most this
+ * many times. */
 #define COPY_TRIES 3
 
 int cl_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count, rdev_memcpy_kind_t kind) {

@@ -13,7 +13,10 @@
  * destination, and its in-band reply, which may come first. The reply
  * waits for the frame, so replies still complete in the server's order
  * (a stream's synchronize never before its Reads' bytes landed), and an
- * entry is never freed while the reader writes into its destination.
+ * entry is never freed while the reader writes into its destination. A
+ * frame lost with its connection comes again on the next (rdevd keeps it
+ * until bulk.c acknowledges it), and one that comes twice is written once:
+ * the second finds its entry done or gone.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -56,7 +59,7 @@ struct cl_pending {
   uint8_t bulk; /* Read: BULK_* of its frame */
 };
 
-enum { BULK_NONE, BULK_BUSY, BULK_DONE, BULK_FAILED };
+enum { BULK_NONE, BULK_BUSY, BULK_DONE };
 
 static void default_print(void *user, const char *text, size_t len) {
   (void)user;
@@ -66,7 +69,7 @@ static void default_print(void *user, const char *text, size_t len) {
 
 void cl_pending_init(rdev_session_t *s) {
   atomic_init(&s->pend.next_seq, 1);
-  pthread_cond_init(&s->pend.bulk_cv, NULL);
+  rdev_clock_cond_init(&s->pend.bulk_cv); /* its waits are timed */
   s->pend.print_fn = default_print;
 }
 
@@ -325,7 +328,7 @@ void cl_pending_bulk_end(rdev_session_t *s, uint64_t seq, bool ok) {
   pthread_mutex_lock(&s->mu);
   cl_pending_t *e = pending_find_locked(s, seq); /* BUSY entries stay */
   if (e) {
-    e->bulk = ok ? BULK_DONE : BULK_FAILED;
+    e->bulk = ok ? BULK_DONE : BULK_NONE; /* cut short: rdevd sends it whole again */
     if (ok) e->got = e->count;
   }
   s->pend.bulk_busy--;
@@ -348,14 +351,23 @@ static void bulk_wait_idle_locked(rdev_session_t *s, cl_pending_t *e) {
   while (e->bulk == BULK_BUSY) pthread_cond_wait(&s->pend.bulk_cv, &s->mu);
 }
 
-/* Under s->mu: a reply says seq's bytes went ahead as a frame on bulk
- * connection conn (0: the server did not say): until the frame landed,
- * failed, or cannot come any more (that connection is gone). */
-static void bulk_wait_frame_locked(rdev_session_t *s, uint64_t seq, uint32_t conn) {
+/* Under s->mu: a reply says seq's bytes went ahead as a frame on the
+ * bulk connection: until the frame landed. rdevd sends a frame it was not
+ * told of again on the next connection, so while none is in this waits
+ * for it, but no longer than the session's resume window from the reply,
+ * and not at all once no connection can come: the bulk reader stopped, or
+ * the session does not resume (rdevd kept nothing for it). */
+static void bulk_wait_frame_locked(rdev_session_t *s, uint64_t seq) {
   cl_pending_t *e = pending_find_locked(s, seq);
-  while (e &&
-         (e->bulk == BULK_BUSY || (e->bulk == BULK_NONE && s->pend.bulk_conn && (!conn || conn == s->pend.bulk_conn))))
-    pthread_cond_wait(&s->pend.bulk_cv, &s->mu);
+  struct timespec dl = rdev_clock_deadline_ns((uint64_t)(s->poll.resume_ms > 0 ? s->poll.resume_ms : 0) * 1000000u);
+  while (e && e->bulk != BULK_DONE) {
+    if (e->bulk == BULK_BUSY || s->pend.bulk_conn) {
+      pthread_cond_wait(&s->pend.bulk_cv, &s->mu);
+    } else if (s->bulk.dead || s->poll.resume_ms <= 0 ||
+               pthread_cond_timedwait(&s->pend.bulk_cv, &s->mu, &dl) == ETIMEDOUT) {
+      break;
+    }
+  }
 }
 
 /* ---- replies -------------------------------------------------------------------- */
@@ -412,7 +424,7 @@ bool cl_reply_handle(rdev_session_t *s, grpc_byte_buffer *bb, uint64_t *acked, c
   if (r.kind == rdev_v1_ReplyKind_PRINT || r.kind == rdev_v1_ReplyKind_ACK) return true;
 
   pthread_mutex_lock(&s->mu);
-  if (r.bulk) bulk_wait_frame_locked(s, r.seq, r.bulk_conn);
+  if (r.bulk) bulk_wait_frame_locked(s, r.seq);
   cl_pending_t *e = pending_take_locked(s, r.seq);
   if (e) {
     int st = r.status;

@@ -13,8 +13,16 @@
  * handling of that reply waits for the frame. A frame holds its slice
  * until it is sent, so everything that waits for gRPC to let go of a
  * shown reply (fences, the pause of a later Write) waits for the frame
- * likewise. Queued frames count toward the session's inflight bytes: a
+ * likewise; queued frames count toward the session's inflight bytes, so a
  * client that stops reading its bulk connection stops being read.
+ *
+ * A resumable session keeps each Read frame it sent until the client
+ * counts it (ACK messages, as frames land), to send it again on the
+ * client's next connection if this one breaks; kept bytes count as
+ * unacknowledged replies (srv_flow_unacked). A kept frame goes on showing
+ * device memory, at no cost, unless a fence or pause waits for that
+ * memory (zerocopy.h calls unpin): then a copy takes its place, so that
+ * no work ever waits for the client.
  *
  * Its reader thread takes what the client sends: the bytes of bulk Writes
  * (DATA frames), each read into a staging buffer and kept by seq until
@@ -26,16 +34,16 @@
  * that take them): past it the reader stops, and TCP stops the client.
  *
  * Nothing of the protocol depends on it: a Read without the bulk flag, a
- * session without a connection, and every Read after its connection
- * failed go in-band. The frames queued when a send fails are lost, and
- * their Reads fail on the client (RDEV_UNAVAILABLE): their answers went
- * out already, naming the connection (Reply.bulk_conn).
+ * session without a connection, and every Read while its connection is
+ * lost go in-band.
  *
  * A client that lost its connection connects a new one with a higher
- * number (rdev/wire.h): it replaces the last (readopt), whose threads are
- * shut out of it first; the writer stays, a new reader starts. Writes
- * name the connection their bytes come on, so one whose connection went
- * fails instead of waiting for bytes that come on no connection.
+ * number (rdev/wire.h), also while the session's call is broken: it
+ * replaces the last (readopt), whose threads are shut out of it first;
+ * the writer stays and sends the frames not acknowledged again, in order,
+ * and a new reader starts. Writes name the connection their bytes come
+ * on, so one whose connection went fails instead of waiting for bytes
+ * that come on no connection.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -70,8 +78,12 @@
 
 typedef struct bulk_frame {
   struct bulk_frame *next;
-  uint64_t seq;
-  uint32_t conn; /* the connection it was queued for */
+  uint64_t seq;   /* 0: a control frame, freed once sent (or lost) */
+  int shown;      /* data shows device memory (zerocopy.h) */
+  int sent;       /* sent (or being sent) on the connection attached now */
+  int acked;      /* acknowledged while the writer sent it: the writer frees it */
+  int queued;     /* its bytes count toward the session's inflight (until first sent) */
+  size_t charged; /* bytes kept for the client counted as unacknowledged (srv_flow_unacked) */
   grpc_slice data;
 } bulk_frame_t;
 
@@ -92,12 +104,20 @@ struct srv_bulk_conn {
   pthread_t reader;   /* what the client sends, one per connection */
   pthread_mutex_t mu; /* the queues and the flags */
   pthread_cond_t cv;  /* the writer's: frames queued, or closing */
-  bulk_frame_t *head, *tail;
-  int closing;   /* the session ends: drop what is queued */
-  int failed;    /* a send failed: no more frames */
-  int retire;    /* a newer connection takes its place: its threads let go of fd */
-  int reader_on; /* the reader runs */
-  int sending;   /* the writer is in a send on fd */
+  /* Frames the client has not acknowledged, in queue order (which is the
+   * order they go in on each connection), and the next to send (NULL: all
+   * sent); busy: the one the writer sends now. A resumable session keeps
+   * a Read's frame once sent until the client acknowledges it, as a copy
+   * when it showed device memory (the memory is free to change once sent,
+   * as an in-band reply's); others go once sent. */
+  bulk_frame_t *head, *tail, *cursor, *busy;
+  int keep;             /* the session is resumable: sent Read frames are kept */
+  uint64_t sent, acked; /* Read frames sent on this connection, and acknowledged */
+  int closing;          /* the session ends: drop what is queued */
+  int failed;           /* a send failed: no more frames */
+  int retire;           /* a newer connection takes its place: its threads let go of fd */
+  int reader_on;        /* the reader runs */
+  int sending;          /* the writer is in a send on fd */
   /* The latest bulk Writes that ran without their frame (it could not
    * come, or they were refused): a DATA of theirs that comes after all is
    * dropped, not kept for a Write that will never take it. (Not a seq
@@ -138,59 +158,174 @@ static int send_frame(int fd, uint64_t seq, grpc_slice data) {
   return rdev_wire_send_all(fd, iov, 2);
 }
 
+/* Frees the frames of list (unlinked from c), and what they count. */
+static void frames_free(srv_session_t *s, bulk_frame_t *list) {
+  while (list) {
+    bulk_frame_t *f = list;
+    list = f->next;
+    if (f->queued) srv_inflight_sub(s, GRPC_SLICE_LENGTH(f->data));
+    if (f->charged) srv_flow_unacked(s, f->charged, 0);
+    grpc_slice_unref(f->data); /* a shown reply lets go: its fence may open */
+    free(f);
+  }
+}
+
+/* c->mu held: unlinks f (not the one being sent) from c's frames. */
+static void frame_unlink_locked(struct srv_bulk_conn *c, bulk_frame_t *f) {
+  bulk_frame_t **pp = &c->head, *prev = NULL;
+  while (*pp != f) prev = *pp, pp = &(*pp)->next;
+  *pp = f->next;
+  if (c->tail == f) c->tail = prev;
+  if (c->cursor == f) c->cursor = f->next;
+  f->next = NULL;
+}
+
+/* c->mu held, f not being sent: a copy of what f shows takes its place
+ * (what a next connection gets), so that the device memory is free to
+ * change; *old is the slice to let go of once c->mu is (its fence opens).
+ * 0 when out of memory: f stays as it was. */
+static int frame_copy_locked(srv_session_t *s, bulk_frame_t *f, grpc_slice *old) {
+  size_t len = GRPC_SLICE_LENGTH(f->data);
+  void *buf = rdev_rt_staging_get(s->srv->rt, len); /* pooled: no fresh pages */
+  if (!buf) return 0;
+  memcpy(buf, GRPC_SLICE_START_PTR(f->data), len);
+  *old = f->data;
+  f->data = grpc_slice_new(buf, len, rdev_rt_staging_put);
+  f->shown = 0;
+  return 1;
+}
+
+/* A fence or a pause is about to wait for shown replies (zerocopy.h): the
+ * sent frames kept for the client that show device memory take a copy
+ * instead, as do the unsent ones while no connection is in, and the
+ * writer copies what it sends while one waits (srv_zc_waiting). So a
+ * fence waits for sends at most, never for the client's acknowledgement
+ * (which may be held up behind work the fence holds back), and a frame
+ * not kept costs no copy. */
+static void unpin(void *arg) {
+  srv_session_t *s = arg;
+  pthread_mutex_lock(&s->mu);
+  struct srv_bulk_conn *c = s->bulk; /* the session's for its life once set */
+  pthread_mutex_unlock(&s->mu);
+  for (; c;) {
+    grpc_slice old;
+    pthread_mutex_lock(&c->mu);
+    int lost = c->failed || c->retire;
+    bulk_frame_t *f = c->head;
+    while (f && (!f->shown || f == c->busy || !(f->sent || lost))) f = f->next;
+    int copied = f && frame_copy_locked(s, f, &old);
+    pthread_mutex_unlock(&c->mu);
+    if (!copied) return;
+    grpc_slice_unref(old);
+  }
+}
+
+/* Sends c's frames in order on the connection attached; a kept one stays
+ * until the client acknowledges it, the others go once sent. After a loss
+ * it waits for the next connection, on which readopt has it send again
+ * every frame still there. */
 static void *writer_main(void *arg) {
   srv_session_t *s = arg;
   struct srv_bulk_conn *c = s->bulk;
   pthread_mutex_lock(&c->mu);
   for (;;) {
-    while (!c->head && !c->closing) pthread_cond_wait(&c->cv, &c->mu);
-    bulk_frame_t *f = c->head;
-    if (!f) break;
-    c->head = f->next;
-    if (!c->head) c->tail = NULL;
-    int fd = c->fd;
-    c->sending = !c->closing && !c->failed && !c->retire && f->conn == c->conn; /* else dropped */
+    while (!c->closing && (!c->cursor || c->failed || c->retire)) pthread_cond_wait(&c->cv, &c->mu);
+    if (c->closing) break;
+    bulk_frame_t *f = c->busy = c->cursor;
+    c->cursor = f->next;
+    int fd = c->fd, keep = c->keep && f->seq, first = f->queued;
+    uint32_t conn = c->conn;
+    c->sending = 1;
+    f->sent = 1;
+    c->sent += f->seq != 0; /* before the send: its acknowledgement may come before this thread looks again */
     pthread_mutex_unlock(&c->mu);
-    size_t len = GRPC_SLICE_LENGTH(f->data);
-    if (c->sending && send_frame(fd, f->seq, f->data) != 0) {
-      srv_log(SRV_LOG_INFO, "session %llu: bulk connection %u lost (%s); Reads go in-band until the next",
-              (unsigned long long)s->id, f->conn, strerror(errno));
-      pthread_mutex_lock(&c->mu);
-      c->failed = 1;
-      pthread_mutex_unlock(&c->mu);
-      shutdown(fd, SHUT_RDWR);
+    if (keep && !f->charged) {
+      f->charged = GRPC_SLICE_LENGTH(f->data);
+      srv_flow_unacked(s, f->charged, 1);
     }
-    grpc_slice_unref(f->data);
-    srv_inflight_sub(s, len);
-    free(f);
+    int rc = send_frame(fd, f->seq, f->data);
+    if (rc != 0)
+      srv_log(SRV_LOG_INFO, "session %llu: bulk connection %u lost (%s); its frames wait for the next",
+              (unsigned long long)s->id, conn, strerror(errno));
+    if (first) {
+      f->queued = 0;
+      srv_inflight_sub(s, GRPC_SLICE_LENGTH(f->data));
+    }
     pthread_mutex_lock(&c->mu);
     c->sending = 0;
+    c->busy = NULL;
+    if (rc != 0 && !c->failed) {
+      c->failed = 1;
+      shutdown(fd, SHUT_RDWR);
+    }
+    grpc_slice old = grpc_empty_slice();
+    if (!keep || f->acked) {
+      frame_unlink_locked(c, f);
+      pthread_mutex_unlock(&c->mu);
+      frames_free(s, f);
+      pthread_mutex_lock(&c->mu);
+    } else if (f->shown && srv_zc_waiting(s->zc)) { /* a fence waits: kept, it would wait for the client */
+      frame_copy_locked(s, f, &old);
+    }
+    pthread_mutex_unlock(&c->mu);
+    grpc_slice_unref(old);
+    pthread_mutex_lock(&c->mu);
   }
+  bulk_frame_t *rest = c->head;
+  c->head = c->tail = c->cursor = NULL;
   pthread_mutex_unlock(&c->mu);
+  frames_free(s, rest);
   srv_session_unref(s); /* the writer's; the connection goes with the session */
   return NULL;
+}
+
+/* The client has the first n Read frames sent on this connection: the kept
+ * ones among them go. 0 when it claims frames not sent (malformed). */
+static int frames_acked(srv_session_t *s, struct srv_bulk_conn *c, uint64_t n) {
+  bulk_frame_t *done = NULL;
+  pthread_mutex_lock(&c->mu);
+  int ok = n >= c->acked && n <= c->sent;
+  if (ok) {
+    uint64_t more = n - c->acked;
+    c->acked = n;
+    /* sent frames come first, in the order sent; a control frame there is
+     * the writer's (it frees it) */
+    for (bulk_frame_t *f = c->head, *next; f && f->sent && more; f = next) {
+      next = f->next;
+      if (!f->seq) continue;
+      more--;
+      if (f == c->busy) {
+        f->acked = 1; /* the writer frees it */
+      } else {
+        frame_unlink_locked(c, f);
+        f->next = done;
+        done = f;
+      }
+    }
+  }
+  pthread_mutex_unlock(&c->mu);
+  frames_free(s, done);
+  return ok;
 }
 
 /* Queues data (its reference taken) as frame seq on s's connection c: the
  * connection's number, or 0 when c takes no more frames (data still the
  * caller's). */
-static uint32_t queue_frame(srv_session_t *s, struct srv_bulk_conn *c, uint64_t seq, grpc_slice data) {
+static uint32_t queue_frame(srv_session_t *s, struct srv_bulk_conn *c, uint64_t seq, grpc_slice data, int shown) {
   bulk_frame_t *f = malloc(sizeof *f);
   if (!f) return 0;
-  f->next = NULL;
-  f->seq = seq;
-  f->data = data;
+  *f = (bulk_frame_t){.seq = seq, .shown = shown, .queued = 1, .data = data};
   size_t len = GRPC_SLICE_LENGTH(data);
   srv_inflight_add(s, len);
   pthread_mutex_lock(&c->mu);
   uint32_t ok = !c->closing && !c->failed && !c->retire ? c->conn : 0;
-  f->conn = ok;
   if (ok) {
     if (c->tail)
       c->tail->next = f;
     else
       c->head = f;
     c->tail = f;
+    if (!c->cursor) c->cursor = f;
     pthread_cond_signal(&c->cv);
   }
   pthread_mutex_unlock(&c->mu);
@@ -201,16 +336,16 @@ static uint32_t queue_frame(srv_session_t *s, struct srv_bulk_conn *c, uint64_t 
   return ok;
 }
 
-int srv_bulk_send(srv_session_t *s, uint64_t seq, grpc_slice data) {
+int srv_bulk_send(srv_session_t *s, uint64_t seq, grpc_slice data, int shown) {
   pthread_mutex_lock(&s->mu);
   struct srv_bulk_conn *c = s->bulk;
   pthread_mutex_unlock(&s->mu);
-  uint32_t conn = c ? queue_frame(s, c, seq, data) : 0;
+  uint32_t conn = c ? queue_frame(s, c, seq, data, shown) : 0;
   if (!conn) return 0;
   rdev_v1_Reply r = rdev_v1_Reply_init_zero;
   r.seq = seq;
   r.bulk = true;
-  r.bulk_conn = conn; /* a client that lost it knows the frame cannot come */
+  r.bulk_conn = conn;
   srv_send_reply(s, &r, NULL);
   return 1;
 }
@@ -230,8 +365,9 @@ static void (*take_resume_locked(struct srv_bulk_conn *c, void **arg))(void *) {
   return fn;
 }
 
-void srv_send_read(srv_session_t *s, uint64_t seq, grpc_slice data, int bulk) {
-  if (!bulk || !srv_bulk_send(s, seq, data)) srv_send_data(s, seq, data);
+void srv_send_read(srv_session_t *s, uint64_t seq, grpc_slice data, int flags) {
+  if (!(flags & SRV_READ_BULK) || !srv_bulk_send(s, seq, data, (flags & SRV_READ_SHOWN) != 0))
+    srv_send_data(s, seq, data);
 }
 
 void srv_bulk_end(srv_session_t *s) {
@@ -421,7 +557,7 @@ static void answer(srv_session_t *s, struct srv_bulk_conn *c, uint32_t id, int32
   rdev_wire_le_put(b, id, 4);
   rdev_wire_le_put(b + 4, (uint32_t)status, 4);
   grpc_slice sl = grpc_slice_from_copied_buffer((const char *)b, sizeof b);
-  if (!queue_frame(s, c, 0, sl)) grpc_slice_unref(sl);
+  if (!queue_frame(s, c, 0, sl, 0)) grpc_slice_unref(sl);
 }
 
 /* Receives one client message: 1 with *fd the descriptor it carried (-1:
@@ -480,6 +616,8 @@ static void *reader_main(void *arg) {
       answer(s, c, id, rc);
     } else if (kind == RDEV_WIRE_REGION_UNREGISTER && fd < 0) {
       srv_region_remove(s, id);
+    } else if (kind == RDEV_WIRE_BULK_ACK && fd < 0 && !id && frames_acked(s, c, size)) {
+      /* the client has the first `size` Read frames of this connection */
     } else {
       if (fd >= 0) close(fd);
       srv_log(SRV_LOG_INFO, "session %llu: bulk connection: malformed message; closed", (unsigned long long)s->id);
@@ -533,9 +671,9 @@ static int start_reader(srv_session_t *s, struct srv_bulk_conn *c) {
 }
 
 /* A connection numbered conn replaces c's (the client lost that one, or
- * thinks so: a connection that merely stalled is cut now). Frames queued
- * for the old one are dropped, and their Reads fail on the client, which
- * knows them by number; Writes whose frames were to come on it fail. It
+ * thinks so: a connection that merely stalled is cut now). Frames the
+ * client did not acknowledge go again on the new one; Writes whose frames
+ * were to come on the old one fail. It
  * never waits (one listener serves every session): the old connection is
  * shut down, and until its threads let go of it (moments, unless its
  * reader runs a long message it resumed) the new one is refused, and the
@@ -552,7 +690,7 @@ static int readopt(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint32_t c
     pthread_cond_broadcast(&c->in_cv);
     shutdown(c->fd, SHUT_RDWR); /* its reader and a blocked send return */
   }
-  if (c->reader_on || c->sending || c->head) {
+  if (c->reader_on || c->sending) {
     pthread_mutex_unlock(&c->mu);
     srv_log(SRV_LOG_DEBUG, "session %llu: bulk connection %u refused: the last still lets go",
             (unsigned long long)s->id, conn);
@@ -562,14 +700,31 @@ static int readopt(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint32_t c
   c->fd = fd;
   c->conn = conn;
   c->failed = 1; /* nothing goes on it before its answer */
+  /* Every frame the client did not acknowledge goes again, in order, on
+   * this one (the client writes each once); control frames do not: what
+   * they answered was lost with the last. */
+  bulk_frame_t *control = NULL;
+  c->sent = c->acked = 0;
+  for (bulk_frame_t *f = c->head, *next; f; f = next) {
+    next = f->next;
+    f->sent = 0;
+    if (f->seq == 0) {
+      frame_unlink_locked(c, f);
+      f->next = control;
+      control = f;
+    }
+  }
+  c->cursor = c->head;
   c->in_dead = 0;
   c->retire = 0;
   c->reader_on = 1;
   expect_clear_locked(c); /* a Write waiting for the old one fails by number */
   pthread_mutex_unlock(&c->mu);
+  frames_free(s, control);
   int ok = greet(fd) == 0;
   pthread_mutex_lock(&c->mu);
   if (ok) c->failed = 0;
+  pthread_cond_signal(&c->cv); /* the writer: frames to send again */
   pthread_mutex_unlock(&c->mu);
   start_reader(s, c); /* failed to answer: it finds the connection gone */
   srv_log(SRV_LOG_INFO, "session %llu: bulk connection %u attached in place of the last", (unsigned long long)s->id,
@@ -581,12 +736,17 @@ int srv_bulk_adopt(srv_session_t *s, int fd, uint32_t conn, int local) {
   if (!conn) return -1;
   pthread_mutex_lock(&s->mu);
   int live = !s->released && !s->broken && !s->cancelled;
-  struct srv_bulk_conn *c = live && !s->bulk ? calloc(1, sizeof *c) : NULL, *old = s->bulk;
+  /* a session whose call broke takes a new connection too: what it owes
+   * the client on it (frames not acknowledged) may be what the client
+   * waits for before it can resume */
+  int kept = live || (s->detached && !s->released);
+  struct srv_bulk_conn *c = live && !s->bulk ? calloc(1, sizeof *c) : NULL, *old = kept ? s->bulk : NULL;
   int rc = -1;
   if (c) {
     c->fd = fd;
     c->conn = conn;
     c->local = local;
+    c->keep = s->resumable; /* a client that resumes waits for what a lost connection carried */
     c->reader_on = 1;
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
@@ -598,6 +758,7 @@ int srv_bulk_adopt(srv_session_t *s, int fd, uint32_t conn, int local) {
       srv_session_ref(s); /* the writer's */
       if (pthread_create(&c->thread, NULL, writer_main, s) == 0) {
         pthread_detach(c->thread);
+        srv_zc_session_unpin_fn(s->zc, unpin, s);
         rc = 0;
       } else {
         s->bulk = NULL;
@@ -612,7 +773,6 @@ int srv_bulk_adopt(srv_session_t *s, int fd, uint32_t conn, int local) {
     }
   }
   pthread_mutex_unlock(&s->mu);
-  if (!live) return -1;
   if (!c) return old ? readopt(s, old, fd, conn, local) : -1;
   if (rc == 0) {
     start_reader(s, c);

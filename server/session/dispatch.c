@@ -193,7 +193,7 @@ static int run_request(srv_session_t *s, rdev_wire_request_t *r, int index, cons
               (unsigned long long)q->seq, rdev_status_name(rc), rc, x.r.message);
     }
     if (rc == RDEV_OK && x.has_payload && q->which_op == rdev_v1_Request_read_tag && q->op.read.bulk) {
-      srv_send_read(s, q->seq, x.payload, 1); /* takes the reference */
+      srv_send_read(s, q->seq, x.payload, SRV_READ_BULK | (x.payload_shown ? SRV_READ_SHOWN : 0)); /* takes it */
       x.has_payload = 0;
     } else {
       srv_send_reply(s, &x.r, x.has_payload ? &x.payload : NULL);

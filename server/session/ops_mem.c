@@ -83,7 +83,7 @@ static grpc_slice staging_slice(void *p, size_t n) {
 static void read_cb(void *user, int status) {
   cb_ctx_t *c = user;
   if (status == RDEV_OK) {
-    srv_send_read(c->s, c->seq, staging_slice(c->buf, c->len), c->bulk);
+    srv_send_read(c->s, c->seq, staging_slice(c->buf, c->len), c->bulk ? SRV_READ_BULK : 0);
   } else { /* discarded (an abort, or the session's end) */
     rdev_rt_staging_put(c->buf);
     srv_send_status(c->s, c->seq, 0, RDEV_RT_STREAM_ABORT, "the stream was aborted before this read");
@@ -96,7 +96,7 @@ static void read_cb(void *user, int status) {
 static void read_shown_cb(void *user, int status) {
   cb_ctx_t *c = user;
   if (status == RDEV_OK) {
-    srv_send_read(c->s, c->seq, srv_zc_read_slice(c->buf), c->bulk);
+    srv_send_read(c->s, c->seq, srv_zc_read_slice(c->buf), SRV_READ_SHOWN | (c->bulk ? SRV_READ_BULK : 0));
   } else {
     srv_zc_read_drop(c->buf);
     srv_send_status(c->s, c->seq, 0, RDEV_RT_STREAM_ABORT, "the stream was aborted before this read");
@@ -375,6 +375,7 @@ int srv_op_read(srv_req_t *x) {
   const void *view = rdev_rt_host_view(rt, src, n); /* NULL where memory is not host-mapped */
   if (view && !st && srv_zc_read(x->s->zc, mem, view, n, &x->payload) == 0) {
     x->has_payload = 1; /* later changes wait for it to leave: must_wait */
+    x->payload_shown = 1;
     return RDEV_OK;
   }
   srv_zc_read_t *shown = NULL;

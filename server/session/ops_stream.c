@@ -180,9 +180,14 @@ static int idle_within(rdev_rt_stream_t *st, uint64_t ns) {
 }
 
 int srv_op_stream_sync(srv_req_t *x) {
-  rdev_rt_stream_t *st = NULL;
-  int rc = srv_get_stream(x, x->q->op.stream_sync.stream, &st);
+  /* No fence (srv_get_stream): a synchronize changes no memory that Reads
+   * before it show, and the client takes their data before this answer
+   * (replies complete in order). So it waits for none of their bytes to
+   * leave, and their kept bulk frames stay uncopied (bulk.c). */
+  srv_handle_t *e;
+  int rc = srv_find_stream(x, x->q->op.stream_sync.stream, &e);
   if (rc) return rc;
+  rdev_rt_stream_t *st = e->ptr;
   /* A stream idle now or soon answers at once. */
   if (idle_within(st, SYNC_WATCH_NS)) {
     int err = rdev_rt_stream_take_error(st);

@@ -218,6 +218,7 @@ typedef struct {
   rdev_v1_Reply r;
   grpc_slice payload;
   int has_payload;
+  int payload_shown;      /* payload shows device memory (zerocopy.h) */
   uint64_t stream;        /* async requests: the stream, named in an error reply (request_stream) */
   rdev_rt_stream_t *used; /* the device stream the request may have queued work on */
   int dev;                /* the device of the buffer srv_buf_range found last (-1: none) */
@@ -278,8 +279,10 @@ int srv_session_ref_live(srv_session_t *s);
 
 /* Queues data (its reference taken) as request seq's frame on s's bulk
  * connection and answers seq in-band (Reply.bulk): 1. 0 when s has no
- * live connection: nothing done, the caller still owns data. Any thread. */
-int srv_bulk_send(srv_session_t *s, uint64_t seq, grpc_slice data);
+ * live connection: nothing done, the caller still owns data. shown: data
+ * shows device memory (zerocopy.h): a resumable session keeps a copy of
+ * it for the client's next connection, not the slice. Any thread. */
+int srv_bulk_send(srv_session_t *s, uint64_t seq, grpc_slice data, int shown);
 /* Bulk Writes: whether request seq's frame, which the client sends on its
  * connection number conn (Write.bulk_conn; 0: the one attached), is in (1),
  * may still come (0) or cannot (-1: no connection, it ended, or another
@@ -306,9 +309,11 @@ void srv_bulk_expect(srv_session_t *s, uint64_t seq, void *dst, size_t len);
  * (nothing registered: go on now). One waits at a time. */
 int srv_bulk_pause(srv_session_t *s, uint64_t seq, uint32_t conn, void (*resume)(void *), void *arg);
 /* A Read's answer: data, whose reference it takes; on the session's bulk
- * connection when bulk (the Read asked for it) and it has one, else
- * in-band (srv_send_data). */
-void srv_send_read(srv_session_t *s, uint64_t seq, grpc_slice data, int bulk);
+ * connection when flags has SRV_READ_BULK (the Read asked for it) and it
+ * has one, else in-band (srv_send_data). SRV_READ_SHOWN: data shows device
+ * memory (zerocopy.h). */
+enum { SRV_READ_BULK = 1, SRV_READ_SHOWN = 2 };
+void srv_send_read(srv_session_t *s, uint64_t seq, grpc_slice data, int flags);
 /* Makes fd (a connection whose hello named key and its number conn) the
  * bulk connection of that session, local: a unix socket (regions may be
  * registered): 0 when it is (fd is the connection's from then on, answered
@@ -383,6 +388,10 @@ void srv_maybe_ack(srv_session_t *s, size_t len);
  * first acked replies: the kept ones after them go out again first. */
 void srv_flow_reattach_locked(srv_session_t *s, uint64_t acked);
 
+/* n bytes a resumable session keeps for its client beyond its reply log
+ * (bulk frames sent but not acknowledged: bulk.c) come (add) or go; past
+ * the cap the session ends as for unacknowledged replies. Takes s->mu. */
+void srv_flow_unacked(srv_session_t *s, size_t n, int add);
 /* A session past its limit on unacknowledged replies ends (no lock held). */
 void srv_flow_check_cap(srv_session_t *s);
 #define SRV_OVER_TENANT 1  /* detached: its tenant's max_unacked */

@@ -34,6 +34,9 @@ struct srv_zc_session {
   srv_views_t *sync;         /* its synchronous Reads' replies (lazily made) */
   void (*resume)(void *arg); /* paused: what the resumer runs, under zc->mu */
   void *resume_arg;
+  void (*unpin)(void *arg); /* lets go of what only the client still needs (until closing) */
+  void *unpin_arg;
+  atomic_int waiting; /* fences and pauses waiting for shown replies to be let go */
   srv_zc_session_t *paused_next;
 };
 
@@ -116,9 +119,27 @@ static void session_part_free(srv_zc_session_t *z) {
   free(z);
 }
 
+void srv_zc_session_unpin_fn(srv_zc_session_t *z, void (*fn)(void *arg), void *arg) {
+  pthread_mutex_lock(&z->mu);
+  z->unpin = fn;
+  z->unpin_arg = arg;
+  pthread_mutex_unlock(&z->mu);
+}
+
+/* Before a wait for shown replies to be let go: the holders that wait for
+ * the client let go first (only a send is worth waiting for). */
+static void unpin_holders(srv_zc_session_t *z) {
+  pthread_mutex_lock(&z->mu);
+  void (*fn)(void *) = z->closing ? NULL : z->unpin;
+  void *arg = z->unpin_arg;
+  pthread_mutex_unlock(&z->mu);
+  if (fn) fn(arg);
+}
+
 void srv_zc_session_closing(srv_zc_session_t *z) {
   pthread_mutex_lock(&z->mu);
   z->closing = 1;
+  z->unpin = NULL;
   pthread_cond_broadcast(&z->cv);
   pthread_mutex_unlock(&z->mu);
   wake_resumer(z->zc); /* a paused message goes on, to nothing */
@@ -255,10 +276,20 @@ static void fence_cb(void *user, int status) {
   srv_views_t *v = user;
   srv_zc_session_t *z = v->z;
   pthread_mutex_lock(&z->mu);
-  while (status == RDEV_OK && v->n > 0 && !z->closing) pthread_cond_wait(&z->cv, &z->mu);
+  int wait = status == RDEV_OK && v->n > 0 && !z->closing;
   pthread_mutex_unlock(&z->mu);
+  if (wait) {
+    atomic_fetch_add(&z->waiting, 1); /* before unpin: what is sent from now on is copied too */
+    unpin_holders(z);
+    pthread_mutex_lock(&z->mu);
+    while (v->n > 0 && !z->closing) pthread_cond_wait(&z->cv, &z->mu);
+    pthread_mutex_unlock(&z->mu);
+    atomic_fetch_sub(&z->waiting, 1);
+  }
   srv_zc_views_drop(v);
 }
+
+int srv_zc_waiting(srv_zc_session_t *z) { return atomic_load(&z->waiting) > 0; }
 
 int srv_zc_fence(srv_views_t *v, rdev_rt_stream_t *st) {
   if (!v || !v->unfenced) return RDEV_OK;
@@ -315,6 +346,7 @@ static void *resumer_main(void *arg) {
     srv_zc_session_t *z = *pp;
     if (z) {
       *pp = z->paused_next;
+      atomic_fetch_sub(&z->waiting, 1);
       void (*fn)(void *) = z->resume;
       void *fn_arg = z->resume_arg;
       pthread_mutex_lock(&z->mu);
@@ -335,6 +367,8 @@ static void *resumer_main(void *arg) {
 
 int srv_zc_pause(srv_zc_session_t *z, void (*resume)(void *arg), void *arg) {
   srv_zc_t *zc = z->zc;
+  atomic_fetch_add(&z->waiting, 1); /* until resumed */
+  unpin_holders(z);
   pthread_mutex_lock(&zc->mu);
   if (!zc->started && !zc->stop && pthread_create(&zc->resumer, NULL, resumer_main, zc) == 0) zc->started = 1;
   int ok = zc->started;
@@ -348,5 +382,6 @@ int srv_zc_pause(srv_zc_session_t *z, void (*resume)(void *arg), void *arg) {
     pthread_cond_broadcast(&zc->cv);
   }
   pthread_mutex_unlock(&zc->mu);
+  if (!ok) atomic_fetch_sub(&z->waiting, 1);
   return ok ? 0 : -1;
 }

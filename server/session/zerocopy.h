@@ -36,6 +36,14 @@ typedef struct srv_zc_read srv_zc_read_t;       /* an async Read waiting for its
  * part goes with the last slice gRPC holds (or now). */
 srv_zc_session_t *srv_zc_session_new(srv_zc_t *zc);
 void srv_zc_session_closing(srv_zc_session_t *z);
+/* What a fence or a pause calls before it waits for shown replies: fn(arg)
+ * makes the holders that wait for the client, not for a send, let go
+ * (bulk.c's kept frames). Cleared by srv_zc_session_closing; fn runs
+ * with no lock of z held. */
+void srv_zc_session_unpin_fn(srv_zc_session_t *z, void (*fn)(void *arg), void *arg);
+/* Whether a fence or a pause of z waits for shown replies to be let go
+ * now (then a holder that would wait for the client lets go at once). */
+int srv_zc_waiting(srv_zc_session_t *z);
 void srv_zc_session_free(srv_zc_session_t *z);
 
 /* A synchronous Read's reply over n bytes of mem shown at view: 0 with

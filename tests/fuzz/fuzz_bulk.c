@@ -12,7 +12,8 @@
  * well-formed DATA message (seq, length, bytes); REGISTER with a memfd of
  * some size, sealed or not; UNREGISTER; a bulk Write (its DATA may come
  * before, after or never; naming the attached connection, or another); a
- * bulk Read; a Read or Write naming a region. (Replacing the connection,
+ * bulk Read; a Read or Write naming a region; an ACK for a Read's frame
+ * (sent, not sent yet, or none). (Replacing the connection,
  * readopt, is not driven here: test_resume.c's bulk cuts do.)
  * A thread reads and drops what rdevd sends back (frames, answers).
  *
@@ -225,10 +226,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         header(h, RDEV_WIRE_REGION_UNREGISTER, (uint32_t)take(&in, 1), 0);
         put(sp[1], h, RDEV_WIRE_BULK_HEADER);
         break;
+      case 7: /* an ACK for seq base + k (a Read's frame, sent or not, or no frame's) */
+        header(h, RDEV_WIRE_BULK_ACK, 0, seq + take(&in, 1) % 8 - 4);
+        put(sp[1], h, RDEV_WIRE_BULK_HEADER);
+        break;
       case 4: /* a bulk Write */
       case 5: /* a bulk Read */
-      case 6: /* a Read or Write naming a region */
-      default: {
+      default: /* 6: a Read or Write naming a region */ {
         uint64_t off = take(&in, 2) % (BUF_SIZE + 16), count = take(&in, 2) % (BUF_SIZE + 16);
         uint8_t how = (uint8_t)take(&in, 1);
         int is_read = op == 5 || (op != 4 && (how & 1));

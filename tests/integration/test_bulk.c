@@ -131,6 +131,56 @@ START_TEST(test_bulk_reads_byte_for_byte) {
 }
 END_TEST
 
+/* Work queued behind async D2H copies on their stream changes the memory
+ * they read (a memset, a kernel, an async H2D), round after round: each copy lands what the memory held before,
+ * the changes land after, and nothing waits for long. rdevd keeps the
+ * frames sent for the client's next connection (the session resumes): a
+ * fence that waits for one has a copy take its place, never the client's
+ * acknowledgement. */
+START_TEST(test_bulk_reads_then_changes_behind_them) {
+  rdev_session_t *s = fx_open();
+  ck_assert_msg(wait_bulk(s), "the bulk connection did not attach");
+  const size_t n = 4 * FX_MiB;
+  uint8_t *want;
+  uint8_t *dev = device_random(s, n, 41, &want);
+  uint8_t *back = fx_xmalloc(n), *fill = fx_xmalloc(n);
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  double t0 = fx_now();
+  for (int round = 0; round < 24; round++) {
+    memset(back, 0, n);
+    for (size_t off = 0; off < n; off += FX_MiB)
+      FX_OK(rdev_memcpy_async(s, back + off, FX_MiB, dev + off, FX_MiB, RDEV_MEMCPY_DEVICE_TO_HOST, st));
+    int v = round & 0xff;
+    if (round % 3 == 0) {
+      FX_OK(rdev_memset_async(s, dev, n, v, n, st));
+    } else if (round % 3 == 1) {
+      rdev_arg_t args[1] = {{.type = RDEV_ARG_PTR, .v.ptr = dev}};
+      FX_OK(rdev_launch(st, "inc_u32", 65535, args, 1)); /* the first 65535 words + 1 */
+    } else {
+      memset(fill, v, n);
+      FX_OK(rdev_memcpy_async(s, dev, n, fill, n, RDEV_MEMCPY_HOST_TO_DEVICE, st));
+    }
+    FX_OK(rdev_stream_synchronize(st));
+    FX_ASSERT_BYTES(back, want, n, "round %d: the async D2H before the change", round);
+    if (round % 3 == 1) {
+      for (size_t i = 0; i < 65535; i++) ((uint32_t *)want)[i] += 1;
+    } else {
+      memset(want, v, n);
+    }
+    FX_OK(rdev_memcpy(s, back, n, dev, n, RDEV_MEMCPY_DEVICE_TO_HOST));
+    FX_ASSERT_BYTES(back, want, n, "round %d: the change", round);
+  }
+  ck_assert_msg(fx_now() - t0 < 20, "24 rounds took %.1f s", fx_now() - t0);
+  ck_assert_msg(rdev_session_bulk(s), "the bulk connection was lost");
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+  free(want);
+  free(back);
+  free(fill);
+}
+END_TEST
+
 /* Large H2D copies send their bytes on the bulk connection after their
  * Writes: sync and async, on two streams, between small in-band ones, and
  * after Writes rdevd refused (their bytes dropped, the next ones in order). */
@@ -241,8 +291,8 @@ START_TEST(test_bulk_port_refuses_strangers) {
   /* Idle connections past the hello slots: dropped after their time. */
   int idle[80];
   for (int i = 0; i < 80; i++) idle[i] = dial(p);
-  /* Garbage, a short hello then EOF, a wrong key, the magic with a key of
-   * the wrong kind: each closed without an answer. */
+  /* Garbage, a short hello then EOF, older versions' hellos, the magic
+   * with a key of the wrong kind: each closed without an answer. */
   static const char *bad[] = {
       "GET / HTTP/1.1\r\nHost: x\r\n\r\n.............",
       "RDEVBLK1",
@@ -250,6 +300,7 @@ START_TEST(test_bulk_port_refuses_strangers) {
       "0123456789abcdef0123456789abcdef",
       "RDEVBLK2"
       "0123456789abcdef0123456789abcdef",
+      RDEV_WIRE_BULK_MAGIC "0123456789abcdef0123456789abcdef",
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     int fd = dial(p);
@@ -344,6 +395,7 @@ Suite *suite_bulk(void) {
   Suite *su = suite_create("bulk");
   TCase *tc = fx_tcase("bulk");
   tcase_add_test(tc, test_bulk_reads_byte_for_byte);
+  tcase_add_test(tc, test_bulk_reads_then_changes_behind_them);
   tcase_add_test(tc, test_bulk_writes_byte_for_byte);
   tcase_add_test(tc, test_bulk_writes_keep_stream_order);
   tcase_add_test(tc, test_bulk_off_reads_in_band);

@@ -147,15 +147,22 @@ static inline int rdev_wire_va_inside(uint64_t addr, uint64_t size, int dev) {
  * "Host memory regions" below (kind RDEV_WIRE_BULK_DATA, id 0, size the
  * byte count, at most RDEV_WIRE_MAX_CHUNK), the Write's seq (a
  * little-endian uint64), then the bytes; DATA messages go in the order of
- * their Writes. Either side may close at any time: Reads answered with
- * bulk whose frames did not arrive, and bulk Writes whose data did not,
- * fail (RDEV_UNAVAILABLE), and the session goes on in-band until the
- * client's next connection is in. */
+ * their Writes. The client tells the server how many Read frames it has
+ * received whole on the connection with ACK messages (the header of "Host
+ * memory regions" below: kind RDEV_WIRE_BULK_ACK, id 0, size that count,
+ * which never falls; nothing follows), and a resumable session's server
+ * keeps each frame until it is counted. Either side may close at any
+ * time: the server sends the frames not counted again, in order, on the
+ * client's next connection (where the count starts again from 0; the
+ * client writes a frame it got twice once), and bulk Writes whose data
+ * did not arrive fail (RDEV_UNAVAILABLE); the session goes on in-band
+ * until the client's next connection is in. A session whose call broke
+ * takes a new connection too. */
 #define RDEV_WIRE_BULK_PORT_KEY "rdev-bulk-port"
 /* A server listening on a unix socket offers the bulk connection on one of
  * its own, named by this key (its path), the same way. */
 #define RDEV_WIRE_BULK_PATH_KEY "rdev-bulk-path"
-#define RDEV_WIRE_BULK_MAGIC "RDEVBLK2"
+#define RDEV_WIRE_BULK_MAGIC "RDEVBLK3"
 #define RDEV_WIRE_BULK_MAGIC_LEN 8
 #define RDEV_WIRE_BULK_HELLO (RDEV_WIRE_BULK_MAGIC_LEN + RDEV_WIRE_SESSION_KEY_LEN + 4)
 #define RDEV_WIRE_BULK_HEADER 16
@@ -172,7 +179,12 @@ static inline int rdev_wire_va_inside(uint64_t addr, uint64_t size, int dev) {
  * with no byte on any connection. UNREGISTER (no answer) ends the region;
  * work already queued on it completes. A session has at most
  * RDEV_WIRE_MAX_REGIONS regions of RDEV_WIRE_MAX_REGION_BYTES in all. */
-enum { RDEV_WIRE_REGION_REGISTER = 1, RDEV_WIRE_REGION_UNREGISTER = 2, RDEV_WIRE_BULK_DATA = 3 };
+enum {
+  RDEV_WIRE_REGION_REGISTER = 1,
+  RDEV_WIRE_REGION_UNREGISTER = 2,
+  RDEV_WIRE_BULK_DATA = 3,
+  RDEV_WIRE_BULK_ACK = 4
+};
 #define RDEV_WIRE_MAX_REGIONS 256
 #define RDEV_WIRE_MAX_REGION_BYTES ((uint64_t)16 << 30)
 
