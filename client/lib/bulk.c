@@ -108,30 +108,67 @@ static bool over(rdev_session_t *s) {
 
 static bool send_message(int sock, uint32_t kind, uint32_t id, uint64_t size, int fd);
 
-/* With send_mu held: tells rdevd how many Read frames arrived, if more
- * than it was told (it drops its copies of them). */
-static void acks_send_locked(rdev_session_t *s) {
+/* ACK messages: the reader counts the Read frames that landed
+ * (s->bulk.frames) and tells rdevd, which drops its copies of them. The
+ * reader never waits for that: it sends only if no sender holds send_mu,
+ * and without blocking (a Write's bytes may fill the socket while rdevd
+ * holds them back until work that needs nothing from here is done); what
+ * it could not send, whoever holds send_mu next sends first. */
+
+/* With send_mu held: writes out the rest of the ACK begun (flags:
+ * MSG_DONTWAIT, or 0 to wait); false when some is left (it would block). */
+static bool ack_rest_locked(rdev_session_t *s, int flags) {
+  while (s->bulk.ack_off < s->bulk.ack_len) {
+    ssize_t n = send(s->bulk.fd, s->bulk.ack_out + s->bulk.ack_off, (size_t)(s->bulk.ack_len - s->bulk.ack_off),
+                     MSG_NOSIGNAL | flags);
+    if (n > 0) {
+      s->bulk.ack_off += (int)n;
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      return false;
+    } else {
+      break; /* the connection failed: the count goes with it */
+    }
+  }
+  s->bulk.ack_off = s->bulk.ack_len = 0;
+  return true;
+}
+
+/* With send_mu held: begins (and sends what it can of) an ACK of the
+ * frames counted, if more than rdevd was told. */
+static void acks_send_locked(rdev_session_t *s, int flags) {
+  if (s->bulk.fd < 0 || !ack_rest_locked(s, flags)) return;
   uint64_t n = atomic_load(&s->bulk.frames);
   if (n <= atomic_load(&s->bulk.frames_told)) return;
-  if (s->bulk.fd >= 0 && atomic_load(&s->bulk.ready))
-    send_message(s->bulk.fd, RDEV_WIRE_BULK_ACK, 0, n,
-                 -1); /* a failure: the connection is lost, and the count with it */
+  rdev_wire_le_put(s->bulk.ack_out, RDEV_WIRE_BULK_ACK, 4);
+  rdev_wire_le_put(s->bulk.ack_out + 4, 0, 4);
+  rdev_wire_le_put(s->bulk.ack_out + 8, n, 8);
+  s->bulk.ack_off = 0;
+  s->bulk.ack_len = RDEV_WIRE_BULK_HEADER;
   atomic_store(&s->bulk.frames_told, n);
+  ack_rest_locked(s, flags);
+}
+
+/* Takes send_mu for a message of the caller's: an ACK begun goes out whole first. */
+static void send_lock(rdev_session_t *s) {
+  pthread_mutex_lock(&s->bulk.send_mu);
+  if (s->bulk.fd >= 0) ack_rest_locked(s, 0);
 }
 
 /* Lets go of send_mu, telling rdevd of frames first. */
 static void send_unlock(rdev_session_t *s) {
-  acks_send_locked(s);
+  acks_send_locked(s, 0);
   pthread_mutex_unlock(&s->bulk.send_mu);
 }
 
-/* Tells rdevd of frames now, unless a sender holds send_mu: then it does
- * as it lets go (the reader never waits behind a Write's bytes: rdevd may
- * be holding them back until work that needs nothing from here is done). */
+/* The reader's: tells rdevd of frames now, if no sender holds send_mu and
+ * the socket takes it at once. */
 static void acks_flush(rdev_session_t *s) {
-  while (atomic_load(&s->bulk.frames) > atomic_load(&s->bulk.frames_told) &&
-         pthread_mutex_trylock(&s->bulk.send_mu) == 0)
-    send_unlock(s);
+  if (atomic_load(&s->bulk.frames) <= atomic_load(&s->bulk.frames_told)) return;
+  if (pthread_mutex_trylock(&s->bulk.send_mu) != 0) return; /* its holder sends it */
+  acks_send_locked(s, MSG_DONTWAIT);
+  pthread_mutex_unlock(&s->bulk.send_mu);
 }
 
 /* With send_mu held, fd just attached: the UNREGISTERs made while none was
@@ -160,7 +197,8 @@ static bool publish(rdev_session_t *s, int fd, uint32_t conn) {
     s->bulk.conn = conn;
     atomic_store(&s->bulk.frames, 0); /* counted per connection */
     atomic_store(&s->bulk.frames_told, 0);
-    atomic_store(&s->bulk.ready, true); /* with fd, under send_mu: a bulk Write sees both or neither */
+    s->bulk.ack_off = s->bulk.ack_len = 0; /* the last one's */
+    atomic_store(&s->bulk.ready, true);    /* with fd, under send_mu: a bulk Write sees both or neither */
   }
   pthread_mutex_unlock(&s->mu);
   if (ok) send_unregisters_locked(s, fd);
@@ -363,7 +401,7 @@ static bool send_message(int sock, uint32_t kind, uint32_t id, uint64_t size, in
   return n == (ssize_t)sizeof hdr;
 }
 
-void cl_bulk_send_lock(rdev_session_t *s) { pthread_mutex_lock(&s->bulk.send_mu); }
+void cl_bulk_send_lock(rdev_session_t *s) { send_lock(s); }
 
 void cl_bulk_send_unlock(rdev_session_t *s) {
   send_unlock(s);
@@ -396,7 +434,7 @@ int cl_bulk_register(rdev_session_t *s, int fd, void *base, uint64_t size, uint3
   s->bulk.reg_id = want;
   s->bulk.reg_status = 1;
   pthread_mutex_unlock(&s->mu);
-  pthread_mutex_lock(&s->bulk.send_mu);
+  send_lock(s);
   uint32_t on = s->bulk.conn; /* its answer comes on this connection, or never */
   bool sent = send_message(s->bulk.fd, RDEV_WIRE_REGION_REGISTER, want, size, fd);
   cl_bulk_send_unlock(s);
@@ -433,7 +471,7 @@ void cl_bulk_unregister(rdev_session_t *s, uint32_t id) {
   if (r) *pp = r->next;
   pthread_mutex_unlock(&s->mu);
   if (r) {
-    pthread_mutex_lock(&s->bulk.send_mu);
+    send_lock(s);
     if (atomic_load(&s->bulk.ready)) {
       send_message(s->bulk.fd, RDEV_WIRE_REGION_UNREGISTER, id, 0, -1);
     } else { /* sent once a connection is in again (else rdevd unmaps it when the session ends) */

@@ -200,6 +200,8 @@ typedef struct {
    * of them rdevd was told of (ACK messages: whoever holds send_mu sends
    * the count, so that the reader never waits for a sender) */
   atomic_uint_fast64_t frames, frames_told;
+  uint8_t ack_out[RDEV_WIRE_BULK_HEADER]; /* an ACK the reader began, not all sent (send_mu) */
+  int ack_off, ack_len;
   bool dead;            /* the reader stopped: no answer comes any more (s->mu) */
   uint32_t next_id;     /* reg_mu */
   uint32_t reg_id;      /* the registration waiting for its answer (s->mu) */

@@ -351,20 +351,22 @@ static void bulk_wait_idle_locked(rdev_session_t *s, cl_pending_t *e) {
   while (e->bulk == BULK_BUSY) pthread_cond_wait(&s->pend.bulk_cv, &s->mu);
 }
 
-/* Under s->mu: a reply says seq's bytes went ahead as a frame on the
- * bulk connection: until the frame landed. rdevd sends a frame it was not
- * told of again on the next connection, so while none is in this waits
- * for it, but no longer than the session's resume window from the reply,
- * and not at all once no connection can come: the bulk reader stopped, or
- * the session does not resume (rdevd kept nothing for it). */
-static void bulk_wait_frame_locked(rdev_session_t *s, uint64_t seq) {
+/* Under s->mu: a reply says seq's bytes went ahead as a frame on bulk
+ * connection conn (0: the server did not say): until the frame landed.
+ * In a session that resumes, rdevd sends a frame it was not told of again
+ * on the next connection, so while none is in this waits for it, but no
+ * longer than the resume window from the reply, and not once the bulk
+ * reader stopped. In one that does not, rdevd drops a lost connection's
+ * frames: this waits only while conn is the connection in. */
+static void bulk_wait_frame_locked(rdev_session_t *s, uint64_t seq, uint32_t conn) {
   cl_pending_t *e = pending_find_locked(s, seq);
-  struct timespec dl = rdev_clock_deadline_ns((uint64_t)(s->poll.resume_ms > 0 ? s->poll.resume_ms : 0) * 1000000u);
+  bool resumes = s->poll.resume_ms > 0;
+  struct timespec dl = rdev_clock_deadline_ns((uint64_t)(resumes ? s->poll.resume_ms : 0) * 1000000u);
   while (e && e->bulk != BULK_DONE) {
-    if (e->bulk == BULK_BUSY || s->pend.bulk_conn) {
+    bool in = s->pend.bulk_conn && (resumes || !conn || conn == s->pend.bulk_conn);
+    if (e->bulk == BULK_BUSY || in) {
       pthread_cond_wait(&s->pend.bulk_cv, &s->mu);
-    } else if (s->bulk.dead || s->poll.resume_ms <= 0 ||
-               pthread_cond_timedwait(&s->pend.bulk_cv, &s->mu, &dl) == ETIMEDOUT) {
+    } else if (!resumes || s->bulk.dead || pthread_cond_timedwait(&s->pend.bulk_cv, &s->mu, &dl) == ETIMEDOUT) {
       break;
     }
   }
@@ -424,7 +426,7 @@ bool cl_reply_handle(rdev_session_t *s, grpc_byte_buffer *bb, uint64_t *acked, c
   if (r.kind == rdev_v1_ReplyKind_PRINT || r.kind == rdev_v1_ReplyKind_ACK) return true;
 
   pthread_mutex_lock(&s->mu);
-  if (r.bulk) bulk_wait_frame_locked(s, r.seq);
+  if (r.bulk) bulk_wait_frame_locked(s, r.seq, r.bulk_conn);
   cl_pending_t *e = pending_take_locked(s, r.seq);
   if (e) {
     int st = r.status;

@@ -18,11 +18,14 @@
  *
  * A resumable session keeps each Read frame it sent until the client
  * counts it (ACK messages, as frames land), to send it again on the
- * client's next connection if this one breaks; kept bytes count as
- * unacknowledged replies (srv_flow_unacked). A kept frame goes on showing
- * device memory, at no cost, unless a fence or pause waits for that
- * memory (zerocopy.h calls unpin): then a copy takes its place, so that
- * no work ever waits for the client.
+ * client's next connection if this one breaks (at most KEPT_MAX bytes:
+ * past it the oldest go). A kept frame goes on showing device memory, at
+ * no cost, unless a fence or pause waits for that memory (zerocopy.h
+ * calls unpin), or its connection is lost while one does: then a copy
+ * takes its place, so that no work ever waits for the client. A session
+ * that does not resume keeps nothing: a lost connection's frames are
+ * dropped, and their Reads fail on the client, which knows them by
+ * connection number (Reply.bulk_conn).
  *
  * Its reader thread takes what the client sends: the bytes of bulk Writes
  * (DATA frames), each read into a staging buffer and kept by seq until
@@ -67,6 +70,11 @@
 /* Bulk Writes that ran without their frame, remembered so that their
  * frame is dropped if it comes after all. */
 #define GONE_MAX 64u
+/* Bytes of sent Read frames a session keeps for its client's next
+ * connection: past it the oldest go (their Reads then fail if that
+ * connection breaks). A client acknowledges as frames land, so it keeps
+ * about what the network holds in flight. */
+#define KEPT_MAX ((size_t)128 << 20)
 /* Bytes of bulk Writes' frames kept waiting for their Writes. */
 #define IN_MAX ((size_t)32 << 20)
 /* How long the reader holds a DATA message whose Write has not been seen
@@ -78,12 +86,13 @@
 
 typedef struct bulk_frame {
   struct bulk_frame *next;
-  uint64_t seq;   /* 0: a control frame, freed once sent (or lost) */
-  int shown;      /* data shows device memory (zerocopy.h) */
-  int sent;       /* sent (or being sent) on the connection attached now */
-  int acked;      /* acknowledged while the writer sent it: the writer frees it */
-  int queued;     /* its bytes count toward the session's inflight (until first sent) */
-  size_t charged; /* bytes kept for the client counted as unacknowledged (srv_flow_unacked) */
+  uint64_t seq;  /* 0: a control frame, freed once sent (or lost) */
+  int shown;     /* data shows device memory (zerocopy.h) */
+  int sent;      /* sent (or being sent) on the connection attached now */
+  int acked;     /* acknowledged while the writer sent it: the writer frees it */
+  int queued;    /* its bytes count toward the session's inflight (until first sent) */
+  int kept;      /* sent, kept for the client's next connection (counted in c->kept) */
+  uint32_t conn; /* the connection it was queued for (a session that does not resume sends it on that one only) */
   grpc_slice data;
 } bulk_frame_t;
 
@@ -112,6 +121,7 @@ struct srv_bulk_conn {
    * as an in-band reply's); others go once sent. */
   bulk_frame_t *head, *tail, *cursor, *busy;
   int keep;             /* the session is resumable: sent Read frames are kept */
+  size_t kept;          /* their bytes, at most about KEPT_MAX */
   uint64_t sent, acked; /* Read frames sent on this connection, and acknowledged */
   int closing;          /* the session ends: drop what is queued */
   int failed;           /* a send failed: no more frames */
@@ -164,7 +174,6 @@ static void frames_free(srv_session_t *s, bulk_frame_t *list) {
     bulk_frame_t *f = list;
     list = f->next;
     if (f->queued) srv_inflight_sub(s, GRPC_SLICE_LENGTH(f->data));
-    if (f->charged) srv_flow_unacked(s, f->charged, 0);
     grpc_slice_unref(f->data); /* a shown reply lets go: its fence may open */
     free(f);
   }
@@ -178,6 +187,23 @@ static void frame_unlink_locked(struct srv_bulk_conn *c, bulk_frame_t *f) {
   if (c->tail == f) c->tail = prev;
   if (c->cursor == f) c->cursor = f->next;
   f->next = NULL;
+  if (f->kept) c->kept -= GRPC_SLICE_LENGTH(f->data);
+  f->kept = 0;
+}
+
+/* c->mu held: the oldest kept frames while more than KEPT_MAX bytes are
+ * kept (not the one being sent), unlinked, for frames_free. */
+static bulk_frame_t *kept_over_locked(struct srv_bulk_conn *c) {
+  bulk_frame_t *out = NULL;
+  while (c->kept > KEPT_MAX) {
+    bulk_frame_t *f = c->head;
+    while (f && (!f->kept || f == c->busy)) f = f->next;
+    if (!f) break;
+    frame_unlink_locked(c, f);
+    f->next = out;
+    out = f;
+  }
+  return out;
 }
 
 /* c->mu held, f not being sent: a copy of what f shows takes its place
@@ -220,33 +246,42 @@ static void unpin(void *arg) {
   }
 }
 
-/* Sends c's frames in order on the connection attached; a kept one stays
- * until the client acknowledges it, the others go once sent. After a loss
- * it waits for the next connection, on which readopt has it send again
- * every frame still there. */
+/* Sends c's frames in order on the connection attached. A resumable
+ * session's Read frames are kept once sent until the client counts them,
+ * and wait for the next connection after a loss (readopt has them sent
+ * again); other frames go once sent, and those of a lost connection are
+ * dropped (their Reads fail on the client, which knows them by number). */
 static void *writer_main(void *arg) {
   srv_session_t *s = arg;
   struct srv_bulk_conn *c = s->bulk;
   pthread_mutex_lock(&c->mu);
   for (;;) {
-    while (!c->closing && (!c->cursor || c->failed || c->retire)) pthread_cond_wait(&c->cv, &c->mu);
+    while (!c->closing && !(c->cursor && (!c->keep || (!c->failed && !c->retire)))) pthread_cond_wait(&c->cv, &c->mu);
     if (c->closing) break;
     bulk_frame_t *f = c->busy = c->cursor;
     c->cursor = f->next;
-    int fd = c->fd, keep = c->keep && f->seq, first = f->queued;
+    int send = !c->failed && !c->retire && (c->keep || f->conn == c->conn);
+    int keep = send && c->keep && f->seq, first = f->queued, fd = c->fd;
     uint32_t conn = c->conn;
-    c->sending = 1;
-    f->sent = 1;
-    c->sent += f->seq != 0; /* before the send: its acknowledgement may come before this thread looks again */
-    pthread_mutex_unlock(&c->mu);
-    if (keep && !f->charged) {
-      f->charged = GRPC_SLICE_LENGTH(f->data);
-      srv_flow_unacked(s, f->charged, 1);
+    c->sending = send;
+    if (send) {
+      f->sent = 1;
+      c->sent += f->seq != 0; /* before the send: its acknowledgement may come before this thread looks again */
     }
-    int rc = send_frame(fd, f->seq, f->data);
+    if (keep && !f->kept) {
+      f->kept = 1;
+      c->kept += GRPC_SLICE_LENGTH(f->data);
+    }
+    bulk_frame_t *over = keep ? kept_over_locked(c) : NULL;
+    pthread_mutex_unlock(&c->mu);
+    if (over)
+      srv_log(SRV_LOG_INFO, "session %llu: its client does not count bulk frames; the oldest kept are dropped",
+              (unsigned long long)s->id);
+    frames_free(s, over);
+    int rc = send ? send_frame(fd, f->seq, f->data) : 0;
     if (rc != 0)
-      srv_log(SRV_LOG_INFO, "session %llu: bulk connection %u lost (%s); its frames wait for the next",
-              (unsigned long long)s->id, conn, strerror(errno));
+      srv_log(SRV_LOG_INFO, "session %llu: bulk connection %u lost (%s)%s", (unsigned long long)s->id, conn,
+              strerror(errno), keep ? "; its frames wait for the next" : "");
     if (first) {
       f->queued = 0;
       srv_inflight_sub(s, GRPC_SLICE_LENGTH(f->data));
@@ -254,25 +289,28 @@ static void *writer_main(void *arg) {
     pthread_mutex_lock(&c->mu);
     c->sending = 0;
     c->busy = NULL;
-    if (rc != 0 && !c->failed) {
+    int lost = rc != 0 && !c->failed;
+    if (lost) {
       c->failed = 1;
       shutdown(fd, SHUT_RDWR);
     }
     grpc_slice old = grpc_empty_slice();
+    bulk_frame_t *gone = NULL;
     if (!keep || f->acked) {
       frame_unlink_locked(c, f);
-      pthread_mutex_unlock(&c->mu);
-      frames_free(s, f);
-      pthread_mutex_lock(&c->mu);
+      gone = f;
     } else if (f->shown && srv_zc_waiting(s->zc)) { /* a fence waits: kept, it would wait for the client */
       frame_copy_locked(s, f, &old);
     }
     pthread_mutex_unlock(&c->mu);
+    frames_free(s, gone);
     grpc_slice_unref(old);
+    if (lost && srv_zc_waiting(s->zc)) unpin(s); /* what it waits for waits for a connection now */
     pthread_mutex_lock(&c->mu);
   }
   bulk_frame_t *rest = c->head;
   c->head = c->tail = c->cursor = NULL;
+  c->kept = 0;
   pthread_mutex_unlock(&c->mu);
   frames_free(s, rest);
   srv_session_unref(s); /* the writer's; the connection goes with the session */
@@ -319,6 +357,7 @@ static uint32_t queue_frame(srv_session_t *s, struct srv_bulk_conn *c, uint64_t 
   srv_inflight_add(s, len);
   pthread_mutex_lock(&c->mu);
   uint32_t ok = !c->closing && !c->failed && !c->retire ? c->conn : 0;
+  f->conn = ok;
   if (ok) {
     if (c->tail)
       c->tail->next = f;
@@ -692,6 +731,7 @@ static int readopt(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint32_t c
   }
   if (c->reader_on || c->sending) {
     pthread_mutex_unlock(&c->mu);
+    if (srv_zc_waiting(s->zc)) unpin(s); /* what a fence waits for waits for a connection now */
     srv_log(SRV_LOG_DEBUG, "session %llu: bulk connection %u refused: the last still lets go",
             (unsigned long long)s->id, conn);
     return -1;

@@ -199,20 +199,6 @@ void srv_send_reply(srv_session_t *s, rdev_v1_Reply *r, const grpc_slice *payloa
   if (over) srv_flow_check_cap(s);
 }
 
-void srv_flow_unacked(srv_session_t *s, size_t n, int add) {
-  pthread_mutex_lock(&s->mu);
-  int over = 0;
-  if (s->resumable) {
-    if (add)
-      unacked_add(s, n);
-    else
-      unacked_sub(s, n);
-    over = add && s->over_cap;
-  }
-  pthread_mutex_unlock(&s->mu);
-  if (over) srv_flow_check_cap(s);
-}
-
 void srv_flow_check_cap(srv_session_t *s) {
   pthread_mutex_lock(&s->mu);
   int end = s->over_cap && !s->detached && !s->released;

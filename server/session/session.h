@@ -388,10 +388,6 @@ void srv_maybe_ack(srv_session_t *s, size_t len);
  * first acked replies: the kept ones after them go out again first. */
 void srv_flow_reattach_locked(srv_session_t *s, uint64_t acked);
 
-/* n bytes a resumable session keeps for its client beyond its reply log
- * (bulk frames sent but not acknowledged: bulk.c) come (add) or go; past
- * the cap the session ends as for unacknowledged replies. Takes s->mu. */
-void srv_flow_unacked(srv_session_t *s, size_t n, int add);
 /* A session past its limit on unacknowledged replies ends (no lock held). */
 void srv_flow_check_cap(srv_session_t *s);
 #define SRV_OVER_TENANT 1  /* detached: its tenant's max_unacked */

@@ -263,6 +263,62 @@ START_TEST(test_bulk_connection_comes_back) {
 }
 END_TEST
 
+/* A session that does not resume keeps nothing of a lost bulk connection:
+ * async D2H copies whose frames were on it when it broke fail their
+ * synchronize with RDEV_UNAVAILABLE at once, even when their in-band
+ * answers come after the client connected its next one (the call is
+ * slowed by a second proxy for that), and the next copies go on that one
+ * byte for byte. */
+START_TEST(test_bulk_cut_without_resume_fails_at_once) {
+  fx_server_t srv;
+  int port = server_with_bulk_port(&srv);
+  via_t v;
+  via_open(&v, srv.target, port);
+  chaos_proxy_t *slow = chaos_proxy_new(); /* 127.0.0.2: the client's bulk connection goes to v's bulk route */
+  char target[64], err[256] = "";
+  ck_assert_ptr_nonnull(slow);
+  ck_assert_msg(chaos_proxy_listen(slow, "127.0.0.2:0", v.target, target, sizeof target, err, sizeof err) == 0,
+                "proxy: %s", err);
+  rdev_options_t o = {.connect_timeout_ms = 20000, .resume_ms = -1};
+  rdev_session_t *s = NULL;
+  FX_OK(rdev_session_open(target, &o, &s));
+  const size_t n = (size_t)16 << 20;
+  uint8_t *h = fx_xmalloc(n), *back = fx_xmalloc(n);
+  void *d = NULL;
+  rdev_stream_t *st = NULL;
+  fx_fill_random(h, n, 29);
+  FX_OK(rdev_malloc(s, &d, n, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_stream_create(s, &st));
+  FX_OK(rdev_memcpy(s, d, n, h, n, RDEV_MEMCPY_HOST_TO_DEVICE));
+  ck_assert_msg(bulk_in(s, &v, 0), "no bulk connection at first");
+  uint64_t since = chaos_proxy_counters(v.p, 1).accepted, cuts = chaos_proxy_counters(v.p, 1).random_cuts;
+  chaos_proxy_delay(slow, 150000); /* the call's answers come late */
+  chaos_proxy_random_cut(v.p, 1, n / 4, n / 2, 1000, 7, CHAOS_RST);
+  for (int i = 0; i < 8; i++)
+    FX_OK(rdev_memcpy_async(s, back + i * (n / 8), n / 8, (uint8_t *)d + i * (n / 8), n / 8, RDEV_MEMCPY_DEVICE_TO_HOST,
+                            st));
+  double t0 = fx_now();
+  int rc = rdev_stream_synchronize(st);
+  ck_assert_msg(chaos_proxy_counters(v.p, 1).random_cuts > cuts, "the copies were not cut");
+  ck_assert_msg(rc == RDEV_UNAVAILABLE, "async D2H through a bulk cut without resume: %d, not UNAVAILABLE", rc);
+  ck_assert_msg(fx_now() - t0 < 5, "the synchronize took %.1f s", fx_now() - t0);
+  chaos_proxy_random_cut(v.p, 1, 1, 1, 0, 0, CHAOS_RST);
+  chaos_proxy_delay(slow, 0);
+  ck_assert_msg(bulk_in(s, &v, since), "the bulk connection did not come back");
+  memset(back, 0, n);
+  FX_OK(rdev_memcpy(s, back, n, d, n, RDEV_MEMCPY_DEVICE_TO_HOST));
+  FX_ASSERT_BYTES(back, h, n, "D2H after the cut");
+  FX_OK(rdev_stream_destroy(st));
+  FX_OK(rdev_free(s, d));
+  rdev_session_close(s);
+  chaos_proxy_free(slow);
+  chaos_proxy_free(v.p);
+  fx_server_stop(&srv);
+  free(h);
+  free(back);
+}
+END_TEST
+
 /* Async D2H copies in-band (the session has no bulk connection) with a
  * cut among them: each lands once, byte for byte. */
 START_TEST(test_async_reads_survive_a_cut) {
@@ -498,6 +554,7 @@ Suite *suite_resume(void) {
   tcase_add_test(tc, test_copies_survive_a_cut);
   tcase_add_test(tc, test_copies_survive_a_bulk_cut);
   tcase_add_test(tc, test_bulk_connection_comes_back);
+  tcase_add_test(tc, test_bulk_cut_without_resume_fails_at_once);
   tcase_add_test(tc, test_async_reads_survive_a_cut);
   tcase_add_test(tc, test_host_function_survives_a_cut);
   tcase_add_test(tc, test_kernel_print_survives_a_cut);
