@@ -128,7 +128,8 @@ static bool ack_rest_locked(rdev_session_t *s, int flags) {
     } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       return false;
     } else {
-      break; /* the connection failed: the count goes with it */
+      shutdown(s->bulk.fd, SHUT_RDWR); /* a header cut short must not run into the next message */
+      break;                           /* the connection failed: the count goes with it */
     }
   }
   s->bulk.ack_off = s->bulk.ack_len = 0;

@@ -353,17 +353,18 @@ static void bulk_wait_idle_locked(rdev_session_t *s, cl_pending_t *e) {
 
 /* Under s->mu: a reply says seq's bytes went ahead as a frame on bulk
  * connection conn (0: the server did not say): until the frame landed.
- * In a session that resumes, rdevd sends a frame it was not told of again
- * on the next connection, so while none is in this waits for it, but no
- * longer than the resume window from the reply, and not once the bulk
- * reader stopped. In one that does not, rdevd drops a lost connection's
- * frames: this waits only while conn is the connection in. */
+ * While conn is the connection in, the frame comes on it. Once conn is
+ * lost: in a session that resumes, rdevd sends a frame it was not told of
+ * again on a next connection, so this waits for it, but no longer than
+ * the resume window from the reply (rdevd keeps KEPT_MAX bytes of frames
+ * at most) and not once the bulk reader stopped; in one that does not,
+ * rdevd dropped it, and this waits no more. */
 static void bulk_wait_frame_locked(rdev_session_t *s, uint64_t seq, uint32_t conn) {
   cl_pending_t *e = pending_find_locked(s, seq);
   bool resumes = s->poll.resume_ms > 0;
   struct timespec dl = rdev_clock_deadline_ns((uint64_t)(resumes ? s->poll.resume_ms : 0) * 1000000u);
   while (e && e->bulk != BULK_DONE) {
-    bool in = s->pend.bulk_conn && (resumes || !conn || conn == s->pend.bulk_conn);
+    bool in = s->pend.bulk_conn && (!conn || conn == s->pend.bulk_conn);
     if (e->bulk == BULK_BUSY || in) {
       pthread_cond_wait(&s->pend.bulk_cv, &s->mu);
     } else if (!resumes || s->bulk.dead || pthread_cond_timedwait(&s->pend.bulk_cv, &s->mu, &dl) == ETIMEDOUT) {

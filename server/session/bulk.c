@@ -89,6 +89,7 @@ typedef struct bulk_frame {
   uint64_t seq;  /* 0: a control frame, freed once sent (or lost) */
   int shown;     /* data shows device memory (zerocopy.h) */
   int sent;      /* sent (or being sent) on the connection attached now */
+  uint64_t nth;  /* a Read frame sent: which of the connection's (from 1), the client's count of it */
   int acked;     /* acknowledged while the writer sent it: the writer frees it */
   int queued;    /* its bytes count toward the session's inflight (until first sent) */
   int kept;      /* sent, kept for the client's next connection (counted in c->kept) */
@@ -266,7 +267,7 @@ static void *writer_main(void *arg) {
     c->sending = send;
     if (send) {
       f->sent = 1;
-      c->sent += f->seq != 0; /* before the send: its acknowledgement may come before this thread looks again */
+      if (f->seq) f->nth = ++c->sent; /* before the send: its count may come before this thread looks again */
     }
     if (keep && !f->kept) {
       f->kept = 1;
@@ -305,7 +306,7 @@ static void *writer_main(void *arg) {
     pthread_mutex_unlock(&c->mu);
     frames_free(s, gone);
     grpc_slice_unref(old);
-    if (lost && srv_zc_waiting(s->zc)) unpin(s); /* what it waits for waits for a connection now */
+    if (lost && c->keep && srv_zc_waiting(s->zc)) unpin(s); /* what it waits for waits for a connection now */
     pthread_mutex_lock(&c->mu);
   }
   bulk_frame_t *rest = c->head;
@@ -324,14 +325,13 @@ static int frames_acked(srv_session_t *s, struct srv_bulk_conn *c, uint64_t n) {
   pthread_mutex_lock(&c->mu);
   int ok = n >= c->acked && n <= c->sent;
   if (ok) {
-    uint64_t more = n - c->acked;
     c->acked = n;
-    /* sent frames come first, in the order sent; a control frame there is
-     * the writer's (it frees it) */
-    for (bulk_frame_t *f = c->head, *next; f && f->sent && more; f = next) {
+    /* sent frames come first, in the order sent (some may have gone:
+     * KEPT_MAX); a control frame there is the writer's (it frees it) */
+    for (bulk_frame_t *f = c->head, *next; f && f->sent; f = next) {
       next = f->next;
       if (!f->seq) continue;
-      more--;
+      if (f->nth > n) break;
       if (f == c->busy) {
         f->acked = 1; /* the writer frees it */
       } else {
@@ -729,9 +729,9 @@ static int readopt(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint32_t c
     pthread_cond_broadcast(&c->in_cv);
     shutdown(c->fd, SHUT_RDWR); /* its reader and a blocked send return */
   }
-  if (c->reader_on || c->sending) {
+  if (c->reader_on || c->sending || c->busy) { /* busy: the writer drops a frame of it (no resume) */
     pthread_mutex_unlock(&c->mu);
-    if (srv_zc_waiting(s->zc)) unpin(s); /* what a fence waits for waits for a connection now */
+    if (c->keep && srv_zc_waiting(s->zc)) unpin(s); /* what a fence waits for waits for a connection now */
     srv_log(SRV_LOG_DEBUG, "session %llu: bulk connection %u refused: the last still lets go",
             (unsigned long long)s->id, conn);
     return -1;
