@@ -53,8 +53,12 @@ int bl_grpc_upload(bl_grpc_t *g, const void *src, size_t size, long k, size_t ms
 /* Server-streaming call: the server sends source[0..size) k times as messages
  * of at most msg bytes; the client copies each into dst[0..size). */
 int bl_grpc_download(bl_grpc_t *g, void *dst, size_t size, long k, size_t msg, double *secs);
-/* One unary call with empty request and response; *us its round trip. */
+/* One unary call with empty request and response; *us its round trip:
+ * from the client helper process; or, _here, from the calling thread, on
+ * a channel of this process made at the first call (the rdev calls it is
+ * paired with run there: the same process, thread and CPU placement). */
 int bl_grpc_unary(bl_grpc_t *g, double *us);
+int bl_grpc_unary_here(bl_grpc_t *g, double *us);
 /* Stops the helpers; 0 when both exited cleanly and the server saw no error. */
 int bl_grpc_stop(bl_grpc_t *g);
 

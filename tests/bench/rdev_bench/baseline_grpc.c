@@ -59,7 +59,9 @@ typedef struct {
 } helper_t;
 
 struct bl_grpc {
-  helper_t side[2]; /* [ROLE_SERVER], [ROLE_CLIENT] */
+  helper_t side[2];    /* [ROLE_SERVER], [ROLE_CLIENT] */
+  int port;            /* the server helper's */
+  bare_client_t *here; /* bl_grpc_unary_here's channel, in this process */
 };
 
 static int write_full(int fd, const void *p, size_t n) {
@@ -213,7 +215,7 @@ int bl_grpc_start(bl_grpc_t **out, void *land, size_t land_len, const void *sour
     return -1;
   }
   a.role = ROLE_CLIENT;
-  a.port = (int)port;
+  a.port = g->port = (int)port;
   double unused;
   if (helper_spawn(&g->side[ROLE_CLIENT], &g->side[ROLE_SERVER], &a, &unused)) {
     char why[BL_ERROR_MAX];
@@ -251,8 +253,14 @@ int bl_grpc_unary(bl_grpc_t *g, double *us) {
   return client_call(g, &c, us);
 }
 
+int bl_grpc_unary_here(bl_grpc_t *g, double *us) {
+  if (!g->here && bare_client_start(&g->here, g->port)) return -1;
+  return bare_unary(g->here, us);
+}
+
 int bl_grpc_stop(bl_grpc_t *g) {
   if (!g) return 0;
+  if (g->here) bare_client_stop(g->here);      /* before the server goes */
   int rc = helper_stop(&g->side[ROLE_CLIENT]); /* the client first: it half-closes its stream */
   char why[BL_ERROR_MAX];
   snprintf(why, sizeof why, "%s", bl_error());

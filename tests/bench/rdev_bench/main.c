@@ -79,11 +79,13 @@
  *    and the Python package's H2D+D2H (each into memory set to other bytes
  *    before), and the runtime, TCP and gRPC paths.
  * 3. Latency: write_i32 launch (blocks=1) + rdev_stream_synchronize, a bare
- *    gRPC empty unary call and a synchronous rdev call (rdev_mem_info),
- *    sampled interleaved; medians and p99 of 2000 [200]. rtt_vs_grpc_unary
- *    is, like the copy ratios, the median of the paired ratios (launch+sync
- *    sample i / unary sample i, taken back to back); rtt_medians_ratio is
- *    the ratio of the two medians.
+ *    gRPC empty unary call from the same thread (a channel of the bench
+ *    process to the bare server helper) and from the client helper process,
+ *    and a synchronous rdev call (rdev_mem_info), sampled interleaved;
+ *    medians and p99 of 2000 [200]. rtt_vs_grpc_unary is, like the copy
+ *    ratios, the median of the paired ratios (launch+sync sample i / the
+ *    same thread's unary sample i, taken back to back); rtt_medians_ratio
+ *    is the ratio of the two medians.
  * 4. Pipelined small ops: 100000 [50000] 64-byte rdev_memset_async on one
  *    stream, then one synchronize; ops/s = N / total, median of 3 runs;
  *    the device bytes are checked.

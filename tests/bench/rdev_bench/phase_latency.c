@@ -1,8 +1,13 @@
 /*
  * tests/bench/rdev_bench/phase_latency.c — phase 3, latency: write_i32
  * launch (blocks=1) + rdev_stream_synchronize, a bare gRPC empty unary call
- * and a synchronous rdev call (rdev_mem_info), sampled interleaved (the
- * launch+sync / unary ratio is paired per sample, taken back to back); and
+ * from the same thread, the same call from the client helper process, and
+ * a synchronous rdev call (rdev_mem_info), sampled interleaved (the
+ * launch+sync / unary ratio is paired per sample, taken back to back, with
+ * the same thread's unary call: on a VM whose idle vCPUs halt, a round
+ * trip's cost is mostly where the scheduler put its two threads, and a
+ * helper process fares differently from the thread that makes the rdev
+ * calls: docs/performance.md, "Threads"); and
  * phase 4, pipelined small ops: N 64-byte rdev_memset_async on one stream,
  * then one synchronize, the device bytes checked.
  */
@@ -21,8 +26,9 @@ lat_result_t phase_latency(bench_t *b, void *small) {
   long n = b->cfg->rtt_n;
   lat_result_t r = {0};
   double *rtt = malloc((size_t)n * sizeof *rtt), *un = malloc((size_t)n * sizeof *un),
-         *call = malloc((size_t)n * sizeof *call), *ratio = malloc((size_t)n * sizeof *ratio);
-  if (!rtt || !un || !call || !ratio) die("out of memory");
+         *hu = malloc((size_t)n * sizeof *hu), *call = malloc((size_t)n * sizeof *call),
+         *ratio = malloc((size_t)n * sizeof *ratio);
+  if (!rtt || !un || !hu || !call || !ratio) die("out of memory");
   static atomic_long prints; /* the print function may run after this returns */
   atomic_store(&prints, 0);
   rdev_session_set_print_fn(b->s, noop_print, &prints);
@@ -33,6 +39,7 @@ lat_result_t phase_latency(bench_t *b, void *small) {
     CHECK(rdev_launch(b->st, "write_i32", 1, args, 2));
     CHECK(rdev_stream_synchronize(b->st));
     double us;
+    BL(bl_grpc_unary_here(b->grpc, &us));
     BL(bl_grpc_unary(b->grpc, &us));
     CHECK(rdev_mem_info(b->s, &fr, &tot));
   }
@@ -42,7 +49,8 @@ lat_result_t phase_latency(bench_t *b, void *small) {
     CHECK(rdev_launch(b->st, "write_i32", 1, args, 2));
     CHECK(rdev_stream_synchronize(b->st));
     rtt[i] = (now_s() - t0) * 1e6;
-    BL(bl_grpc_unary(b->grpc, &un[i]));
+    BL(bl_grpc_unary_here(b->grpc, &un[i]));
+    BL(bl_grpc_unary(b->grpc, &hu[i]));
     t0 = now_s();
     CHECK(rdev_mem_info(b->s, &fr, &tot));
     call[i] = (now_s() - t0) * 1e6;
@@ -56,12 +64,15 @@ lat_result_t phase_latency(bench_t *b, void *small) {
   r.rtt_p99 = pct(rtt, (int)n, 0.99);
   r.unary_us = median(un, (int)n);
   r.unary_p99 = pct(un, (int)n, 0.99);
+  r.helper_us = median(hu, (int)n);
+  r.helper_p99 = pct(hu, (int)n, 0.99);
   r.call_us = median(call, (int)n);
   r.call_p99 = pct(call, (int)n, 0.99);
   r.rtt_ratio = median(ratio, (int)n);
   free(ratio);
   free(rtt);
   free(un);
+  free(hu);
   free(call);
   return r;
 }

@@ -134,7 +134,8 @@ void report_latency(const cfg_t *c, const lat_result_t *r) {
   printf("\nLatency, us (median / p99 of %ld, interleaved):\n", c->rtt_n);
   printf("  write_i32 launch (1 block) + stream_synchronize  %8.1f / %8.1f   (%ld prints received)\n", r->rtt_us,
          r->rtt_p99, r->prints);
-  printf("  bare gRPC empty unary call                       %8.1f / %8.1f\n", r->unary_us, r->unary_p99);
+  printf("  bare gRPC empty unary call, same thread          %8.1f / %8.1f\n", r->unary_us, r->unary_p99);
+  printf("  the same from the client helper process          %8.1f / %8.1f\n", r->helper_us, r->helper_p99);
   printf("  rdev synchronous call (rdev_mem_info)            %8.1f / %8.1f\n", r->call_us, r->call_p99);
   printf("  launch+sync / gRPC unary = %.2f, median of paired samples (target %s); ratio of the medians %.2f\n",
          r->rtt_ratio, target_text("rtt_vs_grpc_unary", tt, sizeof tt), r->rtt_us / r->unary_us);
@@ -300,6 +301,7 @@ summary_t summary_make(const cfg_t *c, size_t big, const rss_result_t *rss, cons
   add(&s, "rtt_us", "%.1f", lat->rtt_us);
   add(&s, "rtt_p99_us", "%.1f", lat->rtt_p99);
   add(&s, "grpc_unary_us", "%.1f", lat->unary_us);
+  add(&s, "grpc_unary_helper_us", "%.1f", lat->helper_us);
   add(&s, "sync_call_us", "%.1f", lat->call_us);
   add(&s, "rtt_medians_ratio", "%.3f", lat->rtt_us / lat->unary_us);
   add(&s, "sessions_1_gbps", "%.3f", ss->agg[0]);
