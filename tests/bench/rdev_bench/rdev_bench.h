@@ -175,7 +175,7 @@ copies_result_t phase_copies(bench_t *b, size_t big, void (*on_row)(const bench_
 typedef struct {
   double rtt_us, rtt_p99, unary_us, unary_p99, call_us, call_p99;
   double helper_us, helper_p99; /* the unary call from the client helper process */
-  double rtt_ratio; /* median of rtt[i] / unary[i] */
+  double rtt_ratio;             /* median of rtt[i] / unary[i] */
   long prints;
 } lat_result_t;
 
