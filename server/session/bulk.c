@@ -16,16 +16,8 @@
  * likewise; queued frames count toward the session's inflight bytes, so a
  * client that stops reading its bulk connection stops being read.
  *
- * A resumable session keeps each Read frame it sent until the client
- * counts it (ACK messages, as frames land), to send it again on the
- * client's next connection if this one breaks (at most KEPT_MAX bytes:
- * past it the oldest go). A kept frame goes on showing device memory, at
- * no cost, unless a fence or pause waits for that memory (zerocopy.h
- * calls unpin), or its connection is lost while one does: then a copy
- * takes its place, so that no work ever waits for the client. A session
- * that does not resume keeps nothing: a lost connection's frames are
- * dropped, and their Reads fail on the client, which knows them by
- * connection number (Reply.bulk_conn).
+ * The Read frames it sends, and those it keeps for the client's next
+ * connection, are bulk_frames.c's.
  *
  * Its reader thread takes what the client sends: the bytes of bulk Writes
  * (DATA frames), each read into a staging buffer and kept by seq until
@@ -64,17 +56,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bulk_conn.h"
 #include "rdev/clock.h"
-#include "session.h"
 
-/* Bulk Writes that ran without their frame, remembered so that their
- * frame is dropped if it comes after all. */
-#define GONE_MAX 64u
-/* Bytes of sent Read frames a session keeps for its client's next
- * connection: past it the oldest go (their Reads then fail if that
- * connection breaks). A client acknowledges as frames land, so it keeps
- * about what the network holds in flight. */
-#define KEPT_MAX ((size_t)128 << 20)
 /* Bytes of bulk Writes' frames kept waiting for their Writes. */
 #define IN_MAX ((size_t)32 << 20)
 /* How long the reader holds a DATA message whose Write has not been seen
@@ -82,74 +66,13 @@
  * straight into device memory; not, they are staged. */
 #define EXPECT_WAIT_NS 2000000u
 
-/* ---- a session's connection and its writer -------------------------------------- */
-
-typedef struct bulk_frame {
-  struct bulk_frame *next;
-  uint64_t seq;  /* 0: a control frame, freed once sent (or lost) */
-  int shown;     /* data shows device memory (zerocopy.h) */
-  int sent;      /* sent (or being sent) on the connection attached now */
-  uint64_t nth;  /* a Read frame sent: which of the connection's (from 1), the client's count of it */
-  int acked;     /* acknowledged while the writer sent it: the writer frees it */
-  int queued;    /* its bytes count toward the session's inflight (until first sent) */
-  int kept;      /* sent, kept for the client's next connection (counted in c->kept) */
-  uint32_t conn; /* the connection it was queued for (a session that does not resume sends it on that one only) */
-  grpc_slice data;
-} bulk_frame_t;
-
 /* A bulk Write's bytes, in before its Write ran. */
-typedef struct bulk_in {
+struct bulk_in {
   struct bulk_in *next;
   uint64_t seq;
   void *buf; /* a runtime staging buffer; NULL: received into the Write's destination */
   size_t len;
   size_t charge; /* what it counts against IN_MAX: the buffer's size */
-} bulk_in_t;
-
-struct srv_bulk_conn {
-  int fd;             /* mu; a thread that uses it holds it (reader_on, sending) */
-  uint32_t conn;      /* its number, the client's: a higher one replaces it */
-  int local;          /* a unix socket: regions may be registered */
-  pthread_t thread;   /* the writer, for the session's life */
-  pthread_t reader;   /* what the client sends, one per connection */
-  pthread_mutex_t mu; /* the queues and the flags */
-  pthread_cond_t cv;  /* the writer's: frames queued, or closing */
-  /* Frames the client has not acknowledged, in queue order (which is the
-   * order they go in on each connection), and the next to send (NULL: all
-   * sent); busy: the one the writer sends now. A resumable session keeps
-   * a Read's frame once sent until the client acknowledges it, as a copy
-   * when it showed device memory (the memory is free to change once sent,
-   * as an in-band reply's); others go once sent. */
-  bulk_frame_t *head, *tail, *cursor, *busy;
-  int keep;             /* the session is resumable: sent Read frames are kept */
-  size_t kept;          /* their bytes, at most about KEPT_MAX */
-  uint64_t sent, acked; /* Read frames sent on this connection, and acknowledged */
-  int closing;          /* the session ends: drop what is queued */
-  int failed;           /* a send failed: no more frames */
-  int retire;           /* a newer connection takes its place: its threads let go of fd */
-  int reader_on;        /* the reader runs */
-  int sending;          /* the writer is in a send on fd */
-  /* The latest bulk Writes that ran without their frame (it could not
-   * come, or they were refused): a DATA of theirs that comes after all is
-   * dropped, not kept for a Write that will never take it. (Not a seq
-   * high-water mark: threads sharing a session send Writes out of seq
-   * order.) */
-  uint64_t gone[GONE_MAX];
-  unsigned ngone; /* the next slot, round */
-  /* Bulk Writes' frames (the reader's side). */
-  bulk_in_t *in;        /* kept, in arrival order */
-  size_t in_bytes;      /* their bytes, at most about IN_MAX */
-  int in_dead;          /* the reader stopped: no frame comes any more */
-  pthread_cond_t in_cv; /* the reader waits here for room */
-  uint64_t wait_seq;    /* the frame a paused message waits for... */
-  void (*resume)(void *);
-  void *resume_arg; /* ...and what runs once it is in (or cannot come) */
-  /* The Write waiting for its frame (srv_bulk_expect), and where its
-   * bytes may go straight: */
-  uint64_t expect_seq; /* 0: none */
-  void *expect_dst;    /* NULL: staged */
-  size_t expect_len;
-  int direct; /* the reader is receiving into such a destination now */
 };
 
 /* c->mu held: no Write waits for its frame with a destination any more. */
@@ -157,236 +80,6 @@ static void expect_clear_locked(struct srv_bulk_conn *c) {
   c->expect_seq = 0;
   c->expect_dst = NULL;
   c->expect_len = 0;
-}
-
-/* Sends the frame's header and bytes; 0, or -1 when the connection failed. */
-static int send_frame(int fd, uint64_t seq, grpc_slice data) {
-  uint8_t hdr[RDEV_WIRE_BULK_HEADER];
-  uint64_t len = GRPC_SLICE_LENGTH(data);
-  rdev_wire_le_put(hdr, seq, 8);
-  rdev_wire_le_put(hdr + 8, len, 8);
-  struct iovec iov[2] = {{hdr, sizeof hdr}, {GRPC_SLICE_START_PTR(data), (size_t)len}};
-  return rdev_wire_send_all(fd, iov, 2);
-}
-
-/* Frees the frames of list (unlinked from c), and what they count. */
-static void frames_free(srv_session_t *s, bulk_frame_t *list) {
-  while (list) {
-    bulk_frame_t *f = list;
-    list = f->next;
-    if (f->queued) srv_inflight_sub(s, GRPC_SLICE_LENGTH(f->data));
-    grpc_slice_unref(f->data); /* a shown reply lets go: its fence may open */
-    free(f);
-  }
-}
-
-/* c->mu held: unlinks f (not the one being sent) from c's frames. */
-static void frame_unlink_locked(struct srv_bulk_conn *c, bulk_frame_t *f) {
-  bulk_frame_t **pp = &c->head, *prev = NULL;
-  while (*pp != f) prev = *pp, pp = &(*pp)->next;
-  *pp = f->next;
-  if (c->tail == f) c->tail = prev;
-  if (c->cursor == f) c->cursor = f->next;
-  f->next = NULL;
-  if (f->kept) c->kept -= GRPC_SLICE_LENGTH(f->data);
-  f->kept = 0;
-}
-
-/* c->mu held: the oldest kept frames while more than KEPT_MAX bytes are
- * kept (not the one being sent), unlinked, for frames_free. */
-static bulk_frame_t *kept_over_locked(struct srv_bulk_conn *c) {
-  bulk_frame_t *out = NULL;
-  while (c->kept > KEPT_MAX) {
-    bulk_frame_t *f = c->head;
-    while (f && (!f->kept || f == c->busy)) f = f->next;
-    if (!f) break;
-    frame_unlink_locked(c, f);
-    f->next = out;
-    out = f;
-  }
-  return out;
-}
-
-/* c->mu held, f not being sent: a copy of what f shows takes its place
- * (what a next connection gets), so that the device memory is free to
- * change; *old is the slice to let go of once c->mu is (its fence opens).
- * 0 when out of memory: f stays as it was. */
-static int frame_copy_locked(srv_session_t *s, bulk_frame_t *f, grpc_slice *old) {
-  size_t len = GRPC_SLICE_LENGTH(f->data);
-  void *buf = rdev_rt_staging_get(s->srv->rt, len); /* pooled: no fresh pages */
-  if (!buf) return 0;
-  memcpy(buf, GRPC_SLICE_START_PTR(f->data), len);
-  *old = f->data;
-  f->data = grpc_slice_new(buf, len, rdev_rt_staging_put);
-  f->shown = 0;
-  return 1;
-}
-
-/* A fence or a pause is about to wait for shown replies (zerocopy.h): the
- * sent frames kept for the client that show device memory take a copy
- * instead, as do the unsent ones while no connection is in, and the
- * writer copies what it sends while one waits (srv_zc_waiting). So a
- * fence waits for sends at most, never for the client's acknowledgement
- * (which may be held up behind work the fence holds back), and a frame
- * not kept costs no copy. */
-static void unpin(void *arg) {
-  srv_session_t *s = arg;
-  pthread_mutex_lock(&s->mu);
-  struct srv_bulk_conn *c = s->bulk; /* the session's for its life once set */
-  pthread_mutex_unlock(&s->mu);
-  for (; c;) {
-    grpc_slice old;
-    pthread_mutex_lock(&c->mu);
-    int lost = c->failed || c->retire;
-    bulk_frame_t *f = c->head;
-    while (f && (!f->shown || f == c->busy || !(f->sent || lost))) f = f->next;
-    int copied = f && frame_copy_locked(s, f, &old);
-    pthread_mutex_unlock(&c->mu);
-    if (!copied) return;
-    grpc_slice_unref(old);
-  }
-}
-
-/* Sends c's frames in order on the connection attached. A resumable
- * session's Read frames are kept once sent until the client counts them,
- * and wait for the next connection after a loss (readopt has them sent
- * again); other frames go once sent, and those of a lost connection are
- * dropped (their Reads fail on the client, which knows them by number). */
-static void *writer_main(void *arg) {
-  srv_session_t *s = arg;
-  struct srv_bulk_conn *c = s->bulk;
-  pthread_mutex_lock(&c->mu);
-  for (;;) {
-    while (!c->closing && !(c->cursor && (!c->keep || (!c->failed && !c->retire)))) pthread_cond_wait(&c->cv, &c->mu);
-    if (c->closing) break;
-    bulk_frame_t *f = c->busy = c->cursor;
-    c->cursor = f->next;
-    int send = !c->failed && !c->retire && (c->keep || f->conn == c->conn);
-    int keep = send && c->keep && f->seq, first = f->queued, fd = c->fd;
-    uint32_t conn = c->conn;
-    c->sending = send;
-    if (send) {
-      f->sent = 1;
-      if (f->seq) f->nth = ++c->sent; /* before the send: its count may come before this thread looks again */
-    }
-    if (keep && !f->kept) {
-      f->kept = 1;
-      c->kept += GRPC_SLICE_LENGTH(f->data);
-    }
-    bulk_frame_t *over = keep ? kept_over_locked(c) : NULL;
-    pthread_mutex_unlock(&c->mu);
-    if (over)
-      srv_log(SRV_LOG_INFO, "session %llu: its client does not count bulk frames; the oldest kept are dropped",
-              (unsigned long long)s->id);
-    frames_free(s, over);
-    int rc = send ? send_frame(fd, f->seq, f->data) : 0;
-    if (rc != 0)
-      srv_log(SRV_LOG_INFO, "session %llu: bulk connection %u lost (%s)%s", (unsigned long long)s->id, conn,
-              strerror(errno), keep ? "; its frames wait for the next" : "");
-    if (first) {
-      f->queued = 0;
-      srv_inflight_sub(s, GRPC_SLICE_LENGTH(f->data));
-    }
-    pthread_mutex_lock(&c->mu);
-    c->sending = 0;
-    c->busy = NULL;
-    int lost = rc != 0 && !c->failed;
-    if (lost) {
-      c->failed = 1;
-      shutdown(fd, SHUT_RDWR);
-    }
-    grpc_slice old = grpc_empty_slice();
-    bulk_frame_t *gone = NULL;
-    if (!keep || f->acked) {
-      frame_unlink_locked(c, f);
-      gone = f;
-    } else if (f->shown && srv_zc_waiting(s->zc)) { /* a fence waits: kept, it would wait for the client */
-      frame_copy_locked(s, f, &old);
-    }
-    pthread_mutex_unlock(&c->mu);
-    frames_free(s, gone);
-    grpc_slice_unref(old);
-    if (lost && c->keep && srv_zc_waiting(s->zc)) unpin(s); /* what it waits for waits for a connection now */
-    pthread_mutex_lock(&c->mu);
-  }
-  bulk_frame_t *rest = c->head;
-  c->head = c->tail = c->cursor = NULL;
-  c->kept = 0;
-  pthread_mutex_unlock(&c->mu);
-  frames_free(s, rest);
-  srv_session_unref(s); /* the writer's; the connection goes with the session */
-  return NULL;
-}
-
-/* The client has the first n Read frames sent on this connection: the kept
- * ones among them go. 0 when it claims frames not sent (malformed). */
-static int frames_acked(srv_session_t *s, struct srv_bulk_conn *c, uint64_t n) {
-  bulk_frame_t *done = NULL;
-  pthread_mutex_lock(&c->mu);
-  int ok = n >= c->acked && n <= c->sent;
-  if (ok) {
-    c->acked = n;
-    /* sent frames come first, in the order sent (some may have gone:
-     * KEPT_MAX); a control frame there is the writer's (it frees it) */
-    for (bulk_frame_t *f = c->head, *next; f && f->sent; f = next) {
-      next = f->next;
-      if (!f->seq) continue;
-      if (f->nth > n) break;
-      if (f == c->busy) {
-        f->acked = 1; /* the writer frees it */
-      } else {
-        frame_unlink_locked(c, f);
-        f->next = done;
-        done = f;
-      }
-    }
-  }
-  pthread_mutex_unlock(&c->mu);
-  frames_free(s, done);
-  return ok;
-}
-
-/* Queues data (its reference taken) as frame seq on s's connection c: the
- * connection's number, or 0 when c takes no more frames (data still the
- * caller's). */
-static uint32_t queue_frame(srv_session_t *s, struct srv_bulk_conn *c, uint64_t seq, grpc_slice data, int shown) {
-  bulk_frame_t *f = malloc(sizeof *f);
-  if (!f) return 0;
-  *f = (bulk_frame_t){.seq = seq, .shown = shown, .queued = 1, .data = data};
-  size_t len = GRPC_SLICE_LENGTH(data);
-  srv_inflight_add(s, len);
-  pthread_mutex_lock(&c->mu);
-  uint32_t ok = !c->closing && !c->failed && !c->retire ? c->conn : 0;
-  f->conn = ok;
-  if (ok) {
-    if (c->tail)
-      c->tail->next = f;
-    else
-      c->head = f;
-    c->tail = f;
-    if (!c->cursor) c->cursor = f;
-    pthread_cond_signal(&c->cv);
-  }
-  pthread_mutex_unlock(&c->mu);
-  if (!ok) {
-    srv_inflight_sub(s, len);
-    free(f);
-  }
-  return ok;
-}
-
-int srv_bulk_send(srv_session_t *s, uint64_t seq, grpc_slice data, int shown) {
-  pthread_mutex_lock(&s->mu);
-  struct srv_bulk_conn *c = s->bulk;
-  pthread_mutex_unlock(&s->mu);
-  uint32_t conn = c ? queue_frame(s, c, seq, data, shown) : 0;
-  if (!conn) return 0;
-  rdev_v1_Reply r = rdev_v1_Reply_init_zero;
-  r.seq = seq;
-  r.bulk = true;
-  r.bulk_conn = conn;
-  srv_send_reply(s, &r, NULL);
-  return 1;
 }
 
 static struct srv_bulk_conn *conn_of(srv_session_t *s) {
@@ -402,11 +95,6 @@ static void (*take_resume_locked(struct srv_bulk_conn *c, void **arg))(void *) {
   *arg = c->resume_arg;
   c->resume = NULL;
   return fn;
-}
-
-void srv_send_read(srv_session_t *s, uint64_t seq, grpc_slice data, int flags) {
-  if (!(flags & SRV_READ_BULK) || !srv_bulk_send(s, seq, data, (flags & SRV_READ_SHOWN) != 0))
-    srv_send_data(s, seq, data);
 }
 
 void srv_bulk_end(srv_session_t *s) {
@@ -596,7 +284,7 @@ static void answer(srv_session_t *s, struct srv_bulk_conn *c, uint32_t id, int32
   rdev_wire_le_put(b, id, 4);
   rdev_wire_le_put(b + 4, (uint32_t)status, 4);
   grpc_slice sl = grpc_slice_from_copied_buffer((const char *)b, sizeof b);
-  if (!queue_frame(s, c, 0, sl, 0)) grpc_slice_unref(sl);
+  if (!srv_bulk_queue_frame(s, c, 0, sl, 0)) grpc_slice_unref(sl);
 }
 
 /* Receives one client message: 1 with *fd the descriptor it carried (-1:
@@ -655,7 +343,7 @@ static void *reader_main(void *arg) {
       answer(s, c, id, rc);
     } else if (kind == RDEV_WIRE_REGION_UNREGISTER && fd < 0) {
       srv_region_remove(s, id);
-    } else if (kind == RDEV_WIRE_BULK_ACK && fd < 0 && !id && frames_acked(s, c, size)) {
+    } else if (kind == RDEV_WIRE_BULK_ACK && fd < 0 && !id && srv_bulk_frames_acked(s, c, size)) {
       /* the client has the first `size` Read frames of this connection */
     } else {
       if (fd >= 0) close(fd);
@@ -731,7 +419,7 @@ static int readopt(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint32_t c
   }
   if (c->reader_on || c->sending || c->busy) { /* busy: the writer drops a frame of it (no resume) */
     pthread_mutex_unlock(&c->mu);
-    if (c->keep && srv_zc_waiting(s->zc)) unpin(s); /* what a fence waits for waits for a connection now */
+    if (c->keep && srv_zc_waiting(s->zc)) srv_bulk_unpin(s); /* what a fence waits for waits for a connection now */
     srv_log(SRV_LOG_DEBUG, "session %llu: bulk connection %u refused: the last still lets go",
             (unsigned long long)s->id, conn);
     return -1;
@@ -740,27 +428,13 @@ static int readopt(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint32_t c
   c->fd = fd;
   c->conn = conn;
   c->failed = 1; /* nothing goes on it before its answer */
-  /* Every frame the client did not acknowledge goes again, in order, on
-   * this one (the client writes each once); control frames do not: what
-   * they answered was lost with the last. */
-  bulk_frame_t *control = NULL;
-  c->sent = c->acked = 0;
-  for (bulk_frame_t *f = c->head, *next; f; f = next) {
-    next = f->next;
-    f->sent = 0;
-    if (f->seq == 0) {
-      frame_unlink_locked(c, f);
-      f->next = control;
-      control = f;
-    }
-  }
-  c->cursor = c->head;
+  bulk_frame_t *control = srv_bulk_frames_again_locked(c);
   c->in_dead = 0;
   c->retire = 0;
   c->reader_on = 1;
   expect_clear_locked(c); /* a Write waiting for the old one fails by number */
   pthread_mutex_unlock(&c->mu);
-  frames_free(s, control);
+  srv_bulk_frames_free(s, control);
   int ok = greet(fd) == 0;
   pthread_mutex_lock(&c->mu);
   if (ok) c->failed = 0;
@@ -796,9 +470,9 @@ int srv_bulk_adopt(srv_session_t *s, int fd, uint32_t conn, int local) {
       s->bulk = c;
       s->bulk_free = conn_free;
       srv_session_ref(s); /* the writer's */
-      if (pthread_create(&c->thread, NULL, writer_main, s) == 0) {
+      if (pthread_create(&c->thread, NULL, srv_bulk_writer_main, s) == 0) {
         pthread_detach(c->thread);
-        srv_zc_session_unpin_fn(s->zc, unpin, s);
+        srv_zc_session_unpin_fn(s->zc, srv_bulk_unpin, s);
         rc = 0;
       } else {
         s->bulk = NULL;

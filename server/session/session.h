@@ -275,7 +275,7 @@ srv_session_t *srv_session_find(srv_t *srv, const char *key, const srv_tenant_t 
  * srv->sessions under srv->mu may be on its way out): 1 when taken. */
 int srv_session_ref_live(srv_session_t *s);
 
-/* ---- bulk.c ---- */
+/* ---- bulk.c; bulk_frames.c: srv_bulk_send, srv_send_read ---- */
 
 /* Queues data (its reference taken) as request seq's frame on s's bulk
  * connection and answers seq in-band (Reply.bulk): 1. 0 when s has no
