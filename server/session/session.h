@@ -5,8 +5,9 @@
  * others. From the bottom up: session.c the session object and its
  * references; flow.c the call's send queue, receives and backpressure;
  * request.c the request context (lookups, checks, callbacks that answer
- * later); bulk.c the bulk connection (frames of Read data, and what a
- * same-host client sends on it) and regions.c its registered host memory;
+ * later); bulk.c the bulk connection (attaching, replacing, what the
+ * client sends on it), bulk_frames.c the frames of Read data rdevd sends
+ * on it, and regions.c its registered host memory;
  * ops_mem.c, ops_stream.c, ops_kernel.c and ops_host.c the handlers;
  * dispatch.c a message's requests; release.c a session's end; call.c the
  * gRPC call's events and local.c in-process sessions on top. buffers.c and
