@@ -201,6 +201,49 @@ static int bulk_in(rdev_session_t *s, via_t *v, uint64_t since) {
   return rdev_session_bulk(s) && (!v || chaos_proxy_counters(v->p, 1).accepted > since);
 }
 
+/* A session's 16 MiB: random bytes h (from seed) copied to d on the
+ * device, a stream, and back to read them into. */
+typedef struct {
+  size_t n;
+  uint8_t *h, *back;
+  void *d;
+  rdev_stream_t *st;
+} bufs_t;
+
+static void bufs_make(rdev_session_t *s, bufs_t *b, uint64_t seed) {
+  *b = (bufs_t){.n = (size_t)16 << 20};
+  b->h = fx_xmalloc(b->n);
+  b->back = fx_xmalloc(b->n);
+  fx_fill_random(b->h, b->n, seed);
+  FX_OK(rdev_malloc(s, &b->d, b->n, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_stream_create(s, &b->st));
+  FX_OK(rdev_memcpy(s, b->d, b->n, b->h, b->n, RDEV_MEMCPY_HOST_TO_DEVICE));
+}
+
+static void bufs_free(rdev_session_t *s, bufs_t *b) {
+  FX_OK(rdev_stream_destroy(b->st));
+  FX_OK(rdev_free(s, b->d));
+  free(b->h);
+  free(b->back);
+}
+
+/* 8 async D2H copies of b->d into b->back (zeroed first) on b's stream,
+ * with v's bulk route reset inside them (drawn by seed); returns once it
+ * was. */
+static void reads_cut_inside(via_t *v, rdev_session_t *s, bufs_t *b, uint64_t seed) {
+  size_t n = b->n;
+  uint64_t cuts = chaos_proxy_counters(v->p, 1).random_cuts;
+  chaos_proxy_random_cut(v->p, 1, n / 4, n / 2, 1000, seed, CHAOS_RST);
+  memset(b->back, 0, n);
+  for (int i = 0; i < 8; i++)
+    FX_OK(rdev_memcpy_async(s, b->back + i * (n / 8), n / 8, (uint8_t *)b->d + i * (n / 8), n / 8,
+                            RDEV_MEMCPY_DEVICE_TO_HOST, b->st));
+  double until = fx_now() + 10;
+  while (chaos_proxy_counters(v->p, 1).random_cuts == cuts && fx_now() < until) fx_sleep_ms(1);
+  ck_assert_msg(chaos_proxy_counters(v->p, 1).random_cuts > cuts, "the copies were not cut");
+  chaos_proxy_random_cut(v->p, 1, 1, 1, 0, 0, CHAOS_RST);
+}
+
 /* A lost bulk connection comes back: cut alone, then with the session's
  * call (a resume), then each way again under async D2H copies. Each time
  * the client connects a new one and copies after go on it again (the
@@ -213,34 +256,23 @@ START_TEST(test_bulk_connection_comes_back) {
   via_t v;
   via_open(&v, srv.target, port);
   rdev_session_t *s = open_via(&v);
-  const size_t n = (size_t)16 << 20;
-  uint8_t *h = fx_xmalloc(n), *back = fx_xmalloc(n);
-  void *d = NULL;
-  rdev_stream_t *st = NULL;
-  fx_fill_random(h, n, 23);
-  FX_OK(rdev_malloc(s, &d, n, RDEV_MEM_MALLOC_HUGE_FIRST));
-  FX_OK(rdev_stream_create(s, &st));
+  bufs_t b;
+  bufs_make(s, &b, 23);
+  const size_t n = b.n;
+  uint8_t *h = b.h, *back = b.back;
+  void *d = b.d;
   ck_assert_msg(bulk_in(s, NULL, 0), "no bulk connection at first");
   for (int round = 0; round < 4; round++) {
     int async = round >= 2, all = round % 2;
     uint64_t since = chaos_proxy_counters(v.p, 1).accepted;
-    if (async) { /* async D2H copies on it when it goes (d holds h since round 0) */
-      uint64_t cuts = chaos_proxy_counters(v.p, 1).random_cuts;
-      chaos_proxy_random_cut(v.p, 1, n / 4, n / 2, 1000, (uint64_t)round, CHAOS_RST); /* inside the copies */
-      memset(back, 0, n);
-      for (int i = 0; i < 8; i++)
-        FX_OK(rdev_memcpy_async(s, back + i * (n / 8), n / 8, (uint8_t *)d + i * (n / 8), n / 8,
-                                RDEV_MEMCPY_DEVICE_TO_HOST, st));
-      double until = fx_now() + 10;
-      while (chaos_proxy_counters(v.p, 1).random_cuts == cuts && fx_now() < until) fx_sleep_ms(1);
-      ck_assert_msg(chaos_proxy_counters(v.p, 1).random_cuts > cuts, "round %d: the copies were not cut", round);
-      chaos_proxy_random_cut(v.p, 1, 1, 1, 0, 0, CHAOS_RST);
+    if (async) { /* async D2H copies on it when it goes (d holds h) */
+      reads_cut_inside(&v, s, &b, (uint64_t)round);
       if (all) chaos_proxy_cut(v.p, CHAOS_ALL_ROUTES, CHAOS_RST, 0); /* and the call with it */
     } else {
       chaos_proxy_cut(v.p, all ? CHAOS_ALL_ROUTES : 1, CHAOS_RST, 0);
     }
     if (async) {
-      FX_OK(rdev_stream_synchronize(st));
+      FX_OK(rdev_stream_synchronize(b.st));
       FX_ASSERT_BYTES(back, h, n, "round %d: async D2H through the cut", round);
     }
     ck_assert_msg(bulk_in(s, &v, since), "round %d: the bulk connection did not come back", round);
@@ -253,13 +285,10 @@ START_TEST(test_bulk_connection_comes_back) {
     ck_assert_msg(after - before >= 2 * n - (n / 8), "round %d: only %llu bytes on the bulk route", round,
                   (unsigned long long)(after - before));
   }
-  FX_OK(rdev_stream_destroy(st));
-  FX_OK(rdev_free(s, d));
+  bufs_free(s, &b);
   rdev_session_close(s);
   chaos_proxy_free(v.p);
   fx_server_stop(&srv);
-  free(h);
-  free(back);
 }
 END_TEST
 
@@ -282,40 +311,26 @@ START_TEST(test_bulk_cut_without_resume_fails_at_once) {
   rdev_options_t o = {.connect_timeout_ms = 20000, .resume_ms = -1};
   rdev_session_t *s = NULL;
   FX_OK(rdev_session_open(target, &o, &s));
-  const size_t n = (size_t)16 << 20;
-  uint8_t *h = fx_xmalloc(n), *back = fx_xmalloc(n);
-  void *d = NULL;
-  rdev_stream_t *st = NULL;
-  fx_fill_random(h, n, 29);
-  FX_OK(rdev_malloc(s, &d, n, RDEV_MEM_MALLOC_HUGE_FIRST));
-  FX_OK(rdev_stream_create(s, &st));
-  FX_OK(rdev_memcpy(s, d, n, h, n, RDEV_MEMCPY_HOST_TO_DEVICE));
+  bufs_t b;
+  bufs_make(s, &b, 29);
   ck_assert_msg(bulk_in(s, &v, 0), "no bulk connection at first");
-  uint64_t since = chaos_proxy_counters(v.p, 1).accepted, cuts = chaos_proxy_counters(v.p, 1).random_cuts;
+  uint64_t since = chaos_proxy_counters(v.p, 1).accepted;
   chaos_proxy_delay(slow, 150000); /* the call's answers come late */
-  chaos_proxy_random_cut(v.p, 1, n / 4, n / 2, 1000, 7, CHAOS_RST);
-  for (int i = 0; i < 8; i++)
-    FX_OK(rdev_memcpy_async(s, back + i * (n / 8), n / 8, (uint8_t *)d + i * (n / 8), n / 8, RDEV_MEMCPY_DEVICE_TO_HOST,
-                            st));
   double t0 = fx_now();
-  int rc = rdev_stream_synchronize(st);
-  ck_assert_msg(chaos_proxy_counters(v.p, 1).random_cuts > cuts, "the copies were not cut");
+  reads_cut_inside(&v, s, &b, 7);
+  int rc = rdev_stream_synchronize(b.st);
   ck_assert_msg(rc == RDEV_UNAVAILABLE, "async D2H through a bulk cut without resume: %d, not UNAVAILABLE", rc);
-  ck_assert_msg(fx_now() - t0 < 5, "the synchronize took %.1f s", fx_now() - t0);
-  chaos_proxy_random_cut(v.p, 1, 1, 1, 0, 0, CHAOS_RST);
+  ck_assert_msg(fx_now() - t0 < 5, "the copies and their synchronize took %.1f s", fx_now() - t0);
   chaos_proxy_delay(slow, 0);
   ck_assert_msg(bulk_in(s, &v, since), "the bulk connection did not come back");
-  memset(back, 0, n);
-  FX_OK(rdev_memcpy(s, back, n, d, n, RDEV_MEMCPY_DEVICE_TO_HOST));
-  FX_ASSERT_BYTES(back, h, n, "D2H after the cut");
-  FX_OK(rdev_stream_destroy(st));
-  FX_OK(rdev_free(s, d));
+  memset(b.back, 0, b.n);
+  FX_OK(rdev_memcpy(s, b.back, b.n, b.d, b.n, RDEV_MEMCPY_DEVICE_TO_HOST));
+  FX_ASSERT_BYTES(b.back, b.h, b.n, "D2H after the cut");
+  bufs_free(s, &b);
   rdev_session_close(s);
   chaos_proxy_free(slow);
   chaos_proxy_free(v.p);
   fx_server_stop(&srv);
-  free(h);
-  free(back);
 }
 END_TEST
 
