@@ -50,7 +50,7 @@ static int send_frame(int fd, uint64_t seq, grpc_slice data) {
   return rdev_wire_send_all(fd, iov, 2);
 }
 
-/* Frees the frames of list (unlinked from c), and what they count. */
+/* Frees the frames of list (unlinked from their connection), and what they count. */
 void srv_bulk_frames_free(srv_session_t *s, bulk_frame_t *list) {
   while (list) {
     bulk_frame_t *f = list;
@@ -74,7 +74,7 @@ static void frame_unlink_locked(struct srv_bulk_conn *c, bulk_frame_t *f) {
 }
 
 /* c->mu held: the oldest kept frames while more than KEPT_MAX bytes are
- * kept (not the one being sent), unlinked, for frames_free. */
+ * kept (not the one being sent), unlinked, for srv_bulk_frames_free. */
 static bulk_frame_t *kept_over_locked(struct srv_bulk_conn *c) {
   bulk_frame_t *out = NULL;
   while (c->kept > KEPT_MAX) {
