@@ -108,6 +108,13 @@ static bool over(rdev_session_t *s) {
 
 static bool send_message(int sock, uint32_t kind, uint32_t id, uint64_t size, int fd);
 
+/* The header of a message to rdevd (rdev/wire.h, "Host memory regions"). */
+static void header_put(uint8_t hdr[RDEV_WIRE_BULK_HEADER], uint32_t kind, uint32_t id, uint64_t size) {
+  rdev_wire_le_put(hdr, kind, 4);
+  rdev_wire_le_put(hdr + 4, id, 4);
+  rdev_wire_le_put(hdr + 8, size, 8);
+}
+
 /* ACK messages: the reader counts the Read frames that landed
  * (s->bulk.frames) and tells rdevd, which drops its copies of them. The
  * reader never waits for that: it sends only if no sender holds send_mu,
@@ -142,9 +149,7 @@ static void acks_send_locked(rdev_session_t *s, int flags) {
   if (s->bulk.fd < 0 || !ack_rest_locked(s, flags)) return;
   uint64_t n = atomic_load(&s->bulk.frames);
   if (n <= atomic_load(&s->bulk.frames_told)) return;
-  rdev_wire_le_put(s->bulk.ack_out, RDEV_WIRE_BULK_ACK, 4);
-  rdev_wire_le_put(s->bulk.ack_out + 4, 0, 4);
-  rdev_wire_le_put(s->bulk.ack_out + 8, n, 8);
+  header_put(s->bulk.ack_out, RDEV_WIRE_BULK_ACK, 0, n);
   s->bulk.ack_off = 0;
   s->bulk.ack_len = RDEV_WIRE_BULK_HEADER;
   atomic_store(&s->bulk.frames_told, n);
@@ -377,9 +382,7 @@ int cl_session_bulk(rdev_session_t *s) { return s && cl_bulk_ready(s); }
 /* Sends a REGISTER, UNREGISTER or ACK message (fd: the memfd, or -1). */
 static bool send_message(int sock, uint32_t kind, uint32_t id, uint64_t size, int fd) {
   uint8_t hdr[RDEV_WIRE_BULK_HEADER];
-  rdev_wire_le_put(hdr, kind, 4);
-  rdev_wire_le_put(hdr + 4, id, 4);
-  rdev_wire_le_put(hdr + 8, size, 8);
+  header_put(hdr, kind, id, size);
   union {
     struct cmsghdr h;
     char b[CMSG_SPACE(sizeof(int))];
@@ -412,10 +415,9 @@ void cl_bulk_send_unlock(rdev_session_t *s) {
 uint32_t cl_bulk_conn_locked(rdev_session_t *s) { return s->bulk.conn; }
 
 bool cl_bulk_send_data(rdev_session_t *s, uint64_t seq, const void *src, size_t n) {
-  uint8_t hdr[RDEV_WIRE_BULK_HEADER + 8] = {0};
-  hdr[0] = RDEV_WIRE_BULK_DATA;
-  rdev_wire_le_put(hdr + 8, n, 8);
-  rdev_wire_le_put(hdr + 16, seq, 8);
+  uint8_t hdr[RDEV_WIRE_BULK_HEADER + 8];
+  header_put(hdr, RDEV_WIRE_BULK_DATA, 0, n);
+  rdev_wire_le_put(hdr + RDEV_WIRE_BULK_HEADER, seq, 8);
   struct iovec iov[2] = {{hdr, sizeof hdr}, {(void *)src, n}};
   int sock = s->bulk.fd; /* set before ready, changed only under the send lock */
   if (rdev_wire_send_all(sock, iov, 2) == 0) return true;

@@ -126,9 +126,12 @@ void srv_zc_session_unpin_fn(srv_zc_session_t *z, void (*fn)(void *arg), void *a
   pthread_mutex_unlock(&z->mu);
 }
 
-/* Before a wait for shown replies to be let go: the holders that wait for
- * the client let go first (only a send is worth waiting for). */
-static void unpin_holders(srv_zc_session_t *z) {
+/* A fence or pause begins to wait for shown replies to be let go (until
+ * its waiting_end): what is sent from now on is copied too, and the
+ * holders that wait for the client let go first (only a send is worth
+ * waiting for). */
+static void waiting_begin(srv_zc_session_t *z) {
+  atomic_fetch_add(&z->waiting, 1);
   pthread_mutex_lock(&z->mu);
   void (*fn)(void *) = z->closing ? NULL : z->unpin;
   void *arg = z->unpin_arg;
@@ -279,8 +282,7 @@ static void fence_cb(void *user, int status) {
   int wait = status == RDEV_OK && v->n > 0 && !z->closing;
   pthread_mutex_unlock(&z->mu);
   if (wait) {
-    atomic_fetch_add(&z->waiting, 1); /* before unpin: what is sent from now on is copied too */
-    unpin_holders(z);
+    waiting_begin(z);
     pthread_mutex_lock(&z->mu);
     while (v->n > 0 && !z->closing) pthread_cond_wait(&z->cv, &z->mu);
     pthread_mutex_unlock(&z->mu);
@@ -367,8 +369,7 @@ static void *resumer_main(void *arg) {
 
 int srv_zc_pause(srv_zc_session_t *z, void (*resume)(void *arg), void *arg) {
   srv_zc_t *zc = z->zc;
-  atomic_fetch_add(&z->waiting, 1); /* until resumed */
-  unpin_holders(z);
+  waiting_begin(z); /* until resumed */
   pthread_mutex_lock(&zc->mu);
   if (!zc->started && !zc->stop && pthread_create(&zc->resumer, NULL, resumer_main, zc) == 0) zc->started = 1;
   int ok = zc->started;
