@@ -191,10 +191,14 @@ static void send_unregisters_locked(rdev_session_t *s, int fd) {
 }
 
 /* Makes fd, attached as connection conn, the one senders use, in place of
- * the last (closed: its reader is this thread, its senders hold send_mu):
- * true; false (fd closed) when the session stops meanwhile. */
-static bool publish(rdev_session_t *s, int fd, uint32_t conn) {
+ * the last (closed: its reader is this thread, its senders hold send_mu),
+ * and sends on it first the DATA messages rdevd has not counted (its
+ * answer: counted, and whether it keeps): true; false (fd closed) when
+ * the session stops meanwhile. */
+static bool publish(rdev_session_t *s, int fd, uint32_t conn, uint64_t counted, bool keeps) {
   pthread_mutex_lock(&s->bulk.send_mu);
+  s->bulk.keeps = keeps;
+  bool again = cl_bulk_data_renumber_locked(s, counted); /* none go before these */
   pthread_mutex_lock(&s->mu);
   bool ok = !atomic_load(&s->bulk.stop) && !s->poll.dead;
   if (ok) {
@@ -204,11 +208,14 @@ static bool publish(rdev_session_t *s, int fd, uint32_t conn) {
     atomic_store(&s->bulk.frames, 0); /* counted per connection */
     atomic_store(&s->bulk.frames_told, 0);
     s->bulk.ack_off = s->bulk.ack_len = 0; /* the last one's */
-    atomic_store(&s->bulk.ready, true);    /* with fd, under send_mu: a bulk Write sees both or neither */
+    /* with fd, under send_mu: a bulk Write sees both or neither; once
+     * those to go again went (cl_bulk_data_resend) */
+    atomic_store(&s->bulk.ready, !again);
   }
   pthread_mutex_unlock(&s->mu);
   if (ok) send_unregisters_locked(s, fd);
   send_unlock(s);
+  if (ok && again) cl_bulk_data_resend(s, fd);
   if (!ok) close(fd);
   return ok;
 }
@@ -224,7 +231,7 @@ static int attach(rdev_session_t *s, uint32_t conn) {
             err == 0;
   if (ok) rdev_wire_bulk_sockopts(fd);
   uint8_t hello[RDEV_WIRE_BULK_HELLO];
-  char answer[RDEV_WIRE_BULK_MAGIC_LEN];
+  uint8_t answer[RDEV_WIRE_BULK_ANSWER];
   memcpy(hello, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN);
   memcpy(hello + RDEV_WIRE_BULK_MAGIC_LEN, s->host.key, RDEV_WIRE_SESSION_KEY_LEN);
   rdev_wire_le_put(hello + RDEV_WIRE_BULK_MAGIC_LEN + RDEV_WIRE_SESSION_KEY_LEN, conn, 4);
@@ -241,15 +248,24 @@ static int attach(rdev_session_t *s, uint32_t conn) {
   ok = ok && wait_fd(s, fd, POLLIN, -1) && rdev_wire_recv_all(fd, answer, sizeof answer) &&
        memcmp(answer, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN) == 0;
   if (!ok && fd >= 0) close(fd);
-  return ok && publish(s, fd, conn) ? fd : -1;
+  uint64_t counted = ok ? rdev_wire_le_get(answer + RDEV_WIRE_BULK_MAGIC_LEN, 8) : 0;
+  bool keeps = ok && (rdev_wire_le_get(answer + RDEV_WIRE_BULK_MAGIC_LEN + 8, 4) & RDEV_WIRE_BULK_KEEPS);
+  return ok && publish(s, fd, conn, counted, keeps) ? fd : -1;
 }
 
-/* A control frame: the answer to a registration. */
+/* A control frame: the answer to a registration, or a RECEIPT. */
 static bool control(rdev_session_t *s, int fd, uint64_t len) {
-  uint8_t b[8];
+  uint8_t b[RDEV_WIRE_BULK_HEADER];
   if (len != sizeof b) return false;
   if (!rdev_wire_recv_all(fd, b, sizeof b)) return false;
-  uint32_t id = (uint32_t)rdev_wire_le_get(b, 4), st = (uint32_t)rdev_wire_le_get(b + 4, 4);
+  uint32_t kind = (uint32_t)rdev_wire_le_get(b, 4), id = (uint32_t)rdev_wire_le_get(b + 4, 4);
+  uint64_t value = rdev_wire_le_get(b + 8, 8);
+  if (kind == RDEV_WIRE_BULK_RECEIPT) {
+    cl_bulk_data_counted(s, value);
+    return true;
+  }
+  if (kind != RDEV_WIRE_REGION_REGISTER) return false;
+  int32_t st = (int32_t)(uint32_t)value;
   pthread_mutex_lock(&s->mu);
   if (id == s->bulk.reg_id) {
     s->bulk.reg_status = (int)st;
@@ -302,9 +318,10 @@ static void *reader_main(void *arg) {
       uint64_t t0 = rdev_clock_now_ns();
       read_frames(s, fd);
       if (rdev_clock_now_ns() - t0 > 1000000000u) retry_ms = RETRY_MIN_MS; /* it lived: not one that dies at once */
+      shutdown(fd, SHUT_RDWR); /* a sender on it fails now (closed by the next attach, or cl_bulk_stop) */
+      cl_bulk_data_join(s);    /* so that it does not make it ready after this */
       atomic_store(&s->bulk.ready, false);
       atomic_store(&s->bulk.asked, false);
-      shutdown(fd, SHUT_RDWR); /* a sender on it fails now (closed by the next attach, or cl_bulk_stop) */
     }
     cl_pending_bulk_conn(s, conn, true);
     pthread_mutex_lock(&s->mu);
@@ -344,6 +361,7 @@ void cl_bulk_init(rdev_session_t *s) {
   rdev_clock_cond_init(&s->bulk.cv); /* timed waits take CLOCK_MONOTONIC deadlines */
   pthread_mutex_init(&s->bulk.reg_mu, NULL);
   pthread_mutex_init(&s->bulk.send_mu, NULL);
+  cl_bulk_data_init(s);
 }
 
 void cl_bulk_start(rdev_session_t *s, int port, const char *path) {
@@ -414,10 +432,15 @@ void cl_bulk_send_unlock(rdev_session_t *s) {
 
 uint32_t cl_bulk_conn_locked(rdev_session_t *s) { return s->bulk.conn; }
 
-bool cl_bulk_send_data(rdev_session_t *s, uint64_t seq, const void *src, size_t n) {
-  uint8_t hdr[RDEV_WIRE_BULK_HEADER + 8];
+void cl_bulk_data_header(uint8_t hdr[RDEV_WIRE_BULK_HEADER + 8], uint64_t seq, size_t n) {
   header_put(hdr, RDEV_WIRE_BULK_DATA, 0, n);
   rdev_wire_le_put(hdr + RDEV_WIRE_BULK_HEADER, seq, 8);
+}
+
+bool cl_bulk_send_data(rdev_session_t *s, uint64_t seq, const void *src, size_t n, bool on) {
+  if (!on) return false;
+  uint8_t hdr[RDEV_WIRE_BULK_HEADER + 8];
+  cl_bulk_data_header(hdr, seq, n);
   struct iovec iov[2] = {{hdr, sizeof hdr}, {(void *)src, n}};
   int sock = s->bulk.fd; /* set before ready, changed only under the send lock */
   if (rdev_wire_send_all(sock, iov, 2) == 0) return true;
@@ -530,6 +553,7 @@ void cl_bulk_stop(rdev_session_t *s) {
   pthread_mutex_unlock(&s->mu);
   if (s->bulk.started) pthread_join(s->bulk.thread, NULL);
   s->bulk.started = false;
+  cl_bulk_data_join(s); /* it sends on fd (shut down: it fails) */
   if (s->bulk.fd >= 0) close(s->bulk.fd);
   s->bulk.fd = -1;
   free(s->bulk.unreg);
@@ -539,6 +563,7 @@ void cl_bulk_stop(rdev_session_t *s) {
     s->bulk.regions = r->next;
     free(r);
   }
+  cl_bulk_data_stop(s);
   pthread_cond_destroy(&s->bulk.cv);
   pthread_mutex_destroy(&s->bulk.reg_mu);
   pthread_mutex_destroy(&s->bulk.send_mu);

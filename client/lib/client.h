@@ -15,12 +15,13 @@
  *                                          pending poll addr auth error
  *   session.c  open, close               → auth poll send pending info stream addr error
  *   job.c      job calls (no session)    → info (unary calls) auth error
- *   memory.c   malloc/free, copies       → submit poll (dead) stream info addr error
+ *   memory.c   malloc/free, copies       → submit bulk_data poll (dead) stream info addr error
  *   stream.c   streams, events, kernels  → submit pending (sticky errors) info addr error
  *   info.c     unary calls, devices      → submit poll error
  *   submit.c   the submit API            → poll send bulk pending error
  *   poll.c     polling, waiting, the end → send bulk pending error
- *   bulk.c     the bulk connection       → pending error
+ *   bulk.c     the bulk connection       → bulk_data pending error
+ *   bulk_data.c  bulk Writes' bytes kept for the next connection → bulk
  *   send.c     send queue, batching      → error
  *   pending.c  pending requests, waiters, replies, sticky errors → error
  *   auth.c     credentials, tokens       → error
@@ -181,6 +182,8 @@ typedef struct {
 /* bulk.c: the session's bulk connection (rdev/wire.h), read by a thread of
  * its own. */
 typedef struct cl_region cl_region_t; /* bulk.c: registered host memory */
+typedef struct cl_data cl_data_t;     /* bulk_data.c: a DATA message kept */
+#define CL_BULK_POOL 16               /* bulk_data.c: copy buffers kept, of a chunk each */
 typedef struct {
   pthread_t thread;
   bool started;
@@ -209,6 +212,20 @@ typedef struct {
   cl_region_t *regions; /* s->mu */
   uint32_t *unreg;      /* regions ended while no connection was in: told at the next (s->mu) */
   int nunreg;
+  /* bulk_data.c: DATA messages kept until rdevd counts them */
+  bool keeps;                       /* rdevd's answer: Writes wait across connections (send_mu) */
+  uint64_t data_sent;               /* DATA messages numbered, as rdevd counts them (send_mu) */
+  pthread_mutex_t data_mu;          /* the list */
+  cl_data_t *data_head, *data_tail; /* kept, numbers rising */
+  void *data_pool[CL_BULK_POOL];    /* buffers for copies, let go of: warm (data_mu) */
+  int data_npool;
+  pthread_cond_t data_cv;         /* RECEIPTs came (data_mu) */
+  bool data_again;                /* being sent again: RECEIPTs wait (data_mu)... */
+  uint64_t data_counted;          /* ...with this count */
+  pthread_t data_thread;          /* the one that sends them again (cl_bulk_data_resend) */
+  bool data_thread_on;            /* bulk.c's reader's */
+  int data_fd;                    /* the connection it sends on */
+  atomic_uint_fast64_t data_lent; /* of which still in their callers' memory */
 } cl_bulk_state_t;
 
 /* stream.c: the stream and event objects still open (freed at close), and
@@ -538,13 +555,18 @@ void cl_bulk_start(rdev_session_t *s, int port, const char *path);
  * answer (up to 5 s). RDEV_UNAVAILABLE without a unix-socket connection. */
 int cl_bulk_register(rdev_session_t *s, int fd, void *base, uint64_t size, uint32_t *id);
 /* Bulk Writes: with the send lock held, a Write asked for with bulk is
- * queued (submit.c) and then its n bytes at src sent as a DATA message
- * (blocks until they are in the socket), so that DATA messages go in the
- * order of their Writes. False when the connection failed (it is shut
- * down: the server fails that Write). */
+ * kept (cl_bulk_data_keep_locked), queued (submit.c) and then its n bytes
+ * at src sent as a DATA message
+ * (blocks until they are in the socket; on: the connection was attached
+ * as the Write chose it), so that DATA messages go in the order of their
+ * Writes. False when the connection failed (it is shut down), or none
+ * was: a resumable session sends them again on the next (bulk_data.c),
+ * in another the server fails that Write. */
 void cl_bulk_send_lock(rdev_session_t *s);
 void cl_bulk_send_unlock(rdev_session_t *s);
-bool cl_bulk_send_data(rdev_session_t *s, uint64_t seq, const void *src, size_t n);
+bool cl_bulk_send_data(rdev_session_t *s, uint64_t seq, const void *src, size_t n, bool on);
+/* The header of a DATA message of n bytes for Write seq. */
+void cl_bulk_data_header(uint8_t hdr[RDEV_WIRE_BULK_HEADER + 8], uint64_t seq, size_t n);
 /* With the send lock held: the number of the connection DATA goes on now
  * (Write.bulk_conn). */
 uint32_t cl_bulk_conn_locked(rdev_session_t *s);
@@ -556,6 +578,37 @@ void *cl_bulk_region_pop(rdev_session_t *s);
 /* Whether [p, p+n) lies inside one registered region: then *id and the
  * offset of p in it. Takes s->mu. */
 bool cl_bulk_region_of(rdev_session_t *s, const void *p, size_t n, uint32_t *id, uint64_t *off);
+/* ---- bulk_data.c: DATA messages kept for the next connection ---- */
+
+/* Send lock held: the DATA message of Write seq, n bytes at src (the
+ * caller's, lent until cl_bulk_data_settle), about to go: numbered, and
+ * kept when rdevd keeps Writes waiting across connections. False when out
+ * of memory (nothing numbered). */
+bool cl_bulk_data_keep_locked(rdev_session_t *s, uint64_t seq, const void *src, size_t n);
+/* Send lock held: the last one kept does not go after all (its Write failed). */
+void cl_bulk_data_unkeep_locked(rdev_session_t *s);
+/* rdevd has the first count DATA messages (a RECEIPT): those kept go. */
+void cl_bulk_data_counted(rdev_session_t *s, uint64_t count);
+/* Send lock held, a connection just attached, its answer saying rdevd has
+ * the first counted DATA messages: those kept go, and the others are
+ * numbered as rdevd will count them. True when some are to go again. */
+bool cl_bulk_data_renumber_locked(rdev_session_t *s, uint64_t counted);
+/* After cl_bulk_data_renumber_locked said so: a thread of its own sends
+ * them again on the connection attached (blocking while rdevd's reader
+ * is behind, so not bulk.c's reader, which must go on reading meanwhile),
+ * then lets Writes use it (s->bulk.ready); on a failure it shuts fd down.
+ * bulk.c's reader joins it (cl_bulk_data_join) before attaching another. */
+void cl_bulk_data_resend(rdev_session_t *s, int fd);
+void cl_bulk_data_join(rdev_session_t *s);
+/* The calling thread's copy call that sent DATA messages returns: those
+ * still in its memory are copied (rdevd has not counted them yet), or,
+ * drop, let go (a synchronous copy that was answered: rdevd had them).
+ * Takes the send lock when something is lent; costs nothing otherwise. */
+void cl_bulk_data_settle(rdev_session_t *s, bool drop);
+/* Sets up and frees what is kept (cl_bulk_init; cl_bulk_stop, no thread left). */
+void cl_bulk_data_init(rdev_session_t *s);
+void cl_bulk_data_stop(rdev_session_t *s);
+
 /* Whether a unix-socket bulk connection is attached (host memory can be
  * shared). No lock. */
 bool cl_bulk_local(rdev_session_t *s);

@@ -224,7 +224,11 @@ static int write_chunks(rdev_session_t *s, uint64_t addr, const uint8_t *src, si
     if (rc) break;
     done += n;
   }
-  return stream ? rc : cl_group_end(&g, rc, NULL);
+  if (!stream) rc = cl_group_end(&g, rc, NULL);
+  /* src is the caller's again: what the bulk connection may have to send
+   * again is copied, unless the copy was answered (bulk_data.c) */
+  cl_bulk_data_settle(s, !stream && rc == RDEV_OK);
+  return rc;
 }
 
 /* D2H: Read requests; whoever polls the session writes each chunk into dst. */
@@ -343,13 +347,13 @@ static int do_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *
   }
 }
 
-/* A synchronous copy whose bytes were lost with the bulk connection (a
- * Write's; a Read's frame only in a session that does not resume, or
- * whose connection stayed away for its resume window) fails
- * RDEV_UNAVAILABLE while the session lives on; it runs again, in-band or
- * on the next bulk connection: the memory is the caller's until it
- * returns, and running a copy again gives the same bytes. At most this
- * many times. */
+/* A synchronous copy whose bytes were lost with the bulk connection fails
+ * RDEV_UNAVAILABLE while the session lives on: in a session that does not
+ * resume (one that does has them sent again on the next connection), or
+ * a Read whose connection stayed away for the resume window. It runs
+ * again, in-band or on the next bulk connection: the memory is the
+ * caller's until it returns, and running a copy again gives the same
+ * bytes. At most this many times. */
 #define COPY_TRIES 3
 
 int cl_memcpy(rdev_session_t *s, void *dst, size_t dest_max, const void *src, size_t count, rdev_memcpy_kind_t kind) {

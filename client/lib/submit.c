@@ -293,12 +293,22 @@ int cl_send_async(rdev_session_t *s, rdev_v1_Request *req) {
  * queued Writes must go out while this thread may block in the send. */
 static int write_bulk(rdev_session_t *s, rdev_v1_Request *req, cl_pending_t *e, const void *src, size_t n) {
   cl_bulk_send_lock(s);
-  bool on = cl_bulk_ready(s);                       /* it and the connection change together, under the send lock */
-  req->op.write.bulk_conn = cl_bulk_conn_locked(s); /* the connection its DATA goes on */
+  bool on = cl_bulk_ready(s);                           /* it and the connection change together, under the send lock */
+  req->op.write.bulk_conn = cl_bulk_conn_locked(s);     /* the connection its DATA goes on */
+  if (!cl_bulk_data_keep_locked(s, req->seq, src, n)) { /* kept before the Write goes, for a next connection */
+    cl_bulk_send_unlock(s);
+    cl_pending_discard(e);
+    return no_memory();
+  }
   int rc = submit(s, req, NULL, e, false);
-  /* Failing, or lost since the caller chose it: the server fails the Write
-   * (its bytes come on no connection; a synchronous copy runs again) */
-  if (!rc && on) cl_bulk_send_data(s, req->seq, src, n);
+  /* Failing, or lost since the caller chose it: a resumable session sends
+   * it on the next connection (bulk_data.c), in another the server fails
+   * the Write (its bytes come on no connection; a synchronous copy runs
+   * again) */
+  if (!rc)
+    cl_bulk_send_data(s, req->seq, src, n, on);
+  else
+    cl_bulk_data_unkeep_locked(s);
   cl_bulk_send_unlock(s);
   return rc;
 }

@@ -37,8 +37,12 @@
  * replaces the last (readopt), whose threads are shut out of it first;
  * the writer stays and sends the frames not acknowledged again, in order,
  * and a new reader starts. Writes name the connection their bytes come
- * on, so one whose connection went fails instead of waiting for bytes
- * that come on no connection.
+ * on, so that in a session that does not resume one whose connection went
+ * fails instead of waiting for bytes that come on no connection. A
+ * resumable session's client sends the DATA messages lost with a
+ * connection again on its next one (from the count the answer gives), so
+ * its Writes wait for them, and the session ends when none came for the
+ * resume window (bulk_frames.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -145,9 +149,13 @@ static bulk_in_t *find_in_locked(struct srv_bulk_conn *c, uint64_t seq, int take
 }
 
 /* c->mu held: whether a frame the client sends on connection conn (0: the
- * one attached) can still come. */
+ * one attached) can still come: in a resumable session on a later
+ * connection too (bulk_frames.c ends a session whose client stays away
+ * for the resume window meanwhile). */
 static int may_come_locked(const struct srv_bulk_conn *c, uint32_t conn) {
-  return !c->in_dead && !c->closing && !c->retire && (!conn || conn == c->conn);
+  if (c->closing) return 0;
+  if (c->keep) return 1;
+  return !c->in_dead && !c->retire && (!conn || conn == c->conn);
 }
 
 int srv_bulk_frame(srv_session_t *s, uint64_t seq, uint32_t conn) {
@@ -203,10 +211,14 @@ int srv_bulk_pause(srv_session_t *s, uint64_t seq, uint32_t conn, void (*resume)
     c->wait_seq = seq;
     c->resume = resume;
     c->resume_arg = arg;
+    if (c->in_dead) pthread_cond_signal(&c->cv); /* the writer times the wait for a next connection */
   }
   pthread_mutex_unlock(&c->mu);
   return now;
 }
+
+/* c->mu held: a DATA message arrived whole (kept, taken, or dropped). */
+static void data_counted_locked(struct srv_bulk_conn *c) { c->data_in++; }
 
 /* A DATA frame of len bytes (its seq follows the header) on connection
  * fd: kept for its Write; 0 when the connection failed or is replaced. */
@@ -225,7 +237,11 @@ static int take_data(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint64_t
     if (c->gone[i] == seq) { /* its Write ran already (its bytes came late, on a connection it gave up) */
       c->gone[i] = 0;
       pthread_mutex_unlock(&c->mu);
-      return rdev_wire_drain(fd, len);
+      if (!rdev_wire_drain(fd, len)) return 0;
+      pthread_mutex_lock(&c->mu);
+      data_counted_locked(c);
+      pthread_mutex_unlock(&c->mu);
+      return 1;
     }
   /* Its Write not seen yet (none waits, or an earlier one): a moment for it */
   struct timespec dl = rdev_clock_deadline_ns(EXPECT_WAIT_NS);
@@ -271,6 +287,7 @@ static int take_data(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint64_t
   while (*pp) pp = &(*pp)->next;
   *pp = f;
   c->in_bytes += f->charge;
+  data_counted_locked(c);
   if (c->expect_seq == seq) expect_clear_locked(c); /* staged: the Write takes it from here */
   if (c->resume && c->wait_seq == seq) fn = take_resume_locked(c, &arg);
   pthread_mutex_unlock(&c->mu);
@@ -280,11 +297,31 @@ static int take_data(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint64_t
 
 /* Answers a REGISTER: a control frame (seq 0) with the id and status. */
 static void answer(srv_session_t *s, struct srv_bulk_conn *c, uint32_t id, int32_t status) {
-  uint8_t b[8];
-  rdev_wire_le_put(b, id, 4);
-  rdev_wire_le_put(b + 4, (uint32_t)status, 4);
+  uint8_t b[RDEV_WIRE_BULK_HEADER];
+  rdev_wire_le_put(b, RDEV_WIRE_REGION_REGISTER, 4);
+  rdev_wire_le_put(b + 4, id, 4);
+  rdev_wire_le_put(b + 8, (uint64_t)(int64_t)status, 8);
   grpc_slice sl = grpc_slice_from_copied_buffer((const char *)b, sizeof b);
   if (!srv_bulk_queue_frame(s, c, 0, sl, 0)) grpc_slice_unref(sl);
+}
+
+/* A resumable session's client hears of the DATA messages that came (it
+ * keeps their bytes until then) every few of them, and when no more came
+ * for a moment: so it keeps about what is in flight, and a stream of
+ * them costs a RECEIPT (two thread wakes) per RECEIPT_EVERY only. */
+#define RECEIPT_EVERY 4u
+#define RECEIPT_QUIET_MS 1
+
+/* After a DATA message (sock: -1), or before the reader waits for the
+ * next message on sock. */
+static void data_receipt(srv_session_t *s, struct srv_bulk_conn *c, int sock) {
+  if (!c->keep) return;
+  pthread_mutex_lock(&c->mu);
+  uint64_t untold = c->data_in - c->data_told;
+  pthread_mutex_unlock(&c->mu);
+  if (!untold || (sock < 0 && untold < RECEIPT_EVERY)) return;
+  struct pollfd p = {.fd = sock, .events = POLLIN};
+  if (sock < 0 || poll(&p, 1, RECEIPT_QUIET_MS) == 0) srv_bulk_receipt(s, c);
 }
 
 /* Receives one client message: 1 with *fd the descriptor it carried (-1:
@@ -331,11 +368,14 @@ static void *reader_main(void *arg) {
   pthread_mutex_lock(&c->mu);
   int sock = c->fd; /* its own until reader_on goes */
   pthread_mutex_unlock(&c->mu);
-  while (recv_message(sock, hdr, &fd)) {
+  for (;;) {
+    data_receipt(s, c, sock);
+    if (!recv_message(sock, hdr, &fd)) break;
     uint32_t kind = (uint32_t)rdev_wire_le_get(hdr, 4), id = (uint32_t)rdev_wire_le_get(hdr + 4, 4);
     uint64_t size = rdev_wire_le_get(hdr + 8, 8);
     if (kind == RDEV_WIRE_BULK_DATA && fd < 0 && !id && size <= RDEV_WIRE_MAX_CHUNK) {
       if (!take_data(s, c, sock, size)) break;
+      data_receipt(s, c, -1);
     } else if (kind == RDEV_WIRE_REGION_REGISTER && fd >= 0 && c->local) {
       const char *why;
       int rc = srv_region_add(s, id, fd, size, &why);
@@ -352,11 +392,17 @@ static void *reader_main(void *arg) {
     }
   }
   shutdown(sock, SHUT_RDWR); /* the writer stops sending to a client that left */
-  void *rarg;
+  void *rarg = NULL;
+  void (*fn)(void *) = NULL;
   pthread_mutex_lock(&c->mu);
   c->in_dead = 1;
   c->reader_on = 0;
-  void (*fn)(void *) = take_resume_locked(c, &rarg);
+  if (c->keep) { /* a Write waiting for its frame waits for the client's next connection (bulk_frames.c times it) */
+    c->lost_ns = rdev_clock_now_ns();
+    pthread_cond_signal(&c->cv);
+  } else {
+    fn = take_resume_locked(c, &rarg);
+  }
   pthread_mutex_unlock(&c->mu);
   if (fn) fn(rarg); /* its Write fails: its frame cannot come */
   srv_session_unref(s);
@@ -371,13 +417,18 @@ int srv_bulk_attach(srv_t *srv, int fd, const char *key, uint32_t conn, int loca
   return rc;
 }
 
-/* Makes fd blocking, with the bulk options, and answers its hello: 0, or
- * -1 when it failed. Nothing else writes on fd yet. */
-static int greet(int fd) {
+/* Makes fd blocking, with the bulk options, and answers its hello with
+ * the DATA messages counted and the flags: 0, or -1 when it failed.
+ * Nothing else writes on fd yet. */
+static int greet(int fd, uint64_t data_in, int keep) {
+  uint8_t a[RDEV_WIRE_BULK_ANSWER];
+  memcpy(a, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN);
+  rdev_wire_le_put(a + RDEV_WIRE_BULK_MAGIC_LEN, data_in, 8);
+  rdev_wire_le_put(a + RDEV_WIRE_BULK_MAGIC_LEN + 8, keep ? RDEV_WIRE_BULK_KEEPS : 0, 4);
   rdev_wire_bulk_sockopts(fd);
   int fl = fcntl(fd, F_GETFL);
   return fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 &&
-                 send(fd, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN, MSG_NOSIGNAL) == RDEV_WIRE_BULK_MAGIC_LEN
+                 send(fd, a, sizeof a, MSG_NOSIGNAL) == (ssize_t)sizeof a
              ? 0
              : -1;
 }
@@ -391,8 +442,10 @@ static int start_reader(srv_session_t *s, struct srv_bulk_conn *c) {
   }
   atomic_fetch_sub(&s->refs, 1); /* the caller holds one more: never the last */
   pthread_mutex_lock(&c->mu);
-  c->in_dead = 1; /* no reader: no DATA comes */
+  c->in_dead = 1; /* no reader: no DATA comes (on this connection) */
   c->reader_on = 0;
+  c->lost_ns = rdev_clock_now_ns();
+  pthread_cond_signal(&c->cv); /* the writer times a Write's wait */
   pthread_mutex_unlock(&c->mu);
   return -1;
 }
@@ -400,7 +453,8 @@ static int start_reader(srv_session_t *s, struct srv_bulk_conn *c) {
 /* A connection numbered conn replaces c's (the client lost that one, or
  * thinks so: a connection that merely stalled is cut now). Frames the
  * client did not acknowledge go again on the new one; Writes whose frames
- * were to come on the old one fail. It
+ * were to come on the old one fail, but in a resumable session, whose
+ * client sends them again on the new one. It
  * never waits (one listener serves every session): the old connection is
  * shut down, and until its threads let go of it (moments, unless its
  * reader runs a long message it resumed) the new one is refused, and the
@@ -432,10 +486,15 @@ static int readopt(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint32_t c
   c->in_dead = 0;
   c->retire = 0;
   c->reader_on = 1;
-  expect_clear_locked(c); /* a Write waiting for the old one fails by number */
+  c->receipt_queued = 0; /* dropped with the control frames: the answer carries the count */
+  c->data_told = c->data_in;
+  c->lost_ns = 0;
+  c->gave_up = 0;
+  if (!c->keep) expect_clear_locked(c); /* a Write waiting for the old one fails by number */
+  uint64_t data_in = c->data_in;        /* final: the last reader is gone */
   pthread_mutex_unlock(&c->mu);
   srv_bulk_frames_free(s, control);
-  int ok = greet(fd) == 0;
+  int ok = greet(fd, data_in, c->keep) == 0;
   pthread_mutex_lock(&c->mu);
   if (ok) c->failed = 0;
   pthread_cond_signal(&c->cv); /* the writer: frames to send again */
@@ -463,10 +522,10 @@ int srv_bulk_adopt(srv_session_t *s, int fd, uint32_t conn, int local) {
     c->keep = s->resumable; /* a client that resumes waits for what a lost connection carried */
     c->reader_on = 1;
     pthread_mutex_init(&c->mu, NULL);
-    pthread_cond_init(&c->cv, NULL);
-    rdev_clock_cond_init(&c->in_cv); /* its waits are timed */
+    rdev_clock_cond_init(&c->cv); /* their waits are timed */
+    rdev_clock_cond_init(&c->in_cv);
     /* The answer goes before any frame: the socket's buffer is empty. */
-    if (greet(fd) == 0) {
+    if (greet(fd, 0, c->keep) == 0) {
       s->bulk = c;
       s->bulk_free = conn_free;
       srv_session_ref(s); /* the writer's */

@@ -23,6 +23,7 @@ typedef struct bulk_frame {
   int queued;    /* its bytes count toward the session's inflight (until first sent) */
   int kept;      /* sent, kept for the client's next connection (counted in c->kept) */
   uint32_t conn; /* the connection it was queued for (a session that does not resume sends it on that one only) */
+  int receipt;   /* a RECEIPT (seq 0): the writer fills in the count as it sends it */
   grpc_slice data;
 } bulk_frame_t;
 
@@ -57,6 +58,11 @@ struct srv_bulk_conn {
   uint64_t gone[GONE_MAX];
   unsigned ngone; /* the next slot, round */
   /* Bulk Writes' frames (the reader's side). */
+  uint64_t data_in;     /* DATA messages received whole, over the session's connections */
+  uint64_t data_told;   /* the count the last RECEIPT sent carried */
+  int receipt_queued;   /* a RECEIPT waits for the writer */
+  uint64_t lost_ns;     /* a resumable session's: when its reader stopped (no connection since) */
+  int gave_up;          /* ...and the next stayed away for the resume window while a Write waited: it ends */
   bulk_in_t *in;        /* kept, in arrival order */
   size_t in_bytes;      /* their bytes, at most about IN_MAX */
   int in_dead;          /* the reader stopped: no frame comes any more */
@@ -73,6 +79,10 @@ struct srv_bulk_conn {
 };
 
 /* ---- bulk_frames.c ---- */
+
+/* Queues a RECEIPT (rdev/wire.h) of the DATA messages counted, unless one
+ * is queued already: it carries the count as it goes. */
+void srv_bulk_receipt(srv_session_t *s, struct srv_bulk_conn *c);
 
 /* The writer thread of s's connection (s->bulk), for the session's life;
  * it lets go of its reference of s at the end. */

@@ -25,6 +25,11 @@
  * session that does not resume keeps nothing: a lost connection's frames
  * are dropped, and their Reads fail on the client, which knows them by
  * connection number (Reply.bulk_conn).
+ *
+ * The other way, it sends a resumable session's client RECEIPTs of the
+ * DATA messages that came (the client keeps their bytes until then), and
+ * it ends the session when a Write waited for DATA lost with a
+ * connection while the client stayed away for the resume window.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,6 +38,7 @@
 #include <sys/uio.h>
 
 #include "bulk_conn.h"
+#include "rdev/clock.h"
 
 /* Bytes of sent Read frames a session keeps for its client's next
  * connection: past it the oldest go (their Reads then fail if that
@@ -128,6 +134,35 @@ void srv_bulk_unpin(void *arg) {
   }
 }
 
+/* c->mu held, f a RECEIPT about to go: it carries the count now. */
+static void receipt_fill_locked(struct srv_bulk_conn *c, bulk_frame_t *f) {
+  uint8_t *b = GRPC_SLICE_START_PTR(f->data); /* the frame's own (grpc_slice_malloc) */
+  rdev_wire_le_put(b, RDEV_WIRE_BULK_RECEIPT, 4);
+  rdev_wire_le_put(b + 4, 0, 4);
+  rdev_wire_le_put(b + 8, c->data_in, 8);
+  c->data_told = c->data_in;
+  c->receipt_queued = 0;
+}
+
+/* c->mu held: waits for the writer's next event. A resumable session
+ * whose reader stopped while a Write waits for its DATA waits at most
+ * the resume window for the client's next connection, as a broken call
+ * does: 1 when it passed, and the session must end. */
+static int writer_wait_locked(srv_session_t *s, struct srv_bulk_conn *c) {
+  if (!(c->keep && c->in_dead && c->resume && c->lost_ns && !c->gave_up)) {
+    pthread_cond_wait(&c->cv, &c->mu);
+    return 0;
+  }
+  uint64_t until = c->lost_ns + (uint64_t)s->srv->cfg.resume_ms * 1000000u, now = rdev_clock_now_ns();
+  if (now < until) {
+    struct timespec dl = rdev_clock_deadline_ns(until - now);
+    pthread_cond_timedwait(&c->cv, &c->mu, &dl);
+    return 0;
+  }
+  c->gave_up = 1;
+  return 1;
+}
+
 /* Sends c's frames in order on the connection attached. A resumable
  * session's Read frames are kept once sent until the client counts them,
  * and wait for the next connection after a loss (readopt has them sent
@@ -138,7 +173,15 @@ void *srv_bulk_writer_main(void *arg) {
   struct srv_bulk_conn *c = s->bulk;
   pthread_mutex_lock(&c->mu);
   for (;;) {
-    while (!c->closing && !(c->cursor && (!c->keep || (!c->failed && !c->retire)))) pthread_cond_wait(&c->cv, &c->mu);
+    while (!c->closing && !(c->cursor && (!c->keep || (!c->failed && !c->retire)))) {
+      if (!writer_wait_locked(s, c)) continue;
+      pthread_mutex_unlock(&c->mu);
+      srv_log(SRV_LOG_INFO, "session %llu: a write waited for its bytes longer than the resume window; ending it",
+              (unsigned long long)s->id);
+      srv_session_end(s, "bulk connection lost", GRPC_STATUS_UNAVAILABLE,
+                      "the bulk connection was lost before a write's data arrived, for longer than the resume window");
+      pthread_mutex_lock(&c->mu);
+    }
     if (c->closing) break;
     bulk_frame_t *f = c->busy = c->cursor;
     c->cursor = f->next;
@@ -146,6 +189,7 @@ void *srv_bulk_writer_main(void *arg) {
     int keep = send && c->keep && f->seq, first = f->queued, fd = c->fd;
     uint32_t conn = c->conn;
     c->sending = send;
+    if (f->receipt) receipt_fill_locked(c, f);
     if (send) {
       f->sent = 1;
       if (f->seq) f->nth = ++c->sent; /* before the send: its count may come before this thread looks again */
@@ -227,19 +271,27 @@ int srv_bulk_frames_acked(srv_session_t *s, struct srv_bulk_conn *c, uint64_t n)
   return ok;
 }
 
-/* Queues data (its reference taken) as frame seq on s's connection c: the
- * connection's number, or 0 when c takes no more frames (data still the
- * caller's). */
-uint32_t srv_bulk_queue_frame(srv_session_t *s, struct srv_bulk_conn *c, uint64_t seq, grpc_slice data, int shown) {
+/* Queues data (its reference taken) as frame seq on s's connection c,
+ * a RECEIPT if receipt: the connection's number, or 0 when c takes no
+ * more frames (data still the caller's). */
+static uint32_t queue_frame(srv_session_t *s, struct srv_bulk_conn *c, uint64_t seq, grpc_slice data, int shown,
+                            int receipt) {
   bulk_frame_t *f = malloc(sizeof *f);
   if (!f) return 0;
-  *f = (bulk_frame_t){.seq = seq, .shown = shown, .queued = 1, .data = data};
+  *f = (bulk_frame_t){.seq = seq, .shown = shown, .queued = 1, .receipt = receipt, .data = data};
   size_t len = GRPC_SLICE_LENGTH(data);
   srv_inflight_add(s, len);
   pthread_mutex_lock(&c->mu);
   uint32_t ok = !c->closing && !c->failed && !c->retire ? c->conn : 0;
   f->conn = ok;
-  if (ok) {
+  if (ok && receipt && c->cursor) { /* the next to go: not behind Read frames (the client copies what waits) */
+    bulk_frame_t **pp = &c->head;
+    while (*pp != c->cursor) pp = &(*pp)->next;
+    f->next = c->cursor;
+    *pp = f;
+    c->cursor = f;
+    pthread_cond_signal(&c->cv);
+  } else if (ok) {
     if (c->tail)
       c->tail->next = f;
     else
@@ -254,6 +306,24 @@ uint32_t srv_bulk_queue_frame(srv_session_t *s, struct srv_bulk_conn *c, uint64_
     free(f);
   }
   return ok;
+}
+
+uint32_t srv_bulk_queue_frame(srv_session_t *s, struct srv_bulk_conn *c, uint64_t seq, grpc_slice data, int shown) {
+  return queue_frame(s, c, seq, data, shown, 0);
+}
+
+void srv_bulk_receipt(srv_session_t *s, struct srv_bulk_conn *c) {
+  pthread_mutex_lock(&c->mu);
+  int due = !c->receipt_queued && c->data_in > c->data_told;
+  if (due) c->receipt_queued = 1;
+  pthread_mutex_unlock(&c->mu);
+  if (!due) return;
+  grpc_slice sl = grpc_slice_malloc(RDEV_WIRE_BULK_HEADER); /* filled in as it goes */
+  if (queue_frame(s, c, 0, sl, 0, 1)) return;
+  grpc_slice_unref(sl);
+  pthread_mutex_lock(&c->mu);
+  c->receipt_queued = 0; /* no connection takes it: the next answer carries the count */
+  pthread_mutex_unlock(&c->mu);
 }
 
 int srv_bulk_send(srv_session_t *s, uint64_t seq, grpc_slice data, int shown) {

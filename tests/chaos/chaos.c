@@ -32,9 +32,7 @@
  *               MESSAGE", "violation MESSAGE") on a pipe and tells it "go"
  *               and "stop" (it closes its session) on its standard input.
  *               It must see faults: a cell in flight at one cut of every
- *               connection at least. The Python package's copies are
- *               queued on a stream: with resume its uploads fail as
- *               copy-async's do, and only so (WRITE_LOST). Its
+ *               connection at least. Its
  *               session has the victims' keepalive (1 s, connect's
  *               keepalive=1), so the stall of 3.5 keepalives below is a
  *               break to it too.
@@ -215,9 +213,8 @@ typedef struct {
   atomic_llong op_start; /* ns; 0: between operations */
   atomic_int done;
   int last_rc;
-  int fired_at_start;   /* notebook: g_fired when its cell began */
-  int across;           /* notebook: cells in flight when a cut of every connection fired */
-  atomic_int bulk_lost; /* failures of an async H2D copy whose bytes were on a bulk connection that broke */
+  int fired_at_start; /* notebook: g_fired when its cell began */
+  int across;         /* notebook: cells in flight when a cut of every connection fired */
 } victim_t;
 
 /* One operation's host functions: each one's runs and status. */
@@ -245,19 +242,12 @@ static void violation(victim_t *v, const char *fmt, ...) {
 
 typedef enum { RES_OK, RES_FAILED, RES_WRONG } result_t;
 
-/* What an async H2D copy whose bytes were lost with the bulk connection
- * fails with (rdevd's words). */
-#define WRITE_LOST "the bulk connection was lost before this write's data arrived"
-
 /* The outcome of a call that returned rc: OK, a clean failure
  * (RDEV_UNAVAILABLE: the session ended), or a violation. */
 static result_t judge(victim_t *v, const char *call, int rc) {
   if (rc == RDEV_OK) return RES_OK;
   v->last_rc = rc;
-  if (rc == RDEV_UNAVAILABLE) {
-    if (strstr(rdev_session_last_error(), WRITE_LOST)) atomic_fetch_add(&v->bulk_lost, 1);
-    return RES_FAILED;
-  }
+  if (rc == RDEV_UNAVAILABLE) return RES_FAILED;
   violation(v, "%s: %s (%d): %s", call, rdev_strerror(rc), rc, rdev_session_last_error());
   return RES_WRONG;
 }
@@ -608,7 +598,6 @@ static void *notebook_main(void *arg) {
       if (v->fired_at_start) atomic_fetch_add(&v->ok_after, 1);
     } else if (!strncmp(line, "failed ", 7)) {
       v->last_rc = atoi(line + 7);
-      if (strstr(line, WRITE_LOST)) atomic_fetch_add(&v->bulk_lost, 1);
       fprintf(stderr, "chaos: notebook: a cell %s\n", line); /* its reason: few, and the judge's evidence */
       atomic_fetch_add(&v->failed, 1);
     } else {
@@ -835,7 +824,6 @@ static int run_scenario(chaos_proxy_t *p, victim_t *vs, const scenario_t *sc, ui
   atomic_store(&g_run, 1);
   for (int i = 0; i < g_nv; i++) {
     atomic_store(&vs[i].ok, 0), atomic_store(&vs[i].failed, 0), atomic_store(&vs[i].ok_after, 0);
-    atomic_store(&vs[i].bulk_lost, 0);
     atomic_store(&vs[i].done, 0);
     vs[i].last_rc = 0;
     pthread_create(&vs[i].th, NULL, i == V_NOTEBOOK ? notebook_main : victim_main, &vs[i]);
@@ -890,16 +878,8 @@ static int run_scenario(chaos_proxy_t *p, victim_t *vs, const scenario_t *sc, ui
     len += (size_t)snprintf(row + len, sizeof row - len, " %s %d/%d", vnames[i], atomic_load(&vs[i].ok),
                             atomic_load(&vs[i].failed));
   }
-  /* With resume, an async H2D copy whose bytes were on the bulk
-   * connection when it broke fails all the same (rdev.h,
-   * rdev_options_t.resume_ms): the copy-async victim's and the notebook's
-   * failures that say so (WRITE_LOST; the Python package queues its
-   * copies on a stream) are what that allows. An async D2H copy completes:
-   * rdevd sends its frame again. */
-  int async_fails = atomic_load(&vs[V_COPY_ASYNC].bulk_lost) + atomic_load(&vs[V_NOTEBOOK].bulk_lost);
-  int must_complete = sc->breaks && expect_resume ? fails - async_fails : fails;
-  if (!rc && must_complete && (!sc->breaks || expect_resume))
-    violation(NULL, "%s: %d operations failed; %s", sc->name, must_complete,
+  if (!rc && fails && (!sc->breaks || expect_resume))
+    violation(NULL, "%s: %d operations failed; %s", sc->name, fails,
               sc->breaks ? "with session resume every one must complete" : "this fault breaks no connection");
   if (!rc && sc->breaks && !expect_resume && !fails)
     violation(NULL, "%s: no operation failed: the fault missed", sc->name);

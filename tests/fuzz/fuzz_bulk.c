@@ -7,7 +7,9 @@
  * socket pair (srv_bulk_adopt); the harness holds the other end.
  *
  * The input is a small program. Its first byte says whether the connection
- * counts as local (regions may be registered). Each step then picks one of:
+ * counts as local (regions may be registered), and whether the session
+ * resumes (its frames are kept, DATA messages get RECEIPTs, and a bulk
+ * Write waits for its bytes across connections). Each step then picks one of:
  * raw bytes on the socket (any header, any length, lies included); a
  * well-formed DATA message (seq, length, bytes); REGISTER with a memfd of
  * some size, sealed or not; UNREGISTER; a bulk Write (its DATA may come
@@ -166,9 +168,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   in_t in = {data, size};
   size_t free0[1], used0[1], free1[1], used1[1];
   device_state(free0, used0);
-  int local = (int)(take(&in, 1) & 1);
+  uint8_t flags = (uint8_t)take(&in, 1);
+  int local = flags & 1;
   srv_session_t *s = srv_session_open_local(&srv, srv.tenants, on_reply, NULL);
   if (!s) abort();
+  s->resumable = (flags >> 1) & 1; /* as a resumable call's open makes it */
   buf_addr = 0;
   answered = 0;
   rdev_v1_Request q = rdev_v1_Request_init_zero;
@@ -179,9 +183,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int sp[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0) abort();
   if (srv_bulk_adopt(s, sp[0], 1, local) != 0) abort();
-  char magic[RDEV_WIRE_BULK_MAGIC_LEN];
+  char magic[RDEV_WIRE_BULK_ANSWER];
   if (recv(sp[1], magic, sizeof magic, MSG_WAITALL) != (ssize_t)sizeof magic ||
-      memcmp(magic, RDEV_WIRE_BULK_MAGIC, sizeof magic))
+      memcmp(magic, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN))
     abort();
   pthread_t sink;
   if (pthread_create(&sink, NULL, sink_main, &sp[1]) != 0) abort();

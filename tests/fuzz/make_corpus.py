@@ -167,9 +167,9 @@ retries: 3
 """ % (b"ab" * 32))
 save("fuzz_job_yaml", b'{"name": "j", "buffers": [{"name": "x", "size": 64}], "steps": '
      b'[{"launch": "axpy_f32", "blocks": 1, "args": [2.5, "x", "x", {"u64": 16}]}]}')
-# ---- fuzz_bulk: [local] then steps (see fuzz_bulk.c for the encoding) ----
-def bulk(local, *steps):
-    save("fuzz_bulk", bytes([local]) + b"".join(steps))
+# ---- fuzz_bulk: [flags: local, resumable] then steps (see fuzz_bulk.c for the encoding) ----
+def bulk(flags, *steps):
+    save("fuzz_bulk", bytes([flags]) + b"".join(steps))
 
 
 def u16(v):
@@ -187,6 +187,11 @@ bulk(1, b"\2\1" + u16(64) + u16(64) + b"\1",                                 # a
 bulk(1, b"\0\x10" + bytes([9, 0, 0, 0, 0, 0, 0, 0]) + b"\xff" * 8)          # an unknown kind
 bulk(1, b"\4" + u16(0) + u16(4096) + b"\0", b"\1\0" + u16(4096) + page,      # a Write gone direct, then
      b"\0\x18" + bytes([3, 0, 0, 0, 0, 0, 0, 0]) + struct.pack("<Q", 4096) + bytes(8))  # DATA for seq 0
+# a resumable session (flags bit 1): DATA counted and answered with RECEIPTs, bulk Reads' frames kept and
+# acknowledged, a Write whose DATA never comes waiting across the connection's end
+bulk(3, b"\4" + u16(0) + u16(4096) + b"\0", b"\1\0" + u16(4096) + page, b"\5" + u16(0) + u16(4096) + b"\0",
+     b"\7\3", b"\4" + u16(8) + u16(4096) + b"\0")
+bulk(2, b"\1\2" + u16(4096) + page, b"\4" + u16(512) + u16(4096) + b"\0", b"\1\1" + u16(100) + page[:100])
 
 shutil.rmtree(gen)
 

@@ -61,10 +61,10 @@ static int dial(int port) {
  * nothing happened for 6 s (idle connections may hold every hello slot for
  * their 2 s first). */
 static int server_answer(int fd) {
-  char b[RDEV_WIRE_BULK_MAGIC_LEN];
+  char b[RDEV_WIRE_BULK_ANSWER];
   ssize_t n = recv(fd, b, sizeof b, MSG_WAITALL);
   if (n == 0) return 0;
-  if (n == (ssize_t)sizeof b && !memcmp(b, RDEV_WIRE_BULK_MAGIC, sizeof b)) return 1;
+  if (n == (ssize_t)sizeof b && !memcmp(b, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN)) return 1;
   return -1;
 }
 
@@ -299,6 +299,8 @@ START_TEST(test_bulk_port_refuses_strangers) {
       "RDEVBLK1"
       "0123456789abcdef0123456789abcdef",
       "RDEVBLK2"
+      "0123456789abcdef0123456789abcdef",
+      "RDEVBLK3"
       "0123456789abcdef0123456789abcdef",
       RDEV_WIRE_BULK_MAGIC "0123456789abcdef0123456789abcdef",
   };

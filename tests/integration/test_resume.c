@@ -170,20 +170,24 @@ START_TEST(test_copies_survive_a_cut) { copies_with_cuts(fx_srv.target, 0); }
 END_TEST
 
 /* Starts an rdevd of this test's whose bulk port a proxy may take on
- * 127.0.0.2 (via_open): that port. */
-static int server_with_bulk_port(fx_server_t *srv) {
+ * 127.0.0.2 (via_open), with resume window resume_ms (NULL: the
+ * default): that port. */
+static int server_with_bulk_port_window(fx_server_t *srv, const char *resume_ms) {
   int port = chaos_proxy_free_port("127.0.0.2");
   ck_assert_int_gt(port, 0);
   char bulk[32], err[512];
   snprintf(bulk, sizeof bulk, "127.0.0.1:%d", port);
-  const char *extra[] = {"--bulk-listen", bulk, NULL};
+  const char *extra[] = {"--bulk-listen", bulk, resume_ms ? "--resume-ms" : NULL, resume_ms, NULL};
   ck_assert_msg(fx_server_start(srv, extra, err, sizeof err) == 0, "cannot start rdevd: %s", err);
   return port;
 }
 
-/* The same with the bulk connection cut as well: a synchronous copy whose
- * bytes were on it runs again once the session resumed, and the copies
- * after go on the next bulk connection, or in-band until it is in. */
+static int server_with_bulk_port(fx_server_t *srv) { return server_with_bulk_port_window(srv, NULL); }
+
+/* The same with the bulk connection cut as well: the bytes a copy lost
+ * with it go again on the next one (D2H frames from rdevd, H2D DATA from
+ * the client), and the copies after go on the next bulk connection, or
+ * in-band until it is in. */
 START_TEST(test_copies_survive_a_bulk_cut) {
   fx_server_t srv;
   int port = server_with_bulk_port(&srv);
@@ -227,17 +231,33 @@ static void bufs_free(rdev_session_t *s, bufs_t *b) {
   free(b->back);
 }
 
-/* 8 async D2H copies of b->d into b->back (zeroed first) on b's stream,
- * with v's bulk route reset inside them (drawn by seed); returns once it
- * was. */
-static void reads_cut_inside(via_t *v, rdev_session_t *s, bufs_t *b, uint64_t seed) {
-  size_t n = b->n;
+/* 8 async copies on b's stream with v's bulk route reset inside them
+ * (drawn by seed); returns once it was. D2H: of b->d into b->back (zeroed
+ * first). H2D: of b->h into b->d (zeroed first) through one buffer of the
+ * size of a copy, overwritten as each call returns: the source is the
+ * caller's again then, so that what the bulk connection lost must come
+ * from a copy the library made. */
+static void copies_cut_inside(via_t *v, rdev_session_t *s, bufs_t *b, uint64_t seed, rdev_memcpy_kind_t kind) {
+  size_t n = b->n, k = n / 8;
   uint64_t cuts = chaos_proxy_counters(v->p, 1).random_cuts;
+  uint8_t *src = NULL;
+  if (kind == RDEV_MEMCPY_HOST_TO_DEVICE) {
+    src = fx_xmalloc(k);
+    FX_OK(rdev_memset(s, b->d, n, 0, n));
+  }
   chaos_proxy_random_cut(v->p, 1, n / 4, n / 2, 1000, seed, CHAOS_RST);
   memset(b->back, 0, n);
-  for (int i = 0; i < 8; i++)
-    FX_OK(rdev_memcpy_async(s, b->back + i * (n / 8), n / 8, (uint8_t *)b->d + i * (n / 8), n / 8,
-                            RDEV_MEMCPY_DEVICE_TO_HOST, b->st));
+  for (int i = 0; i < 8; i++) {
+    uint8_t *dev = (uint8_t *)b->d + i * k;
+    if (!src) {
+      FX_OK(rdev_memcpy_async(s, b->back + i * k, k, dev, k, RDEV_MEMCPY_DEVICE_TO_HOST, b->st));
+      continue;
+    }
+    memcpy(src, b->h + i * k, k);
+    FX_OK(rdev_memcpy_async(s, dev, k, src, k, RDEV_MEMCPY_HOST_TO_DEVICE, b->st));
+    memset(src, 0xee, k); /* the caller's again */
+  }
+  free(src);
   double until = fx_now() + 10;
   while (chaos_proxy_counters(v->p, 1).random_cuts == cuts && fx_now() < until) fx_sleep_ms(1);
   ck_assert_msg(chaos_proxy_counters(v->p, 1).random_cuts > cuts, "the copies were not cut");
@@ -245,11 +265,12 @@ static void reads_cut_inside(via_t *v, rdev_session_t *s, bufs_t *b, uint64_t se
 }
 
 /* A lost bulk connection comes back: cut alone, then with the session's
- * call (a resume), then each way again under async D2H copies. Each time
- * the client connects a new one and copies after go on it again (the
- * proxy's bulk route carries their bytes), byte for byte; the async copies
- * caught by the cut complete too, byte for byte: rdevd sends the frames
- * the client did not acknowledge again on the new connection. */
+ * call (a resume), then each way again under async D2H copies, then under
+ * async H2D copies. Each time the client connects a new one and copies
+ * after go on it again (the proxy's bulk route carries their bytes), byte
+ * for byte; the async copies caught by the cut complete too, byte for
+ * byte: rdevd sends the frames the client did not acknowledge again on
+ * the new connection, and the client the DATA rdevd had not counted. */
 START_TEST(test_bulk_connection_comes_back) {
   fx_server_t srv;
   int port = server_with_bulk_port(&srv);
@@ -262,18 +283,19 @@ START_TEST(test_bulk_connection_comes_back) {
   uint8_t *h = b.h, *back = b.back;
   void *d = b.d;
   ck_assert_msg(bulk_in(s, NULL, 0), "no bulk connection at first");
-  for (int round = 0; round < 4; round++) {
-    int async = round >= 2, all = round % 2;
+  for (int round = 0; round < 6; round++) {
+    int async = round >= 2, all = round % 2, writes = round >= 4;
     uint64_t since = chaos_proxy_counters(v.p, 1).accepted;
-    if (async) { /* async D2H copies on it when it goes (d holds h) */
-      reads_cut_inside(&v, s, &b, (uint64_t)round);
+    if (async) { /* async copies on it when it goes (d holds h) */
+      copies_cut_inside(&v, s, &b, (uint64_t)round, writes ? RDEV_MEMCPY_HOST_TO_DEVICE : RDEV_MEMCPY_DEVICE_TO_HOST);
       if (all) chaos_proxy_cut(v.p, CHAOS_ALL_ROUTES, CHAOS_RST, 0); /* and the call with it */
     } else {
       chaos_proxy_cut(v.p, all ? CHAOS_ALL_ROUTES : 1, CHAOS_RST, 0);
     }
     if (async) {
       FX_OK(rdev_stream_synchronize(b.st));
-      FX_ASSERT_BYTES(back, h, n, "round %d: async D2H through the cut", round);
+      if (writes) FX_OK(rdev_memcpy(s, back, n, d, n, RDEV_MEMCPY_DEVICE_TO_HOST));
+      FX_ASSERT_BYTES(back, h, n, "round %d: async %s through the cut", round, writes ? "H2D" : "D2H");
     }
     ck_assert_msg(bulk_in(s, &v, since), "round %d: the bulk connection did not come back", round);
     uint64_t before = chaos_proxy_counters(v.p, 1).bytes_down + chaos_proxy_counters(v.p, 1).bytes_up;
@@ -288,6 +310,53 @@ START_TEST(test_bulk_connection_comes_back) {
   bufs_free(s, &b);
   rdev_session_close(s);
   chaos_proxy_free(v.p);
+  fx_server_stop(&srv);
+}
+END_TEST
+
+/* Async H2D copies whose bytes were on a bulk connection that broke, and
+ * no next one for longer than rdevd's resume window (the route refuses
+ * it) while the session's call is fine: rdevd ends the session rather
+ * than hold its requests for ever, the synchronize fails with
+ * RDEV_UNAVAILABLE within moments of the window, and the session's
+ * memory is freed. (Should the client connect again between the cut and
+ * the refusal, the copies complete: that round is tried again.) */
+START_TEST(test_bulk_away_past_the_window_ends_the_session) {
+  fx_server_t srv;
+  int port = server_with_bulk_port_window(&srv, "1500");
+  rdev_session_t *probe = fx_open_target(srv.target);
+  size_t fr0, total;
+  FX_OK(rdev_mem_info(probe, &fr0, &total));
+  rdev_session_close(probe);
+  int rc = RDEV_OK;
+  double waited = 0;
+  for (int round = 0; round < 3 && rc == RDEV_OK; round++) {
+    via_t v;
+    via_open(&v, srv.target, port);
+    rdev_session_t *s = open_via(&v);
+    bufs_t b;
+    bufs_make(s, &b, 31 + (uint64_t)round);
+    ck_assert_msg(bulk_in(s, NULL, 0), "no bulk connection at first");
+    copies_cut_inside(&v, s, &b, (uint64_t)round + 40, RDEV_MEMCPY_HOST_TO_DEVICE);
+    chaos_proxy_cut(v.p, 1, CHAOS_RST, 8000); /* no bulk connection for 8 s */
+    double t0 = fx_now();
+    rc = rdev_stream_synchronize(b.st);
+    waited = fx_now() - t0;
+    if (rc == RDEV_OK) { /* it came back before the refusal: the copies went again */
+      bufs_free(s, &b);
+    } else {
+      rdev_stream_destroy(b.st); /* the session is over: only the handles go */
+      free(b.h);
+      free(b.back);
+    }
+    rdev_session_close(s);
+    chaos_proxy_free(v.p);
+  }
+  ck_assert_msg(rc == RDEV_UNAVAILABLE, "async H2D with no bulk connection past the window: %d, not UNAVAILABLE", rc);
+  ck_assert_msg(waited < 7, "the synchronize took %.1f s (window 1.5 s)", waited);
+  rdev_session_t *s2 = fx_open_target(srv.target);
+  ck_assert_uint_eq(fx_wait_free(s2, fr0, 5), fr0);
+  rdev_session_close(s2);
   fx_server_stop(&srv);
 }
 END_TEST
@@ -317,7 +386,7 @@ START_TEST(test_bulk_cut_without_resume_fails_at_once) {
   uint64_t since = chaos_proxy_counters(v.p, 1).accepted;
   chaos_proxy_delay(slow, 150000); /* the call's answers come late */
   double t0 = fx_now();
-  reads_cut_inside(&v, s, &b, 7);
+  copies_cut_inside(&v, s, &b, 7, RDEV_MEMCPY_DEVICE_TO_HOST);
   int rc = rdev_stream_synchronize(b.st);
   ck_assert_msg(rc == RDEV_UNAVAILABLE, "async D2H through a bulk cut without resume: %d, not UNAVAILABLE", rc);
   ck_assert_msg(fx_now() - t0 < 5, "the copies and their synchronize took %.1f s", fx_now() - t0);
@@ -570,6 +639,7 @@ Suite *suite_resume(void) {
   tcase_add_test(tc, test_copies_survive_a_bulk_cut);
   tcase_add_test(tc, test_bulk_connection_comes_back);
   tcase_add_test(tc, test_bulk_cut_without_resume_fails_at_once);
+  tcase_add_test(tc, test_bulk_away_past_the_window_ends_the_session);
   tcase_add_test(tc, test_async_reads_survive_a_cut);
   tcase_add_test(tc, test_host_function_survives_a_cut);
   tcase_add_test(tc, test_kernel_print_survives_a_cut);

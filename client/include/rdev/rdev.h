@@ -74,11 +74,10 @@ typedef struct {
    * session (its --resume-ms, 60 s by default); > 0 = at most this; < 0 =
    * never (the first break ends the session). Past it, or when rdevd no
    * longer holds the session, every call fails with RDEV_UNAVAILABLE.
-   * The bulk connection is made anew: a D2H copy's bytes lost with it
-   * come again on the next one and are written once; an async H2D copy
-   * whose bytes were on it fails (at its stream's synchronize: its
-   * source was the caller's again as the call returned), a synchronous
-   * one is run again once the session resumed. */
+   * The bulk connection is made anew: copies' bytes lost with it, both
+   * ways, go again on the next one and are written once (the library
+   * keeps a copy of an H2D's bytes still in flight as the call returns:
+   * the source is the caller's again then). */
   int64_t resume_ms;
 } rdev_options_t;
 

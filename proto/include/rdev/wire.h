@@ -128,11 +128,14 @@ static inline int rdev_wire_va_inside(uint64_t addr, uint64_t size, int dev) {
  * metadata then names the port (decimal) on the address the call reached.
  * The client connects and sends RDEV_WIRE_BULK_MAGIC, the session key and
  * the connection's number, a little-endian uint32 from 1 (RDEV_WIRE_BULK_HELLO
- * bytes in all); the server answers with the magic once the connection is
- * the session's (and closes it when the key names no session, one that is
- * not connected, or one whose connection has this number or a higher one,
- * or whose last connection's threads have not let go of it yet: try
- * again).
+ * bytes in all); the server answers (RDEV_WIRE_BULK_ANSWER bytes) with the
+ * magic, the count of DATA messages (below) it received whole on the
+ * session's connections so far (a little-endian uint64) and its flags (a
+ * little-endian uint32: RDEV_WIRE_BULK_KEEPS), once the connection is the
+ * session's. It closes it instead when the key names no session, one that
+ * is not connected, or one whose connection has this number or a higher
+ * one, or whose last connection's threads have not let go of it yet: try
+ * again.
  * A connection with a higher number replaces the session's last one: the
  * client makes one when it lost the last. From then on the
  * server sends frames: a header of the Read's seq and its byte count
@@ -154,17 +157,27 @@ static inline int rdev_wire_va_inside(uint64_t addr, uint64_t size, int dev) {
  * keeps each frame until it is counted. Either side may close at any
  * time: the server sends the frames not counted again, in order, on the
  * client's next connection (where the count starts again from 0; the
- * client writes a frame it got twice once), and bulk Writes whose data
- * did not arrive fail (RDEV_UNAVAILABLE); the session goes on in-band
- * until the client's next connection is in. A session whose call broke
- * takes a new connection too. */
+ * client writes a frame it got twice once). The session goes on in-band
+ * until the client's next connection is in; a session whose call broke
+ * takes a new connection too.
+ * DATA messages lost with a connection: a server with RDEV_WIRE_BULK_KEEPS
+ * (a resumable session's) keeps their Writes waiting for them, and the
+ * client sends them again first thing on its next connection, in order,
+ * from the one after the count the answer gave (so each arrives once).
+ * Such a server tells the client of the DATA messages it counted with
+ * RECEIPT control frames, as they arrive, so that the client keeps only
+ * the bytes still in flight. A server without it, or one whose client
+ * stayed away for the session's resume window, fails those Writes
+ * (RDEV_UNAVAILABLE). */
 #define RDEV_WIRE_BULK_PORT_KEY "rdev-bulk-port"
 /* A server listening on a unix socket offers the bulk connection on one of
  * its own, named by this key (its path), the same way. */
 #define RDEV_WIRE_BULK_PATH_KEY "rdev-bulk-path"
-#define RDEV_WIRE_BULK_MAGIC "RDEVBLK3"
+#define RDEV_WIRE_BULK_MAGIC "RDEVBLK4"
 #define RDEV_WIRE_BULK_MAGIC_LEN 8
 #define RDEV_WIRE_BULK_HELLO (RDEV_WIRE_BULK_MAGIC_LEN + RDEV_WIRE_SESSION_KEY_LEN + 4)
+#define RDEV_WIRE_BULK_ANSWER (RDEV_WIRE_BULK_MAGIC_LEN + 8 + 4)
+#define RDEV_WIRE_BULK_KEEPS 1u
 #define RDEV_WIRE_BULK_HEADER 16
 
 /* Host memory regions (same host: a unix-socket bulk connection only). The
@@ -172,8 +185,11 @@ static inline int rdev_wire_va_inside(uint64_t addr, uint64_t size, int dev) {
  * its bulk connection: a little-endian uint32 kind, uint32 region id
  * (nonzero, the client's choice) and uint64 size. REGISTER carries, as
  * SCM_RIGHTS, a memfd of at least size bytes sealed against shrinking;
- * rdevd maps it and answers with a frame of seq 0 holding the id and a
- * status (two little-endian int32; 0: registered). From then on Reads and
+ * rdevd maps it and answers with a control frame: seq 0, holding a header
+ * like the client's (RDEV_WIRE_BULK_HEADER bytes: kind REGISTER, the id,
+ * and as size the status, a little-endian int32 widened to 64 bits; 0:
+ * registered). A RECEIPT is a control frame of kind RDEV_WIRE_BULK_RECEIPT,
+ * id 0, and as size the count of DATA messages received whole so far. From then on Reads and
  * Writes may name the region (host_region, host_offset): rdevd copies
  * between the device and that memory itself, on the request's stream,
  * with no byte on any connection. UNREGISTER (no answer) ends the region;
@@ -183,7 +199,8 @@ enum {
   RDEV_WIRE_REGION_REGISTER = 1,
   RDEV_WIRE_REGION_UNREGISTER = 2,
   RDEV_WIRE_BULK_DATA = 3,
-  RDEV_WIRE_BULK_ACK = 4
+  RDEV_WIRE_BULK_ACK = 4,
+  RDEV_WIRE_BULK_RECEIPT = 5
 };
 #define RDEV_WIRE_MAX_REGIONS 256
 #define RDEV_WIRE_MAX_REGION_BYTES ((uint64_t)16 << 30)
