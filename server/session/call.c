@@ -270,7 +270,7 @@ int srv_session_resume(srv_t *srv, grpc_call *call, gpr_timespec deadline, srv_t
   int busy = 0;
   if (s) {
     pthread_mutex_lock(&s->mu);
-    if (s->released || !s->resumable) {
+    if (s->released || !s->resumable || s->end_why) { /* ending: the reaper frees it */
       old = NULL;
     } else if (!s->detached || atomic_load(&s->call_ops) > 0) {
       /* its old call is not over here yet (its connection may look alive
