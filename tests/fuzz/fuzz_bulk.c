@@ -15,8 +15,9 @@
  * some size, sealed or not; UNREGISTER; a bulk Write (its DATA may come
  * before, after or never; naming the attached connection, or another); a
  * bulk Read; a Read or Write naming a region; an ACK for a Read's frame
- * (sent, not sent yet, or none). (Replacing the connection,
- * readopt, is not driven here: test_resume.c's bulk cuts do.)
+ * (sent, not sent yet, or none); the client's next connection in place of
+ * this one (readopt: the old one ends first, and the frames kept go again
+ * on the new one).
  * A thread reads and drops what rdevd sends back (frames, answers).
  *
  * Checks, besides ASan/UBSan/LSan: every reply is a valid Reply; rdevd
@@ -104,6 +105,30 @@ static void *sink_main(void *arg) {
   return NULL;
 }
 
+/* Ends the connection old (its sink joined) and attaches a new one as
+ * number conn: the harness's end of it, its sink started (where rdevd
+ * refused it, an end that reads nothing). */
+static int next_connection(srv_session_t *s, int old, pthread_t *sink, uint32_t conn, int local) {
+  shutdown(old, SHUT_RDWR);
+  pthread_join(*sink, NULL);
+  close(old);
+  static int np[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, np) != 0) abort();
+  int rc = -1;
+  for (int i = 0; i < 500 && rc; i++) /* the last reader may still run a message it resumed */
+    if ((rc = srv_bulk_adopt(s, np[0], conn, local)) != 0) usleep(1000);
+  if (rc) {
+    close(np[0]); /* not taken: the session ends (or its connection was not replaced) */
+  } else {
+    char answer[RDEV_WIRE_BULK_ANSWER];
+    if (recv(np[1], answer, sizeof answer, MSG_WAITALL) == (ssize_t)sizeof answer &&
+        memcmp(answer, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN))
+      abort(); /* answered, but not with the magic */
+  }
+  if (pthread_create(sink, NULL, sink_main, &np[1]) != 0) abort();
+  return np[1];
+}
+
 static void put(int fd, const void *p, size_t n) {
   struct iovec iov = {(void *)p, n};
   (void)rdev_wire_send_all(fd, &iov, 1); /* rdevd may have closed it: fine */
@@ -182,7 +207,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (feed(s, &q) != 0 || !buf_addr) abort();
   int sp[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0) abort();
-  if (srv_bulk_adopt(s, sp[0], 1, local) != 0) abort();
+  uint32_t conn = 1;
+  if (srv_bulk_adopt(s, sp[0], conn, local) != 0) abort();
   char magic[RDEV_WIRE_BULK_ANSWER];
   if (recv(sp[1], magic, sizeof magic, MSG_WAITALL) != (ssize_t)sizeof magic ||
       memcmp(magic, RDEV_WIRE_BULK_MAGIC, RDEV_WIRE_BULK_MAGIC_LEN))
@@ -193,7 +219,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint64_t seq = 2;
   int busy = 0;
   for (int step = 0; step < MAX_STEPS && in.n && !busy; step++) {
-    uint8_t op = (uint8_t)take(&in, 1) % 8;
+    uint8_t op = (uint8_t)take(&in, 1) % 9;
     uint8_t h[RDEV_WIRE_BULK_HEADER + 8];
     q = (rdev_v1_Request)rdev_v1_Request_init_zero;
     q.seq = seq++;
@@ -229,6 +255,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       case 3: /* UNREGISTER */
         header(h, RDEV_WIRE_REGION_UNREGISTER, (uint32_t)take(&in, 1), 0);
         put(sp[1], h, RDEV_WIRE_BULK_HEADER);
+        break;
+      case 8: /* the next connection (a reconnecting client): rdevd takes it once the last one's threads let go */
+        sp[1] = next_connection(s, sp[1], &sink, ++conn, local);
         break;
       case 7: /* an ACK for seq base + k (a Read's frame, sent or not, or no frame's) */
         header(h, RDEV_WIRE_BULK_ACK, 0, seq + take(&in, 1) % 8 - 4);

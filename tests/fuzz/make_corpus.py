@@ -192,6 +192,9 @@ bulk(1, b"\4" + u16(0) + u16(4096) + b"\0", b"\1\0" + u16(4096) + page,      # a
 bulk(3, b"\4" + u16(0) + u16(4096) + b"\0", b"\1\0" + u16(4096) + page, b"\5" + u16(0) + u16(4096) + b"\0",
      b"\7\3", b"\4" + u16(8) + u16(4096) + b"\0")
 bulk(2, b"\1\2" + u16(4096) + page, b"\4" + u16(512) + u16(4096) + b"\0", b"\1\1" + u16(100) + page[:100])
+# the client's next connection (readopt): DATA in before it, its Write after; bulk Reads' frames across it
+bulk(3, b"\1\3" + u16(4096) + page, b"\x08", b"\4" + u16(0) + u16(4096) + b"\0")
+bulk(2, b"\5" + u16(0) + u16(4096) + b"\0", b"\x08", b"\7\4", b"\x08", b"\5" + u16(64) + u16(512) + b"\0")
 
 shutil.rmtree(gen)
 
