@@ -170,19 +170,19 @@ START_TEST(test_copies_survive_a_cut) { copies_with_cuts(fx_srv.target, 0); }
 END_TEST
 
 /* Starts an rdevd of this test's whose bulk port a proxy may take on
- * 127.0.0.2 (via_open), with resume window resume_ms (NULL: the
- * default): that port. */
-static int server_with_bulk_port_window(fx_server_t *srv, const char *resume_ms) {
+ * 127.0.0.2 (via_open), with more options (an option and its value, or
+ * NULL): that port. */
+static int server_with_bulk_port_and(fx_server_t *srv, const char *opt, const char *value) {
   int port = chaos_proxy_free_port("127.0.0.2");
   ck_assert_int_gt(port, 0);
   char bulk[32], err[512];
   snprintf(bulk, sizeof bulk, "127.0.0.1:%d", port);
-  const char *extra[] = {"--bulk-listen", bulk, resume_ms ? "--resume-ms" : NULL, resume_ms, NULL};
+  const char *extra[] = {"--bulk-listen", bulk, opt, value, NULL};
   ck_assert_msg(fx_server_start(srv, extra, err, sizeof err) == 0, "cannot start rdevd: %s", err);
   return port;
 }
 
-static int server_with_bulk_port(fx_server_t *srv) { return server_with_bulk_port_window(srv, NULL); }
+static int server_with_bulk_port(fx_server_t *srv) { return server_with_bulk_port_and(srv, NULL, NULL); }
 
 /* The same with the bulk connection cut as well: the bytes a copy lost
  * with it go again on the next one (D2H frames from rdevd, H2D DATA from
@@ -204,6 +204,58 @@ static int bulk_in(rdev_session_t *s, via_t *v, uint64_t since) {
   while (!rdev_session_bulk(s) && fx_now() < until) fx_sleep_ms(5);
   return rdev_session_bulk(s) && (!v || chaos_proxy_counters(v->p, 1).accepted > since);
 }
+
+/* Copies of 256 MiB with a cut inside: a synchronous H2D and D2H each
+ * with the bulk connection reset after 64 to 192 MiB, then an async H2D
+ * and D2H on one stream with every connection cut 30 ms in (the call's
+ * too: a resume). Each lands byte for byte, once. */
+START_TEST(test_large_copies_survive_cuts) {
+  fx_server_t srv;
+  int port = server_with_bulk_port_and(&srv, "--sim-mem", "320M");
+  via_t v;
+  via_open(&v, srv.target, port);
+  rdev_session_t *s = open_via(&v);
+  const size_t n = (size_t)256 << 20;
+  uint8_t *h = fx_xmalloc(n), *back = fx_xmalloc(n);
+  fx_fill_random(h, n, 43);
+  void *d = NULL;
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_malloc(s, &d, n, RDEV_MEM_MALLOC_HUGE_FIRST));
+  FX_OK(rdev_stream_create(s, &st));
+  ck_assert_msg(bulk_in(s, NULL, 0), "no bulk connection at first");
+  for (int i = 0; i < 2; i++) { /* 0: H2D, 1: D2H, each with the bulk connection reset inside */
+    uint64_t cuts = chaos_proxy_counters(v.p, 1).random_cuts;
+    memset(back, 0, n);
+    if (i == 0) FX_OK(rdev_memset(s, d, n, 0, n));
+    ck_assert_msg(bulk_in(s, NULL, 0), "%d: no bulk connection", i);
+    chaos_proxy_random_cut(v.p, 1, n / 4, 3 * (n / 4), 1000, 50 + (uint64_t)i, CHAOS_RST);
+    FX_OK(i == 0 ? rdev_memcpy(s, d, n, h, n, RDEV_MEMCPY_HOST_TO_DEVICE)
+                 : rdev_memcpy(s, back, n, d, n, RDEV_MEMCPY_DEVICE_TO_HOST));
+    chaos_proxy_random_cut(v.p, 1, 1, 1, 0, 0, CHAOS_RST);
+    ck_assert_msg(chaos_proxy_counters(v.p, 1).random_cuts > cuts, "%d: the copy was not cut", i);
+    if (i == 0) FX_OK(rdev_memcpy(s, back, n, d, n, RDEV_MEMCPY_DEVICE_TO_HOST));
+    FX_ASSERT_BYTES(back, h, n, "%s of 256 MiB through a bulk cut", i == 0 ? "sync H2D" : "sync D2H");
+  }
+  FX_OK(rdev_memset(s, d, n, 0, n));
+  memset(back, 0, n);
+  ck_assert_msg(bulk_in(s, NULL, 0), "no bulk connection for the async copies");
+  cutter_t c = {&v, 30};
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, cutter, &c), 0);
+  FX_OK(rdev_memcpy_async(s, d, n, h, n, RDEV_MEMCPY_HOST_TO_DEVICE, st));
+  FX_OK(rdev_memcpy_async(s, back, n, d, n, RDEV_MEMCPY_DEVICE_TO_HOST, st));
+  FX_OK(rdev_stream_synchronize(st));
+  pthread_join(t, NULL);
+  FX_ASSERT_BYTES(back, h, n, "async H2D then D2H of 256 MiB through a cut of every connection");
+  FX_OK(rdev_stream_destroy(st));
+  FX_OK(rdev_free(s, d));
+  rdev_session_close(s);
+  chaos_proxy_free(v.p);
+  fx_server_stop(&srv);
+  free(h);
+  free(back);
+}
+END_TEST
 
 /* A session's 16 MiB: random bytes h (from seed) copied to d on the
  * device, a stream, and back to read them into. */
@@ -314,46 +366,60 @@ START_TEST(test_bulk_connection_comes_back) {
 }
 END_TEST
 
+/* Cuts route 1 (the bulk connection) once bytes went up it, and refuses
+ * its new connections for refuse_ms. */
+typedef struct {
+  via_t *v;
+  uint64_t bytes;
+  int refuse_ms;
+} bytes_cutter_t;
+
+static int bytes_up_past(const chaos_counters_t *c, void *arg) { return c->bytes_up >= *(const uint64_t *)arg; }
+
+static void *bytes_cutter(void *arg) {
+  bytes_cutter_t *c = arg;
+  if (chaos_proxy_wait(c->v->p, 1, bytes_up_past, &c->bytes, 20000) == 0)
+    chaos_proxy_cut(c->v->p, 1, CHAOS_RST, c->refuse_ms);
+  return NULL;
+}
+
 /* Async H2D copies whose bytes were on a bulk connection that broke, and
  * no next one for longer than rdevd's resume window (the route refuses
  * it) while the session's call is fine: rdevd ends the session rather
  * than hold its requests for ever, the synchronize fails with
  * RDEV_UNAVAILABLE within moments of the window, and the session's
- * memory is freed. (Should the client connect again between the cut and
- * the refusal, the copies complete: that round is tried again.) */
+ * memory is freed. */
 START_TEST(test_bulk_away_past_the_window_ends_the_session) {
   fx_server_t srv;
-  int port = server_with_bulk_port_window(&srv, "1500");
+  int port = server_with_bulk_port_and(&srv, "--resume-ms", "1500");
   rdev_session_t *probe = fx_open_target(srv.target);
   size_t fr0, total;
   FX_OK(rdev_mem_info(probe, &fr0, &total));
   rdev_session_close(probe);
-  int rc = RDEV_OK;
-  double waited = 0;
-  for (int round = 0; round < 3 && rc == RDEV_OK; round++) {
-    via_t v;
-    via_open(&v, srv.target, port);
-    rdev_session_t *s = open_via(&v);
-    bufs_t b;
-    bufs_make(s, &b, 31 + (uint64_t)round);
-    ck_assert_msg(bulk_in(s, NULL, 0), "no bulk connection at first");
-    copies_cut_inside(&v, s, &b, (uint64_t)round + 40, RDEV_MEMCPY_HOST_TO_DEVICE);
-    chaos_proxy_cut(v.p, 1, CHAOS_RST, 8000); /* no bulk connection for 8 s */
-    double t0 = fx_now();
-    rc = rdev_stream_synchronize(b.st);
-    waited = fx_now() - t0;
-    if (rc == RDEV_OK) { /* it came back before the refusal: the copies went again */
-      bufs_free(s, &b);
-    } else {
-      rdev_stream_destroy(b.st); /* the session is over: only the handles go */
-      free(b.h);
-      free(b.back);
-    }
-    rdev_session_close(s);
-    chaos_proxy_free(v.p);
-  }
+  via_t v;
+  via_open(&v, srv.target, port);
+  rdev_session_t *s = open_via(&v);
+  bufs_t b;
+  bufs_make(s, &b, 31);
+  ck_assert_msg(bulk_in(s, NULL, 0), "no bulk connection at first");
+  size_t k = b.n / 8;
+  bytes_cutter_t c = {&v, chaos_proxy_counters(v.p, 1).bytes_up + b.n / 4, 8000};
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, bytes_cutter, &c), 0);
+  for (int i = 0; i < 8; i++)
+    FX_OK(rdev_memcpy_async(s, (uint8_t *)b.d + i * k, k, b.h + i * k, k, RDEV_MEMCPY_HOST_TO_DEVICE, b.st));
+  pthread_join(t, NULL);
+  ck_assert_uint_eq(chaos_proxy_counters(v.p, 1).cuts, 1);
+  double t0 = fx_now();
+  int rc = rdev_stream_synchronize(b.st);
+  double waited = fx_now() - t0;
   ck_assert_msg(rc == RDEV_UNAVAILABLE, "async H2D with no bulk connection past the window: %d, not UNAVAILABLE", rc);
   ck_assert_msg(waited < 7, "the synchronize took %.1f s (window 1.5 s)", waited);
+  rdev_stream_destroy(b.st); /* the session is over: only the handles go */
+  free(b.h);
+  free(b.back);
+  rdev_session_close(s);
+  chaos_proxy_free(v.p);
   rdev_session_t *s2 = fx_open_target(srv.target);
   ck_assert_uint_eq(fx_wait_free(s2, fr0, 5), fr0);
   rdev_session_close(s2);
@@ -638,6 +704,7 @@ Suite *suite_resume(void) {
   tcase_add_test(tc, test_copies_survive_a_cut);
   tcase_add_test(tc, test_copies_survive_a_bulk_cut);
   tcase_add_test(tc, test_bulk_connection_comes_back);
+  tcase_add_test(tc, test_large_copies_survive_cuts);
   tcase_add_test(tc, test_bulk_cut_without_resume_fails_at_once);
   tcase_add_test(tc, test_bulk_away_past_the_window_ends_the_session);
   tcase_add_test(tc, test_async_reads_survive_a_cut);
