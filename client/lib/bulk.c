@@ -9,21 +9,25 @@
  * speed of the connection, into memory the process already has.
  *
  * The other way, the bytes of large H2D copies go out on it as DATA
- * messages, straight from the caller's memory, after their Writes.
+ * messages, straight from the caller's memory, after their Writes
+ * (bulk_send.c writes what this process sends on it; bulk_data.c keeps
+ * DATA messages for the next connection in a session that resumes).
  *
  * On a unix socket it also shares host memory (rdev/wire.h, "Host memory
  * regions"): rdev_malloc_host's memfds are registered here, and copies
  * from and into them move no byte on any connection: rdevd copies between
- * the device and that memory itself. Owns s->bulk; calls pending.c and
- * nothing above it.
+ * the device and that memory itself. Owns s->bulk; calls bulk_send.c,
+ * bulk_data.c, pending.c and nothing above them.
  *
  * Connecting is best effort: until the server answered the hello, Reads
  * go in-band, and for good when the first connection could not be made.
  * A connection lost while the session lives (a cut, a reset, a resume of
  * the session) is made again, with backoff, under a higher number
- * (rdev/wire.h): rdevd then drops the old one. Reads answered for the
- * old one whose frames did not come fail (RDEV_UNAVAILABLE: a synchronous
- * copy runs again, memory.c), as do bulk Writes whose bytes went on it.
+ * (rdev/wire.h): rdevd then drops the old one. In a session that resumes,
+ * what the old one lost goes again on the new one, both ways; in one that
+ * does not, Reads answered for the old one whose frames did not come fail
+ * (RDEV_UNAVAILABLE: a synchronous copy runs again, memory.c), as do bulk
+ * Writes whose bytes went on it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -106,77 +110,6 @@ static bool over(rdev_session_t *s) {
   return done;
 }
 
-static bool send_message(int sock, uint32_t kind, uint32_t id, uint64_t size, int fd);
-
-/* The header of a message to rdevd (rdev/wire.h, "Host memory regions"). */
-static void header_put(uint8_t hdr[RDEV_WIRE_BULK_HEADER], uint32_t kind, uint32_t id, uint64_t size) {
-  rdev_wire_le_put(hdr, kind, 4);
-  rdev_wire_le_put(hdr + 4, id, 4);
-  rdev_wire_le_put(hdr + 8, size, 8);
-}
-
-/* ACK messages: the reader counts the Read frames that landed
- * (s->bulk.frames) and tells rdevd, which drops its copies of them. The
- * reader never waits for that: it sends only if no sender holds send_mu,
- * and without blocking (a Write's bytes may fill the socket while rdevd
- * holds them back until work that needs nothing from here is done); what
- * it could not send, whoever holds send_mu next sends first. */
-
-/* With send_mu held: writes out the rest of the ACK begun (flags:
- * MSG_DONTWAIT, or 0 to wait); false when some is left (it would block). */
-static bool ack_rest_locked(rdev_session_t *s, int flags) {
-  while (s->bulk.ack_off < s->bulk.ack_len) {
-    ssize_t n = send(s->bulk.fd, s->bulk.ack_out + s->bulk.ack_off, (size_t)(s->bulk.ack_len - s->bulk.ack_off),
-                     MSG_NOSIGNAL | flags);
-    if (n > 0) {
-      s->bulk.ack_off += (int)n;
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      return false;
-    } else {
-      shutdown(s->bulk.fd, SHUT_RDWR); /* a header cut short must not run into the next message */
-      break;                           /* the connection failed: the count goes with it */
-    }
-  }
-  s->bulk.ack_off = s->bulk.ack_len = 0;
-  return true;
-}
-
-/* With send_mu held: begins (and sends what it can of) an ACK of the
- * frames counted, if more than rdevd was told. */
-static void acks_send_locked(rdev_session_t *s, int flags) {
-  if (s->bulk.fd < 0 || !ack_rest_locked(s, flags)) return;
-  uint64_t n = atomic_load(&s->bulk.frames);
-  if (n <= atomic_load(&s->bulk.frames_told)) return;
-  header_put(s->bulk.ack_out, RDEV_WIRE_BULK_ACK, 0, n);
-  s->bulk.ack_off = 0;
-  s->bulk.ack_len = RDEV_WIRE_BULK_HEADER;
-  atomic_store(&s->bulk.frames_told, n);
-  ack_rest_locked(s, flags);
-}
-
-/* Takes send_mu for a message of the caller's: an ACK begun goes out whole first. */
-static void send_lock(rdev_session_t *s) {
-  pthread_mutex_lock(&s->bulk.send_mu);
-  if (s->bulk.fd >= 0) ack_rest_locked(s, 0);
-}
-
-/* Lets go of send_mu, telling rdevd of frames first. */
-static void send_unlock(rdev_session_t *s) {
-  acks_send_locked(s, 0);
-  pthread_mutex_unlock(&s->bulk.send_mu);
-}
-
-/* The reader's: tells rdevd of frames now, if no sender holds send_mu and
- * the socket takes it at once. */
-static void acks_flush(rdev_session_t *s) {
-  if (atomic_load(&s->bulk.frames) <= atomic_load(&s->bulk.frames_told)) return;
-  if (pthread_mutex_trylock(&s->bulk.send_mu) != 0) return; /* its holder sends it */
-  acks_send_locked(s, MSG_DONTWAIT);
-  pthread_mutex_unlock(&s->bulk.send_mu);
-}
-
 /* With send_mu held, fd just attached: the UNREGISTERs made while none was
  * (sent now: rdevd unmaps those regions). */
 static void send_unregisters_locked(rdev_session_t *s, int fd) {
@@ -186,7 +119,7 @@ static void send_unregisters_locked(rdev_session_t *s, int fd) {
   s->bulk.unreg = NULL;
   s->bulk.nunreg = 0;
   pthread_mutex_unlock(&s->mu);
-  for (int i = 0; i < n; i++) send_message(fd, RDEV_WIRE_REGION_UNREGISTER, ids[i], 0, -1);
+  for (int i = 0; i < n; i++) cl_bulk_send_message(fd, RDEV_WIRE_REGION_UNREGISTER, ids[i], 0, -1);
   free(ids);
 }
 
@@ -214,7 +147,7 @@ static bool publish(rdev_session_t *s, int fd, uint32_t conn, uint64_t counted, 
   }
   pthread_mutex_unlock(&s->mu);
   if (ok) send_unregisters_locked(s, fd);
-  send_unlock(s);
+  cl_bulk_send_unlock(s);
   if (ok && again) cl_bulk_data_resend(s, fd);
   if (!ok) close(fd);
   return ok;
@@ -289,7 +222,7 @@ static void read_frames(rdev_session_t *s, int fd) {
     if (dst) cl_pending_bulk_end(s, seq, ok);
     if (!ok) break;
     atomic_fetch_add(&s->bulk.frames, 1); /* rdevd keeps it until told */
-    acks_flush(s);
+    cl_bulk_acks_flush(s);
   }
 }
 
@@ -397,57 +330,22 @@ bool cl_bulk_local(rdev_session_t *s) { return s->bulk.local && atomic_load(&s->
 
 int cl_session_bulk(rdev_session_t *s) { return s && cl_bulk_ready(s); }
 
-/* Sends a REGISTER, UNREGISTER or ACK message (fd: the memfd, or -1). */
-static bool send_message(int sock, uint32_t kind, uint32_t id, uint64_t size, int fd) {
-  uint8_t hdr[RDEV_WIRE_BULK_HEADER];
-  header_put(hdr, kind, id, size);
-  union {
-    struct cmsghdr h;
-    char b[CMSG_SPACE(sizeof(int))];
-  } ctl;
-  memset(&ctl, 0, sizeof ctl);
-  struct iovec iov = {hdr, sizeof hdr};
-  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
-  if (fd >= 0) {
-    m.msg_control = ctl.b;
-    m.msg_controllen = sizeof ctl.b;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+/* reg_mu held: tells rdevd that region id ends: now, or once a
+ * connection is in again (else rdevd unmaps it when the session ends). */
+static void unregister_id(rdev_session_t *s, uint32_t id) {
+  cl_bulk_send_lock(s);
+  if (atomic_load(&s->bulk.ready)) {
+    cl_bulk_send_message(s->bulk.fd, RDEV_WIRE_REGION_UNREGISTER, id, 0, -1);
+  } else {
+    pthread_mutex_lock(&s->mu);
+    uint32_t *ids = realloc(s->bulk.unreg, (size_t)(s->bulk.nunreg + 1) * sizeof *ids);
+    if (ids) {
+      ids[s->bulk.nunreg++] = id;
+      s->bulk.unreg = ids;
+    }
+    pthread_mutex_unlock(&s->mu);
   }
-  ssize_t n;
-  do n = sendmsg(sock, &m, MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
-  return n == (ssize_t)sizeof hdr;
-}
-
-void cl_bulk_send_lock(rdev_session_t *s) { send_lock(s); }
-
-void cl_bulk_send_unlock(rdev_session_t *s) {
-  send_unlock(s);
-  acks_flush(s); /* a count the reader left while this thread held the lock */
-}
-
-uint32_t cl_bulk_conn_locked(rdev_session_t *s) { return s->bulk.conn; }
-
-void cl_bulk_data_header(uint8_t hdr[RDEV_WIRE_BULK_HEADER + 8], uint64_t seq, size_t n) {
-  header_put(hdr, RDEV_WIRE_BULK_DATA, 0, n);
-  rdev_wire_le_put(hdr + RDEV_WIRE_BULK_HEADER, seq, 8);
-}
-
-bool cl_bulk_send_data(rdev_session_t *s, uint64_t seq, const void *src, size_t n, bool on) {
-  if (!on) return false;
-  uint8_t hdr[RDEV_WIRE_BULK_HEADER + 8];
-  cl_bulk_data_header(hdr, seq, n);
-  struct iovec iov[2] = {{hdr, sizeof hdr}, {(void *)src, n}};
-  int sock = s->bulk.fd; /* set before ready, changed only under the send lock */
-  if (rdev_wire_send_all(sock, iov, 2) == 0) return true;
-  atomic_store(&s->bulk.ready, false);
-  atomic_store(&s->bulk.asked, false);
-  shutdown(sock, SHUT_RDWR);
-  return false;
+  cl_bulk_send_unlock(s);
 }
 
 int cl_bulk_register(rdev_session_t *s, int fd, void *base, uint64_t size, uint32_t *id) {
@@ -460,9 +358,9 @@ int cl_bulk_register(rdev_session_t *s, int fd, void *base, uint64_t size, uint3
   s->bulk.reg_id = want;
   s->bulk.reg_status = 1;
   pthread_mutex_unlock(&s->mu);
-  send_lock(s);
+  cl_bulk_send_lock(s);
   uint32_t on = s->bulk.conn; /* its answer comes on this connection, or never */
-  bool sent = send_message(s->bulk.fd, RDEV_WIRE_REGION_REGISTER, want, size, fd);
+  bool sent = cl_bulk_send_message(s->bulk.fd, RDEV_WIRE_REGION_REGISTER, want, size, fd);
   cl_bulk_send_unlock(s);
   pthread_mutex_lock(&s->mu);
   struct timespec dl = rdev_clock_deadline_ns((uint64_t)REGISTER_MS * 1000000u);
@@ -478,6 +376,10 @@ int cl_bulk_register(rdev_session_t *s, int fd, void *base, uint64_t size, uint3
     s->bulk.regions = r;
   }
   pthread_mutex_unlock(&s->mu);
+  /* Sent (or its send failed), but no answer came: rdevd may have mapped
+   * it. Its id is never used again, so it may go (an unknown id is a
+   * no-op there). */
+  if (st == 1 || st == -1) unregister_id(s, want);
   pthread_mutex_unlock(&s->bulk.reg_mu);
   if (st == 0) {
     *id = want;
@@ -496,21 +398,7 @@ void cl_bulk_unregister(rdev_session_t *s, uint32_t id) {
   cl_region_t *r = *pp;
   if (r) *pp = r->next;
   pthread_mutex_unlock(&s->mu);
-  if (r) {
-    send_lock(s);
-    if (atomic_load(&s->bulk.ready)) {
-      send_message(s->bulk.fd, RDEV_WIRE_REGION_UNREGISTER, id, 0, -1);
-    } else { /* sent once a connection is in again (else rdevd unmaps it when the session ends) */
-      pthread_mutex_lock(&s->mu);
-      uint32_t *ids = realloc(s->bulk.unreg, (size_t)(s->bulk.nunreg + 1) * sizeof *ids);
-      if (ids) {
-        ids[s->bulk.nunreg++] = id;
-        s->bulk.unreg = ids;
-      }
-      pthread_mutex_unlock(&s->mu);
-    }
-    cl_bulk_send_unlock(s);
-  }
+  if (r) unregister_id(s, id);
   pthread_mutex_unlock(&s->bulk.reg_mu);
   free(r);
 }

@@ -20,8 +20,9 @@
  *   info.c     unary calls, devices      → submit poll error
  *   submit.c   the submit API            → poll send bulk pending error
  *   poll.c     polling, waiting, the end → send bulk pending error
- *   bulk.c     the bulk connection       → bulk_data pending error
- *   bulk_data.c  bulk Writes' bytes kept for the next connection → bulk
+ *   bulk.c     the bulk connection       → bulk_data bulk_send pending error
+ *   bulk_data.c  bulk Writes' bytes kept for the next connection → bulk_send
+ *   bulk_send.c  what this process writes on it (send lock, ACKs) → (none)
  *   send.c     send queue, batching      → error
  *   pending.c  pending requests, waiters, replies, sticky errors → error
  *   auth.c     credentials, tokens       → error
@@ -554,6 +555,11 @@ void cl_bulk_start(rdev_session_t *s, int port, const char *path);
  * process: RDEV_OK with *id, once the server mapped it. Blocks for that
  * answer (up to 5 s). RDEV_UNAVAILABLE without a unix-socket connection. */
 int cl_bulk_register(rdev_session_t *s, int fd, void *base, uint64_t size, uint32_t *id);
+/* ---- bulk_send.c: what this process writes on the bulk connection ---- */
+
+/* The send lock (send_mu): one writer at a time on the connection; an
+ * ACK the reader began goes out whole first, and the frames it counted
+ * are told as the lock goes. */
 /* Bulk Writes: with the send lock held, a Write asked for with bulk is
  * kept (cl_bulk_data_keep_locked), queued (submit.c) and then its n bytes
  * at src sent as a DATA message
@@ -567,6 +573,13 @@ void cl_bulk_send_unlock(rdev_session_t *s);
 bool cl_bulk_send_data(rdev_session_t *s, uint64_t seq, const void *src, size_t n, bool on);
 /* The header of a DATA message of n bytes for Write seq. */
 void cl_bulk_data_header(uint8_t hdr[RDEV_WIRE_BULK_HEADER + 8], uint64_t seq, size_t n);
+/* Sends a REGISTER or UNREGISTER message (fd: the memfd, or -1) on sock,
+ * the send lock held (or sock not yet published): true when sent whole. */
+bool cl_bulk_send_message(int sock, uint32_t kind, uint32_t id, uint64_t size, int fd);
+/* bulk.c's reader, a Read frame counted: tells rdevd now if no sender
+ * holds the send lock and the socket takes it at once (else that sender
+ * does as it lets go). Never blocks. */
+void cl_bulk_acks_flush(rdev_session_t *s);
 /* With the send lock held: the number of the connection DATA goes on now
  * (Write.bulk_conn). */
 uint32_t cl_bulk_conn_locked(rdev_session_t *s);
