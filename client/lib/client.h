@@ -784,7 +784,9 @@ void cl_device_count_known(rdev_session_t *s, int count);
  * (RDEV_WIRE_DEVICE_NAMES_KEY). */
 void cl_device_names_locked(rdev_session_t *s, grpc_slice v);
 /* A unary call on the session's channel (its own completion queue, a
- * 10 s deadline, the session's credentials): req out, *rep in. Blocks. */
+ * 10 s deadline, the session's credentials): req out, *rep in. Blocks;
+ * while the session may resume, a call whose connection broke goes
+ * again (so it must be one that may run twice). */
 int cl_unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fields, const void *req,
              const pb_msgdesc_t *rep_fields, void *rep);
 /* A reply's repeated pointer field (nanopb allocates its entries one by

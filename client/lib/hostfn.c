@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "client.h"
 
@@ -115,17 +114,12 @@ void rdev_host_call_done(rdev_host_call_t *c) {
     snprintf(q.session, sizeof q.session, "%s", s->host.key);
     q.stream = c->stream;
     q.seq = c->seq;
-    /* Until it got through: a stream left waiting would hang every later
-     * synchronize of it. Done, or NOT_FOUND (the session ended meanwhile,
-     * its stream with it), ends the tries; so does the session's end. */
-    for (int tries = 0, ms = 10; tries < 30; tries++, ms = ms < 500 ? ms * 2 : ms) {
-      rdev_v1_HostFuncDoneReply r = rdev_v1_HostFuncDoneReply_init_zero;
-      int rc = cl_unary(s, RDEV_WIRE_METHOD_HOST_FUNC_DONE, rdev_v1_HostFuncDoneRequest_fields, &q,
-                        rdev_v1_HostFuncDoneReply_fields, &r);
-      if (rc != RDEV_UNAVAILABLE || cl_poll_dead(s, NULL, 0)) break;
-      struct timespec t = {0, (long)ms * 1000000L};
-      nanosleep(&t, NULL);
-    }
+    /* Until it got through (cl_unary tries again while the session may
+     * resume): a stream left waiting would hang every later synchronize
+     * of it. NOT_FOUND: the session ended meanwhile, its stream with it. */
+    rdev_v1_HostFuncDoneReply r = rdev_v1_HostFuncDoneReply_init_zero;
+    (void)cl_unary(s, RDEV_WIRE_METHOD_HOST_FUNC_DONE, rdev_v1_HostFuncDoneRequest_fields, &q,
+                   rdev_v1_HostFuncDoneReply_fields, &r);
   }
   call_free(s, c);
 }

@@ -10,8 +10,10 @@
 #include <grpc/support/time.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "client.h"
+#include "rdev/clock.h"
 
 #define UNARY_DEADLINE_MS 10000
 
@@ -112,10 +114,25 @@ int cl_unary_call(grpc_channel *ch, cl_auth_t *auth, const char *method, int64_t
 
 int cl_unary(rdev_session_t *s, const char *method, const pb_msgdesc_t *req_fields, const void *req,
              const pb_msgdesc_t *rep_fields, void *rep) {
-  char why[CL_MSG_MAX];
-  if (cl_poll_dead(s, why, sizeof why)) /* the server is gone or ended the session: do not wait for it */
-    return cl_error(RDEV_UNAVAILABLE, "%s", why);
-  return cl_unary_call(s->channel, &s->auth, method, UNARY_DEADLINE_MS, req_fields, req, rep_fields, rep, NULL, NULL);
+  /* A call whose connection broke under it (UNAVAILABLE) goes again, with
+   * backoff, for as long as the session may resume: the channel connects
+   * anew, as the session's call does. Each of these calls may run twice. */
+  uint64_t until = 0;
+  for (int ms = 10;; ms = ms < 500 ? ms * 2 : 500) {
+    char why[CL_MSG_MAX];
+    if (cl_poll_dead(s, why, sizeof why)) /* the server is gone or ended the session: do not wait for it */
+      return cl_error(RDEV_UNAVAILABLE, "%s", why);
+    int rc =
+        cl_unary_call(s->channel, &s->auth, method, UNARY_DEADLINE_MS, req_fields, req, rep_fields, rep, NULL, NULL);
+    pthread_mutex_lock(&s->mu);
+    int64_t window = s->poll.resume_ms;
+    pthread_mutex_unlock(&s->mu);
+    uint64_t now = rdev_clock_now_ns();
+    if (rc != RDEV_UNAVAILABLE || window <= 0 || (until && now >= until)) return rc;
+    if (!until) until = now + (uint64_t)window * 1000000u;
+    struct timespec t = {0, (long)ms * 1000000L};
+    nanosleep(&t, NULL);
+  }
 }
 
 int cl_health_check(const char *target, const char *service, const rdev_options_t *opts, rdev_health_t *status) {
