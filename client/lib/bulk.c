@@ -110,19 +110,6 @@ static bool over(rdev_session_t *s) {
   return done;
 }
 
-/* With send_mu held, fd just attached: the UNREGISTERs made while none was
- * (sent now: rdevd unmaps those regions). */
-static void send_unregisters_locked(rdev_session_t *s, int fd) {
-  pthread_mutex_lock(&s->mu);
-  uint32_t *ids = s->bulk.unreg;
-  int n = s->bulk.nunreg;
-  s->bulk.unreg = NULL;
-  s->bulk.nunreg = 0;
-  pthread_mutex_unlock(&s->mu);
-  for (int i = 0; i < n; i++) cl_bulk_send_message(fd, RDEV_WIRE_REGION_UNREGISTER, ids[i], 0, -1);
-  free(ids);
-}
-
 /* Makes fd, attached as connection conn, the one senders use, in place of
  * the last (closed: its reader is this thread, its senders hold send_mu),
  * and sends on it first the DATA messages rdevd has not counted (its
@@ -146,7 +133,7 @@ static bool publish(rdev_session_t *s, int fd, uint32_t conn, uint64_t counted, 
     atomic_store(&s->bulk.ready, !again);
   }
   pthread_mutex_unlock(&s->mu);
-  if (ok) send_unregisters_locked(s, fd);
+  if (ok) cl_bulk_send_unregisters_locked(s, fd);
   cl_bulk_send_unlock(s);
   if (ok && again) cl_bulk_data_resend(s, fd);
   if (!ok) close(fd);

@@ -182,7 +182,8 @@ static void *resend_main(void *arg) {
   cl_bulk_send_lock(s);
   int fd = s->bulk.data_fd;
   if (send_again_locked(s, fd)) {
-    atomic_store(&s->bulk.ready, true); /* under send_mu: Writes after these */
+    cl_bulk_send_unregisters_locked(s, fd); /* those made meanwhile */
+    atomic_store(&s->bulk.ready, true);     /* under send_mu: Writes after these */
   } else {
     atomic_store(&s->bulk.asked, false);
     shutdown(fd, SHUT_RDWR); /* its reader finds it gone, and connects another */

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -124,4 +125,15 @@ bool cl_bulk_send_data(rdev_session_t *s, uint64_t seq, const void *src, size_t 
   atomic_store(&s->bulk.asked, false);
   shutdown(sock, SHUT_RDWR);
   return false;
+}
+
+void cl_bulk_send_unregisters_locked(rdev_session_t *s, int fd) {
+  pthread_mutex_lock(&s->mu);
+  uint32_t *ids = s->bulk.unreg;
+  int n = s->bulk.nunreg;
+  s->bulk.unreg = NULL;
+  s->bulk.nunreg = 0;
+  pthread_mutex_unlock(&s->mu);
+  for (int i = 0; i < n; i++) cl_bulk_send_message(fd, RDEV_WIRE_REGION_UNREGISTER, ids[i], 0, -1);
+  free(ids);
 }

@@ -576,6 +576,9 @@ void cl_bulk_data_header(uint8_t hdr[RDEV_WIRE_BULK_HEADER + 8], uint64_t seq, s
 /* Sends a REGISTER or UNREGISTER message (fd: the memfd, or -1) on sock,
  * the send lock held (or sock not yet published): true when sent whole. */
 bool cl_bulk_send_message(int sock, uint32_t kind, uint32_t id, uint64_t size, int fd);
+/* With the send lock held, fd just made the one senders use: the
+ * UNREGISTERs made while none was (rdevd unmaps those regions). */
+void cl_bulk_send_unregisters_locked(rdev_session_t *s, int fd);
 /* bulk.c's reader, a Read frame counted: tells rdevd now if no sender
  * holds the send lock and the socket takes it at once (else that sender
  * does as it lets go). Never blocks. */

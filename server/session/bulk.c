@@ -235,10 +235,12 @@ static int take_data(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint64_t
   pthread_mutex_lock(&c->mu);
   for (unsigned i = 0; i < GONE_MAX; i++)
     if (c->gone[i] == seq) { /* its Write ran already (its bytes came late, on a connection it gave up) */
-      c->gone[i] = 0;
       pthread_mutex_unlock(&c->mu);
+      /* Dropped once they are all in: cut short, they come again (a
+       * resumable session's client), and are dropped then. */
       if (!rdev_wire_drain(fd, len)) return 0;
       pthread_mutex_lock(&c->mu);
+      if (c->gone[i] == seq) c->gone[i] = 0;
       data_counted_locked(c);
       pthread_mutex_unlock(&c->mu);
       return 1;
