@@ -405,10 +405,12 @@ START_TEST(test_bulk_away_past_the_window_ends_the_session) {
   size_t k = b.n / 8;
   bytes_cutter_t c = {&v, chaos_proxy_counters(v.p, 1).bytes_up + b.n / 4, 8000};
   pthread_t t;
+  chaos_proxy_throttle(v.p, (uint64_t)32 << 20); /* 0.5 s for the copies: the cut lands inside them */
   ck_assert_int_eq(pthread_create(&t, NULL, bytes_cutter, &c), 0);
   for (int i = 0; i < 8; i++)
     FX_OK(rdev_memcpy_async(s, (uint8_t *)b.d + i * k, k, b.h + i * k, k, RDEV_MEMCPY_HOST_TO_DEVICE, b.st));
   pthread_join(t, NULL);
+  chaos_proxy_throttle(v.p, 0);
   ck_assert_uint_eq(chaos_proxy_counters(v.p, 1).cuts, 1);
   double t0 = fx_now();
   int rc = rdev_stream_synchronize(b.st);
@@ -656,6 +658,40 @@ START_TEST(test_break_past_the_window_ends_the_session) {
 }
 END_TEST
 
+/* A stall longer than the window (the proxy holds every byte, new
+ * connections too): the client's pings find the call dead, its tries to
+ * resume get no answer, and once the window passed every call fails with
+ * RDEV_UNAVAILABLE; rdevd, which hears of the break only when the stall
+ * ends, frees the session's memory a window after. */
+START_TEST(test_stall_past_the_window_ends_the_session) {
+  fx_server_t srv;
+  char err[512];
+  const char *extra[] = {"--resume-ms", "1000", NULL};
+  ck_assert_msg(fx_server_start(&srv, extra, err, sizeof err) == 0, "cannot start rdevd: %s", err);
+  via_t v;
+  via_open(&v, srv.target, 0);
+  rdev_options_t o = {.keepalive_ms = 1000, .connect_timeout_ms = 20000};
+  rdev_session_t *s = NULL;
+  FX_OK(rdev_session_open(v.target, &o, &s));
+  size_t fr0, fr, total;
+  FX_OK(rdev_mem_info(s, &fr0, &total)); /* rdevd answered the open: the session may resume */
+  void *d = NULL;
+  FX_OK(rdev_malloc(s, &d, (size_t)16 << 20, RDEV_MEM_MALLOC_HUGE_FIRST));
+  chaos_proxy_stall(v.p, 12000);
+  double t0 = fx_now();
+  FX_EXPECT(rdev_mem_info(s, &fr, &total), RDEV_UNAVAILABLE);
+  double waited = fx_now() - t0;
+  ck_assert_msg(waited < 11, "the call failed after %.1f s, not before the stall (12 s) ended", waited);
+  chaos_proxy_stall(v.p, 0);
+  rdev_session_close(s);
+  chaos_proxy_free(v.p);
+  rdev_session_t *s2 = fx_open_target(srv.target);
+  ck_assert_uint_eq(fx_wait_free(s2, fr0, 10), fr0);
+  rdev_session_close(s2);
+  fx_server_stop(&srv);
+}
+END_TEST
+
 /* Replies kept for a resume count to the tenant's max_unacked: a session
  * whose client is away while 2 MiB of its async reads complete passes the
  * tenant's 1 MiB and ends at once, long before its window (60 s) would. */
@@ -712,6 +748,7 @@ Suite *suite_resume(void) {
   tcase_add_test(tc, test_kernel_print_survives_a_cut);
   tcase_add_test(tc, test_stall_past_the_keepalive_resumes);
   tcase_add_test(tc, test_break_past_the_window_ends_the_session);
+  tcase_add_test(tc, test_stall_past_the_window_ends_the_session);
   tcase_add_test(tc, test_unacknowledged_replies_past_the_cap_end_the_session);
   suite_add_tcase(su, tc);
   return su;
