@@ -595,20 +595,28 @@ START_TEST(test_kernel_print_survives_a_cut) {
 }
 END_TEST
 
+/* An rdevd of this test's with resume window resume_ms (ms), a proxy in
+ * front of it, and a session through the proxy whose pings (every 1 s)
+ * take a silent connection for broken within 2 s. */
+static rdev_session_t *session_with_window(fx_server_t *srv, via_t *v, const char *resume_ms) {
+  char err[512];
+  const char *extra[] = {"--resume-ms", resume_ms, NULL};
+  ck_assert_msg(fx_server_start(srv, extra, err, sizeof err) == 0, "cannot start rdevd: %s", err);
+  via_open(v, srv->target, 0);
+  rdev_options_t o = {.keepalive_ms = 1000, .connect_timeout_ms = 20000};
+  rdev_session_t *s = NULL;
+  FX_OK(rdev_session_open(v->target, &o, &s));
+  return s;
+}
+
 /* A stall longer than the keepalive's patience (1 s pings, 1 s for an
  * answer): the client takes the connection for broken, and once the
  * network moves again resumes the session; the work queued before and
  * after completes once each. */
 START_TEST(test_stall_past_the_keepalive_resumes) {
   fx_server_t srv;
-  char err[512];
-  const char *extra[] = {"--resume-ms", "20000", NULL};
-  ck_assert_msg(fx_server_start(&srv, extra, err, sizeof err) == 0, "cannot start rdevd: %s", err);
   via_t v;
-  via_open(&v, srv.target, 0);
-  rdev_options_t o = {.keepalive_ms = 1000, .connect_timeout_ms = 20000};
-  rdev_session_t *s = NULL;
-  FX_OK(rdev_session_open(v.target, &o, &s));
+  rdev_session_t *s = session_with_window(&srv, &v, "20000");
   rdev_stream_t *st = NULL;
   uint32_t *d = NULL, one = 1, got = 0;
   FX_OK(rdev_stream_create(s, &st));
@@ -665,14 +673,8 @@ END_TEST
  * ends, frees the session's memory a window after. */
 START_TEST(test_stall_past_the_window_ends_the_session) {
   fx_server_t srv;
-  char err[512];
-  const char *extra[] = {"--resume-ms", "1000", NULL};
-  ck_assert_msg(fx_server_start(&srv, extra, err, sizeof err) == 0, "cannot start rdevd: %s", err);
   via_t v;
-  via_open(&v, srv.target, 0);
-  rdev_options_t o = {.keepalive_ms = 1000, .connect_timeout_ms = 20000};
-  rdev_session_t *s = NULL;
-  FX_OK(rdev_session_open(v.target, &o, &s));
+  rdev_session_t *s = session_with_window(&srv, &v, "1000");
   size_t fr0, fr, total;
   FX_OK(rdev_mem_info(s, &fr0, &total)); /* rdevd answered the open: the session may resume */
   void *d = NULL;
