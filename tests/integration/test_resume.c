@@ -196,6 +196,18 @@ START_TEST(test_copies_survive_a_bulk_cut) {
 }
 END_TEST
 
+/* The end of a test whose session rdevd ended: s closed, the proxy gone,
+ * rdevd's device memory back to fr0 bytes free within timeout_s (rdevd
+ * freed the session), and rdevd stopped. */
+static void freed_then_stop(fx_server_t *srv, via_t *v, rdev_session_t *s, size_t fr0, double timeout_s) {
+  rdev_session_close(s);
+  chaos_proxy_free(v->p);
+  rdev_session_t *s2 = fx_open_target(srv->target);
+  ck_assert_uint_eq(fx_wait_free(s2, fr0, timeout_s), fr0);
+  rdev_session_close(s2);
+  fx_server_stop(srv);
+}
+
 /* Until s's bulk connection is in (1), or 10 s passed (0); with v, one
  * that came through v's bulk route after its first `since` connections. */
 static int bulk_in(rdev_session_t *s, via_t *v, uint64_t since) {
@@ -424,12 +436,7 @@ START_TEST(test_bulk_away_past_the_window_ends_the_session) {
   rdev_stream_destroy(b.st); /* the session is over: only the handles go */
   free(b.h);
   free(b.back);
-  rdev_session_close(s);
-  chaos_proxy_free(v.p);
-  rdev_session_t *s2 = fx_open_target(srv.target);
-  ck_assert_uint_eq(fx_wait_free(s2, fr0, 5), fr0);
-  rdev_session_close(s2);
-  fx_server_stop(&srv);
+  freed_then_stop(&srv, &v, s, fr0, 5);
 }
 END_TEST
 
@@ -661,12 +668,7 @@ START_TEST(test_break_past_the_window_ends_the_session) {
   cut(&v, 1500);
   FX_EXPECT(rdev_mem_info(s, &fr, &total), RDEV_UNAVAILABLE);
   ck_assert_msg(fx_now() - t0 < 10, "the session took %.1f s to end", fx_now() - t0);
-  rdev_session_close(s);
-  rdev_session_t *s2 = fx_open_target(srv.target);
-  ck_assert_uint_eq(fx_wait_free(s2, fr0, 5), fr0);
-  rdev_session_close(s2);
-  chaos_proxy_free(v.p);
-  fx_server_stop(&srv);
+  freed_then_stop(&srv, &v, s, fr0, 5);
 }
 END_TEST
 
@@ -689,12 +691,7 @@ START_TEST(test_stall_past_the_window_ends_the_session) {
   double waited = fx_now() - t0;
   ck_assert_msg(waited < 11, "the call failed after %.1f s, not before the stall (12 s) ended", waited);
   chaos_proxy_stall(v.p, 0);
-  rdev_session_close(s);
-  chaos_proxy_free(v.p);
-  rdev_session_t *s2 = fx_open_target(srv.target);
-  ck_assert_uint_eq(fx_wait_free(s2, fr0, 10), fr0);
-  rdev_session_close(s2);
-  fx_server_stop(&srv);
+  freed_then_stop(&srv, &v, s, fr0, 10);
 }
 END_TEST
 
