@@ -16,6 +16,12 @@ void rdev_wire_le_put(uint8_t *p, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
+void rdev_wire_bulk_header_put(uint8_t hdr[RDEV_WIRE_BULK_HEADER], uint32_t kind, uint32_t id, uint64_t size) {
+  rdev_wire_le_put(hdr, kind, 4);
+  rdev_wire_le_put(hdr + 4, id, 4);
+  rdev_wire_le_put(hdr + 8, size, 8);
+}
+
 uint64_t rdev_wire_le_get(const uint8_t *p, int bytes) {
   uint64_t v = 0;
   for (int i = bytes - 1; i >= 0; i--) v = v << 8 | p[i];

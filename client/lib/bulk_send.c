@@ -16,13 +16,6 @@
 
 #include "client.h"
 
-/* The header of a message to rdevd (rdev/wire.h, "Host memory regions"). */
-static void header_put(uint8_t hdr[RDEV_WIRE_BULK_HEADER], uint32_t kind, uint32_t id, uint64_t size) {
-  rdev_wire_le_put(hdr, kind, 4);
-  rdev_wire_le_put(hdr + 4, id, 4);
-  rdev_wire_le_put(hdr + 8, size, 8);
-}
-
 /* ACK messages: the reader counts the Read frames that landed
  * (s->bulk.frames) and tells rdevd, which drops its copies of them. The
  * reader never waits for that: it sends only if no sender holds send_mu,
@@ -57,7 +50,7 @@ static void acks_send_locked(rdev_session_t *s, int flags) {
   if (s->bulk.fd < 0 || !ack_rest_locked(s, flags)) return;
   uint64_t n = atomic_load(&s->bulk.frames);
   if (n <= atomic_load(&s->bulk.frames_told)) return;
-  header_put(s->bulk.ack_out, RDEV_WIRE_BULK_ACK, 0, n);
+  rdev_wire_bulk_header_put(s->bulk.ack_out, RDEV_WIRE_BULK_ACK, 0, n);
   s->bulk.ack_off = 0;
   s->bulk.ack_len = RDEV_WIRE_BULK_HEADER;
   atomic_store(&s->bulk.frames_told, n);
@@ -73,7 +66,7 @@ void cl_bulk_acks_flush(rdev_session_t *s) {
 
 bool cl_bulk_send_message(int sock, uint32_t kind, uint32_t id, uint64_t size, int fd) {
   uint8_t hdr[RDEV_WIRE_BULK_HEADER];
-  header_put(hdr, kind, id, size);
+  rdev_wire_bulk_header_put(hdr, kind, id, size);
   union {
     struct cmsghdr h;
     char b[CMSG_SPACE(sizeof(int))];
@@ -110,7 +103,7 @@ void cl_bulk_send_unlock(rdev_session_t *s) {
 uint32_t cl_bulk_conn_locked(rdev_session_t *s) { return s->bulk.conn; }
 
 void cl_bulk_data_header(uint8_t hdr[RDEV_WIRE_BULK_HEADER + 8], uint64_t seq, size_t n) {
-  header_put(hdr, RDEV_WIRE_BULK_DATA, 0, n);
+  rdev_wire_bulk_header_put(hdr, RDEV_WIRE_BULK_DATA, 0, n);
   rdev_wire_le_put(hdr + RDEV_WIRE_BULK_HEADER, seq, 8);
 }
 

@@ -300,9 +300,7 @@ static int take_data(srv_session_t *s, struct srv_bulk_conn *c, int fd, uint64_t
 /* Answers a REGISTER: a control frame (seq 0) with the id and status. */
 static void answer(srv_session_t *s, struct srv_bulk_conn *c, uint32_t id, int32_t status) {
   uint8_t b[RDEV_WIRE_BULK_HEADER];
-  rdev_wire_le_put(b, RDEV_WIRE_REGION_REGISTER, 4);
-  rdev_wire_le_put(b + 4, id, 4);
-  rdev_wire_le_put(b + 8, (uint64_t)(int64_t)status, 8);
+  rdev_wire_bulk_header_put(b, RDEV_WIRE_REGION_REGISTER, id, (uint64_t)(int64_t)status);
   grpc_slice sl = grpc_slice_from_copied_buffer((const char *)b, sizeof b);
   if (!srv_bulk_queue_frame(s, c, 0, sl, 0)) grpc_slice_unref(sl);
 }

@@ -137,9 +137,7 @@ void srv_bulk_unpin(void *arg) {
 /* c->mu held, f a RECEIPT about to go: it carries the count now. */
 static void receipt_fill_locked(struct srv_bulk_conn *c, bulk_frame_t *f) {
   uint8_t *b = GRPC_SLICE_START_PTR(f->data); /* the frame's own (grpc_slice_malloc) */
-  rdev_wire_le_put(b, RDEV_WIRE_BULK_RECEIPT, 4);
-  rdev_wire_le_put(b + 4, 0, 4);
-  rdev_wire_le_put(b + 8, c->data_in, 8);
+  rdev_wire_bulk_header_put(b, RDEV_WIRE_BULK_RECEIPT, 0, c->data_in);
   c->data_told = c->data_in;
   c->receipt_queued = 0;
 }

@@ -134,12 +134,6 @@ static void put(int fd, const void *p, size_t n) {
   (void)rdev_wire_send_all(fd, &iov, 1); /* rdevd may have closed it: fine */
 }
 
-static void header(uint8_t h[RDEV_WIRE_BULK_HEADER], uint32_t kind, uint32_t id, uint64_t size) {
-  rdev_wire_le_put(h, kind, 4);
-  rdev_wire_le_put(h + 4, id, 4);
-  rdev_wire_le_put(h + 8, size, 8);
-}
-
 /* REGISTER id with a memfd of real bytes (sealed against shrinking when
  * seal), declaring size. */
 static void send_register(int sock, uint32_t id, uint64_t size, size_t real, int seal) {
@@ -148,7 +142,7 @@ static void send_register(int sock, uint32_t id, uint64_t size, size_t real, int
   if (ftruncate(fd, (off_t)real) != 0) abort();
   if (seal) fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK);
   uint8_t h[RDEV_WIRE_BULK_HEADER];
-  header(h, RDEV_WIRE_REGION_REGISTER, id, size);
+  rdev_wire_bulk_header_put(h, RDEV_WIRE_REGION_REGISTER, id, size);
   union {
     struct cmsghdr c;
     char b[CMSG_SPACE(sizeof(int))];
@@ -238,7 +232,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         size_t have = n < in.n ? n : in.n;
         memcpy(b, in.p, have);
         in.p += have, in.n -= have;
-        header(h, RDEV_WIRE_BULK_DATA, 0, n);
+        rdev_wire_bulk_header_put(h, RDEV_WIRE_BULK_DATA, 0, n);
         rdev_wire_le_put(h + RDEV_WIRE_BULK_HEADER, for_seq, 8);
         struct iovec iov[2] = {{h, sizeof h}, {b, n}};
         (void)rdev_wire_send_all(sp[1], iov, 2);
@@ -253,14 +247,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         break;
       }
       case 3: /* UNREGISTER */
-        header(h, RDEV_WIRE_REGION_UNREGISTER, (uint32_t)take(&in, 1), 0);
+        rdev_wire_bulk_header_put(h, RDEV_WIRE_REGION_UNREGISTER, (uint32_t)take(&in, 1), 0);
         put(sp[1], h, RDEV_WIRE_BULK_HEADER);
         break;
       case 8: /* the next connection (a reconnecting client): rdevd takes it once the last one's threads let go */
         sp[1] = next_connection(s, sp[1], &sink, ++conn, local);
         break;
       case 7: /* an ACK for seq base + k (a Read's frame, sent or not, or no frame's) */
-        header(h, RDEV_WIRE_BULK_ACK, 0, seq + take(&in, 1) % 8 - 4);
+        rdev_wire_bulk_header_put(h, RDEV_WIRE_BULK_ACK, 0, seq + take(&in, 1) % 8 - 4);
         put(sp[1], h, RDEV_WIRE_BULK_HEADER);
         break;
       case 4: /* a bulk Write */

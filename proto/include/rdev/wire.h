@@ -210,6 +210,9 @@ struct iovec;
 /* The low bytes (at most 8) of v at p, little-endian; and back. */
 void rdev_wire_le_put(uint8_t *p, uint64_t v, int bytes);
 uint64_t rdev_wire_le_get(const uint8_t *p, int bytes);
+/* The header of "Host memory regions" (the client's messages, rdevd's
+ * control frames): kind, id, size. */
+void rdev_wire_bulk_header_put(uint8_t hdr[RDEV_WIRE_BULK_HEADER], uint32_t kind, uint32_t id, uint64_t size);
 /* Sends iov[0..n) whole on the stream socket fd (blocking; no SIGPIPE;
  * the iovecs are used up): 0, or -1 with errno when the connection failed. */
 int rdev_wire_send_all(int fd, struct iovec *iov, int n);
