@@ -1,7 +1,9 @@
 /*
  * runtime/engine.c — the stream engine (rt_engine.h), the same on every
  * backend: each stream's worker thread draining its bounded ring of tasks
- * in order, synchronize, abort, discard and destroy. Host callbacks, event
+ * in order (or a synchronizing thread running short launches itself, as
+ * the worker would: rt_engine_stream_run_here), synchronize, abort,
+ * discard and destroy. Host callbacks, event
  * records and waits and value waits run here; device tasks go to the
  * backend's exec, each in an execution slot of engine_sched.c's. Events
  * are engine_event.c's.
@@ -143,12 +145,146 @@ static void notify_progress(eng_stream_t *s) {
   }
 }
 
+/* ---- what a launch took, for rt_engine_stream_run_here -------------------
+ * Each stream keeps, for the last QUICK_KEYS launches of built-in kernels
+ * it ran (hashed by kernel, blocks and arguments), how long the run took:
+ * one word each, the hash's top bits over the microseconds, so that a
+ * reader never sees one launch's hash with another's time. Only the
+ * thread that runs the stream's tasks writes it; a synchronizing thread
+ * reads it. A built-in kernel's time is a function of its arguments, at
+ * most linear in each scalar (a count, a delay): a scalar counts by its
+ * sign and magnitude (bit length; a float's exponent), so that a loop
+ * whose scalar moves (a step, an index) is known after a few runs, and
+ * the same key's runs differ by at most about twice. */
+#define QUICK_US_BITS 20
+#define QUICK_US_MAX ((1u << QUICK_US_BITS) - 1)
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
+}
+
+/* The sign and bit length of v. */
+static uint64_t magnitude(int64_t v) {
+  uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  return (v < 0 ? 128u : 0u) | (uint64_t)(m ? 64 - __builtin_clzll(m) : 0);
+}
+
+/* The hash of kernel task t (a built-in kernel's launch), each argument by
+ * its type: a pointer as it is (its allocation bounds the work), a scalar
+ * by its magnitude. */
+static uint64_t launch_key(const rt_task_t *t) {
+  uint64_t h = mix(mix(0, (uint64_t)t->u.kernel.index), t->u.kernel.blocks);
+  for (int i = 0; i < RDEV_RT_MAX_KERNEL_ARGS && t->u.kernel.args[i].type; i++) {
+    const rdev_kernel_arg_t *a = &t->u.kernel.args[i];
+    uint64_t v;
+    switch (a->type) {
+      case RDEV_ARG_PTR: v = mix((uint64_t)(uintptr_t)a->v.ptr.base, a->v.ptr.offset); break;
+      case RDEV_ARG_I32: v = magnitude(a->v.i32); break;
+      case RDEV_ARG_U32: v = magnitude((int64_t)a->v.u32); break;
+      case RDEV_ARG_I64: v = magnitude(a->v.i64); break;
+      case RDEV_ARG_U64: v = a->v.u64 >> 63 ? 64 : magnitude((int64_t)a->v.u64); break;
+      case RDEV_ARG_F32: {
+        uint32_t w;
+        memcpy(&w, &a->v.f32, sizeof w);
+        v = w >> 23; /* sign and exponent */
+        break;
+      }
+      default: {
+        uint64_t w;
+        memcpy(&w, &a->v.f64, sizeof w);
+        v = w >> 52;
+        break;
+      }
+    }
+    h = mix(mix(h, (uint64_t)a->type), v);
+  }
+  return h & ~(uint64_t)QUICK_US_MAX;
+}
+
+static void quick_note(eng_stream_t *s, const rt_task_t *t, uint64_t ns) {
+  uint64_t key = launch_key(t), us = (ns + 999) / 1000;
+  atomic_store_explicit(&s->quick[(key >> QUICK_US_BITS) % QUICK_KEYS], key | (us < QUICK_US_MAX ? us : QUICK_US_MAX),
+                        memory_order_relaxed);
+}
+
+/* What the same launch as t took when it last ran on s, in ns; UINT64_MAX
+ * when s has not run it (lately). */
+static uint64_t quick_guess(eng_stream_t *s, const rt_task_t *t) {
+  uint64_t key = launch_key(t);
+  uint64_t w = atomic_load_explicit(&s->quick[(key >> QUICK_US_BITS) % QUICK_KEYS], memory_order_relaxed);
+  return (w & ~(uint64_t)QUICK_US_MAX) == key ? (w & QUICK_US_MAX) * 1000 : UINT64_MAX;
+}
+
+/* Runs tasks [head, end) of s, in order, on whichever thread owns the run
+ * (the worker, or a thread that claimed the stream: here), each in an
+ * execution slot when it is device work, skipped or discarded as the
+ * stream's state says. Returns where it stopped: end, or (here) the first
+ * task for which the device had no slot free at once. Publishes head past
+ * each task run but the last: the caller moves it to the returned index
+ * under s->mu. */
+static uint64_t run_tasks(eng_stream_t *s, uint64_t head, uint64_t end, int here) {
+  for (; head < end; head++) {
+    rt_task_t *t = &s->ring[head % s->cap];
+    int aborted = eng_cut_off(s);
+    /* stopped by an earlier failure (an abort is none: the stream goes on);
+     * read for each task, as a failure mode set or an error taken while
+     * the run goes on applies to the tasks after it */
+    int err = atomic_load_explicit(&s->err, memory_order_relaxed);
+    int skip = atomic_load_explicit(&s->stop_on_failure, memory_order_relaxed) && err != RDEV_OK &&
+               err != RDEV_RT_STREAM_ABORT && on_device(t);
+    int rc = RDEV_OK, device = !aborted && !skip && on_device(t), waited = 0;
+    uint64_t t0 = 0, t1 = 0, tw = 0; /* waiting for a slot from tw, running from t0 to t1 */
+    void (*observe)(void *, int, uint32_t, int, uint64_t, uint64_t) = s->eng->task_done;
+    if (observe && device) tw = rdev_clock_now_ns();
+    int held = device ? eng_slot_acquire(s, &waited, here) : 0; /* an execution slot? */
+    if (held == ENG_SLOT_BUSY) return head;
+    if (skip && !aborted) {
+      eng_slot_forget(s); /* it may have queued for this task when it released its last slot */
+      skip_task(t);
+    } else if (aborted || held < 0) {
+      eng_slot_forget(s);
+      discard_task(t);
+      held = 0;
+    } else {
+      int kernel = t->op == RT_TASK_KERNEL || t->op == RT_TASK_OP;
+      int timed = held || tw || t->op == RT_TASK_KERNEL; /* a clock read costs a small memset's time */
+      if (timed) t0 = tw && !waited ? tw : rdev_clock_now_ns();
+      rc = exec_task(s, t);
+      if (timed) t1 = rdev_clock_now_ns();
+      if (t->op == RT_TASK_KERNEL && !t->u.kernel.fn && rc == RDEV_OK) quick_note(s, t, t1 - t0);
+      if (tw)
+        observe(s->eng->task_done_user, s->dev->index, atomic_load_explicit(&s->group_id, memory_order_relaxed), kernel,
+                held ? t0 - tw : 0, t1 - t0);
+    }
+    if (rc != RDEV_OK) { /* kept at once: a synchronize or a vacancy check sees it with the head */
+      pthread_mutex_lock(&s->mu);
+      if (s->err == RDEV_OK) {
+        s->err = rc;
+        snprintf(s->err_msg, sizeof s->err_msg, "%s", rdev_rt_last_error()); /* before task_done's calls */
+      }
+      pthread_mutex_unlock(&s->mu);
+    }
+    task_done(t);
+    /* if the next task needs the device too, stay in line for it */
+    if (held) eng_slot_release(s, t1 - t0, head + 1 < end);
+    if (head + 1 == end) break; /* the last one is passed under the lock, with in_callback */
+    atomic_store_explicit(&s->head, head + 1, memory_order_release);
+    if (atomic_load_explicit(&s->space_waiters, memory_order_relaxed)) {
+      pthread_mutex_lock(&s->mu); /* a submitter waits for room: tell it now, not at the run's end */
+      notify_progress(s);
+      pthread_mutex_unlock(&s->mu);
+    }
+  }
+  return end;
+}
+
 static void *stream_worker(void *arg) {
   eng_stream_t *s = arg;
   pthread_mutex_lock(&s->mu);
   for (;;) {
-    uint64_t head = atomic_load_explicit(&s->head, memory_order_relaxed); /* its own */
-    while (head == s->tail && !s->stop) {
+    uint64_t head; /* its own to move, unless a synchronizer claimed the stream */
+    while (s->claimed || ((head = atomic_load_explicit(&s->head, memory_order_relaxed)) == s->tail && !s->stop)) {
       s->worker_idle = 1;
       pthread_cond_wait(&s->cv_work, &s->mu);
       s->worker_idle = 0;
@@ -157,55 +293,7 @@ static void *stream_worker(void *arg) {
     uint64_t end = run_end(s, head); /* tasks [head, end) stay in the ring until head passes them */
     s->in_callback = s->ring[head % s->cap].op == RT_TASK_CALLBACK;
     pthread_mutex_unlock(&s->mu);
-    for (; head < end; head++) {
-      rt_task_t *t = &s->ring[head % s->cap];
-      int aborted = eng_cut_off(s);
-      /* stopped by an earlier failure (an abort is none: the stream goes on);
-       * read for each task, as a failure mode set or an error taken while
-       * the run goes on applies to the tasks after it */
-      int err = atomic_load_explicit(&s->err, memory_order_relaxed);
-      int skip = atomic_load_explicit(&s->stop_on_failure, memory_order_relaxed) && err != RDEV_OK &&
-                 err != RDEV_RT_STREAM_ABORT && on_device(t);
-      int rc = RDEV_OK, device = !aborted && !skip && on_device(t), waited = 0;
-      uint64_t t0 = 0, t1 = 0, tw = 0; /* waiting for a slot from tw, running from t0 to t1 */
-      void (*observe)(void *, int, uint32_t, int, uint64_t, uint64_t) = s->eng->task_done;
-      if (observe && device) tw = rdev_clock_now_ns();
-      int held = device ? eng_slot_acquire(s, &waited) : 0; /* an execution slot? */
-      if (skip && !aborted) {
-        eng_slot_forget(s); /* it may have queued for this task when it released its last slot */
-        skip_task(t);
-      } else if (aborted || held < 0) {
-        eng_slot_forget(s);
-        discard_task(t);
-        held = 0;
-      } else {
-        if (held || tw) t0 = tw && !waited ? tw : rdev_clock_now_ns(); /* a clock read costs a small task's time */
-        int kernel = t->op == RT_TASK_KERNEL || t->op == RT_TASK_OP;
-        rc = exec_task(s, t);
-        if (held || tw) t1 = rdev_clock_now_ns();
-        if (tw)
-          observe(s->eng->task_done_user, s->dev->index, atomic_load_explicit(&s->group_id, memory_order_relaxed),
-                  kernel, held ? t0 - tw : 0, t1 - t0);
-      }
-      if (rc != RDEV_OK) { /* kept at once: a synchronize or a vacancy check sees it with the head */
-        pthread_mutex_lock(&s->mu);
-        if (s->err == RDEV_OK) {
-          s->err = rc;
-          snprintf(s->err_msg, sizeof s->err_msg, "%s", rdev_rt_last_error()); /* before task_done's calls */
-        }
-        pthread_mutex_unlock(&s->mu);
-      }
-      task_done(t);
-      /* if the next task needs the device too, stay in line for it */
-      if (held) eng_slot_release(s, t1 - t0, head + 1 < end);
-      if (head + 1 == end) break; /* the last one is passed under the lock, with in_callback */
-      atomic_store_explicit(&s->head, head + 1, memory_order_release);
-      if (atomic_load_explicit(&s->space_waiters, memory_order_relaxed)) {
-        pthread_mutex_lock(&s->mu); /* a submitter waits for room: tell it now, not at the run's end */
-        notify_progress(s);
-        pthread_mutex_unlock(&s->mu);
-      }
-    }
+    run_tasks(s, head, end, 0);
     pthread_mutex_lock(&s->mu);
     s->in_callback = 0;
     atomic_store_explicit(&s->head, end, memory_order_release);
@@ -213,6 +301,36 @@ static void *stream_worker(void *arg) {
   }
   pthread_mutex_unlock(&s->mu);
   return NULL;
+}
+
+int rt_engine_stream_run_here(rdev_rt_stream_t *st, uint64_t budget_ns) {
+  eng_stream_t *s = (eng_stream_t *)st;
+  pthread_mutex_lock(&s->mu);
+  uint64_t head = atomic_load_explicit(&s->head, memory_order_relaxed), end = s->tail, guess = 0;
+  /* only a stream whose worker waits for work (none runs, none is
+   * claimed), and only launches it ran lately within the budget in all */
+  int ok = s->worker_idle && !s->claimed && !s->stop && !eng_cut_off(s) && head < end && end - head <= RUN_MAX;
+  for (uint64_t i = head; ok && i < end; i++) {
+    const rt_task_t *t = &s->ring[i % s->cap];
+    uint64_t ns = t->op == RT_TASK_KERNEL && !t->u.kernel.fn ? quick_guess(s, t) : UINT64_MAX;
+    ok = ns <= budget_ns - guess;
+    if (ok) guess += ns;
+  }
+  if (!ok) {
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+  }
+  s->claimed = 1;
+  pthread_mutex_unlock(&s->mu);
+  uint64_t reached = run_tasks(s, head, end, 1);
+  pthread_mutex_lock(&s->mu);
+  s->claimed = 0;
+  atomic_store_explicit(&s->head, reached, memory_order_release);
+  notify_progress(s);
+  /* what is left, came meanwhile, or a destroy is the worker's again */
+  if (reached != s->tail || s->stop) pthread_cond_signal(&s->cv_work);
+  pthread_mutex_unlock(&s->mu);
+  return reached == end;
 }
 
 /* ---- streams ------------------------------------------------------------- */

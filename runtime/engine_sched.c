@@ -107,9 +107,10 @@ static void wait_remove(eng_dev_t *d, eng_stream_t *s) {
 }
 
 /* Takes an execution slot for s's next task: 1 when held (give it back with
- * eng_slot_release), 0 when the device is unscheduled, -1 when s was aborted.
+ * eng_slot_release), 0 when the device is unscheduled, -1 when s was aborted;
+ * with nowait, ENG_SLOT_BUSY when s would have to wait (s is then not queued).
  * *waited is set when it had to wait for the slot. */
-int eng_slot_acquire(eng_stream_t *s, int *waited) {
+int eng_slot_acquire(eng_stream_t *s, int *waited, int nowait) {
   eng_dev_t *d = s->dev;
   if (!d->slots) return 0;
   pthread_mutex_lock(&d->sched_mu);
@@ -120,6 +121,11 @@ int eng_slot_acquire(eng_stream_t *s, int *waited) {
   }
   wait_enqueue(d, s);
   while (!eng_cut_off(s) && !(d->busy < d->slots && is_next(s))) {
+    if (nowait) {
+      wait_remove(d, s);
+      pthread_mutex_unlock(&d->sched_mu);
+      return ENG_SLOT_BUSY;
+    }
     *waited = 1;
     pthread_cond_wait(&d->sched_cv, &d->sched_mu);
   }

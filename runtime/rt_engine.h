@@ -39,6 +39,8 @@ typedef struct { /* one device's scheduling and event state */
   pthread_cond_t ev_cv;  /* an event completed, or a stream is aborting */
 } eng_dev_t;
 
+#define QUICK_KEYS 8 /* launches whose run time a stream keeps (rt_engine_stream_run_here) */
+
 typedef struct eng_stream {
   rdev_rt_stream_t base;
   rt_engine_t *eng;
@@ -58,6 +60,7 @@ typedef struct eng_stream {
   uint64_t tail;
   uint64_t seen_head; /* submitters: head as last loaded (room is checked against it first) */
   int worker_idle;
+  int claimed; /* a synchronizing thread runs the queued tasks (rt_engine_stream_run_here): the worker waits */
   atomic_int space_waiters;
   int in_callback;                 /* the task running is a host callback */
   atomic_uint_fast64_t wake_at;    /* lowest head a synchronizer waits for; UINT64_MAX = none */
@@ -72,7 +75,8 @@ typedef struct eng_stream {
   atomic_uint group_id;            /* the group's id, for the task observer (no lock) */
   struct eng_stream *wnext;        /* dev->waitq link (under dev->sched_mu) */
   struct eng_stream *prev, *next;
-  atomic_int refs; /* its creator's, and a batch's that holds its wake back (rt_engine_batch) */
+  atomic_int refs;                        /* its creator's, and a batch's that holds its wake back (rt_engine_batch) */
+  atomic_uint_fast64_t quick[QUICK_KEYS]; /* what its latest launches took (engine.c) */
 } eng_stream_t;
 
 typedef struct eng_event {
@@ -111,18 +115,21 @@ static inline int eng_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, c
 
 /* Whether the task s's worker runs now is discarded: the stream is
  * force-destroyed or aborted, or the task was queued before a discard
- * (rdev_rt_stream_discard). On the worker only (it alone moves head). */
+ * (rdev_rt_stream_discard). On the thread that runs s's tasks only (it
+ * alone moves head: the worker, or a claim's owner). */
 static inline int eng_cut_off(eng_stream_t *s) {
   return atomic_load(&s->abort) || atomic_load_explicit(&s->head, memory_order_relaxed) < atomic_load(&s->discard_to);
 }
 
-/* Execution slots (engine_sched.c), on s's worker: eng_slot_acquire takes
- * one for s's next device task (1: held, 0: the device is unscheduled,
- * -1: s was cut off; *waited set when it had to wait); eng_slot_release
+/* Execution slots (engine_sched.c), on the thread that runs s's tasks:
+ * eng_slot_acquire takes one for s's next device task (1: held, 0: the
+ * device is unscheduled, -1: s was cut off; *waited set when it had to
+ * wait; with nowait, ENG_SLOT_BUSY instead of waiting); eng_slot_release
  * gives it back, charging ns of device time to s's group, and with more
  * queues s for its next task at once; eng_slot_forget takes s out of the
  * queue when its task was discarded instead. */
-int eng_slot_acquire(eng_stream_t *s, int *waited);
+#define ENG_SLOT_BUSY (-2)
+int eng_slot_acquire(eng_stream_t *s, int *waited, int nowait);
 void eng_slot_release(eng_stream_t *s, uint64_t ns, int more);
 void eng_slot_forget(eng_stream_t *s);
 /* s is being destroyed, its worker stopped: it leaves the slot queue and
@@ -142,6 +149,7 @@ int rt_engine_stream_destroy(rdev_rt_stream_t *st, int force);
 int rt_engine_stream_abort(rdev_rt_stream_t *st);
 int rt_engine_stream_discard(rdev_rt_stream_t *st);
 int rt_engine_stream_sync(rdev_rt_stream_t *st, int32_t timeout_ms);
+int rt_engine_stream_run_here(rdev_rt_stream_t *st, uint64_t budget_ns);
 /* Batched wakes, per thread (rdev_rt_batch_begin/_end): on, nesting; off
  * at the outermost end wakes the streams held back. */
 void rt_engine_batch(int on);

@@ -420,6 +420,16 @@ int rdev_rt_stream_synchronize_timeout(rdev_rt_stream_t *s, int32_t timeout_ms) 
   return rt_engine_stream_sync(s, timeout_ms);
 }
 
+int rdev_rt_stream_run_quick(rdev_rt_stream_t *s, uint64_t budget_ns, int *ran) {
+  rt_clear_error();
+  if (ran) *ran = 0;
+  int rc = rt_check_stream(NULL, s);
+  if (rc) return rc;
+  int all = rt_engine_stream_run_here(s, budget_ns);
+  if (ran) *ran = all;
+  return RDEV_OK;
+}
+
 /* The stream's unfinished tasks, the running one included, for query,
  * pending and idle; out is the caller's result pointer, checked here. */
 static int stream_tasks(rdev_rt_stream_t *s, const void *out, size_t *tasks, int *in_callback, int *err) {

@@ -281,6 +281,19 @@ int rdev_rt_stream_synchronize(rdev_rt_stream_t *s);
  * the work queued and any pending error in place. */
 int rdev_rt_stream_synchronize_timeout(rdev_rt_stream_t *s, int32_t timeout_ms);
 
+/* Runs the work queued on s on the calling thread, now, when s's worker
+ * waits for work and that work is only kernel launches that s ran lately
+ * (the same kernel, blocks and arguments) in budget_ns all together: a
+ * synchronizer about to wait for a short launch (rdevd's completion-queue
+ * thread) saves the worker's wake-up. The launches run in order, in
+ * execution slots taken without waiting, as the worker would run them;
+ * their errors are the stream's, for the next synchronize. *ran (may be
+ * NULL) is 1 when it ran all of it, else 0: nothing, or the rest left to
+ * the worker when the device had no slot free. Blocks for about the
+ * launches' time, which the budget bounds as far as a launch's last run
+ * tells its next. */
+int rdev_rt_stream_run_quick(rdev_rt_stream_t *s, uint64_t budget_ns, int *ran);
+
 /* Returns and clears the first error the stream's work raised since the last
  * synchronize or take (RDEV_OK if none; else its detail, the backend's text,
  * is in rdev_rt_last_error(), as a synchronize's). Called from a host callback on s it
