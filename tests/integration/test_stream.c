@@ -332,6 +332,65 @@ START_TEST(test_launch_write_i32_prints) {
 }
 END_TEST
 
+/* A launch then a synchronize, again and again (a notebook's loop): rdevd
+ * runs a launch its stream ran lately on the thread that synchronizes
+ * instead of waking the stream's worker (rdev_rt_stream_run_quick). Each
+ * launch runs once and in order, its print arrives with its own
+ * synchronize, a refused launch in between fails its own synchronize and
+ * nothing after it, and a launch queued behind a long one still waits
+ * its turn. */
+START_TEST(test_repeated_launch_and_synchronize) {
+  rdev_session_t *s = fx_open();
+  fx_capture_t cap;
+  fx_capture_init(&cap);
+  rdev_session_set_print_fn(s, fx_capture_fn, &cap);
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  int32_t *d = NULL;
+  FX_OK(rdev_malloc(s, (void **)&d, 2 * sizeof(int32_t), RDEV_MEM_MALLOC_HUGE_FIRST));
+  static char want[8192], text[sizeof cap.text];
+  size_t wlen = 0;
+  want[0] = 0;
+  for (int i = 0; i < 120; i++) {
+    int32_t v = 64 + i % 64; /* one magnitude: the same launch to rdevd's timing */
+    rdev_arg_t a[2] = {fx_ptr(d + i % 2), fx_i32(v)};
+    FX_OK(rdev_launch(st, "write_i32", 1, a, 2));
+    if (i % 30 == 29) { /* 16 bytes into 8: refused when it runs */
+      rdev_arg_t over[2] = {fx_ptr(d), fx_i32(v)};
+      FX_OK(rdev_launch(st, "write_i32", 4, over, 2));
+      FX_EXPECT(rdev_stream_synchronize(st), RDEV_INVALID_PARAM);
+    } else {
+      FX_OK(rdev_stream_synchronize(st));
+    }
+    wlen += (size_t)snprintf(want + wlen, sizeof want - wlen, "Source data: %d\n", (int)v);
+    fx_capture_get(&cap, text, sizeof text);
+    ck_assert_msg(strcmp(text, fx_printed(want)) == 0, "launch %d: printed %zu bytes, want %zu", i, strlen(text),
+                  strlen(fx_printed(want)));
+    if (i % 10 == 9) {
+      int32_t got[2] = {0, 0};
+      FX_OK(rdev_memcpy(s, got, sizeof got, d, sizeof got, RDEV_MEMCPY_DEVICE_TO_HOST));
+      ck_assert_int_eq(got[i % 2], v);
+      ck_assert_int_eq(got[(i + 1) % 2], 64 + (i - 1) % 64);
+    }
+  }
+  /* behind a 100 ms delay, the same launch waits for it */
+  rdev_arg_t delay[1] = {fx_u32(100000)};
+  rdev_arg_t a[2] = {fx_ptr(d), fx_i32(100)};
+  FX_OK(rdev_launch(st, "delay_us", 1, delay, 1));
+  FX_OK(rdev_launch(st, "write_i32", 1, a, 2));
+  double t0 = fx_now();
+  FX_OK(rdev_stream_synchronize(st));
+  double took = fx_now() - t0;
+  ck_assert_msg(took >= 0.095, "the synchronize took %.1f ms, under the delay", took * 1e3);
+  int32_t got = 0;
+  FX_OK(rdev_memcpy(s, &got, sizeof got, d, sizeof got, RDEV_MEMCPY_DEVICE_TO_HOST));
+  ck_assert_int_eq(got, 100);
+  FX_OK(rdev_free(s, d));
+  FX_OK(rdev_stream_destroy(st));
+  rdev_session_close(s);
+}
+END_TEST
+
 /* Set by a host function: the stream got past what was queued before it. */
 static void flag_done(rdev_host_call_t *call, void *user, int status) {
   (void)status;
@@ -941,6 +1000,7 @@ Suite *suite_stream(void) {
   Suite *su = suite_create("stream");
   TCase *tc = fx_tcase("stream");
   tcase_add_test(tc, test_stream_create_destroy);
+  tcase_add_test(tc, test_repeated_launch_and_synchronize);
   tcase_add_test(tc, test_value_write_releases_value_wait);
   tcase_add_test(tc, test_stream_failure_mode);
   tcase_add_test(tc, test_stream_abort);
