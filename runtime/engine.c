@@ -199,12 +199,12 @@ static uint64_t launch_key(const rt_task_t *t) {
     }
     h = mix(mix(h, (uint64_t)a->type), v);
   }
-  return h & ~(uint64_t)QUICK_US_MAX;
+  return (h & ~(uint64_t)QUICK_US_MAX) | (uint64_t)1 << QUICK_US_BITS; /* never 0: an empty entry matches none */
 }
 
 static void quick_note(eng_stream_t *s, const rt_task_t *t, uint64_t ns) {
   uint64_t key = launch_key(t), us = (ns + 999) / 1000;
-  atomic_store_explicit(&s->quick[(key >> QUICK_US_BITS) % QUICK_KEYS], key | (us < QUICK_US_MAX ? us : QUICK_US_MAX),
+  atomic_store_explicit(&s->quick[(key >> 32) % QUICK_KEYS], key | (us < QUICK_US_MAX ? us : QUICK_US_MAX),
                         memory_order_relaxed);
 }
 
@@ -212,7 +212,7 @@ static void quick_note(eng_stream_t *s, const rt_task_t *t, uint64_t ns) {
  * when s has not run it (lately). */
 static uint64_t quick_guess(eng_stream_t *s, const rt_task_t *t) {
   uint64_t key = launch_key(t);
-  uint64_t w = atomic_load_explicit(&s->quick[(key >> QUICK_US_BITS) % QUICK_KEYS], memory_order_relaxed);
+  uint64_t w = atomic_load_explicit(&s->quick[(key >> 32) % QUICK_KEYS], memory_order_relaxed);
   return (w & ~(uint64_t)QUICK_US_MAX) == key ? (w & QUICK_US_MAX) * 1000 : UINT64_MAX;
 }
 
@@ -252,7 +252,8 @@ static uint64_t run_tasks(eng_stream_t *s, uint64_t head, uint64_t end, int here
       if (timed) t0 = tw && !waited ? tw : rdev_clock_now_ns();
       rc = exec_task(s, t);
       if (timed) t1 = rdev_clock_now_ns();
-      if (t->op == RT_TASK_KERNEL && !t->u.kernel.fn && rc == RDEV_OK) quick_note(s, t, t1 - t0);
+      /* a run a discard cut short (a delay's sleep ends early) says nothing */
+      if (t->op == RT_TASK_KERNEL && !t->u.kernel.fn && rc == RDEV_OK && !eng_cut_off(s)) quick_note(s, t, t1 - t0);
       if (tw)
         observe(s->eng->task_done_user, s->dev->index, atomic_load_explicit(&s->group_id, memory_order_relaxed), kernel,
                 held ? t0 - tw : 0, t1 - t0);
@@ -309,7 +310,8 @@ int rt_engine_stream_run_here(rdev_rt_stream_t *st, uint64_t budget_ns) {
   uint64_t head = atomic_load_explicit(&s->head, memory_order_relaxed), end = s->tail, guess = 0;
   /* only a stream whose worker waits for work (none runs, none is
    * claimed), and only launches it ran lately within the budget in all */
-  int ok = s->worker_idle && !s->claimed && !s->stop && !eng_cut_off(s) && head < end && end - head <= RUN_MAX;
+  int ok = s->base.rt->be->runs_here && s->worker_idle && !s->claimed && !s->stop && !eng_cut_off(s) && head < end &&
+           end - head <= RUN_MAX;
   for (uint64_t i = head; ok && i < end; i++) {
     const rt_task_t *t = &s->ring[i % s->cap];
     uint64_t ns = t->op == RT_TASK_KERNEL && !t->u.kernel.fn ? quick_guess(s, t) : UINT64_MAX;

@@ -101,6 +101,11 @@ typedef struct {
 typedef struct rt_backend {
   const char *name;
   int confined; /* see rdev_rt_kernels_confined */
+  /* Whether a synchronizing thread may run its short launches itself
+   * (rt_engine_stream_run_here): the sim, whose kernels run on the host
+   * for a time that follows from their arguments. Not acl: a device that
+   * hangs would hold that thread (rdevd's completion-queue thread). */
+  int runs_here;
   int (*open)(rdev_rt_t *rt, const rdev_rt_config_t *cfg, void **impl);
   /* after the engine closed every stream and event */
   void (*close)(void *impl);

@@ -69,6 +69,7 @@ static void sim_close(void *impl) {
 const rt_backend_t rt_sim_backend = {
     .name = "sim",
     .confined = 1,
+    .runs_here = 1,
     .open = sim_open,
     .close = sim_close,
     .device_count = sim_device_count,

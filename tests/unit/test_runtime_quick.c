@@ -10,6 +10,8 @@
  * or callback in the queue, a busy worker or device, budget 0, discarded
  * work) to the worker untouched; bad handles; and its ordering with the
  * worker (many rounds, another thread submitting, destroy, discard, abort).
+ * On acl it never runs anything (a device may hang): that alone is checked
+ * there. Runs cut short by a discard are not learned.
  * Work is queued inside rdev_rt_batch_begin/_end, which holds back the
  * worker's wake, so that run_quick finds it queued with an idle worker.
  * Suite "quick".
@@ -811,11 +813,61 @@ START_TEST(test_quick_never_runs_work_of_an_aborted_stream) {
 }
 END_TEST
 
+/* A launch a discard cut short is not learned: its short run says nothing
+ * of the next (a delay of 35 minutes, ended after 20 ms, must not run on
+ * the synchronizing thread next time). */
+START_TEST(test_quick_does_not_learn_a_run_cut_short) {
+  rdev_rt_t *rt = open_small();
+  rdev_rt_stream_t *s = mkstream(rt, 0);
+  ck_assert_int_eq(launch_delay(s, 0x80000000u), RDEV_OK);
+  usleep(20000);
+  ck_assert_int_eq(rdev_rt_stream_discard(s), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_RT_STREAM_ABORT);
+  rdev_rt_batch_begin();
+  ck_assert_int_eq(launch_delay(s, 0x80000000u), RDEV_OK);
+  double t0 = now_ms();
+  ck_assert_int_eq(quick(s, BIG_BUDGET_NS), 0);
+  ck_assert_msg(now_ms() - t0 < 1000.0, "run_quick held the caller %.0f ms", now_ms() - t0);
+  ck_assert_int_eq(query_done(s), 0);
+  rdev_rt_batch_end();
+  ck_assert_int_eq(rdev_rt_stream_discard(s), RDEV_OK);
+  ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_RT_STREAM_ABORT);
+  ck_assert_int_eq(rdev_rt_stream_destroy(s), RDEV_OK);
+  rdev_rt_close(rt);
+}
+END_TEST
+
+/* acl never runs launches on the caller (a device may hang): a learned
+ * launch stays the worker's, and runs there. */
+START_TEST(test_quick_never_runs_on_acl) {
+  rdev_rt_t *rt = open_small();
+  rdev_rt_stream_t *s = mkstream(rt, 0);
+  int32_t *d = dmalloc(rt, 0, 64);
+  learn_write(s, d, 5);
+  learn_write(s, d, 5);
+  rdev_rt_batch_begin();
+  ck_assert_int_eq(launch_write(s, d, 1, 6, NULL, NULL), RDEV_OK);
+  expect_declined(s, BIG_BUDGET_NS);
+  rdev_rt_batch_end();
+  ck_assert_int_eq(rdev_rt_stream_synchronize(s), RDEV_OK);
+  ck_assert_int_eq(read_i32(rt, d), 6);
+  ck_assert_int_eq(rdev_rt_stream_destroy(s), RDEV_OK);
+  rdev_rt_close(rt);
+}
+END_TEST
+
 /* ---- suites --------------------------------------------------------------- */
 
 static Suite *quick_suite(void) {
   Suite *s = suite_create("quick");
   TCase *tc = tcase("quick");
+  if (on_acl()) { /* the sim's alone */
+    tcase_add_test(tc, test_quick_never_runs_on_acl);
+    tcase_add_test(tc, test_quick_null_stream_is_invalid_resource_handle);
+    suite_add_tcase(s, tc);
+    return s;
+  }
+  tcase_add_test(tc, test_quick_does_not_learn_a_run_cut_short);
   tcase_add_test(tc, test_quick_runs_a_learned_launch_on_the_calling_thread);
   tcase_add_test(tc, test_quick_on_an_empty_stream_runs_nothing);
   tcase_add_test(tc, test_quick_keys_floats_by_sign_and_exponent);

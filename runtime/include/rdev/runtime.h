@@ -291,7 +291,8 @@ int rdev_rt_stream_synchronize_timeout(rdev_rt_stream_t *s, int32_t timeout_ms);
  * NULL) is 1 when it ran all of it, else 0: nothing, or the rest left to
  * the worker when the device had no slot free. Blocks for about the
  * launches' time, which the budget bounds as far as a launch's last run
- * tells its next. */
+ * tells its next. The sim's launches only: on acl (a device that may hang)
+ * it never runs anything. */
 int rdev_rt_stream_run_quick(rdev_rt_stream_t *s, uint64_t budget_ns, int *ran);
 
 /* Returns and clears the first error the stream's work raised since the last
