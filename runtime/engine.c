@@ -145,77 +145,6 @@ static void notify_progress(eng_stream_t *s) {
   }
 }
 
-/* ---- what a launch took, for rt_engine_stream_run_here -------------------
- * Each stream keeps, for the last QUICK_KEYS launches of built-in kernels
- * it ran (hashed by kernel, blocks and arguments), how long the run took:
- * one word each, the hash's top bits over the microseconds, so that a
- * reader never sees one launch's hash with another's time. Only the
- * thread that runs the stream's tasks writes it; a synchronizing thread
- * reads it. A built-in kernel's time is a function of its arguments, at
- * most linear in each scalar (a count, a delay): a scalar counts by its
- * sign and magnitude (bit length; a float's exponent), so that a loop
- * whose scalar moves (a step, an index) is known after a few runs, and
- * the same key's runs differ by at most about twice. */
-#define QUICK_US_BITS 20
-#define QUICK_US_MAX ((1u << QUICK_US_BITS) - 1)
-
-static uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  return h * 0xff51afd7ed558ccdull;
-}
-
-/* The sign and bit length of v. */
-static uint64_t magnitude(int64_t v) {
-  uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-  return (v < 0 ? 128u : 0u) | (uint64_t)(m ? 64 - __builtin_clzll(m) : 0);
-}
-
-/* The hash of kernel task t (a built-in kernel's launch), each argument by
- * its type: a pointer as it is (its allocation bounds the work), a scalar
- * by its magnitude. */
-static uint64_t launch_key(const rt_task_t *t) {
-  uint64_t h = mix(mix(0, (uint64_t)t->u.kernel.index), t->u.kernel.blocks);
-  for (int i = 0; i < RDEV_RT_MAX_KERNEL_ARGS && t->u.kernel.args[i].type; i++) {
-    const rdev_kernel_arg_t *a = &t->u.kernel.args[i];
-    uint64_t v;
-    switch (a->type) {
-      case RDEV_ARG_PTR: v = mix((uint64_t)(uintptr_t)a->v.ptr.base, a->v.ptr.offset); break;
-      case RDEV_ARG_I32: v = magnitude(a->v.i32); break;
-      case RDEV_ARG_U32: v = magnitude((int64_t)a->v.u32); break;
-      case RDEV_ARG_I64: v = magnitude(a->v.i64); break;
-      case RDEV_ARG_U64: v = a->v.u64 >> 63 ? 64 : magnitude((int64_t)a->v.u64); break;
-      case RDEV_ARG_F32: {
-        uint32_t w;
-        memcpy(&w, &a->v.f32, sizeof w);
-        v = w >> 23; /* sign and exponent */
-        break;
-      }
-      default: {
-        uint64_t w;
-        memcpy(&w, &a->v.f64, sizeof w);
-        v = w >> 52;
-        break;
-      }
-    }
-    h = mix(mix(h, (uint64_t)a->type), v);
-  }
-  return (h & ~(uint64_t)QUICK_US_MAX) | (uint64_t)1 << QUICK_US_BITS; /* never 0: an empty entry matches none */
-}
-
-static void quick_note(eng_stream_t *s, const rt_task_t *t, uint64_t ns) {
-  uint64_t key = launch_key(t), us = (ns + 999) / 1000;
-  atomic_store_explicit(&s->quick[(key >> 32) % QUICK_KEYS], key | (us < QUICK_US_MAX ? us : QUICK_US_MAX),
-                        memory_order_relaxed);
-}
-
-/* What the same launch as t took when it last ran on s, in ns; UINT64_MAX
- * when s has not run it (lately). */
-static uint64_t quick_guess(eng_stream_t *s, const rt_task_t *t) {
-  uint64_t key = launch_key(t);
-  uint64_t w = atomic_load_explicit(&s->quick[(key >> 32) % QUICK_KEYS], memory_order_relaxed);
-  return (w & ~(uint64_t)QUICK_US_MAX) == key ? (w & QUICK_US_MAX) * 1000 : UINT64_MAX;
-}
-
 /* Runs tasks [head, end) of s, in order, on whichever thread owns the run
  * (the worker, or a thread that claimed the stream: here), each in an
  * execution slot when it is device work, skipped or discarded as the
@@ -253,7 +182,7 @@ static uint64_t run_tasks(eng_stream_t *s, uint64_t head, uint64_t end, int here
       rc = exec_task(s, t);
       if (timed) t1 = rdev_clock_now_ns();
       /* a run a discard cut short (a delay's sleep ends early) says nothing */
-      if (t->op == RT_TASK_KERNEL && !t->u.kernel.fn && rc == RDEV_OK && !eng_cut_off(s)) quick_note(s, t, t1 - t0);
+      if (t->op == RT_TASK_KERNEL && !t->u.kernel.fn && rc == RDEV_OK && !eng_cut_off(s)) eng_quick_note(s, t, t1 - t0);
       if (tw)
         observe(s->eng->task_done_user, s->dev->index, atomic_load_explicit(&s->group_id, memory_order_relaxed), kernel,
                 held ? t0 - tw : 0, t1 - t0);
@@ -314,7 +243,7 @@ int rt_engine_stream_run_here(rdev_rt_stream_t *st, uint64_t budget_ns) {
            end - head <= RUN_MAX;
   for (uint64_t i = head; ok && i < end; i++) {
     const rt_task_t *t = &s->ring[i % s->cap];
-    uint64_t ns = t->op == RT_TASK_KERNEL && !t->u.kernel.fn ? quick_guess(s, t) : UINT64_MAX;
+    uint64_t ns = t->op == RT_TASK_KERNEL && !t->u.kernel.fn ? eng_quick_guess(s, t) : UINT64_MAX;
     ok = ns <= budget_ns - guess;
     if (ok) guess += ns;
   }

@@ -7,7 +7,7 @@
  * value waits) itself and hands each device task to the backend's exec
  * (rt_backend_t, rt_internal.h), so that stream semantics are the same on
  * every backend. engine.c has streams, engine_sched.c execution slots,
- * engine_event.c events.
+ * engine_event.c events, engine_quick.c what launches took.
  */
 #ifndef RDEV_RT_ENGINE_H
 #define RDEV_RT_ENGINE_H
@@ -135,6 +135,13 @@ void eng_slot_forget(eng_stream_t *s);
 /* s is being destroyed, its worker stopped: it leaves the slot queue and
  * its scheduling group (engine_sched.c). */
 void eng_sched_leave(eng_stream_t *s);
+
+/* What s's latest launches took (engine_quick.c), on built-in kernel
+ * tasks: eng_quick_note keeps that t's run took ns (on the thread that
+ * runs s's tasks); eng_quick_guess is what the same launch took when it
+ * last ran on s, in ns, or UINT64_MAX when s has not run it lately. */
+void eng_quick_note(eng_stream_t *s, const rt_task_t *t, uint64_t ns);
+uint64_t eng_quick_guess(eng_stream_t *s, const rt_task_t *t);
 
 /* Drops one reference to ev: the last frees it (engine_event.c). */
 void eng_event_unref(eng_event_t *ev);
