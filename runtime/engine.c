@@ -3,10 +3,9 @@
  * backend: each stream's worker thread draining its bounded ring of tasks
  * in order (or a synchronizing thread running short launches itself, as
  * the worker would: rt_engine_stream_run_here), synchronize, abort,
- * discard and destroy. Host callbacks, event
- * records and waits and value waits run here; device tasks go to the
- * backend's exec, each in an execution slot of engine_sched.c's. Events
- * are engine_event.c's.
+ * discard and destroy. Host callbacks, event records and waits and value
+ * waits run here; device tasks go to the backend's exec, each in an
+ * execution slot of engine_sched.c's. Events are engine_event.c's.
  *
  * Errors of async work are kept on the stream (first one wins) and handed
  * to the next synchronize, which clears them.
@@ -177,12 +176,12 @@ static uint64_t run_tasks(eng_stream_t *s, uint64_t head, uint64_t end, int here
       held = 0;
     } else {
       int kernel = t->op == RT_TASK_KERNEL || t->op == RT_TASK_OP;
-      int timed = held || tw || t->op == RT_TASK_KERNEL; /* a clock read costs a small memset's time */
+      int kept = eng_quick_kept(s, t), timed = held || tw || kept; /* a clock read costs a small memset's time */
       if (timed) t0 = tw && !waited ? tw : rdev_clock_now_ns();
       rc = exec_task(s, t);
       if (timed) t1 = rdev_clock_now_ns();
       /* a run a discard cut short (a delay's sleep ends early) says nothing */
-      if (t->op == RT_TASK_KERNEL && !t->u.kernel.fn && rc == RDEV_OK && !eng_cut_off(s)) eng_quick_note(s, t, t1 - t0);
+      if (kept && rc == RDEV_OK && !eng_cut_off(s)) eng_quick_note(s, t, t1 - t0);
       if (tw)
         observe(s->eng->task_done_user, s->dev->index, atomic_load_explicit(&s->group_id, memory_order_relaxed), kernel,
                 held ? t0 - tw : 0, t1 - t0);
@@ -239,11 +238,10 @@ int rt_engine_stream_run_here(rdev_rt_stream_t *st, uint64_t budget_ns) {
   uint64_t head = atomic_load_explicit(&s->head, memory_order_relaxed), end = s->tail, guess = 0;
   /* only a stream whose worker waits for work (none runs, none is
    * claimed), and only launches it ran lately within the budget in all */
-  int ok = s->base.rt->be->runs_here && s->worker_idle && !s->claimed && !s->stop && !eng_cut_off(s) && head < end &&
-           end - head <= RUN_MAX;
+  int ok = s->worker_idle && !s->claimed && !s->stop && !eng_cut_off(s) && head < end && end - head <= RUN_MAX;
   for (uint64_t i = head; ok && i < end; i++) {
     const rt_task_t *t = &s->ring[i % s->cap];
-    uint64_t ns = t->op == RT_TASK_KERNEL && !t->u.kernel.fn ? eng_quick_guess(s, t) : UINT64_MAX;
+    uint64_t ns = eng_quick_kept(s, t) ? eng_quick_guess(s, t) : UINT64_MAX;
     ok = ns <= budget_ns - guess;
     if (ok) guess += ns;
   }

@@ -62,14 +62,16 @@ static uint64_t launch_key(const rt_task_t *t) {
   return (h & ~(uint64_t)QUICK_US_MAX) | (uint64_t)1 << QUICK_US_BITS; /* never 0: an empty entry matches none */
 }
 
+int eng_quick_kept(const eng_stream_t *s, const rt_task_t *t) {
+  return t->op == RT_TASK_KERNEL && !t->u.kernel.fn && s->base.rt->be->runs_here;
+}
+
 void eng_quick_note(eng_stream_t *s, const rt_task_t *t, uint64_t ns) {
   uint64_t key = launch_key(t), us = (ns + 999) / 1000;
   atomic_store_explicit(&s->quick[(key >> 32) % QUICK_KEYS], key | (us < QUICK_US_MAX ? us : QUICK_US_MAX),
                         memory_order_relaxed);
 }
 
-/* What the same launch as t took when it last ran on s, in ns; UINT64_MAX
- * when s has not run it (lately). */
 uint64_t eng_quick_guess(eng_stream_t *s, const rt_task_t *t) {
   uint64_t key = launch_key(t);
   uint64_t w = atomic_load_explicit(&s->quick[(key >> 32) % QUICK_KEYS], memory_order_relaxed);

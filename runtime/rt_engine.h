@@ -76,7 +76,7 @@ typedef struct eng_stream {
   struct eng_stream *wnext;        /* dev->waitq link (under dev->sched_mu) */
   struct eng_stream *prev, *next;
   atomic_int refs;                        /* its creator's, and a batch's that holds its wake back (rt_engine_batch) */
-  atomic_uint_fast64_t quick[QUICK_KEYS]; /* what its latest launches took (engine.c) */
+  atomic_uint_fast64_t quick[QUICK_KEYS]; /* what its latest launches took (engine_quick.c) */
 } eng_stream_t;
 
 typedef struct eng_event {
@@ -136,10 +136,13 @@ void eng_slot_forget(eng_stream_t *s);
  * its scheduling group (engine_sched.c). */
 void eng_sched_leave(eng_stream_t *s);
 
-/* What s's latest launches took (engine_quick.c), on built-in kernel
- * tasks: eng_quick_note keeps that t's run took ns (on the thread that
- * runs s's tasks); eng_quick_guess is what the same launch took when it
- * last ran on s, in ns, or UINT64_MAX when s has not run it lately. */
+/* What s's latest launches took (engine_quick.c). eng_quick_kept: whether
+ * t is a launch the table keeps (a built-in kernel's, on a backend that
+ * lets a synchronizer run it: rt_backend_t.runs_here). On such tasks,
+ * eng_quick_note keeps that t's run took ns (on the thread that runs s's
+ * tasks); eng_quick_guess is what the same launch took when it last ran on
+ * s, in ns, or UINT64_MAX when s has not run it lately. */
+int eng_quick_kept(const eng_stream_t *s, const rt_task_t *t);
 void eng_quick_note(eng_stream_t *s, const rt_task_t *t, uint64_t ns);
 uint64_t eng_quick_guess(eng_stream_t *s, const rt_task_t *t);
 
