@@ -11,19 +11,18 @@
  * "noargs". The layout must be the registry kernel's signature, pointer
  * reach included, so that the bounds the runtime checks are the ones the
  * kernel body relies on. A kernel without a layout loads but cannot be
- * launched.
+ * launched. The lines are read by rdev/sim_binary.h, which the ACL
+ * library shares.
  */
-#include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "rdev/sim_binary.h"
 #include "rt_internal.h"
 
 #define MAX_FUNCS 256
-#define MAX_LINE 256
 
 static const struct {
   const char *name;
@@ -36,20 +35,6 @@ static uint32_t type_size(rdev_arg_type_t t) {
   for (size_t i = 0; i < sizeof arg_types / sizeof arg_types[0]; i++)
     if (arg_types[i].type == t) return arg_types[i].size;
   return 0;
-}
-
-/* Splits line (modified) into at most max whitespace-separated words. */
-static int split(char *line, char **w, int max) {
-  int n = 0;
-  for (char *p = line; *p;) {
-    while (*p && isspace((unsigned char)*p)) p++;
-    if (!*p || *p == '#') break;
-    if (n == max) return max + 1;
-    w[n++] = p;
-    while (*p && !isspace((unsigned char)*p)) p++;
-    if (*p) *p++ = '\0';
-  }
-  return n;
 }
 
 /* "blocks*N", "one*N" or "argI*N": the registry's extent kinds. */
@@ -112,19 +97,8 @@ static int parse_kernel(rdev_rt_binary_t *b, char **w, int n, int lineno) {
   if (!(f->sig = rdev_rt_kernel_find(w[2])))
     return rt_fail(RDEV_UNKNOWN_KERNEL, "line %d: no sim kernel '%.64s'", lineno, w[2]);
   f->entry = (uint64_t)b->nfuncs;
-  if (n == 4) { /* decimal, or hex after 0x; no sign */
-    const char *v = w[3] + 6;
-    int hex = !strncmp(v, "0x", 2) || !strncmp(v, "0X", 2);
-    char *end;
-    errno = 0;
-    if (strncmp(w[3], "entry=", 6) || !isxdigit((unsigned char)v[hex ? 2 : 0]) ||
-        ((f->entry = strtoull(hex ? v + 2 : v, &end, hex ? 16 : 10)), errno || *end))
-      return rt_fail(RDEV_INVALID_PARAM, "line %d: '%.32s' is not entry=N (decimal, or 0x hex)", lineno, w[3]);
-    if (!hex)
-      for (const char *c = v; *c; c++)
-        if (!isdigit((unsigned char)*c))
-          return rt_fail(RDEV_INVALID_PARAM, "line %d: '%.32s' is not entry=N", lineno, w[3]);
-  }
+  if (n == 4 && rdev_sim_binary_entry(w[3], &f->entry))
+    return rt_fail(RDEV_INVALID_PARAM, "line %d: '%.32s' is not entry=N (decimal, or 0x hex)", lineno, w[3]);
   for (int i = 0; i < b->nfuncs; i++)
     if (!strcmp(b->funcs[i].name, f->name) || b->funcs[i].entry == f->entry)
       return rt_fail(RDEV_INVALID_PARAM, "line %d: kernel %s: its name or entry is another kernel's", lineno, f->name);
@@ -150,26 +124,19 @@ int rdev_rt_binary_load(rdev_rt_t *rt, const void *data, size_t len, rdev_rt_bin
   rdev_rt_binary_t *b = calloc(1, sizeof *b + MAX_FUNCS * sizeof b->funcs[0]);
   if (!b) return rt_fail(RDEV_BAD_ALLOC, "out of host memory");
   b->rt = rt;
-  const char *p = data, *end = p + len;
-  int lineno = 0, header = 0, rc = RDEV_OK;
-  while (p < end && !rc) {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    size_t n = (size_t)((nl ? nl : end) - p);
-    char line[MAX_LINE + 1], *w[8];
-    lineno++;
-    if (n > MAX_LINE || memchr(p, '\0', n)) {
-      rc = rt_fail(RDEV_INVALID_PARAM, "line %d: not a line of text of at most %d bytes", lineno, MAX_LINE);
-      break;
-    }
-    memcpy(line, p, n);
-    line[n] = '\0';
-    p = nl ? nl + 1 : end;
-    int nw = split(line, w, 7);
-    if (nw == 0) continue;
-    if (nw > 7) {
+  rdev_sim_binary_reader_t r;
+  rdev_sim_binary_reader_init(&r, data, len);
+  int header = 0, rc = RDEV_OK, got;
+  while (!rc && (got = rdev_sim_binary_next(&r)) != RDEV_SIM_BINARY_END) {
+    char **w = r.w;
+    int nw = r.nw, lineno = r.lineno;
+    if (got == RDEV_SIM_BINARY_NOT_TEXT) {
+      rc = rt_fail(RDEV_INVALID_PARAM, "line %d: not a line of text of at most %d bytes", lineno,
+                   RDEV_SIM_BINARY_MAX_LINE);
+    } else if (got == RDEV_SIM_BINARY_TOO_MANY) {
       rc = rt_fail(RDEV_INVALID_PARAM, "line %d: too many words", lineno);
     } else if (!header) {
-      if (nw != 2 || strcmp(w[0], "rdev-sim-binary") || strcmp(w[1], "1"))
+      if (!rdev_sim_binary_is_header(&r))
         rc = rt_fail(RDEV_INVALID_PARAM, "not an rdev sim binary (it starts with no 'rdev-sim-binary 1' line)");
       header = 1;
     } else if (!strcmp(w[0], "kernel")) {

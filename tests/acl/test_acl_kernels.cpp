@@ -3,7 +3,8 @@
 // with host arguments, with place holders, from an argument block (aclrtKernelArgs* and
 // aclrtLaunchKernelWithConfig) and from device memory (aclrtLaunchKernel), kernel print output at synchronize, and
 // the refusals: a pointer outside the process's memory, a kernel with no layout, an unknown kernel, a binary that
-// is not one. Run by run_acl.py against a real rdevd.
+// is not one, a binary rdevd refuses (at the synchronize of its kernels' launches). Run by run_acl.py against a
+// real rdevd.
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -27,6 +28,19 @@ const char kBinary[] =
 
 aclrtBinHandle g_early = nullptr;
 const aclError g_early_rc = aclrtBinaryLoadFromData(kBinary, sizeof kBinary - 1, nullptr, &g_early);
+
+// Well formed, but rdevd refuses it: no sim kernel of that name in its registry.
+const char kRefused[] =
+    "rdev-sim-binary 1\n"
+    "kernel Write write_i32 entry=21\n"
+    "  arg ptr out reach=blocks*4 writes\n"
+    "  arg i32 value\n"
+    "kernel Ghost no_such_sim_kernel entry=22\n"
+    "  noargs\n";
+aclrtBinHandle g_refused = nullptr;
+const aclError g_refused_rc = aclrtBinaryLoadFromData(kRefused, sizeof kRefused - 1, nullptr, &g_refused);
+
+constexpr aclError kUnknownKernel = 900007;  // RDEV_UNKNOWN_KERNEL: rdev's own range
 
 struct WriteArgs {  // the AscendC layout: pointer at 0, value at 8
   uint64_t out;
@@ -64,6 +78,34 @@ int main(int argc, char **argv) {
   CHECK_RET(aclrtBinaryGetFunction(g_early, "Read", &rd), ACL_SUCCESS);
   CHECK_RET(aclrtBinaryGetFunction(g_early, "Bare", &bare), ACL_SUCCESS);
   CHECK(aclrtBinaryGetFunction(g_early, "Nope", &none) != ACL_SUCCESS);
+
+  // the binary rdevd refuses, loaded before aclInit too: a lookup of a kernel its text declares answers at once
+  // (no round trip), and the refusal is the error of that kernel's launches at their stream's synchronize; the
+  // stream, another stream and the session go on. A kernel its text lacks waits for rdevd's answer: the refusal.
+  CHECK(g_refused_rc == ACL_SUCCESS && g_refused != nullptr);
+  aclrtFuncHandle refused_wr = nullptr;
+  CHECK_RET(aclrtBinaryGetFunctionByEntry(g_refused, 21, &refused_wr), ACL_SUCCESS);
+  CHECK_RET(aclrtBinaryGetFunction(g_refused, "Missing", &none), kUnknownKernel);
+  aclrtStream st2 = nullptr;
+  CHECK_RET(aclrtCreateStream(&st2), ACL_SUCCESS);
+  int32_t *dev2 = nullptr;
+  CHECK_RET(aclrtMalloc(reinterpret_cast<void **>(&dev2), 8, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  CHECK_RET(aclrtMemset(dev2, 8, 0, 8), ACL_SUCCESS);
+  WriteArgs refused_args{Addr(dev2), 55};
+  CHECK_RET(aclrtLaunchKernelWithHostArgs(refused_wr, 2, st, nullptr, &refused_args, sizeof refused_args, nullptr, 0),
+            ACL_SUCCESS);
+  CHECK_RET(aclrtMemsetAsync(dev2, 4, 0x11, 4, st2), ACL_SUCCESS);
+  CHECK_RET(aclrtSynchronizeStream(st), kUnknownKernel);
+  CHECK_RET(aclrtSynchronizeStream(st2), ACL_SUCCESS);
+  CHECK_RET(aclrtSynchronizeStream(st), ACL_SUCCESS);  // said once
+  int32_t h2[2] = {-1, -1};
+  CHECK_RET(aclrtMemcpy(h2, sizeof h2, dev2, sizeof h2, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+  CHECK(h2[0] == 0x11111111 && h2[1] == 0);  // the refused kernel wrote nothing
+  CHECK_RET(aclrtLaunchKernelWithHostArgs(refused_wr, 1, st, nullptr, &refused_args, sizeof refused_args, nullptr, 0),
+            ACL_SUCCESS);
+  CHECK_RET(aclrtSynchronizeStream(st), kUnknownKernel);  // each launch of it
+  CHECK_RET(aclrtFree(dev2), ACL_SUCCESS);
+  CHECK_RET(aclrtDestroyStream(st2), ACL_SUCCESS);
 
   // host arguments; print output at the synchronize
   WriteArgs w{Addr(dev), 77};

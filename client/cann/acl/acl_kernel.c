@@ -14,6 +14,7 @@
 
 #include "acl/acl.h"
 #include "acl_lib.h"
+#include "rdev/sim_binary.h"
 
 typedef struct acl_func acl_func_t;
 
@@ -76,7 +77,7 @@ static aclError func_resolve(rdev_session_t *s, acl_func_t *f, bool answer) {
     aclError rc = acl_result(rdev_binary_load_function(s, b->data, b->len, name, f->entry, &b->loaded, &quiet),
                              name ? "aclrtBinaryLoadFromData/aclrtBinaryGetFunction"
                                   : "aclrtBinaryLoadFromData/aclrtBinaryGetFunctionByEntry");
-    if (rc || !answer) {
+    if (rc || !answer || rdev_sim_binary_declares(b->data, b->len, name, f->entry) == 1) {
       f->resolved = quiet;
       return rc;
     }
