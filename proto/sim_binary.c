@@ -16,15 +16,19 @@ void rdev_sim_binary_reader_init(rdev_sim_binary_reader_t *r, const void *data, 
   r->end = r->p + len;
 }
 
+/* ASCII white space, whatever the process's locale: the client and rdevd
+ * must split a line alike. */
+static int is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
 /* Splits r->line (modified) into words; nw > MAX_WORDS: too many. */
 static void split(rdev_sim_binary_reader_t *r) {
   r->nw = 0;
   for (char *p = r->line; *p;) {
-    while (*p && isspace((unsigned char)*p)) p++;
+    while (*p && is_space(*p)) p++;
     if (!*p || *p == '#') break;
     if (r->nw == RDEV_SIM_BINARY_MAX_WORDS + 1) return;
     r->w[r->nw++] = p;
-    while (*p && !isspace((unsigned char)*p)) p++;
+    while (*p && !is_space(*p)) p++;
     if (*p) *p++ = '\0';
   }
 }
@@ -33,13 +37,18 @@ int rdev_sim_binary_next(rdev_sim_binary_reader_t *r) {
   while (r->p < r->end) {
     const char *nl = memchr(r->p, '\n', (size_t)(r->end - r->p));
     size_t n = (size_t)((nl ? nl : r->end) - r->p);
+    const char *line = r->p;
+    r->p = nl ? nl + 1 : r->end; /* past this line, whatever it holds */
     r->lineno++;
-    if (n > RDEV_SIM_BINARY_MAX_LINE || memchr(r->p, '\0', n)) return RDEV_SIM_BINARY_NOT_TEXT;
-    memcpy(r->line, r->p, n);
+    r->nw = 0;
+    if (n > RDEV_SIM_BINARY_MAX_LINE || memchr(line, '\0', n)) return RDEV_SIM_BINARY_NOT_TEXT;
+    memcpy(r->line, line, n);
     r->line[n] = '\0';
-    r->p = nl ? nl + 1 : r->end;
     split(r);
-    if (r->nw > RDEV_SIM_BINARY_MAX_WORDS) return RDEV_SIM_BINARY_TOO_MANY;
+    if (r->nw > RDEV_SIM_BINARY_MAX_WORDS) {
+      r->nw = 0;
+      return RDEV_SIM_BINARY_TOO_MANY;
+    }
     if (r->nw) return RDEV_SIM_BINARY_WORDS;
   }
   r->nw = 0;

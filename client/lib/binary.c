@@ -131,15 +131,22 @@ int rdev_binary_unload(rdev_binary_t *b) {
   return unload_one(b);
 }
 
-/* The function of one binary of a ring. */
-static int function_one(rdev_binary_t *b, const char *name, uint64_t entry, rdev_function_t **out) {
+/* The function of one binary of a ring: the server's answer, or (quiet)
+ * sent under a handle the client picks, not waited for. */
+static int function_one(rdev_binary_t *b, const char *name, uint64_t entry, int quiet, rdev_function_t **out) {
   rdev_v1_Request req;
   int rc = function_request(b->handle, name, entry, &req);
   if (rc) return rc;
   struct rdev_function *f = calloc(1, sizeof *f);
   if (!f) return cl_error(RDEV_BAD_ALLOC, "out of host memory");
-  cl_result_t res;
-  rc = cl_call(b->s, &req, &res);
+  cl_result_t res = {0};
+  if (quiet) {
+    req.op.binary_function.handle = res.handle = cl_handle_new(b->s);
+    req.op.binary_function.quiet = true;
+    rc = cl_send_async(b->s, &req);
+  } else {
+    rc = cl_call(b->s, &req, &res);
+  }
   if (rc) {
     free(f);
     return rc;
@@ -150,14 +157,14 @@ static int function_one(rdev_binary_t *b, const char *name, uint64_t entry, rdev
 }
 
 /* The function of every binary of b's ring, a ring itself; *out is b's. */
-static int function(rdev_binary_t *b, const char *name, uint64_t entry, rdev_function_t **out) {
+static int function(rdev_binary_t *b, const char *name, uint64_t entry, int quiet, rdev_function_t **out) {
   if (!b || !out) return cl_error(RDEV_INVALID_PARAM, "binary or out is NULL");
   *out = NULL;
   int rc = RDEV_OK, rc_gone = RDEV_OK;
   rdev_binary_t *n = b;
   do {
     rdev_function_t *f = NULL;
-    int r = function_one(n, name, entry, &f);
+    int r = function_one(n, name, entry, quiet, &f);
     if (r == RDEV_UNAVAILABLE && b->sib != b && cl_poll_dead(n->s, NULL, 0)) {
       rc_gone = r; /* a server gone (a session over several): no launch comes there */
     } else if (r) {
@@ -186,11 +193,15 @@ void cl_binary_link(rdev_binary_t *first, rdev_binary_t *b, rdev_function_t *ff,
 
 int rdev_binary_function(rdev_binary_t *b, const char *name, rdev_function_t **f) {
   if (!name) return cl_error(RDEV_INVALID_PARAM, "name is NULL");
-  return function(b, name, 0, f);
+  return function(b, name, 0, 0, f);
 }
 
 int rdev_binary_function_by_entry(rdev_binary_t *b, uint64_t entry, rdev_function_t **f) {
-  return function(b, NULL, entry, f);
+  return function(b, NULL, entry, 0, f);
+}
+
+int rdev_binary_function_async(rdev_binary_t *b, const char *name, uint64_t entry, rdev_function_t **f) {
+  return function(b, name, entry, 1, f);
 }
 
 int cl_binary_load_function(rdev_session_t *s, const void *data, size_t len, const char *name, uint64_t entry,

@@ -40,6 +40,13 @@ const char kRefused[] =
 aclrtBinHandle g_refused = nullptr;
 const aclError g_refused_rc = aclrtBinaryLoadFromData(kRefused, sizeof kRefused - 1, nullptr, &g_refused);
 
+// Not readable as a sim binary past its header (a bad entry): the library cannot tell what it declares.
+const char kMalformed[] =
+    "rdev-sim-binary 1\n"
+    "kernel Write write_i32 entry=zz\n";
+aclrtBinHandle g_malformed = nullptr;
+const aclError g_malformed_rc = aclrtBinaryLoadFromData(kMalformed, sizeof kMalformed - 1, nullptr, &g_malformed);
+
 constexpr aclError kUnknownKernel = 900007;  // RDEV_UNKNOWN_KERNEL: rdev's own range
 
 struct WriteArgs {  // the AscendC layout: pointer at 0, value at 8
@@ -85,7 +92,12 @@ int main(int argc, char **argv) {
   CHECK(g_refused_rc == ACL_SUCCESS && g_refused != nullptr);
   aclrtFuncHandle refused_wr = nullptr;
   CHECK_RET(aclrtBinaryGetFunctionByEntry(g_refused, 21, &refused_wr), ACL_SUCCESS);
+  aclrtFuncHandle refused_again = nullptr;  // the binary is on rdevd now: the same answer, no wait
+  CHECK_RET(aclrtBinaryGetFunction(g_refused, "Write", &refused_again), ACL_SUCCESS);
   CHECK_RET(aclrtBinaryGetFunction(g_refused, "Missing", &none), kUnknownKernel);
+  // a binary the library cannot read waits for rdevd's answer at its first lookup: the load's refusal, at once
+  CHECK(g_malformed_rc == ACL_SUCCESS && g_malformed != nullptr);
+  CHECK_RET(aclrtBinaryGetFunctionByEntry(g_malformed, 0, &none), ACL_ERROR_INVALID_PARAM);
   aclrtStream st2 = nullptr;
   CHECK_RET(aclrtCreateStream(&st2), ACL_SUCCESS);
   int32_t *dev2 = nullptr;
@@ -104,6 +116,10 @@ int main(int argc, char **argv) {
   CHECK_RET(aclrtLaunchKernelWithHostArgs(refused_wr, 1, st, nullptr, &refused_args, sizeof refused_args, nullptr, 0),
             ACL_SUCCESS);
   CHECK_RET(aclrtSynchronizeStream(st), kUnknownKernel);  // each launch of it
+  CHECK_RET(aclrtLaunchKernelWithHostArgs(refused_again, 1, st, nullptr, &refused_args, sizeof refused_args, nullptr,
+                                          0),
+            ACL_SUCCESS);
+  CHECK_RET(aclrtSynchronizeStream(st), kUnknownKernel);
   CHECK_RET(aclrtFree(dev2), ACL_SUCCESS);
   CHECK_RET(aclrtDestroyStream(st2), ACL_SUCCESS);
 
@@ -209,7 +225,8 @@ int main(int argc, char **argv) {
   aclrtFuncHandle fw = nullptr;
   CHECK_RET(aclrtBinaryLoadFromFile(path, nullptr, &fb), ACL_SUCCESS);
   unlink(path);
-  CHECK_RET(aclrtBinaryGetFunction(fb, "Write", &fw), ACL_SUCCESS);
+  CHECK_RET(aclrtBinaryGetFunction(fb, "Write", &fw), ACL_SUCCESS);  // loaded with the session open: no wait
+  CHECK_RET(aclrtBinaryGetFunction(fb, "Nope", &none), kUnknownKernel);  // a kernel its text lacks: waits, refused
   WriteArgs w3{Addr(dev), 3};
   out = Captured([&] {
     CHECK_RET(aclrtLaunchKernelWithHostArgs(fw, 1, st, nullptr, &w3, sizeof w3, nullptr, 0), ACL_SUCCESS);

@@ -4,7 +4,8 @@
  * and entry, launches from argument blobs with their print output, and
  * every refusal: not the format, unknown kernels, a pointer into another
  * session's memory or past an allocation, a binary with no layout, a
- * short blob. Suite "binary".
+ * short blob; loads and lookups that do not wait (their refusals at the
+ * launches' synchronize). Suite "binary".
  */
 #include <string.h>
 
@@ -227,6 +228,61 @@ START_TEST(test_binary_load_function_together) {
 }
 END_TEST
 
+/* A lookup of a loaded binary without a round trip: usable at once, by
+ * name and by entry; one the server refuses (a kernel the binary lacks)
+ * fails each launch of it at its stream's synchronize with the refusal's
+ * code and words, the work behind it runs, and the waiting lookup of the
+ * same kernel still fails at once. Local checks fail the call itself. */
+START_TEST(test_binary_function_async) {
+  rdev_session_t *s = fx_open();
+  rdev_binary_t *b = NULL;
+  FX_OK(rdev_binary_load(s, k_bin, sizeof k_bin - 1, &b));
+  rdev_function_t *wr = NULL, *by_entry = NULL, *nope = NULL, *far = NULL;
+  FX_OK(rdev_binary_function_async(b, "DeviceWrite", 0, &wr));
+  FX_OK(rdev_binary_function_async(b, NULL, 7, &by_entry));
+  FX_OK(rdev_binary_function_async(b, "Nope", 0, &nope));
+  FX_OK(rdev_binary_function_async(b, NULL, 99, &far));
+  ck_assert_ptr_nonnull(nope);
+  int32_t *d = NULL;
+  FX_OK(rdev_malloc(s, (void **)&d, 8, RDEV_MEM_MALLOC_HUGE_FIRST));
+  rdev_stream_t *st = NULL;
+  FX_OK(rdev_stream_create(s, &st));
+  write_args_t w = {(uint64_t)(uintptr_t)d, 31};
+  FX_OK(rdev_launch_function(st, wr, 1, &w, 12));
+  w.ptr += 4;
+  w.value = 32;
+  FX_OK(rdev_launch_function(st, by_entry, 1, &w, 12));
+  FX_OK(rdev_stream_synchronize(st));
+  int32_t h[2] = {0, 0};
+  FX_OK(rdev_memcpy(s, h, 8, d, 8, RDEV_MEMCPY_DEVICE_TO_HOST));
+  ck_assert_int_eq(h[0], 31);
+  ck_assert_int_eq(h[1], 32);
+  FX_OK(rdev_launch_function(st, nope, 1, &w, 12));
+  FX_OK(rdev_memset_async(s, d, 8, 0x22, 8, st));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_UNKNOWN_KERNEL);
+  ck_assert_ptr_nonnull(strstr(rdev_session_last_error(), "Nope"));
+  FX_OK(rdev_memcpy(s, h, 8, d, 8, RDEV_MEMCPY_DEVICE_TO_HOST));
+  ck_assert_int_eq(h[0], 0x22222222); /* the work behind the refused launch ran */
+  FX_OK(rdev_stream_synchronize(st)); /* reported once */
+  FX_OK(rdev_launch_function(st, far, 1, &w, 12));
+  FX_EXPECT(rdev_stream_synchronize(st), RDEV_UNKNOWN_KERNEL);
+  rdev_function_t *f = NULL;
+  FX_EXPECT(rdev_binary_function(b, "Nope", &f), RDEV_UNKNOWN_KERNEL);
+  ck_assert_ptr_null(f);
+  FX_EXPECT(rdev_binary_function_async(NULL, "DeviceWrite", 0, &f), RDEV_INVALID_PARAM);
+  FX_EXPECT(rdev_binary_function_async(b, "DeviceWrite", 0, NULL), RDEV_INVALID_PARAM);
+  char longname[300];
+  memset(longname, 'k', sizeof longname - 1);
+  longname[sizeof longname - 1] = '\0';
+  FX_EXPECT(rdev_binary_function_async(b, longname, 0, &f), RDEV_UNKNOWN_KERNEL);
+  FX_OK(rdev_binary_unload(b)); /* its functions go with it */
+  FX_OK(rdev_stream_synchronize(st));
+  FX_OK(rdev_stream_destroy(st));
+  FX_OK(rdev_free(s, d));
+  rdev_session_close(s);
+}
+END_TEST
+
 Suite *suite_binary(void) {
   Suite *su = suite_create("binary");
   TCase *tc = fx_tcase("binary");
@@ -234,6 +290,7 @@ Suite *suite_binary(void) {
   tcase_add_test(tc, test_binary_refusals);
   tcase_add_test(tc, test_binary_shared_by_sessions);
   tcase_add_test(tc, test_binary_load_function_together);
+  tcase_add_test(tc, test_binary_function_async);
   suite_add_tcase(su, tc);
   return su;
 }

@@ -3,7 +3,7 @@
  * format's reader (proto/sim_binary.c, rdev/sim_binary.h), which the
  * runtime's loader and the ACL library share: lines as words (blank and
  * comment lines skipped, a last line without newline, the line and word
- * limits, a NUL), the header, entry=N (decimal and hex, no sign, no
+ * limits, a NUL, going on after a bad line, ASCII white space), the header, entry=N (decimal and hex, no sign, no
  * overflow), and what a binary declares by name and by entry (an entry's
  * default is its kernel's index), with -1 for anything that does not
  * read as a sim binary. The runtime's own checks of the same binaries
@@ -73,6 +73,33 @@ START_TEST(test_reader_limits_lines_and_words) {
   ck_assert_str_eq(r.w[6], "g");
   ck_assert_int_eq(rdev_sim_binary_next(&r), RDEV_SIM_BINARY_TOO_MANY);
   ck_assert_int_eq(r.lineno, 2);
+  ck_assert_int_eq(r.nw, 0);
+  ck_assert_int_eq(rdev_sim_binary_next(&r), RDEV_SIM_BINARY_END);
+  /* after an error the reader goes on with the next line */
+  const char after[] = "a\0\nb c d e f g h i\nlast";
+  rdev_sim_binary_reader_init(&r, after, sizeof after - 1);
+  ck_assert_int_eq(rdev_sim_binary_next(&r), RDEV_SIM_BINARY_NOT_TEXT);
+  ck_assert_int_eq(rdev_sim_binary_next(&r), RDEV_SIM_BINARY_TOO_MANY);
+  ck_assert_int_eq(rdev_sim_binary_next(&r), RDEV_SIM_BINARY_WORDS);
+  ck_assert_int_eq(r.lineno, 3);
+  ck_assert_str_eq(r.w[0], "last");
+  ck_assert_int_eq(rdev_sim_binary_next(&r), RDEV_SIM_BINARY_END);
+  /* a last line of exactly the limit, without newline */
+  memset(text, 'y', RDEV_SIM_BINARY_MAX_LINE);
+  rdev_sim_binary_reader_init(&r, text, RDEV_SIM_BINARY_MAX_LINE);
+  ck_assert_int_eq(rdev_sim_binary_next(&r), RDEV_SIM_BINARY_WORDS);
+  ck_assert_uint_eq(strlen(r.w[0]), RDEV_SIM_BINARY_MAX_LINE);
+  ck_assert_int_eq(rdev_sim_binary_next(&r), RDEV_SIM_BINARY_END);
+  /* white space is ASCII's: a byte above 127 is part of a word */
+  const char nbsp[] =
+      "a\xa0"
+      "b\vc\rd";
+  rdev_sim_binary_reader_init(&r, nbsp, sizeof nbsp - 1);
+  ck_assert_int_eq(rdev_sim_binary_next(&r), RDEV_SIM_BINARY_WORDS);
+  ck_assert_int_eq(r.nw, 3);
+  ck_assert_str_eq(r.w[0],
+                   "a\xa0"
+                   "b");
 }
 END_TEST
 

@@ -62,28 +62,34 @@ static aclError bin_load(rdev_session_t *s, acl_bin_t *b) {
   return acl_result(rdev_binary_load(s, b->data, b->len, &b->loaded), "aclrtBinaryLoadFromData");
 }
 
-/* Lock held: f resolved on the server, its binary loaded first. A binary
- * not loaded yet goes with the lookup, without a round trip. From a launch
- * (!answer) that is all: a refusal is then the error of f's launches, at
- * their stream's synchronize. aclrtBinaryGetFunction wants the answer (CANN
- * fails it for a kernel the binary lacks): a lookup that waits, one round
- * trip, whose answer is the load's refusal if there was one. */
+/* Lock held: f resolved on the server, its binary loaded first, without
+ * waiting where nothing needs the answer: a refusal (a binary rdevd takes
+ * not, a kernel its registry lacks) is then the error of f's launches at
+ * their stream's synchronize. A binary not loaded yet goes with the
+ * lookup. From a launch (!answer) nothing waits. aclrtBinaryGetFunction
+ * wants the answer, as CANN fails it for a kernel the binary lacks: the
+ * binary's text has it when it declares the kernel (the sim format is
+ * text, rdev/sim_binary.h); otherwise the lookup waits, one round trip,
+ * and answers with the refusal. */
 static aclError func_resolve(rdev_session_t *s, acl_func_t *f, bool answer) {
   if (f->resolved) return ACL_SUCCESS;
   acl_bin_t *b = f->bin;
   const char *name = f->name[0] ? f->name : NULL;
+  const char *what = name ? "aclrtBinaryGetFunction" : "aclrtBinaryGetFunctionByEntry";
+  bool quiet = !answer || rdev_sim_binary_declares(b->data, b->len, name, f->entry) == 1;
   if (!b->loaded) {
-    rdev_function_t *quiet = NULL;
-    aclError rc = acl_result(rdev_binary_load_function(s, b->data, b->len, name, f->entry, &b->loaded, &quiet),
+    rdev_function_t *lookup = NULL;
+    aclError rc = acl_result(rdev_binary_load_function(s, b->data, b->len, name, f->entry, &b->loaded, &lookup),
                              name ? "aclrtBinaryLoadFromData/aclrtBinaryGetFunction"
                                   : "aclrtBinaryLoadFromData/aclrtBinaryGetFunctionByEntry");
-    if (rc || !answer || rdev_sim_binary_declares(b->data, b->len, name, f->entry) == 1) {
-      f->resolved = quiet;
+    if (rc || quiet) {
+      f->resolved = lookup;
       return rc;
     }
   }
-  if (name) return acl_result(rdev_binary_function(b->loaded, name, &f->resolved), "aclrtBinaryGetFunction");
-  return acl_result(rdev_binary_function_by_entry(b->loaded, f->entry, &f->resolved), "aclrtBinaryGetFunctionByEntry");
+  if (quiet) return acl_result(rdev_binary_function_async(b->loaded, name, f->entry, &f->resolved), what);
+  if (name) return acl_result(rdev_binary_function(b->loaded, name, &f->resolved), what);
+  return acl_result(rdev_binary_function_by_entry(b->loaded, f->entry, &f->resolved), what);
 }
 
 /* The options (the core type the stubs name) change nothing on the sim. */

@@ -404,6 +404,12 @@ int rdev_binary_unload(rdev_binary_t *b);
  * when the binary has no such kernel). The function lives with its binary. */
 int rdev_binary_function(rdev_binary_t *b, const char *name, rdev_function_t **f);
 int rdev_binary_function_by_entry(rdev_binary_t *b, uint64_t entry, rdev_function_t **f);
+/* rdev_binary_function (name not NULL) or _by_entry (name NULL: entry)
+ * without a round trip, for a caller that knows the binary has the kernel
+ * (its text declares it): the lookup is sent under a handle the library
+ * picks and *f is set at once. A refusal is the error of every launch of
+ * *f at its stream's next synchronize, as with rdev_binary_load_function. */
+int rdev_binary_function_async(rdev_binary_t *b, const char *name, uint64_t entry, rdev_function_t **f);
 /* rdev_binary_load, then rdev_binary_function (name not NULL) or
  * rdev_binary_function_by_entry (name NULL: entry), without a round trip:
  * both are sent at once, under handles the library picks, and *b and *f

@@ -40,9 +40,10 @@ enum {
 void rdev_sim_binary_reader_init(rdev_sim_binary_reader_t *r, const void *data, size_t len);
 
 /* Moves to the next line that holds words (blank and comment lines are
- * skipped; '#' starts a comment): RDEV_SIM_BINARY_WORDS, _END or an error
- * of that line (r->lineno names it). The words point into r, valid until
- * the next call. */
+ * skipped; '#' starts a comment, white space is ASCII's): RDEV_SIM_BINARY_WORDS,
+ * _END, or an error of that line (r->lineno names it; r->nw is 0 then). The
+ * words point into r, valid until the next call. After an error the next
+ * call reads the line after it. */
 int rdev_sim_binary_next(rdev_sim_binary_reader_t *r);
 
 /* Whether the current line is the header, "rdev-sim-binary 1". */
