@@ -26,6 +26,7 @@ typedef struct cl_multi {
   int n;
   rdev_session_t *m[CL_MULTI_MAX]; /* the members, in the target's order */
   atomic_int current;              /* the current device, numbered across the members */
+  pthread_mutex_t set_mu;          /* a device set: current and its member's current device agree */
 } cl_multi_t;
 
 /* ---- routing ---------------------------------------------------------------------- */
@@ -153,6 +154,7 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
       o[i].s->head = head;
     }
     snprintf(head->target, sizeof head->target, "%s", target);
+    pthread_mutex_init(&mu->set_mu, NULL);
     head->multi = mu;
     *out = head;
   } else {
@@ -184,6 +186,7 @@ void rdev_session_close(rdev_session_t *s) {
     return;
   }
   for (int i = 0; i < s->multi->n; i++) cl_session_close(s->multi->m[i]);
+  pthread_mutex_destroy(&s->multi->set_mu);
   free(s->multi);
   free(s);
 }
@@ -252,7 +255,12 @@ int rdev_device_set(rdev_session_t *s, int dev) {
   rdev_session_t *m;
   int local;
   int rc = at_device(s, dev, &m, &local);
-  if (!rc && !(rc = cl_device_set(m, local))) atomic_store(&s->multi->current, dev);
+  if (rc) return rc;
+  /* two threads setting devices of one member at once would otherwise
+   * leave the member's current device the one's and the head's the other's */
+  pthread_mutex_lock(&s->multi->set_mu);
+  if (!(rc = cl_device_set(m, local))) atomic_store(&s->multi->current, dev);
+  pthread_mutex_unlock(&s->multi->set_mu);
   return rc;
 }
 
