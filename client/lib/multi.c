@@ -14,6 +14,7 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,27 @@ static void *open_member(void *arg) {
   return NULL;
 }
 
+static void *close_member(void *arg) {
+  cl_session_close(arg);
+  return NULL;
+}
+
+/* Closes m[0..n) in parallel, as they were opened: each close waits for
+ * its server's answer, so one after the other would cost n round trips.
+ * A thread that cannot start closes its member here. */
+static void close_members(rdev_session_t *const *m, int n) {
+  pthread_t th[CL_MULTI_MAX];
+  bool started[CL_MULTI_MAX] = {false};
+  for (int i = 1; i < n; i++) started[i] = pthread_create(&th[i], NULL, close_member, m[i]) == 0;
+  if (n > 0) cl_session_close(m[0]);
+  for (int i = 1; i < n; i++) {
+    if (started[i])
+      pthread_join(th[i], NULL);
+    else
+      cl_session_close(m[i]);
+  }
+}
+
 int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_session_t **out) {
   if (!cl_target_several(target)) return cl_session_open(target, opts, out);
   if (!out) return cl_error(RDEV_INVALID_PARAM, "out is NULL");
@@ -158,7 +180,11 @@ int rdev_session_open(const char *target, const rdev_options_t *opts, rdev_sessi
     head->multi = mu;
     *out = head;
   } else {
-    for (int i = 0; i < started; i++) cl_session_close(o[i].s);
+    rdev_session_t *opened[CL_MULTI_MAX];
+    int k = 0;
+    for (int i = 0; i < started; i++)
+      if (o[i].s) opened[k++] = o[i].s;
+    close_members(opened, k);
     free(mu);
     free(head);
   }
@@ -185,7 +211,7 @@ void rdev_session_close(rdev_session_t *s) {
     cl_session_close(s);
     return;
   }
-  for (int i = 0; i < s->multi->n; i++) cl_session_close(s->multi->m[i]);
+  close_members(s->multi->m, s->multi->n);
   pthread_mutex_destroy(&s->multi->set_mu);
   free(s->multi);
   free(s);
