@@ -11,6 +11,7 @@ wait. Their repr and notebook HTML show a preview of the first items only
 when set_preview asks for one. Their arithmetic (+, @, .sum(), ...) is
 rdev.ops's operators.
 """
+import functools
 import html
 
 import numpy as np
@@ -60,8 +61,10 @@ def _host(a, nbytes=None, writable=False):
     return memoryview(a.reshape(-1).view(np.uint8))
 
 
+@functools.lru_cache(maxsize=256)
 def _c_strides(shape):
-    """C-contiguous strides in elements."""
+    """C-contiguous strides in elements (shape a tuple; remembered: every
+    operator call asks for its operands')."""
     strides, n = [], 1
     for d in reversed(shape):
         strides.append(n)

@@ -112,6 +112,8 @@ def result_type(*operands):
 
 
 def _broadcast(*shapes):
+    if all(sh == shapes[0] for sh in shapes[1:]):
+        return tuple(shapes[0])
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
@@ -148,6 +150,8 @@ def _reduced(shape, dims, keepdim):
 # ---- operands, results, launches -----------------------------------------------------------------
 
 def _is_scalar(x):
+    if isinstance(x, DeviceArray):  # the common case, before the slower checks of abstract types
+        return False
     return isinstance(x, (numbers.Number, np.number, np.bool_)) or (isinstance(x, np.ndarray) and x.ndim == 0)
 
 
