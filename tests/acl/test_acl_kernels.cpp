@@ -226,7 +226,17 @@ int main(int argc, char **argv) {
   CHECK_RET(aclrtBinaryLoadFromFile(path, nullptr, &fb), ACL_SUCCESS);
   unlink(path);
   CHECK_RET(aclrtBinaryGetFunction(fb, "Write", &fw), ACL_SUCCESS);  // loaded with the session open: no wait
-  CHECK_RET(aclrtBinaryGetFunction(fb, "Nope", &none), kUnknownKernel);  // a kernel its text lacks: waits, refused
+  CHECK_RET(aclrtBinaryGetFunction(fb, "Nope", &none), kUnknownKernel);  // a kernel its text lacks: refused at once
+  // a kernel looked up again is the same handle: more lookups than rdevd keeps functions per session (4096) work
+  for (int i = 0; i < 5000; i++) {
+    aclrtFuncHandle again = nullptr;
+    CHECK_RET(aclrtBinaryGetFunction(fb, "Write", &again), ACL_SUCCESS);
+    CHECK(again == fw);
+  }
+  aclrtFuncHandle by_entry = nullptr, by_entry2 = nullptr;
+  CHECK_RET(aclrtBinaryGetFunctionByEntry(fb, 11, &by_entry), ACL_SUCCESS);
+  CHECK_RET(aclrtBinaryGetFunctionByEntry(fb, 11, &by_entry2), ACL_SUCCESS);
+  CHECK(by_entry == by_entry2);
   WriteArgs w3{Addr(dev), 3};
   out = Captured([&] {
     CHECK_RET(aclrtLaunchKernelWithHostArgs(fw, 1, st, nullptr, &w3, sizeof w3, nullptr, 0), ACL_SUCCESS);

@@ -62,32 +62,32 @@ static aclError bin_load(rdev_session_t *s, acl_bin_t *b) {
   return acl_result(rdev_binary_load(s, b->data, b->len, &b->loaded), "aclrtBinaryLoadFromData");
 }
 
-/* Lock held: f resolved on the server, its binary loaded first, without
- * waiting where nothing needs the answer: a refusal (a binary rdevd takes
- * not, a kernel its registry lacks) is then the error of f's launches at
- * their stream's synchronize. A binary not loaded yet goes with the
- * lookup. From a launch (!answer) nothing waits. aclrtBinaryGetFunction
- * wants the answer, as CANN fails it for a kernel the binary lacks: the
- * binary's text has it when it declares the kernel (the sim format is
- * text, rdev/sim_binary.h); otherwise the lookup waits, one round trip,
- * and answers with the refusal. */
+/* Lock held: f resolved on the server, its binary loaded first. A launch
+ * (!answer) waits for nothing, nor does aclrtBinaryGetFunction of a
+ * kernel the binary's text declares (the sim format is text,
+ * rdev/sim_binary.h): the lookup goes out with the next message, with the
+ * binary's load if it is not loaded yet, and a refusal (a binary rdevd
+ * takes not, a kernel its registry lacks) is the error of f's launches at
+ * their stream's synchronize. A kernel the text lacks fails at once, as
+ * in CANN, and sends nothing. Text the library cannot read waits for
+ * rdevd's answer (one round trip): the load's refusal. */
 static aclError func_resolve(rdev_session_t *s, acl_func_t *f, bool answer) {
   if (f->resolved) return ACL_SUCCESS;
   acl_bin_t *b = f->bin;
   const char *name = f->name[0] ? f->name : NULL;
   const char *what = name ? "aclrtBinaryGetFunction" : "aclrtBinaryGetFunctionByEntry";
-  bool quiet = !answer || rdev_sim_binary_declares(b->data, b->len, name, f->entry) == 1;
-  if (!b->loaded) {
-    rdev_function_t *lookup = NULL;
-    aclError rc = acl_result(rdev_binary_load_function(s, b->data, b->len, name, f->entry, &b->loaded, &lookup),
-                             name ? "aclrtBinaryLoadFromData/aclrtBinaryGetFunction"
-                                  : "aclrtBinaryLoadFromData/aclrtBinaryGetFunctionByEntry");
-    if (rc || quiet) {
-      f->resolved = lookup;
-      return rc;
-    }
-  }
-  if (quiet) return acl_result(rdev_binary_function_async(b->loaded, name, f->entry, &f->resolved), what);
+  int declared = answer ? rdev_sim_binary_declares(b->data, b->len, name, f->entry) : 1;
+  if (declared == 0)
+    return name ? acl_fail(RDEV_UNKNOWN_KERNEL, "%s: the binary has no kernel '%s'", what, name)
+                : acl_fail(RDEV_UNKNOWN_KERNEL, "%s: the binary has no kernel of entry %llu", what,
+                           (unsigned long long)f->entry);
+  if (declared == 1 && !b->loaded)
+    return acl_result(rdev_binary_load_function(s, b->data, b->len, name, f->entry, &b->loaded, &f->resolved),
+                      name ? "aclrtBinaryLoadFromData/aclrtBinaryGetFunction"
+                           : "aclrtBinaryLoadFromData/aclrtBinaryGetFunctionByEntry");
+  if (declared == 1) return acl_result(rdev_binary_function_async(b->loaded, name, f->entry, &f->resolved), what);
+  aclError rc = bin_load(s, b);
+  if (rc) return rc;
   if (name) return acl_result(rdev_binary_function(b->loaded, name, &f->resolved), what);
   return acl_result(rdev_binary_function_by_entry(b->loaded, f->entry, &f->resolved), what);
 }
@@ -166,30 +166,43 @@ aclError aclrtBinaryUnLoad(aclrtBinHandle binHandle) {
   return rc;
 }
 
+/* b's record of the kernel of that name (name not NULL) or entry. */
+static acl_func_t *func_of(const acl_bin_t *b, const char *name, uint64_t entry) {
+  for (acl_func_t *f = b->funcs; f; f = f->next)
+    if (name ? !strcmp(f->name, name) : !f->name[0] && f->entry == entry) return f;
+  return NULL;
+}
+
+/* One record per kernel and way of naming it: a program that looks a
+ * kernel up again (each launch, say) gets the same handle, and the server
+ * one function, not one per lookup. */
 static aclError get_function(aclrtBinHandle binHandle, const char *name, uint64_t entry, aclrtFuncHandle *funcHandle) {
   if (!funcHandle) return acl_fail(ACL_ERROR_INVALID_PARAM, "funcHandle is NULL");
   if (name && strlen(name) >= sizeof((acl_func_t *)0)->name)
     return acl_fail(ACL_ERROR_INVALID_PARAM, "kernel name of more than 63 bytes");
-  acl_func_t *f = calloc(1, sizeof *f);
-  if (!f) return acl_fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
-  if (name) strcpy(f->name, name);
-  f->entry = entry;
   acl_lock();
   acl_bin_t *b = bin_find(binHandle);
-  aclError rc = b ? ACL_SUCCESS : acl_fail(ACL_ERROR_INVALID_PARAM, "%p is not a loaded binary", binHandle);
+  acl_func_t *f = b ? func_of(b, name, entry) : NULL, *made = NULL;
+  aclError rc = ACL_SUCCESS;
+  if (!b) {
+    rc = acl_fail(ACL_ERROR_INVALID_PARAM, "%p is not a loaded binary", binHandle);
+  } else if (!f && !(f = made = calloc(1, sizeof *f))) {
+    rc = acl_fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
+  } else if (made) {
+    if (name) strcpy(made->name, name);
+    made->entry = entry;
+    made->bin = b;
+  }
   rdev_session_t *s = acl_session_if_open();
-  if (b) {
-    f->bin = b;
-    if (s) rc = func_resolve(s, f, true);
+  if (!rc && s) rc = func_resolve(s, f, true);
+  if (!rc && made) {
+    made->next = b->funcs;
+    b->funcs = made;
+    made = NULL;
   }
-  if (!rc) {
-    f->next = b->funcs;
-    b->funcs = f;
-    *funcHandle = f;
-    f = NULL;
-  }
+  if (!rc) *funcHandle = f;
   acl_unlock();
-  free(f);
+  free(made);
   return rc;
 }
 
