@@ -10,15 +10,17 @@
 #include "rt_helpers.h"
 
 /* Runs nstreams[g] streams per group g (weights w[g]) on one device with one
- * execution slot, each queueing 1 ms delay kernels, for ~400 ms; returns the
+ * execution slot, each queueing 1 ms delay kernels, for ~1.5 s (long enough
+ * that a loaded machine's stalls do not decide the shares); returns the
  * kernels each group completed. */
 static void run_groups(int ngroups, const int *nstreams, const uint32_t *w, size_t *done) {
-  rdev_rt_config_t cfg = {.sim_devices = 1, .sim_mem_bytes = 1 * MIB, .slots = 1};
+  /* every kernel queued before the window opens, none run out of work in it */
+  const int per_stream = 3000;
+  rdev_rt_config_t cfg = {.sim_devices = 1, .sim_mem_bytes = 1 * MIB, .slots = 1, .stream_depth = per_stream};
   rdev_rt_t *rt;
   ck_assert_int_eq(test_rt_open(&cfg, &rt), RDEV_OK);
   rdev_rt_stream_t *st[16];
   int owner[16], n = 0;
-  const int per_stream = 1000;
   for (int g = 0; g < ngroups; g++)
     for (int k = 0; k < nstreams[g]; k++, n++) {
       ck_assert_int_eq(rdev_rt_stream_create(rt, 0, &st[n]), RDEV_OK);
@@ -28,7 +30,7 @@ static void run_groups(int ngroups, const int *nstreams, const uint32_t *w, size
   rdev_kernel_arg_t us = {.type = RDEV_ARG_U32, .v.u32 = 1000};
   for (int i = 0; i < per_stream; i++)
     for (int k = 0; k < n; k++) ck_assert_int_eq(rdev_rt_launch(st[k], "delay_us", 1, &us, 1, NULL, NULL), RDEV_OK);
-  usleep(400 * 1000);
+  usleep(1500 * 1000);
   for (int g = 0; g < ngroups; g++) done[g] = 0;
   for (int k = 0; k < n; k++) {
     size_t pending;
@@ -74,13 +76,14 @@ START_TEST(test_group_at_its_slot_cap_waits_for_its_own_slots) {
   }
   ck_assert_int_eq(rdev_rt_stream_create(rt, 0, &b), RDEV_OK);
   ck_assert_int_eq(rdev_rt_stream_set_group(b, 2, 1, 1), RDEV_OK);
-  rdev_kernel_arg_t long_us = {.type = RDEV_ARG_U32, .v.u32 = 400000}, short_us = {.type = RDEV_ARG_U32, .v.u32 = 1000};
+  rdev_kernel_arg_t long_us = {.type = RDEV_ARG_U32, .v.u32 = 1000000},
+                    short_us = {.type = RDEV_ARG_U32, .v.u32 = 1000};
   for (int i = 0; i < 3; i++) ck_assert_int_eq(rdev_rt_launch(a[i], "delay_us", 1, &long_us, 1, NULL, NULL), RDEV_OK);
   usleep(50 * 1000); /* one of group 1's kernels runs, two wait for its one slot */
   double t0 = now_ms();
   ck_assert_int_eq(rdev_rt_launch(b, "delay_us", 1, &short_us, 1, NULL, NULL), RDEV_OK);
   ck_assert_int_eq(rdev_rt_stream_synchronize(b), RDEV_OK);
-  ck_assert_double_lt(now_ms() - t0, 250); /* the free slot went to group 2, not to group 1's waiters */
+  ck_assert_double_lt(now_ms() - t0, 800); /* the free slot went to group 2, not to group 1's waiters */
   int idle = 0, running = 0;
   for (int i = 0; i < 3; i++) {
     ck_assert_int_eq(rdev_rt_stream_query(a[i], &idle), RDEV_OK);
@@ -89,7 +92,7 @@ START_TEST(test_group_at_its_slot_cap_waits_for_its_own_slots) {
   ck_assert_int_eq(running, 3); /* one runs, two still wait */
   t0 = now_ms();
   for (int i = 0; i < 3; i++) ck_assert_int_eq(rdev_rt_stream_synchronize(a[i]), RDEV_OK);
-  ck_assert_double_ge(now_ms() - t0, 600); /* one at a time: about 3 x 400 ms less the 50 + b's */
+  ck_assert_double_ge(now_ms() - t0, 1500); /* one at a time: about 3 x 1 s less the 50 + b's */
   rdev_rt_close(rt);
 }
 END_TEST
